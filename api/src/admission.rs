@@ -1,0 +1,103 @@
+//! The `/api/v1` admission layer: authenticate, then meter. Authenticated calls count
+//! against the organization's monthly quota; anonymous ones against the per-IP limit.
+//! Either way the response carries `X-RateLimit-*` for the limit that applied.
+
+use axum::{
+    extract::{MatchedPath, Request, State},
+    http::{HeaderMap, HeaderValue},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+
+use crate::{
+    auth::{self, AuthFailure},
+    error::ApiError,
+    metrics::RouteTemplate,
+    quota::Decision,
+    state::AppState,
+};
+
+/// Routes that are counted but never refused for quota: a customer over quota must still
+/// be able to see usage and change plan.
+const QUOTA_EXEMPT: &[&str] = &[
+    "/portal/usage",
+    "/portal/billing/plans",
+    "/portal/billing/subscription",
+    "/portal/billing/subscription/change",
+];
+
+pub const API_PREFIX: &str = "/api/v1";
+
+pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str())
+        .filter(|m| !m.contains("__private__axum"))
+        .map(|m| m.strip_prefix(API_PREFIX).unwrap_or(m).to_string())
+        .unwrap_or_else(|| "(unmatched)".into());
+    let endpoint = format!("{} {}", req.method(), route);
+    let ip = st.throttle.client_ip(&req);
+
+    let (decision, org) = match auth::authenticate(&st, req.headers()).await {
+        Ok(Some(principal)) => {
+            let org = principal.org_id;
+            let exempt = QUOTA_EXEMPT.contains(&route.as_str());
+            let decision = match st.quota.admit(org, &endpoint, exempt).await {
+                Ok(d) => d,
+                Err(e) => return finish(e.into_response(), route, None),
+            };
+            if !decision.admitted {
+                let plan_limit = decision.limit;
+                let res = ApiError::TooManyRequests {
+                    detail: format!("monthly quota of {plan_limit} calls is used up; it resets at the start of next month (UTC) or with a larger plan"),
+                    retry_after_secs: (decision.reset - chrono::Utc::now().timestamp()).max(1) as u64,
+                }
+                .into_response();
+                return finish(res, route, Some(decision));
+            }
+            req.extensions_mut().insert(principal);
+            (decision, Some(org))
+        }
+        Ok(None) => (st.throttle.hit(&st.redis, ip).await, None),
+        Err(ApiError::Unauthorized(reason)) => {
+            req.extensions_mut().insert(AuthFailure(reason));
+            (st.throttle.hit(&st.redis, ip).await, None)
+        }
+        Err(other) => return finish(other.into_response(), route, None),
+    };
+    if org.is_none() && !decision.admitted {
+        st.metrics
+            .quota_rejections
+            .with_label_values(&["client_ip"])
+            .inc();
+        let res = ApiError::TooManyRequests {
+            detail: "too many unauthenticated requests from this address; slow down".into(),
+            retry_after_secs: (decision.reset - chrono::Utc::now().timestamp()).max(1) as u64,
+        }
+        .into_response();
+        return finish(res, route, Some(decision));
+    }
+
+    let res = next.run(req).await;
+    if let Some(org) = org.filter(|_| res.status().as_u16() >= 400) {
+        let st = st.clone();
+        tokio::spawn(async move { st.quota.record_error(org, &endpoint).await });
+    }
+    finish(res, route, Some(decision))
+}
+
+fn finish(mut res: Response, route: String, decision: Option<Decision>) -> Response {
+    if let Some(d) = decision {
+        set_rate_headers(res.headers_mut(), &d);
+    }
+    res.extensions_mut().insert(RouteTemplate(route));
+    res
+}
+
+/// `-1` in Limit and Remaining means unlimited.
+pub fn set_rate_headers(h: &mut HeaderMap, d: &Decision) {
+    h.insert("x-ratelimit-limit", HeaderValue::from(d.limit));
+    h.insert("x-ratelimit-remaining", HeaderValue::from(d.remaining));
+    h.insert("x-ratelimit-reset", HeaderValue::from(d.reset));
+}

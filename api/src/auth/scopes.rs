@@ -1,0 +1,143 @@
+//! Scopes (DESIGN.md): `X:write` implies `X:read`; a key mints only keys with a subset of
+//! its own scopes.
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    JourneysRead,
+    JourneysWrite,
+    SubmissionsRead,
+    WebhooksRead,
+    WebhooksWrite,
+    AccountRead,
+    AccountWrite,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 7] = [
+        Scope::JourneysRead,
+        Scope::JourneysWrite,
+        Scope::SubmissionsRead,
+        Scope::WebhooksRead,
+        Scope::WebhooksWrite,
+        Scope::AccountRead,
+        Scope::AccountWrite,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::JourneysRead => "journeys:read",
+            Scope::JourneysWrite => "journeys:write",
+            Scope::SubmissionsRead => "submissions:read",
+            Scope::WebhooksRead => "webhooks:read",
+            Scope::WebhooksWrite => "webhooks:write",
+            Scope::AccountRead => "account:read",
+            Scope::AccountWrite => "account:write",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        Scope::ALL.into_iter().find(|sc| sc.as_str() == s)
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+
+    /// The write scope that implies this read scope, if any.
+    fn implied_by(self) -> Option<Scope> {
+        match self {
+            Scope::JourneysRead => Some(Scope::JourneysWrite),
+            Scope::WebhooksRead => Some(Scope::WebhooksWrite),
+            Scope::AccountRead => Some(Scope::AccountWrite),
+            _ => None,
+        }
+    }
+}
+
+/// A set of scopes as granted (implied reads are not stored, they are checked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Scopes(u16);
+
+impl Scopes {
+    pub fn all() -> Scopes {
+        Scopes(Scope::ALL.iter().fold(0, |acc, s| acc | s.bit()))
+    }
+
+    /// Parse scope names; the error is the first unknown name.
+    pub fn parse<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Scopes, String> {
+        let mut bits = 0;
+        for n in names {
+            bits |= Scope::parse(n).ok_or_else(|| n.to_string())?.bit();
+        }
+        Ok(Scopes(bits))
+    }
+
+    /// Parse scopes stored by this service; unknown names (from a future version) are ignored.
+    pub fn from_stored(names: &[String]) -> Scopes {
+        Scopes(
+            names
+                .iter()
+                .filter_map(|n| Scope::parse(n))
+                .fold(0, |acc, s| acc | s.bit()),
+        )
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn allows(self, s: Scope) -> bool {
+        self.0 & s.bit() != 0 || s.implied_by().is_some_and(|w| self.0 & w.bit() != 0)
+    }
+
+    /// Whether every scope of `other` is allowed by `self`.
+    pub fn covers(self, other: Scopes) -> bool {
+        other.iter().all(|s| self.allows(s))
+    }
+
+    pub fn intersect(self, other: Scopes) -> Scopes {
+        Scopes(
+            Scope::ALL
+                .iter()
+                .filter(|s| self.allows(**s) && other.allows(**s))
+                .fold(0, |a, s| a | s.bit()),
+        )
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Scope> {
+        Scope::ALL
+            .into_iter()
+            .filter(move |s| self.0 & s.bit() != 0)
+    }
+
+    pub fn names(self) -> Vec<String> {
+        self.iter().map(|s| s.as_str().to_string()).collect()
+    }
+}
+
+impl fmt::Display for Scopes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.iter().map(Scope::as_str).collect::<Vec<_>>().join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_implies_read_and_subsets() {
+        let s = Scopes::parse(["journeys:write", "submissions:read"]).unwrap();
+        assert!(s.allows(Scope::JourneysRead));
+        assert!(s.allows(Scope::JourneysWrite));
+        assert!(!s.allows(Scope::AccountRead));
+        assert!(s.covers(Scopes::parse(["journeys:read"]).unwrap()));
+        assert!(!s.covers(Scopes::parse(["webhooks:read"]).unwrap()));
+        assert!(!Scopes::parse(["journeys:read"]).unwrap().covers(s));
+        assert_eq!(Scopes::parse(["nope"]).unwrap_err(), "nope");
+        assert_eq!(s.to_string(), "journeys:write submissions:read");
+        assert_eq!(Scopes::all().names().len(), 7);
+    }
+}

@@ -1,0 +1,325 @@
+//! Configuration: environment variables only, parsed once at start-up.
+//!
+//! Every variable is documented in README.md with its default. A bad value stops start-up
+//! with one line naming the variable and what is wrong with it.
+
+use std::{fmt, net::SocketAddr, time::Duration};
+
+/// Which parts of TNS this process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Api,
+    Scheduler,
+    Migrate,
+    /// Everything in one process, with laptop-friendly defaults.
+    Dev,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "api" => Some(Role::Api),
+            "scheduler" => Some(Role::Scheduler),
+            "migrate" => Some(Role::Migrate),
+            "dev" => Some(Role::Dev),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailMode {
+    /// Redis unreachable: keep serving, count locally, catch up later.
+    Open,
+    /// Redis unreachable: answer 503 rather than serve uncounted calls.
+    Closed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone)]
+pub struct Config {
+    pub role: Role,
+    pub listen_addr: SocketAddr,
+    pub database_url: String,
+    pub db_max_connections: u32,
+    pub redis_url: String,
+    pub redis_prefix: String,
+    pub signing_secret: Vec<u8>,
+    pub cookie_secure: bool,
+    pub quota_enabled: bool,
+    pub quota_fail_mode: FailMode,
+    pub auth_rate_limit: u64,
+    pub auth_rate_window: Duration,
+    pub auth_cache_ttl: Duration,
+    pub usage_flush_interval: Duration,
+    pub session_ttl: Duration,
+    pub trust_forwarded_for: bool,
+    pub migrate_on_start: bool,
+    pub log_format: LogFormat,
+}
+
+// The secret must never reach a log line, so Debug is written by hand.
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("role", &self.role)
+            .field("listen_addr", &self.listen_addr)
+            .field("db_max_connections", &self.db_max_connections)
+            .field("redis_prefix", &self.redis_prefix)
+            .field("signing_secret", &"<redacted>")
+            .field("quota_enabled", &self.quota_enabled)
+            .field("quota_fail_mode", &self.quota_fail_mode)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One bad variable: printed as `VAR: reason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub reason: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.var, self.reason)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+pub const MIN_SECRET_BYTES: usize = 32;
+
+impl Config {
+    pub fn from_env(role: Role) -> Result<Config, ConfigError> {
+        Config::from_lookup(role, |k| std::env::var(k).ok())
+    }
+
+    /// Parse from any variable source; tests pass a map.
+    pub fn from_lookup(
+        role: Role,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let vars = Vars(&lookup);
+        let dev = role == Role::Dev;
+        let signing_secret = match vars.get("TNS_SIGNING_SECRET") {
+            Some(s) if s.len() >= MIN_SECRET_BYTES => s.into_bytes(),
+            Some(_) => {
+                return Err(ConfigError {
+                    var: "TNS_SIGNING_SECRET",
+                    reason: format!("must be at least {MIN_SECRET_BYTES} bytes long"),
+                })
+            }
+            // Only the API signs anything; a dev box gets a throw-away secret.
+            None if dev || matches!(role, Role::Migrate | Role::Scheduler) => {
+                use rand::RngCore;
+                let mut b = [0u8; 32];
+                rand::thread_rng().fill_bytes(&mut b);
+                hex::encode(b).into_bytes()
+            }
+            None => {
+                return Err(ConfigError {
+                    var: "TNS_SIGNING_SECRET",
+                    reason: format!(
+                        "is required outside `tns dev` (a random string of at least {MIN_SECRET_BYTES} bytes)"
+                    ),
+                })
+            }
+        };
+        let window = vars.parse_secs("TNS_AUTH_RATE_WINDOW_SECS", 60, 1, 86_400)?;
+        let cache_ttl_ms = vars.parse_int("TNS_AUTH_CACHE_TTL_MS", 2000, 0, 4000)?;
+        Ok(Config {
+            role,
+            listen_addr: vars.parse(
+                "TNS_LISTEN_ADDR",
+                if dev {
+                    "127.0.0.1:8080"
+                } else {
+                    "0.0.0.0:8080"
+                },
+                "a socket address such as 0.0.0.0:8080",
+            )?,
+            database_url: vars.url(
+                "TNS_DATABASE_URL",
+                "postgres://postgres@127.0.0.1:5432/tns",
+                &["postgres://", "postgresql://"],
+            )?,
+            db_max_connections: vars.parse_int("TNS_DB_MAX_CONNECTIONS", 20, 1, 1000)? as u32,
+            redis_url: vars.url(
+                "TNS_REDIS_URL",
+                "redis://127.0.0.1:6379",
+                &["redis://", "rediss://", "unix://"],
+            )?,
+            redis_prefix: vars
+                .get("TNS_REDIS_PREFIX")
+                .unwrap_or_else(|| "tns:".into()),
+            signing_secret,
+            cookie_secure: vars.parse_bool("TNS_COOKIE_SECURE", !dev)?,
+            quota_enabled: vars.parse_bool("TNS_QUOTA_ENABLED", true)?,
+            quota_fail_mode: match vars.get("TNS_QUOTA_FAIL_MODE").as_deref() {
+                None | Some("open") => FailMode::Open,
+                Some("closed") => FailMode::Closed,
+                Some(_) => {
+                    return Err(vars.bad("TNS_QUOTA_FAIL_MODE", "must be `open` or `closed`"))
+                }
+            },
+            auth_rate_limit: vars.parse_int(
+                "TNS_AUTH_RATE_LIMIT",
+                if dev { 10_000 } else { 60 },
+                1,
+                u32::MAX as u64,
+            )?,
+            auth_rate_window: window,
+            auth_cache_ttl: Duration::from_millis(cache_ttl_ms),
+            usage_flush_interval: vars.parse_secs("TNS_USAGE_FLUSH_SECS", 15, 1, 3600)?,
+            session_ttl: vars.parse_secs("TNS_SESSION_TTL_SECS", 43_200, 60, 30 * 86_400)?,
+            trust_forwarded_for: vars.parse_bool("TNS_TRUST_FORWARDED_FOR", false)?,
+            migrate_on_start: vars.parse_bool("TNS_MIGRATE_ON_START", true)?,
+            log_format: match vars.get("TNS_LOG_FORMAT").as_deref() {
+                None | Some("text") => LogFormat::Text,
+                Some("json") => LogFormat::Json,
+                Some(_) => return Err(vars.bad("TNS_LOG_FORMAT", "must be `text` or `json`")),
+            },
+        })
+    }
+}
+
+struct Vars<'a, F: Fn(&str) -> Option<String>>(&'a F);
+
+impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
+    /// Empty counts as unset, so `VAR=` in an env file means "use the default".
+    fn get(&self, var: &str) -> Option<String> {
+        (self.0)(var).filter(|v| !v.trim().is_empty())
+    }
+
+    fn bad(&self, var: &'static str, reason: &str) -> ConfigError {
+        ConfigError {
+            var,
+            reason: reason.to_string(),
+        }
+    }
+
+    fn parse<T: std::str::FromStr>(
+        &self,
+        var: &'static str,
+        default: &str,
+        expected: &str,
+    ) -> Result<T, ConfigError> {
+        let raw = self.get(var).unwrap_or_else(|| default.to_string());
+        raw.trim()
+            .parse()
+            .map_err(|_| self.bad(var, &format!("`{raw}` is not {expected}")))
+    }
+
+    fn parse_int(
+        &self,
+        var: &'static str,
+        default: u64,
+        min: u64,
+        max: u64,
+    ) -> Result<u64, ConfigError> {
+        let v: u64 = self.parse(var, &default.to_string(), "a whole number")?;
+        if v < min || v > max {
+            return Err(self.bad(var, &format!("must be between {min} and {max}, got {v}")));
+        }
+        Ok(v)
+    }
+
+    fn parse_secs(
+        &self,
+        var: &'static str,
+        default: u64,
+        min: u64,
+        max: u64,
+    ) -> Result<Duration, ConfigError> {
+        self.parse_int(var, default, min, max)
+            .map(Duration::from_secs)
+    }
+
+    fn parse_bool(&self, var: &'static str, default: bool) -> Result<bool, ConfigError> {
+        match self
+            .get(var)
+            .map(|v| v.trim().to_ascii_lowercase())
+            .as_deref()
+        {
+            None => Ok(default),
+            Some("true" | "1" | "yes") => Ok(true),
+            Some("false" | "0" | "no") => Ok(false),
+            Some(_) => Err(self.bad(var, "must be `true` or `false`")),
+        }
+    }
+
+    fn url(
+        &self,
+        var: &'static str,
+        default: &str,
+        schemes: &[&str],
+    ) -> Result<String, ConfigError> {
+        let v = self.get(var).unwrap_or_else(|| default.to_string());
+        if !schemes.iter().any(|s| v.starts_with(s)) {
+            return Err(self.bad(
+                var,
+                &format!("must start with one of {}", schemes.join(", ")),
+            ));
+        }
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(role: Role, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let m: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(role, |k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn api_requires_a_long_enough_secret() {
+        assert_eq!(parse(Role::Api, &[]).unwrap_err().var, "TNS_SIGNING_SECRET");
+        assert_eq!(
+            parse(Role::Api, &[("TNS_SIGNING_SECRET", "short")])
+                .unwrap_err()
+                .var,
+            "TNS_SIGNING_SECRET"
+        );
+        let c = parse(Role::Api, &[("TNS_SIGNING_SECRET", &"x".repeat(32))]).unwrap();
+        assert!(c.cookie_secure);
+        assert_eq!(c.auth_rate_limit, 60);
+    }
+
+    #[test]
+    fn dev_has_laptop_defaults() {
+        let c = parse(Role::Dev, &[]).unwrap();
+        assert!(!c.cookie_secure);
+        assert_eq!(c.listen_addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(c.signing_secret.len(), 64);
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        let e = parse(Role::Dev, &[("TNS_DB_MAX_CONNECTIONS", "many")]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "TNS_DB_MAX_CONNECTIONS: `many` is not a whole number"
+        );
+        let e = parse(Role::Dev, &[("TNS_AUTH_CACHE_TTL_MS", "9000")]).unwrap_err();
+        assert_eq!(e.var, "TNS_AUTH_CACHE_TTL_MS");
+        let e = parse(Role::Dev, &[("TNS_REDIS_URL", "http://x")]).unwrap_err();
+        assert_eq!(e.var, "TNS_REDIS_URL");
+        let e = parse(Role::Dev, &[("TNS_QUOTA_FAIL_MODE", "maybe")]).unwrap_err();
+        assert_eq!(e.var, "TNS_QUOTA_FAIL_MODE");
+        let e = parse(Role::Dev, &[("TNS_LISTEN_ADDR", "nowhere")]).unwrap_err();
+        assert_eq!(e.var, "TNS_LISTEN_ADDR");
+    }
+}

@@ -1,0 +1,55 @@
+//! PostgreSQL: the pool, database creation for `tns dev`, migrations, and the queries the
+//! endpoints share. Queries are checked at run time (`query_as` + `FromRow`), so building
+//! never needs a database.
+
+pub mod accounts;
+pub mod api_keys;
+pub mod plans;
+
+use std::{str::FromStr, time::Duration};
+
+use anyhow::Context;
+use sqlx::{
+    postgres::{PgConnectOptions, PgPoolOptions},
+    ConnectOptions, Connection, PgPool,
+};
+
+/// The migrations, embedded at compile time. The migrator holds a PostgreSQL advisory lock
+/// while it runs, so many replicas starting at once apply each migration exactly once.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+
+pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
+    let opts = PgConnectOptions::from_str(url)
+        .context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?;
+    PgPoolOptions::new()
+        .max_connections(max_connections)
+        .min_connections(1)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_with(opts.log_statements(tracing::log::LevelFilter::Trace))
+        .await
+        .context("cannot connect to PostgreSQL")
+}
+
+/// Create the database named by `url` if it does not exist (used by `tns dev` and tests).
+pub async fn ensure_database(url: &str) -> anyhow::Result<()> {
+    let opts = PgConnectOptions::from_str(url)
+        .context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?;
+    let name = opts.get_database().unwrap_or("postgres").to_string();
+    let mut admin = sqlx::PgConnection::connect_with(&opts.clone().database("postgres"))
+        .await
+        .context("cannot connect to PostgreSQL to create the database")?;
+    let create = format!("CREATE DATABASE \"{}\"", name.replace('"', "\"\""));
+    match sqlx::query(&create).execute(&mut admin).await {
+        Ok(_) => tracing::info!(database = %name, "created database"),
+        // 42P04: duplicate_database. 23505: two creators raced on the catalog.
+        Err(sqlx::Error::Database(e)) if matches!(e.code().as_deref(), Some("42P04" | "23505")) => {
+        }
+        Err(e) => return Err(e).context("cannot create the database"),
+    }
+    admin.close().await.ok();
+    Ok(())
+}
+
+pub async fn migrate(db: &PgPool) -> anyhow::Result<()> {
+    MIGRATOR.run(db).await.context("migrations failed")
+}

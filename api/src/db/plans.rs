@@ -1,0 +1,73 @@
+//! Plans and subscriptions.
+
+use serde::Serialize;
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+/// A plan as the plan list shows it. `monthly_quota` is -1 for unlimited.
+#[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Plan {
+    pub code: String,
+    pub name: String,
+    /// Calls per month; -1 means unlimited.
+    pub monthly_quota: i64,
+    pub price_try: f64,
+    /// `monthly` or `yearly`: the period `price_try` pays for.
+    pub billing_period: String,
+    /// Price per call beyond the quota; `null` for plans that answer 429 instead.
+    pub overage_unit_try: Option<f64>,
+}
+
+/// The organization's current subscription.
+#[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Subscription {
+    pub code: String,
+    pub name: String,
+    /// Calls per month; -1 means unlimited.
+    pub monthly_quota: i64,
+    pub price_try: f64,
+    pub billing_period: String,
+    /// `active`.
+    pub status: String,
+    pub started_at: chrono::DateTime<chrono::Utc>,
+}
+
+const PLAN_COLUMNS: &str = "p.code, p.name, COALESCE(p.monthly_quota, -1)::int8 AS monthly_quota,
+    p.price_try::float8 AS price_try, p.billing_period";
+
+pub async fn list(db: &PgPool) -> sqlx::Result<Vec<Plan>> {
+    sqlx::query_as(&format!(
+        "SELECT {PLAN_COLUMNS}, p.overage_unit_try::float8 AS overage_unit_try FROM plans p ORDER BY p.sort_order, p.code"
+    ))
+    .fetch_all(db)
+    .await
+}
+
+pub async fn exists(db: &PgPool, code: &str) -> sqlx::Result<bool> {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM plans WHERE code = $1)")
+        .bind(code)
+        .fetch_one(db)
+        .await
+}
+
+pub async fn subscription(db: &PgPool, org: i64) -> sqlx::Result<Option<Subscription>> {
+    sqlx::query_as(&format!(
+        "SELECT {PLAN_COLUMNS}, s.status, s.started_at
+           FROM subscriptions s JOIN plans p ON p.code = s.plan_code WHERE s.org_id = $1"
+    ))
+    .bind(org)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn change(db: &PgPool, org: i64, code: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE subscriptions SET plan_code = $2, started_at = now()
+          WHERE org_id = $1 AND plan_code IS DISTINCT FROM $2",
+    )
+    .bind(org)
+    .bind(code)
+    .execute(db)
+    .await?;
+    Ok(())
+}

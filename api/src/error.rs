@@ -1,0 +1,143 @@
+//! The one error type of the API. Every failure becomes `{"error", "detail"}` with the status
+//! name of spec §7 as `error`; a validation error also names its `field`. 5xx answers never
+//! carry internal messages: those go to the log only.
+
+use axum::{
+    http::{header, HeaderValue, StatusCode},
+    response::{IntoResponse, Response},
+    Json,
+};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("{0}")]
+    Conflict(String),
+    #[error("request body is larger than {} bytes", crate::startup::MAX_BODY_BYTES)]
+    PayloadTooLarge,
+    #[error("{field}: {reason}")]
+    Validation { field: String, reason: String },
+    #[error("{detail}")]
+    TooManyRequests {
+        detail: String,
+        retry_after_secs: u64,
+    },
+    #[error("{0}")]
+    Unavailable(String),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+/// The error body of every failed request.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// The HTTP status name, e.g. `Validation Error`.
+    pub error: String,
+    /// Which field or why.
+    pub detail: String,
+    /// The offending field, on 422 answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    pub fn validation(field: impl Into<String>, reason: impl Into<String>) -> ApiError {
+        ApiError::Validation {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+/// Spec §7 names; 422 is "Validation Error", not the RFC's phrase.
+pub fn status_name(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::UNPROCESSABLE_ENTITY => "Validation Error",
+        s => s.canonical_reason().unwrap_or("Error"),
+    }
+}
+
+pub fn error_response(status: StatusCode, detail: String, field: Option<String>) -> Response {
+    let body = ErrorBody {
+        error: status_name(status).to_string(),
+        detail,
+        field,
+    };
+    (status, Json(body)).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        match self {
+            ApiError::Internal(err) => {
+                tracing::error!(error = ?err, "request failed");
+                error_response(status, "an unexpected error occurred".into(), None)
+            }
+            ApiError::Validation { field, reason } => {
+                error_response(status, format!("{field}: {reason}"), Some(field))
+            }
+            ApiError::TooManyRequests {
+                detail,
+                retry_after_secs,
+            } => {
+                let mut res = error_response(status, detail, None);
+                res.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+                res
+            }
+            other => error_response(status, other.to_string(), None),
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> Self {
+        ApiError::Internal(e.into())
+    }
+}
+
+impl From<redis::RedisError> for ApiError {
+    fn from(e: redis::RedisError) -> Self {
+        ApiError::Internal(e.into())
+    }
+}
+
+/// True when a database error is a unique violation of the named constraint or index.
+pub fn is_unique_violation(e: &sqlx::Error, constraint: &str) -> bool {
+    match e {
+        sqlx::Error::Database(db) => {
+            db.code().as_deref() == Some("23505") && db.constraint() == Some(constraint)
+        }
+        _ => false,
+    }
+}

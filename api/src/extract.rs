@@ -1,0 +1,173 @@
+//! Request extractors that turn every malformed input into an [`ApiError`]: a body that is
+//! not JSON is 400, JSON whose fields are missing or of the wrong type is 422 naming the field,
+//! a path id that cannot exist is 404.
+
+use axum::{
+    body::Bytes,
+    extract::{FromRequest, FromRequestParts, Path, Request},
+    http::{header, request::Parts},
+};
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        let is_json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .map(|mime| {
+                let mime = mime.trim().to_ascii_lowercase();
+                mime == "application/json"
+                    || (mime.starts_with("application/") && mime.ends_with("+json"))
+            })
+            .unwrap_or(false);
+        if !is_json {
+            return Err(ApiError::BadRequest(
+                "request body must be JSON sent with `Content-Type: application/json`".into(),
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|r| {
+            if r.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge
+            } else {
+                ApiError::BadRequest("could not read the request body".into())
+            }
+        })?;
+        parse_json(&bytes).map(ApiJson)
+    }
+}
+
+/// Parse a JSON document into `T`, classifying failures as 400 (not JSON) or 422 (wrong shape).
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        match inner.classify() {
+            serde_json::error::Category::Data => data_error(&path, &inner),
+            _ => ApiError::BadRequest(format!("request body is not valid JSON: {inner}")),
+        }
+    })?;
+    de.end()
+        .map_err(|e| ApiError::BadRequest(format!("request body is not valid JSON: {e}")))?;
+    Ok(value)
+}
+
+fn data_error(path: &str, err: &serde_json::Error) -> ApiError {
+    // serde_json appends " at line X column Y"; the field path says where instead.
+    let msg = err.to_string();
+    let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    if let Some(missing) = msg
+        .strip_prefix("missing field `")
+        .and_then(|m| m.strip_suffix('`'))
+    {
+        let field = if path == "." {
+            missing.to_string()
+        } else {
+            format!("{path}.{missing}")
+        };
+        return ApiError::validation(field, "is required");
+    }
+    if path == "." {
+        return ApiError::validation("body", format!("must be a JSON object ({msg})"));
+    }
+    ApiError::validation(path, msg)
+}
+
+/// A path parameter; one that does not parse names no record, so it is a 404.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| ApiPath(v))
+            .map_err(|_| ApiError::NotFound("no such record".into()))
+    }
+}
+
+/// Query string parameters; a bad one is a 422 naming it.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(de)
+            .map(ApiQuery)
+            .map_err(|err| {
+                let path = err.path().to_string();
+                ApiError::validation(
+                    if path == "." { "query".into() } else { path },
+                    err.into_inner().to_string(),
+                )
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Body {
+        email: String,
+        inner: Option<Inner>,
+    }
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Inner {
+        n: u32,
+    }
+
+    fn field_of(e: ApiError) -> String {
+        match e {
+            ApiError::Validation { field, .. } => field,
+            other => panic!("expected a validation error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn classifies_json_errors() {
+        assert!(matches!(
+            parse_json::<Body>(b"{nope"),
+            Err(ApiError::BadRequest(_))
+        ));
+        assert!(matches!(
+            parse_json::<Body>(b""),
+            Err(ApiError::BadRequest(_))
+        ));
+        assert!(matches!(
+            parse_json::<Body>(br#"{"email":"a"} x"#),
+            Err(ApiError::BadRequest(_))
+        ));
+        assert_eq!(field_of(parse_json::<Body>(b"{}").unwrap_err()), "email");
+        assert_eq!(
+            field_of(parse_json::<Body>(br#"{"email":1}"#).unwrap_err()),
+            "email"
+        );
+        assert_eq!(
+            field_of(parse_json::<Body>(br#"{"email":"a","inner":{}}"#).unwrap_err()),
+            "inner.n"
+        );
+        assert_eq!(
+            field_of(parse_json::<Body>(br#"{"email":"a","inner":{"n":-1}}"#).unwrap_err()),
+            "inner.n"
+        );
+        assert_eq!(field_of(parse_json::<Body>(b"[]").unwrap_err()), "body");
+        assert!(parse_json::<Body>(br#"{"email":"a"}"#).is_ok());
+    }
+}

@@ -1,0 +1,19 @@
+//! TNS: the API role and the pieces every role shares (configuration, database, Redis).
+
+pub mod admission;
+pub mod auth;
+pub mod cache;
+pub mod config;
+pub mod db;
+pub mod domain;
+pub mod error;
+pub mod extract;
+pub mod health;
+pub mod metrics;
+pub mod quota;
+pub mod redis_store;
+pub mod startup;
+pub mod state;
+pub mod telemetry;
+pub mod throttle;
+pub mod v1;

@@ -1,0 +1,80 @@
+//! `tns`: one binary, several roles.
+//!
+//! ```text
+//! tns api        serve the HTTP API
+//! tns scheduler  run background work (none yet)
+//! tns migrate    apply database migrations and exit
+//! tns dev        everything in one process, creating the database if needed
+//! ```
+
+use std::process::ExitCode;
+
+use tns_api::{
+    config::{Config, Role},
+    db,
+    startup::{self, Application},
+    telemetry,
+};
+
+const USAGE: &str = "usage: tns <api|scheduler|migrate|dev>\n\
+  api        serve the HTTP API (needs TNS_SIGNING_SECRET)\n\
+  scheduler  run background work\n\
+  migrate    apply database migrations and exit\n\
+  dev        all roles in one process on the local PostgreSQL and Redis\n\
+configuration: TNS_* environment variables, see README.md";
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let arg = std::env::args().nth(1).unwrap_or_default();
+    if matches!(arg.as_str(), "-h" | "--help" | "help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let Some(role) = Role::parse(&arg) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(64);
+    };
+    let cfg = match Config::from_env(role) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("tns: configuration error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init(cfg.log_format);
+    match run(cfg).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tns: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cfg: Config) -> anyhow::Result<()> {
+    match cfg.role {
+        Role::Migrate => {
+            let pool = db::connect(&cfg.database_url, 2).await?;
+            db::migrate(&pool).await?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Role::Scheduler => {
+            tns_scheduler::run(startup::shutdown_signal()).await;
+            Ok(())
+        }
+        Role::Api | Role::Dev => {
+            if cfg.role == Role::Dev {
+                tracing::warn!("dev mode: throw-away signing secret unless TNS_SIGNING_SECRET is set; cookies without Secure");
+            }
+            let dev = cfg.role == Role::Dev;
+            let app = Application::build(cfg).await?;
+            // Machine-readable start line (tests and scripts wait for it).
+            println!("listening on http://{}", app.addr());
+            if dev {
+                tokio::spawn(tns_scheduler::run(std::future::pending::<()>()));
+            }
+            app.run(startup::shutdown_signal()).await
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Prometheus metrics of one process, served at `/metrics`.
+
+use std::time::Instant;
+
+use axum::{
+    extract::{MatchedPath, Request, State},
+    middleware::Next,
+    response::{IntoResponse, Response},
+};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+
+use crate::state::AppState;
+
+pub struct Metrics {
+    registry: Registry,
+    pub http_requests: IntCounterVec,
+    pub http_duration: HistogramVec,
+    pub quota_rejections: IntCounterVec,
+    pub redis_fallback: IntCounter,
+    pg_pool_size: IntGauge,
+    pg_pool_idle: IntGauge,
+    redis_pool_size: IntGauge,
+    redis_pool_available: IntGauge,
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let registry = Registry::new();
+        let http_requests = IntCounterVec::new(
+            Opts::new(
+                "tns_http_requests_total",
+                "HTTP requests by method, route template and status",
+            ),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric");
+        let http_duration = HistogramVec::new(
+            HistogramOpts::new(
+                "tns_http_request_duration_seconds",
+                "HTTP request latency by method, route template and status",
+            )
+            .buckets(vec![
+                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+            ]),
+            &["method", "route", "status"],
+        )
+        .expect("valid metric");
+        let quota_rejections = IntCounterVec::new(
+            Opts::new(
+                "tns_quota_rejections_total",
+                "Requests refused with 429, by limit",
+            ),
+            &["limit"],
+        )
+        .expect("valid metric");
+        let redis_fallback = IntCounter::new(
+            "tns_quota_redis_fallback_total",
+            "Requests metered locally because Redis was unreachable",
+        )
+        .expect("valid metric");
+        let gauge = |name: &str, help: &str| IntGauge::new(name, help).expect("valid metric");
+        let m = Metrics {
+            pg_pool_size: gauge(
+                "tns_pg_pool_connections",
+                "PostgreSQL pool: open connections",
+            ),
+            pg_pool_idle: gauge(
+                "tns_pg_pool_idle_connections",
+                "PostgreSQL pool: idle connections",
+            ),
+            redis_pool_size: gauge("tns_redis_pool_connections", "Redis pool: open connections"),
+            redis_pool_available: gauge(
+                "tns_redis_pool_available_connections",
+                "Redis pool: idle connections",
+            ),
+            registry,
+            http_requests,
+            http_duration,
+            quota_rejections,
+            redis_fallback,
+        };
+        for c in [
+            Box::new(m.http_requests.clone()) as Box<dyn prometheus::core::Collector>,
+            Box::new(m.http_duration.clone()),
+            Box::new(m.quota_rejections.clone()),
+            Box::new(m.redis_fallback.clone()),
+            Box::new(m.pg_pool_size.clone()),
+            Box::new(m.pg_pool_idle.clone()),
+            Box::new(m.redis_pool_size.clone()),
+            Box::new(m.redis_pool_available.clone()),
+        ] {
+            m.registry.register(c).expect("metric registered once");
+        }
+        m
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+/// The route template a response was served by, set by the `/api/v1` admission layer
+/// (outer layers only see the nest pattern).
+#[derive(Clone)]
+pub struct RouteTemplate(pub String);
+
+/// Outermost middleware: count and time every request by route template, never raw paths.
+pub async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = req.method().to_string();
+    let matched = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string());
+    let res = next.run(req).await;
+    let route = res
+        .extensions()
+        .get::<RouteTemplate>()
+        .map(|r| format!("/api/v1{}", r.0))
+        .or(matched)
+        .unwrap_or_else(|| "unmatched".into());
+    let status = res.status().as_u16().to_string();
+    let labels = [method.as_str(), route.as_str(), status.as_str()];
+    st.metrics.http_requests.with_label_values(&labels).inc();
+    st.metrics
+        .http_duration
+        .with_label_values(&labels)
+        .observe(start.elapsed().as_secs_f64());
+    res
+}
+
+pub async fn render(State(st): State<AppState>) -> Response {
+    let m = &st.metrics;
+    m.pg_pool_size.set(st.db.size() as i64);
+    m.pg_pool_idle.set(st.db.num_idle() as i64);
+    let rs = st.redis.pool_status();
+    m.redis_pool_size.set(rs.size as i64);
+    m.redis_pool_available.set(rs.available as i64);
+    let mut buf = Vec::new();
+    if let Err(e) = TextEncoder::new().encode(&m.registry.gather(), &mut buf) {
+        tracing::error!(error = %e, "metrics encoding failed");
+    }
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        buf,
+    )
+        .into_response()
+}

@@ -1,0 +1,761 @@
+//! Monthly quota and usage metering.
+//!
+//! Redis holds the live counters of each organization-month in one hash
+//! (`usage:{org}:{YYYY-MM}`: `total`, `t|<endpoint>` calls, `e|<endpoint>` errors) and the
+//! organization's limit (`limit:{org}` = `"<quota>:<soft>"`, quota -1 = unlimited). One Lua
+//! script per request checks and counts atomically, so all API processes share one exact
+//! count. PostgreSQL (`usage_monthly`) is the durable copy: a flusher persists touched months
+//! periodically and the script asks for a re-seed from it when Redis lost a month.
+//!
+//! Redis unreachable: fail-open (default) keeps serving against a local count started from
+//! the persisted total, and pushes the local counts to Redis once it is back; fail-closed
+//! answers 503.
+
+use std::{
+    collections::{HashMap, HashSet},
+    sync::{
+        atomic::{AtomicI64, Ordering},
+        Arc, Mutex,
+    },
+    time::Duration,
+};
+
+use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
+use redis::{AsyncCommands, Script};
+use sqlx::PgPool;
+
+use crate::{
+    cache::TtlMap,
+    config::FailMode,
+    error::ApiError,
+    metrics::Metrics,
+    redis_store::{RedisDown, RedisStore},
+};
+
+/// Usage hashes outlive their month long enough for the last flush and a look back.
+const USAGE_TTL_SECS: i64 = 40 * 86_400;
+/// The cached limit is refreshed from PostgreSQL at least this often (a plan change also
+/// overwrites it at once).
+const LIMIT_TTL_SECS: u64 = 3600;
+
+/// Returns {admitted, total, quota, soft}; {-2} = limit unknown, {-3} = month not seeded.
+const ADMIT_LUA: &str = r#"
+local lim = redis.call('GET', KEYS[2])
+if not lim then return {-2} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-3} end
+local sep = string.find(lim, ':', 1, true)
+local quota = tonumber(string.sub(lim, 1, sep - 1))
+local soft = tonumber(string.sub(lim, sep + 1))
+local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
+if quota >= 0 and total >= quota and soft == 0 and ARGV[2] == '0' then
+  return {0, total, quota, soft}
+end
+total = redis.call('HINCRBY', KEYS[1], 'total', 1)
+redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+return {1, total, quota, soft}
+"#;
+
+/// Seeds a month's hash from the persisted rows unless another process already did.
+const SEED_LUA: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+  return 1
+end
+return 0
+"#;
+
+/// Adds to fields of a month that exists (never creates a hash without its total).
+const ADD_LUA: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for i = 1, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1
+"#;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    /// `None` = unlimited.
+    pub quota: Option<i64>,
+    /// Calls beyond the quota are served and billed as overage.
+    pub soft: bool,
+}
+
+/// The outcome for one request, rendered as `X-RateLimit-*` headers.
+#[derive(Debug, Clone, Copy)]
+pub struct Decision {
+    pub admitted: bool,
+    /// -1 = unlimited.
+    pub limit: i64,
+    /// -1 = unlimited.
+    pub remaining: i64,
+    /// Unix time the window resets.
+    pub reset: i64,
+}
+
+/// A UTC calendar month.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Month {
+    pub year: i32,
+    pub month: u32,
+}
+
+impl Month {
+    pub fn now() -> Month {
+        Month::of(Utc::now())
+    }
+
+    pub fn of(t: DateTime<Utc>) -> Month {
+        Month {
+            year: t.year(),
+            month: t.month(),
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Month> {
+        let (y, m) = s.split_once('-')?;
+        let (year, month) = (y.parse().ok()?, m.parse().ok()?);
+        (y.len() == 4 && m.len() == 2 && (1..=12).contains(&month)).then_some(Month { year, month })
+    }
+
+    pub fn first_day(self) -> NaiveDate {
+        NaiveDate::from_ymd_opt(self.year, self.month, 1).expect("valid month")
+    }
+
+    pub fn next(self) -> Month {
+        if self.month == 12 {
+            Month {
+                year: self.year + 1,
+                month: 1,
+            }
+        } else {
+            Month {
+                year: self.year,
+                month: self.month + 1,
+            }
+        }
+    }
+
+    /// Unix time of the first instant of the next month (the `X-RateLimit-Reset` value).
+    pub fn reset_at(self) -> i64 {
+        let n = self.next();
+        Utc.with_ymd_and_hms(n.year, n.month, 1, 0, 0, 0)
+            .single()
+            .expect("valid instant")
+            .timestamp()
+    }
+}
+
+impl std::fmt::Display for Month {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:04}-{:02}", self.year, self.month)
+    }
+}
+
+/// Calls counted locally while Redis was unreachable.
+#[derive(Default)]
+struct LocalMonth {
+    /// The persisted total when local counting began.
+    base_total: i64,
+    added_total: i64,
+    fields: HashMap<String, i64>,
+}
+
+/// One endpoint's usage in a month.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointUsage {
+    pub endpoint: String,
+    pub total_calls: i64,
+    pub error_calls: i64,
+}
+
+pub struct Quota {
+    store: Arc<RedisStore>,
+    db: PgPool,
+    metrics: Arc<Metrics>,
+    enabled: bool,
+    fail_mode: FailMode,
+    admit: Script,
+    seed: Script,
+    add: Script,
+    /// Org-months counted by this process since the last flush.
+    touched: Mutex<HashSet<(i64, Month)>>,
+    local: Mutex<HashMap<(i64, Month), LocalMonth>>,
+    limits: TtlMap<i64, Limit>,
+    last_fallback_log: AtomicI64,
+}
+
+enum Failure {
+    Redis(RedisDown),
+    Api(ApiError),
+}
+
+impl From<RedisDown> for Failure {
+    fn from(e: RedisDown) -> Self {
+        Failure::Redis(e)
+    }
+}
+
+impl From<sqlx::Error> for Failure {
+    fn from(e: sqlx::Error) -> Self {
+        Failure::Api(e.into())
+    }
+}
+
+impl Quota {
+    pub fn new(
+        store: Arc<RedisStore>,
+        db: PgPool,
+        metrics: Arc<Metrics>,
+        enabled: bool,
+        fail_mode: FailMode,
+    ) -> Quota {
+        Quota {
+            store,
+            db,
+            metrics,
+            enabled,
+            fail_mode,
+            admit: Script::new(ADMIT_LUA),
+            seed: Script::new(SEED_LUA),
+            add: Script::new(ADD_LUA),
+            touched: Mutex::new(HashSet::new()),
+            local: Mutex::new(HashMap::new()),
+            limits: TtlMap::new(Duration::from_secs(5), 100_000),
+            last_fallback_log: AtomicI64::new(0),
+        }
+    }
+
+    fn usage_key(&self, org: i64, month: Month) -> String {
+        self.store.key(&format!("usage:{org}:{month}"))
+    }
+
+    fn limit_key(&self, org: i64) -> String {
+        self.store.key(&format!("limit:{org}"))
+    }
+
+    /// Count one call of `endpoint` and decide whether it is served. `exempt` calls are
+    /// counted but never refused (usage and billing stay reachable beyond the quota).
+    pub async fn admit(
+        &self,
+        org: i64,
+        endpoint: &str,
+        exempt: bool,
+    ) -> Result<Decision, ApiError> {
+        let month = Month::now();
+        if !self.enabled {
+            return Ok(Decision {
+                admitted: true,
+                limit: -1,
+                remaining: -1,
+                reset: month.reset_at(),
+            });
+        }
+        let field = format!("t|{endpoint}");
+        let decision = match self.admit_redis(org, month, &field, exempt).await {
+            Ok(d) => d,
+            Err(Failure::Api(e)) => return Err(e),
+            Err(Failure::Redis(e)) => {
+                self.metrics.redis_fallback.inc();
+                self.log_fallback(&e);
+                if self.fail_mode == FailMode::Closed {
+                    return Err(ApiError::Unavailable(
+                        "usage metering is unavailable; retry shortly".into(),
+                    ));
+                }
+                self.admit_local(org, month, field, exempt).await?
+            }
+        };
+        if decision.admitted {
+            self.touched
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert((org, month));
+        } else {
+            self.metrics
+                .quota_rejections
+                .with_label_values(&["monthly_quota"])
+                .inc();
+        }
+        Ok(decision)
+    }
+
+    async fn admit_redis(
+        &self,
+        org: i64,
+        month: Month,
+        field: &str,
+        exempt: bool,
+    ) -> Result<Decision, Failure> {
+        let (usage_key, limit_key) = (self.usage_key(org, month), self.limit_key(org));
+        for _ in 0..3 {
+            let mut inv = self.admit.key(&usage_key);
+            inv.key(&limit_key)
+                .arg(field)
+                .arg(if exempt { 1 } else { 0 });
+            let r: Vec<i64> = self
+                .store
+                .call(|mut c| async move { inv.invoke_async(&mut c).await })
+                .await?;
+            match r.as_slice() {
+                [-2] => self.seed_limit(org).await?,
+                [-3] => self.seed_month(org, month).await?,
+                [admitted, total, quota, _soft] => {
+                    let remaining = if *quota < 0 {
+                        -1
+                    } else {
+                        (quota - total).max(0)
+                    };
+                    return Ok(Decision {
+                        admitted: *admitted == 1,
+                        limit: *quota,
+                        remaining,
+                        reset: month.reset_at(),
+                    });
+                }
+                other => {
+                    return Err(Failure::Api(
+                        anyhow::anyhow!("unexpected quota script reply {other:?}").into(),
+                    ))
+                }
+            }
+        }
+        Err(Failure::Api(
+            anyhow::anyhow!("quota counters could not be seeded").into(),
+        ))
+    }
+
+    /// The organization's current limit from its plan.
+    pub async fn load_limit(&self, org: i64) -> sqlx::Result<Limit> {
+        let row: Option<(Option<i32>, bool)> = sqlx::query_as(
+            "SELECT p.monthly_quota, p.overage_unit_try IS NOT NULL
+               FROM subscriptions s JOIN plans p ON p.code = s.plan_code
+              WHERE s.org_id = $1",
+        )
+        .bind(org)
+        .fetch_optional(&self.db)
+        .await?;
+        // No subscription row cannot happen after registration; refuse everything if it does.
+        Ok(row
+            .map(|(q, soft)| Limit {
+                quota: q.map(i64::from),
+                soft,
+            })
+            .unwrap_or(Limit {
+                quota: Some(0),
+                soft: false,
+            }))
+    }
+
+    fn encode_limit(l: Limit) -> String {
+        format!("{}:{}", l.quota.unwrap_or(-1), l.soft as u8)
+    }
+
+    async fn seed_limit(&self, org: i64) -> Result<(), Failure> {
+        let value = Self::encode_limit(self.load_limit(org).await?);
+        let key = self.limit_key(org);
+        // NX: a plan change that wrote the key meanwhile must win over this older read.
+        self.store
+            .call(|mut c| async move {
+                redis::cmd("SET")
+                    .arg(key)
+                    .arg(value)
+                    .arg("NX")
+                    .arg("EX")
+                    .arg(LIMIT_TTL_SECS)
+                    .query_async::<()>(&mut c)
+                    .await
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Publish a changed limit to every process at once (after a plan change).
+    pub async fn publish_limit(&self, org: i64) -> Result<(), ApiError> {
+        let limit = self.load_limit(org).await?;
+        self.limits.insert(org, limit);
+        let (key, value) = (self.limit_key(org), Self::encode_limit(limit));
+        if let Err(e) = self
+            .store
+            .call(|mut c| async move { c.set_ex::<_, _, ()>(key, value, LIMIT_TTL_SECS).await })
+            .await
+        {
+            // Other processes pick the plan up when their Redis-less limit cache expires (5 s)
+            // or when the key's TTL runs out; log so operators know.
+            tracing::warn!(org, error = %e, "could not publish the new limit to redis");
+        }
+        Ok(())
+    }
+
+    async fn persisted(&self, org: i64, month: Month) -> sqlx::Result<Vec<EndpointUsage>> {
+        sqlx::query_as::<_, (String, i64, i64)>(
+            "SELECT endpoint, total_calls, error_calls FROM usage_monthly
+              WHERE org_id = $1 AND month = $2 ORDER BY total_calls DESC, endpoint",
+        )
+        .bind(org)
+        .bind(month.first_day())
+        .fetch_all(&self.db)
+        .await
+        .map(|rows| {
+            rows.into_iter()
+                .map(|(endpoint, total_calls, error_calls)| EndpointUsage {
+                    endpoint,
+                    total_calls,
+                    error_calls,
+                })
+                .collect()
+        })
+    }
+
+    async fn seed_month(&self, org: i64, month: Month) -> Result<(), Failure> {
+        let rows = self.persisted(org, month).await?;
+        let total: i64 = rows.iter().map(|r| r.total_calls).sum();
+        let mut inv = self.seed.key(self.usage_key(org, month));
+        inv.arg(USAGE_TTL_SECS).arg("total").arg(total);
+        for r in &rows {
+            inv.arg(format!("t|{}", r.endpoint)).arg(r.total_calls);
+            inv.arg(format!("e|{}", r.endpoint)).arg(r.error_calls);
+        }
+        self.store
+            .call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await })
+            .await?;
+        Ok(())
+    }
+
+    async fn admit_local(
+        &self,
+        org: i64,
+        month: Month,
+        field: String,
+        exempt: bool,
+    ) -> Result<Decision, ApiError> {
+        let limit = match self.limits.get(&org) {
+            Some(l) => l,
+            None => {
+                let l = self.load_limit(org).await?;
+                self.limits.insert(org, l);
+                l
+            }
+        };
+        let needs_base = !self
+            .local
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(&(org, month));
+        let base = if needs_base {
+            Some(
+                self.persisted(org, month)
+                    .await?
+                    .iter()
+                    .map(|r| r.total_calls)
+                    .sum(),
+            )
+        } else {
+            None
+        };
+        let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = local.entry((org, month)).or_insert_with(|| LocalMonth {
+            base_total: base.unwrap_or(0),
+            ..Default::default()
+        });
+        let used = entry.base_total + entry.added_total;
+        let quota = limit.quota.unwrap_or(-1);
+        let admitted = quota < 0 || limit.soft || exempt || used < quota;
+        if admitted {
+            entry.added_total += 1;
+            *entry.fields.entry(field).or_default() += 1;
+        }
+        let total = entry.base_total + entry.added_total;
+        Ok(Decision {
+            admitted,
+            limit: quota,
+            remaining: if quota < 0 {
+                -1
+            } else {
+                (quota - total).max(0)
+            },
+            reset: month.reset_at(),
+        })
+    }
+
+    fn log_fallback(&self, e: &RedisDown) {
+        let now = Utc::now().timestamp();
+        let last = self.last_fallback_log.load(Ordering::Relaxed);
+        if now - last >= 10
+            && self
+                .last_fallback_log
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let mode = match self.fail_mode {
+                FailMode::Open => "counting locally (fail-open)",
+                FailMode::Closed => "refusing calls (fail-closed)",
+            };
+            tracing::warn!(error = %e, "quota store unreachable: {mode}");
+        }
+    }
+
+    /// Count an error answer (status >= 400) of an admitted call.
+    pub async fn record_error(&self, org: i64, endpoint: &str) {
+        if !self.enabled {
+            return;
+        }
+        let month = Month::now();
+        let field = format!("e|{endpoint}");
+        let mut inv = self.add.key(self.usage_key(org, month));
+        inv.arg(&field).arg(1);
+        if self
+            .store
+            .call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await })
+            .await
+            .is_err()
+        {
+            let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+            // Only months already counted locally; an error on a Redis-counted call whose
+            // follow-up failed is dropped rather than given a wrong base.
+            if let Some(entry) = local.get_mut(&(org, month)) {
+                *entry.fields.entry(field).or_default() += 1;
+            }
+        }
+    }
+
+    /// The month's usage: live from Redis (plus any local counts), else from PostgreSQL.
+    pub async fn usage(&self, org: i64, month: Month) -> Result<Vec<EndpointUsage>, ApiError> {
+        let key = self.usage_key(org, month);
+        let live: Result<HashMap<String, i64>, _> = self
+            .store
+            .call(|mut c| async move { c.hgetall(key).await })
+            .await;
+        let mut fields = match live {
+            Ok(h) if !h.is_empty() => h,
+            _ => {
+                let mut h = HashMap::new();
+                for r in self.persisted(org, month).await? {
+                    h.insert(format!("t|{}", r.endpoint), r.total_calls);
+                    h.insert(format!("e|{}", r.endpoint), r.error_calls);
+                }
+                h
+            }
+        };
+        if let Some(l) = self
+            .local
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(org, month))
+        {
+            for (f, n) in &l.fields {
+                *fields.entry(f.clone()).or_default() += n;
+            }
+        }
+        let mut rows = rows_from_fields(&fields);
+        rows.sort_by(|a, b| {
+            b.total_calls
+                .cmp(&a.total_calls)
+                .then_with(|| a.endpoint.cmp(&b.endpoint))
+        });
+        Ok(rows)
+    }
+
+    /// Persist touched months to PostgreSQL and push local counts back to Redis.
+    pub async fn flush(&self) {
+        self.push_local().await;
+        let touched: Vec<_> =
+            std::mem::take(&mut *self.touched.lock().unwrap_or_else(|p| p.into_inner()))
+                .into_iter()
+                .collect();
+        for (org, month) in touched {
+            if let Err(e) = self.persist_month(org, month).await {
+                tracing::warn!(org, %month, error = %e, "usage flush failed; will retry");
+                self.touched
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert((org, month));
+            }
+        }
+    }
+
+    async fn persist_month(&self, org: i64, month: Month) -> anyhow::Result<()> {
+        let key = self.usage_key(org, month);
+        let fields: HashMap<String, i64> = self
+            .store
+            .call(|mut c| async move { c.hgetall(key).await })
+            .await?;
+        let rows = rows_from_fields(&fields);
+        upsert_usage(&self.db, org, month, &rows, Upsert::Greatest).await?;
+        Ok(())
+    }
+
+    async fn push_local(&self) {
+        let pending: Vec<_> =
+            std::mem::take(&mut *self.local.lock().unwrap_or_else(|p| p.into_inner()))
+                .into_iter()
+                .collect();
+        for ((org, month), counts) in pending {
+            let pushed = async {
+                self.seed_month(org, month).await.map_err(|f| match f {
+                    Failure::Redis(e) => anyhow::anyhow!(e),
+                    Failure::Api(e) => anyhow::anyhow!(e.to_string()),
+                })?;
+                let mut inv = self.add.key(self.usage_key(org, month));
+                inv.arg("total").arg(counts.added_total);
+                for (f, n) in &counts.fields {
+                    inv.arg(f).arg(*n);
+                }
+                self.store
+                    .call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await })
+                    .await?;
+                anyhow::Ok(())
+            }
+            .await;
+            match pushed {
+                Ok(()) => {
+                    self.touched
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert((org, month));
+                }
+                Err(_) => {
+                    // Still unreachable: keep counting locally on top of what we have.
+                    let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+                    let entry = local.entry((org, month)).or_default();
+                    entry.base_total = counts.base_total;
+                    entry.added_total += counts.added_total;
+                    for (f, n) in counts.fields {
+                        *entry.fields.entry(f).or_default() += n;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Last flush at shutdown: local counts that cannot reach Redis are added to PostgreSQL
+    /// so they are not lost with the process.
+    pub async fn flush_on_shutdown(&self) {
+        self.flush().await;
+        let pending: Vec<_> =
+            std::mem::take(&mut *self.local.lock().unwrap_or_else(|p| p.into_inner()))
+                .into_iter()
+                .collect();
+        for ((org, month), counts) in pending {
+            let rows = rows_from_fields(&counts.fields);
+            if let Err(e) = upsert_usage(&self.db, org, month, &rows, Upsert::Add).await {
+                tracing::error!(org, %month, error = %e, "could not persist local usage counts at shutdown");
+            }
+        }
+    }
+}
+
+fn rows_from_fields(fields: &HashMap<String, i64>) -> Vec<EndpointUsage> {
+    let mut by: HashMap<&str, (i64, i64)> = HashMap::new();
+    for (f, n) in fields {
+        if let Some(ep) = f.strip_prefix("t|") {
+            by.entry(ep).or_default().0 += n;
+        } else if let Some(ep) = f.strip_prefix("e|") {
+            by.entry(ep).or_default().1 += n;
+        }
+    }
+    by.into_iter()
+        .map(|(ep, (t, e))| EndpointUsage {
+            endpoint: ep.to_string(),
+            total_calls: t,
+            error_calls: e,
+        })
+        .collect()
+}
+
+enum Upsert {
+    /// The flusher: Redis holds the full count, keep the larger of the two.
+    Greatest,
+    /// Shutdown with Redis down: these are increments.
+    Add,
+}
+
+async fn upsert_usage(
+    db: &PgPool,
+    org: i64,
+    month: Month,
+    rows: &[EndpointUsage],
+    mode: Upsert,
+) -> sqlx::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let merge = match mode {
+        Upsert::Greatest => "total_calls = GREATEST(usage_monthly.total_calls, EXCLUDED.total_calls),
+                             error_calls = GREATEST(usage_monthly.error_calls, EXCLUDED.error_calls)",
+        Upsert::Add => "total_calls = usage_monthly.total_calls + EXCLUDED.total_calls,
+                        error_calls = usage_monthly.error_calls + EXCLUDED.error_calls",
+    };
+    let endpoints: Vec<&str> = rows.iter().map(|r| r.endpoint.as_str()).collect();
+    let totals: Vec<i64> = rows.iter().map(|r| r.total_calls).collect();
+    let errors: Vec<i64> = rows.iter().map(|r| r.error_calls).collect();
+    sqlx::query(&format!(
+        "INSERT INTO usage_monthly (org_id, month, endpoint, total_calls, error_calls)
+         SELECT $1, $2, e, t, x FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS u(e, t, x)
+         ON CONFLICT (org_id, month, endpoint) DO UPDATE SET {merge}"
+    ))
+    .bind(org)
+    .bind(month.first_day())
+    .bind(&endpoints)
+    .bind(&totals)
+    .bind(&errors)
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn months() {
+        let m = Month::parse("2026-12").unwrap();
+        assert_eq!(
+            m.next(),
+            Month {
+                year: 2027,
+                month: 1
+            }
+        );
+        assert_eq!(
+            m.reset_at(),
+            Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0)
+                .unwrap()
+                .timestamp()
+        );
+        assert_eq!(m.to_string(), "2026-12");
+        assert!(Month::parse("2026-13").is_none());
+        assert!(Month::parse("26-01").is_none());
+    }
+
+    #[test]
+    fn fields_fold_into_rows() {
+        let f: HashMap<String, i64> = [
+            ("total", 3),
+            ("t|GET /a", 2),
+            ("e|GET /a", 1),
+            ("t|POST /b", 1),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        let mut rows = rows_from_fields(&f);
+        rows.sort_by(|a, b| a.endpoint.cmp(&b.endpoint));
+        assert_eq!(
+            rows[0],
+            EndpointUsage {
+                endpoint: "GET /a".into(),
+                total_calls: 2,
+                error_calls: 1
+            }
+        );
+        assert_eq!(
+            rows[1],
+            EndpointUsage {
+                endpoint: "POST /b".into(),
+                total_calls: 1,
+                error_calls: 0
+            }
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! Building and running the API role: the `Application` binds its listener first (port 0 in
+//! tests), then serves until told to stop, flushing usage counters on the way out.
+
+use std::{future::Future, net::SocketAddr, time::Duration};
+
+use anyhow::Context;
+use axum::{
+    extract::Request,
+    http::{header, StatusCode},
+    middleware::{from_fn, from_fn_with_state, Next},
+    response::Response,
+    routing::get,
+    Router,
+};
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer};
+
+use crate::{
+    config::{Config, Role},
+    db,
+    error::{error_response, ApiError},
+    health, metrics,
+    redis_store::RedisStore,
+    state::AppState,
+    v1,
+};
+
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Connect to PostgreSQL; in `dev`, create the database first; migrate when configured.
+pub async fn prepare_database(cfg: &Config) -> anyhow::Result<PgPool> {
+    if cfg.role == Role::Dev {
+        db::ensure_database(&cfg.database_url).await?;
+    }
+    let pool = db::connect(&cfg.database_url, cfg.db_max_connections).await?;
+    if cfg.migrate_on_start {
+        db::migrate(&pool).await?;
+    }
+    Ok(pool)
+}
+
+/// The whole HTTP surface.
+pub fn app(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(metrics::render))
+        .with_state(state.clone())
+        .nest("/api/v1", v1::router(state.clone()))
+        .fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(CatchPanicLayer::custom(
+            |panic: Box<dyn std::any::Any + Send>| {
+                let msg = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("unknown");
+                tracing::error!(panic = msg, "handler panicked");
+                error_response(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "an unexpected error occurred".into(),
+                    None,
+                )
+            },
+        ))
+        .layer(from_fn(json_errors))
+        .layer(from_fn_with_state(state, metrics::observe))
+}
+
+/// Any error answer that is not already JSON (axum's own 405, the body limit's 413, …)
+/// is rewritten to the `{"error","detail"}` shape, keeping status and headers.
+async fn json_errors(req: Request, next: Next) -> Response {
+    let res = next.run(req).await;
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if status.as_u16() < 400 || is_json {
+        return res;
+    }
+    let (parts, body) = res.into_parts();
+    let detail = match status {
+        StatusCode::METHOD_NOT_ALLOWED => "this endpoint does not accept that method".to_string(),
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge.to_string(),
+        _ => {
+            let bytes = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+            let text = String::from_utf8_lossy(&bytes).trim().to_string();
+            if text.is_empty() || status.is_server_error() {
+                status.canonical_reason().unwrap_or("error").to_string()
+            } else {
+                text
+            }
+        }
+    };
+    let mut out = error_response(status, detail, None);
+    for (name, value) in parts.headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            out.headers_mut().append(name, value.clone());
+        }
+    }
+    out
+}
+
+pub struct Application {
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: AppState,
+}
+
+impl Application {
+    pub async fn build(cfg: Config) -> anyhow::Result<Application> {
+        let db = prepare_database(&cfg).await?;
+        Application::with_pool(cfg, db).await
+    }
+
+    pub async fn with_pool(cfg: Config, db: PgPool) -> anyhow::Result<Application> {
+        let redis = RedisStore::new(&cfg.redis_url, &cfg.redis_prefix).context("TNS_REDIS_URL")?;
+        let listener = TcpListener::bind(cfg.listen_addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", cfg.listen_addr))?;
+        let addr = listener.local_addr()?;
+        Ok(Application {
+            listener,
+            addr,
+            state: AppState::new(cfg, db, redis),
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn state(&self) -> AppState {
+        self.state.clone()
+    }
+
+    /// Serve until `shutdown` resolves, then drain connections and flush usage.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let state = self.state.clone();
+        let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+        let flusher = {
+            let state = state.clone();
+            let every = state.cfg.usage_flush_interval;
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                loop {
+                    tokio::select! {
+                        _ = tick.tick() => state.quota.flush().await,
+                        _ = stop_rx.changed() => break,
+                    }
+                }
+            })
+        };
+        let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+        let served = axum::serve(self.listener, service)
+            .with_graceful_shutdown(shutdown)
+            .await;
+        stop_tx.send(true).ok();
+        flusher.await.ok();
+        tokio::time::timeout(Duration::from_secs(10), state.quota.flush_on_shutdown())
+            .await
+            .ok();
+        served.context("HTTP server failed")
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        tokio::signal::ctrl_c().await.ok();
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!("shutdown requested");
+}

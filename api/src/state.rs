@@ -1,0 +1,62 @@
+//! Shared state of the API role: one clone per request, everything behind an `Arc`.
+
+use std::{ops::Deref, sync::Arc};
+
+use sqlx::PgPool;
+
+use crate::{
+    auth::{jwt::Jwt, KeyStore},
+    config::Config,
+    metrics::Metrics,
+    quota::Quota,
+    redis_store::RedisStore,
+    throttle::IpThrottle,
+};
+
+pub struct Inner {
+    pub cfg: Config,
+    pub db: PgPool,
+    pub redis: Arc<RedisStore>,
+    pub keys: KeyStore,
+    pub jwt: Jwt,
+    pub quota: Quota,
+    pub throttle: IpThrottle,
+    pub metrics: Arc<Metrics>,
+}
+
+#[derive(Clone)]
+pub struct AppState(pub Arc<Inner>);
+
+impl Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(cfg: Config, db: PgPool, redis: RedisStore) -> AppState {
+        let redis = Arc::new(redis);
+        let metrics = Arc::new(Metrics::new());
+        AppState(Arc::new(Inner {
+            keys: KeyStore::new(cfg.auth_cache_ttl),
+            jwt: Jwt::new(&cfg.signing_secret),
+            quota: Quota::new(
+                redis.clone(),
+                db.clone(),
+                metrics.clone(),
+                cfg.quota_enabled,
+                cfg.quota_fail_mode,
+            ),
+            throttle: IpThrottle::new(
+                cfg.auth_rate_limit,
+                cfg.auth_rate_window.as_secs(),
+                cfg.trust_forwarded_for,
+            ),
+            cfg,
+            db,
+            redis,
+            metrics,
+        }))
+    }
+}

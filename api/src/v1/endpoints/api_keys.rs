@@ -1,0 +1,105 @@
+//! `/portal/api-keys`: list, create (shown once), revoke.
+
+use axum::{extract::State, http::StatusCode, Json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::{
+    auth::{scopes::Scope, scopes::Scopes, Auth},
+    db::{
+        self,
+        api_keys::{ApiKeyInfo, CreatedKey, MAX_ACTIVE_KEYS},
+    },
+    domain::text,
+    error::{ApiError, ApiResult, ErrorBody},
+    extract::{ApiJson, ApiPath},
+    state::AppState,
+    v1::Ok as OkBody,
+};
+
+#[derive(Serialize, ToSchema)]
+pub struct KeyList {
+    data: Vec<ApiKeyInfo>,
+}
+
+/// Active API keys of the organization, newest first. Scope `account:read`.
+#[utoipa::path(get, path = "/portal/api-keys", tag = "account",
+    responses((status = 200, body = KeyList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn list(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<KeyList>> {
+    p.require(Scope::AccountRead)?;
+    Ok(Json(KeyList {
+        data: db::api_keys::list(&st.db, p.org_id).await?,
+    }))
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct CreateKeyIn {
+    /// 1–100 characters.
+    name: String,
+    /// Non-empty; each must be held by the calling credential.
+    scopes: Vec<String>,
+}
+
+/// Create an API key with a subset of the caller's scopes. Scope `account:write`.
+#[utoipa::path(post, path = "/portal/api-keys", tag = "account", request_body = CreateKeyIn,
+    responses((status = 201, body = CreatedKey), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
+              (status = 422, body = ErrorBody)),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn create(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiJson(input): ApiJson<CreateKeyIn>,
+) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
+    p.require(Scope::AccountWrite)?;
+    let name = text("name", &input.name, 100)?;
+    if input.scopes.is_empty() {
+        return Err(ApiError::validation(
+            "scopes",
+            "must name at least one scope",
+        ));
+    }
+    if input.scopes.len() > 32 {
+        return Err(ApiError::validation("scopes", "too many entries"));
+    }
+    let scopes = Scopes::parse(input.scopes.iter().map(String::as_str)).map_err(|unknown| {
+        let known: Vec<_> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+        ApiError::validation(
+            "scopes",
+            format!("unknown scope `{unknown}` (known: {})", known.join(", ")),
+        )
+    })?;
+    if !p.scopes.covers(scopes) {
+        return Err(ApiError::Forbidden(
+            "a key can only be given scopes the calling credential holds".into(),
+        ));
+    }
+    let mut tx = st.db.begin().await?;
+    if db::api_keys::lock_and_count(&mut tx, p.org_id).await? >= MAX_ACTIVE_KEYS {
+        return Err(ApiError::Conflict(format!(
+            "an organization can hold at most {MAX_ACTIVE_KEYS} active keys; revoke one first"
+        )));
+    }
+    let key = db::api_keys::insert(&mut tx, p.org_id, p.user_id, &name, scopes).await?;
+    tx.commit().await?;
+    Ok((StatusCode::CREATED, Json(key)))
+}
+
+/// Revoke a key: it and every token minted from it stop working on every API process
+/// within seconds. Scope `account:write`.
+#[utoipa::path(delete, path = "/portal/api-keys/{id}", tag = "account", params(("id" = i64, Path)),
+    responses((status = 200, body = OkBody), (status = 404, body = ErrorBody)),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn revoke(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<OkBody>> {
+    p.require(Scope::AccountWrite)?;
+    if !db::api_keys::revoke(&st.db, p.org_id, id).await? {
+        return Err(ApiError::NotFound(format!("no API key with id {id}")));
+    }
+    st.keys.forget(id);
+    tracing::info!(org = p.org_id, key = id, "api key revoked");
+    Ok(Json(OkBody::default()))
+}

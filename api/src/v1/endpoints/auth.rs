@@ -1,0 +1,194 @@
+//! `/auth/*`: sign-up, key-for-token exchange, portal login. No Authorization header needed;
+//! these are throttled per client IP by the admission layer.
+
+use axum::{extract::State, http::header, http::StatusCode, response::IntoResponse, Json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::{
+    auth::{jwt::TOKEN_TTL_SECS, keys, password, scopes::Scopes, session},
+    db,
+    domain::{text, Email, Password, TaxNumber},
+    error::{is_unique_violation, ApiError, ApiResult, ErrorBody},
+    extract::ApiJson,
+    state::AppState,
+};
+
+/// New organizations start on this plan, in `trial` status.
+pub const DEFAULT_PLAN: &str = "starter";
+
+#[derive(Deserialize, ToSchema)]
+pub struct RegisterIn {
+    /// Company name, 1–200 characters.
+    organization_name: String,
+    /// 10 digits.
+    tax_number: String,
+    full_name: String,
+    email: String,
+    /// At least 8 characters.
+    password: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RegisterOut {
+    ok: bool,
+    organization_id: i64,
+    user_id: i64,
+    /// The first API key (all scopes). Shown once.
+    api_key: String,
+    api_key_prefix: String,
+}
+
+/// Register an organization with its owner and first API key.
+#[utoipa::path(post, path = "/auth/register", tag = "auth", request_body = RegisterIn,
+    responses((status = 201, body = RegisterOut), (status = 409, description = "e-mail already registered", body = ErrorBody),
+              (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)), security(()))]
+pub async fn register(
+    State(st): State<AppState>,
+    ApiJson(input): ApiJson<RegisterIn>,
+) -> ApiResult<impl IntoResponse> {
+    let org_name = text("organization_name", &input.organization_name, 200)?;
+    let tax = TaxNumber::parse(&input.tax_number)?;
+    let full_name = text("full_name", &input.full_name, 200)?;
+    let email = Email::parse(&input.email)?;
+    let password = Password::parse(input.password)?;
+    let hash = password::hash(password).await?;
+
+    let mut tx = st.db.begin().await?;
+    let org = db::accounts::insert_organization(&mut tx, &org_name, &tax).await?;
+    let user = match db::accounts::insert_owner(&mut tx, org, &email, &full_name, &hash).await {
+        Ok(u) => u,
+        Err(e) if is_unique_violation(&e, "users_email_key") => {
+            return Err(ApiError::Conflict(
+                "email: an account with this e-mail address already exists".into(),
+            ))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    db::accounts::insert_subscription(&mut tx, org, DEFAULT_PLAN).await?;
+    let key = db::api_keys::insert(&mut tx, org, user.user_id, "default", Scopes::all()).await?;
+    tx.commit().await?;
+    tracing::info!(org, user = user.user_id, "organization registered");
+
+    let out = RegisterOut {
+        ok: true,
+        organization_id: org,
+        user_id: user.user_id,
+        api_key: key.api_key,
+        api_key_prefix: key.api_key_prefix,
+    };
+    Ok((StatusCode::CREATED, Json(out)))
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct TokenIn {
+    /// Unused; may be empty.
+    #[allow(dead_code)]
+    client_id: Option<String>,
+    /// The API key.
+    client_secret: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct TokenOut {
+    access_token: String,
+    /// `Bearer`.
+    token_type: &'static str,
+    /// Seconds (86400).
+    expires_in: i64,
+    /// Space-separated scopes of the key.
+    scope: String,
+}
+
+/// Exchange an API key for a 24-hour access token. The token stops working when its key is revoked.
+#[utoipa::path(post, path = "/auth/token", tag = "auth", request_body = TokenIn,
+    responses((status = 200, body = TokenOut), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)), security(()))]
+pub async fn token(
+    State(st): State<AppState>,
+    ApiJson(input): ApiJson<TokenIn>,
+) -> ApiResult<Json<TokenOut>> {
+    let invalid = || ApiError::Unauthorized("client_secret is not a valid API key".into());
+    if !input.client_secret.starts_with(keys::KEY_PREFIX) {
+        return Err(invalid());
+    }
+    let key = st
+        .keys
+        .by_hash(&st.db, keys::hash(&input.client_secret))
+        .await?
+        .ok_or_else(invalid)?;
+    if key.revoked {
+        return Err(ApiError::Unauthorized(
+            "this API key has been revoked".into(),
+        ));
+    }
+    let access_token = st.jwt.mint(key.user_id, key.org_id, key.id, key.scopes)?;
+    Ok(Json(TokenOut {
+        access_token,
+        token_type: "Bearer",
+        expires_in: TOKEN_TTL_SECS,
+        scope: key.scopes.to_string(),
+    }))
+}
+
+#[derive(Deserialize, ToSchema)]
+pub struct LoginIn {
+    email: String,
+    password: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct LoginOut {
+    ok: bool,
+    user: db::accounts::User,
+    /// Send back as `X-CSRF-Token` on POST/PUT/DELETE made with the session cookie
+    /// (also set as the readable `tns_csrf` cookie).
+    csrf_token: String,
+}
+
+/// Portal login: sets the `tns_session` cookie (HttpOnly, SameSite=Lax, Secure outside dev).
+#[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginIn,
+    responses((status = 200, body = LoginOut, headers(("set-cookie" = String))), (status = 401, body = ErrorBody),
+              (status = 422, body = ErrorBody)), security(()))]
+pub async fn login(
+    State(st): State<AppState>,
+    ApiJson(input): ApiJson<LoginIn>,
+) -> ApiResult<impl IntoResponse> {
+    if input.password.len() > Password::MAX {
+        return Err(ApiError::validation(
+            "password",
+            format!("must be at most {} bytes", Password::MAX),
+        ));
+    }
+    let found = if input.email.len() <= Email::MAX {
+        db::accounts::by_email(&st.db, input.email.trim()).await?
+    } else {
+        None
+    };
+    let (user, hash) = match found {
+        Some((u, h)) => (Some(u), Some(h)),
+        None => (None, None),
+    };
+    // Unknown e-mail and wrong password take the same time and give the same answer.
+    let ok = password::verify(hash, input.password).await?;
+    let user = user
+        .filter(|_| ok)
+        .ok_or_else(|| ApiError::Unauthorized("wrong e-mail or password".into()))?;
+    let (token, sess) = session::create(
+        &st.redis,
+        st.cfg.session_ttl,
+        user.user_id,
+        user.organization_id,
+    )
+    .await
+    .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;
+    let [c1, c2] = session::cookies(&token, &sess, st.cfg.session_ttl, st.cfg.cookie_secure);
+    let mut res = Json(LoginOut {
+        ok: true,
+        user,
+        csrf_token: sess.csrf,
+    })
+    .into_response();
+    res.headers_mut().append(header::SET_COOKIE, c1);
+    res.headers_mut().append(header::SET_COOKIE, c2);
+    Ok(res)
+}

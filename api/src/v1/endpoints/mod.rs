@@ -1,0 +1,5 @@
+pub mod account;
+pub mod api_keys;
+pub mod auth;
+pub mod billing;
+pub mod usage;

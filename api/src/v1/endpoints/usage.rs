@@ -1,0 +1,70 @@
+//! `GET /portal/usage`: calls this month (or a past one) by route template.
+
+use axum::{extract::State, Json};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::{
+    auth::{scopes::Scope, Auth},
+    error::{ApiError, ApiResult, ErrorBody},
+    extract::ApiQuery,
+    quota::Month,
+    state::AppState,
+};
+
+#[derive(Deserialize, IntoParams)]
+pub struct UsageQuery {
+    /// `YYYY-MM` (UTC); the current month when absent.
+    month: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct EndpointUsageOut {
+    /// Method and route template, e.g. `GET /portal/journeys/{id}/passengers`.
+    endpoint: String,
+    total_calls: i64,
+    /// Calls answered with a status of 400 or more.
+    error_calls: i64,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct UsageOut {
+    month: String,
+    monthly_total: i64,
+    /// The current plan's quota; -1 means unlimited.
+    monthly_quota: i64,
+    by_endpoint: Vec<EndpointUsageOut>,
+}
+
+/// Usage of the organization. Scope `account:read`; never refused for quota.
+#[utoipa::path(get, path = "/portal/usage", tag = "account", params(UsageQuery),
+    responses((status = 200, body = UsageOut), (status = 422, body = ErrorBody)),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn usage(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiQuery(q): ApiQuery<UsageQuery>,
+) -> ApiResult<Json<UsageOut>> {
+    p.require(Scope::AccountRead)?;
+    let month = match q.month.as_deref() {
+        None => Month::now(),
+        Some(m) => {
+            Month::parse(m).ok_or_else(|| ApiError::validation("month", "must be YYYY-MM"))?
+        }
+    };
+    let rows = st.quota.usage(p.org_id, month).await?;
+    let limit = st.quota.load_limit(p.org_id).await?;
+    Ok(Json(UsageOut {
+        month: month.to_string(),
+        monthly_total: rows.iter().map(|r| r.total_calls).sum(),
+        monthly_quota: limit.quota.unwrap_or(-1),
+        by_endpoint: rows
+            .into_iter()
+            .map(|r| EndpointUsageOut {
+                endpoint: r.endpoint,
+                total_calls: r.total_calls,
+                error_calls: r.error_calls,
+            })
+            .collect(),
+    }))
+}
