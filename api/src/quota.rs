@@ -585,19 +585,25 @@ impl Quota {
     }
 
     async fn push_local(&self) {
-        let pending: Vec<_> =
-            std::mem::take(&mut *self.local.lock().unwrap_or_else(|p| p.into_inner()))
-                .into_iter()
-                .collect();
-        for ((org, month), counts) in pending {
+        // Snapshot, push, then subtract what was pushed: requests keep counting locally on
+        // the same entry meanwhile, so no call is lost or counted twice.
+        let pending: Vec<((i64, Month), i64, HashMap<String, i64>)> = self
+            .local
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(_, m)| m.added_total > 0 || !m.fields.is_empty())
+            .map(|(k, m)| (*k, m.added_total, m.fields.clone()))
+            .collect();
+        for ((org, month), added_total, fields) in pending {
             let pushed = async {
                 self.seed_month(org, month).await.map_err(|f| match f {
                     Failure::Redis(e) => anyhow::anyhow!(e),
                     Failure::Api(e) => anyhow::anyhow!(e.to_string()),
                 })?;
                 let mut inv = self.add.key(self.usage_key(org, month));
-                inv.arg("total").arg(counts.added_total);
-                for (f, n) in &counts.fields {
+                inv.arg("total").arg(added_total);
+                for (f, n) in &fields {
                     inv.arg(f).arg(*n);
                 }
                 self.store
@@ -606,24 +612,30 @@ impl Quota {
                 anyhow::Ok(())
             }
             .await;
-            match pushed {
-                Ok(()) => {
-                    self.touched
-                        .lock()
-                        .unwrap_or_else(|p| p.into_inner())
-                        .insert((org, month));
-                }
-                Err(_) => {
-                    // Still unreachable: keep counting locally on top of what we have.
-                    let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
-                    let entry = local.entry((org, month)).or_default();
-                    entry.base_total = counts.base_total;
-                    entry.added_total += counts.added_total;
-                    for (f, n) in counts.fields {
-                        *entry.fields.entry(f).or_default() += n;
+            if pushed.is_err() {
+                continue; // still unreachable: keep counting locally
+            }
+            let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(entry) = local.get_mut(&(org, month)) {
+                entry.base_total += added_total;
+                entry.added_total -= added_total;
+                for (f, n) in fields {
+                    if let Some(v) = entry.fields.get_mut(&f) {
+                        *v -= n;
+                        if *v == 0 {
+                            entry.fields.remove(&f);
+                        }
                     }
                 }
+                if entry.added_total == 0 && entry.fields.is_empty() {
+                    local.remove(&(org, month));
+                }
             }
+            drop(local);
+            self.touched
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert((org, month));
         }
     }
 

@@ -1,1 +1,11 @@
-fn main() {}
+//! Integration tests: one binary, real PostgreSQL and Redis, each test on its own database
+//! and Redis key prefix so they run in parallel and in any order.
+
+mod api_keys;
+mod auth;
+mod billing;
+mod binary;
+mod errors;
+mod helpers;
+mod ops;
+mod quota;

@@ -1,0 +1,534 @@
+//! Test harness: a fresh PostgreSQL database and Redis key prefix per test, the API
+//! in-process on port 0 (`TestApp`) or as the real `tns` binary (`Proc`), and a TCP proxy
+//! that can cut Redis off (`ChaosProxy`).
+
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    path::PathBuf,
+    process::Stdio,
+    sync::{
+        atomic::{AtomicBool, AtomicU64, Ordering},
+        Arc, OnceLock,
+    },
+    time::Duration,
+};
+
+use reqwest::{Client, Method, RequestBuilder, Response};
+use serde_json::{json, Value};
+use sqlx::{Connection, PgConnection, PgPool};
+use tns_api::{
+    config::{Config, Role},
+    startup::Application,
+};
+use tokio::{
+    io::{AsyncBufReadExt, BufReader},
+    net::{TcpListener, TcpStream},
+    process::{Child, Command},
+};
+
+pub const PG: &str = "postgres://postgres@127.0.0.1:5432";
+pub const REDIS: &str = "redis://127.0.0.1:6379";
+pub const SECRET: &str = "it-signing-secret-0123456789abcdefghijklmnop";
+
+fn unique() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}_{}_{}",
+        chrono::Utc::now().timestamp(),
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Create an empty database for one test; drop those older test runs left behind.
+pub async fn fresh_database() -> String {
+    let mut admin = PgConnection::connect(&format!("{PG}/postgres"))
+        .await
+        .expect("PostgreSQL on 127.0.0.1:5432");
+    let stale: Vec<String> =
+        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'tns\\_it\\_%'")
+            .fetch_all(&mut admin)
+            .await
+            .unwrap();
+    let now = chrono::Utc::now().timestamp();
+    for name in stale {
+        let born: i64 = name
+            .split('_')
+            .nth(2)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(now);
+        if now - born > 3 * 3600 {
+            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
+                .execute(&mut admin)
+                .await;
+        }
+    }
+    let name = format!("tns_it_{}", unique());
+    sqlx::query(&format!("CREATE DATABASE \"{name}\""))
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    format!("{PG}/{name}")
+}
+
+/// Environment for one test deployment (shared by its processes).
+#[derive(Clone)]
+pub struct Env(pub HashMap<String, String>);
+
+impl Env {
+    pub async fn new() -> Env {
+        let db = fresh_database().await;
+        let mut m = HashMap::new();
+        m.insert("TNS_DATABASE_URL".into(), db);
+        m.insert("TNS_REDIS_URL".into(), REDIS.into());
+        m.insert("TNS_REDIS_PREFIX".into(), format!("it:{}:", unique()));
+        m.insert("TNS_SIGNING_SECRET".into(), SECRET.into());
+        m.insert("TNS_LISTEN_ADDR".into(), "127.0.0.1:0".into());
+        m.insert("TNS_AUTH_RATE_LIMIT".into(), "100000".into());
+        m.insert("TNS_DB_MAX_CONNECTIONS".into(), "8".into());
+        Env(m)
+    }
+
+    pub fn with(&self, overrides: &[(&str, &str)]) -> Env {
+        let mut e = self.clone();
+        for (k, v) in overrides {
+            e.0.insert(k.to_string(), v.to_string());
+        }
+        e
+    }
+
+    pub fn get(&self, k: &str) -> &str {
+        &self.0[k]
+    }
+
+    pub fn config(&self, role: Role) -> Config {
+        Config::from_lookup(role, |k| self.0.get(k).cloned()).expect("valid test configuration")
+    }
+
+    pub async fn pool(&self) -> PgPool {
+        PgPool::connect(self.get("TNS_DATABASE_URL")).await.unwrap()
+    }
+
+    pub async fn redis(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(REDIS)
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .unwrap()
+    }
+
+    pub fn redis_key(&self, rest: &str) -> String {
+        format!("{}{}", self.get("TNS_REDIS_PREFIX"), rest)
+    }
+}
+
+/// A client that keeps cookies (for portal sessions).
+pub fn client() -> Client {
+    Client::builder()
+        .cookie_store(true)
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+/// Calls against one API process.
+#[derive(Clone)]
+pub struct Api {
+    pub root: String,
+    pub client: Client,
+}
+
+impl Api {
+    pub fn new(addr: &str) -> Api {
+        Api {
+            root: format!("http://{addr}"),
+            client: client(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        if path.starts_with('/')
+            && !path.starts_with("/api/")
+            && !["/healthz", "/readyz", "/metrics"].contains(&path)
+        {
+            format!("{}/api/v1{path}", self.root)
+        } else {
+            format!("{}{path}", self.root)
+        }
+    }
+
+    pub fn req(&self, method: Method, path: &str, bearer: Option<&str>) -> RequestBuilder {
+        let r = self.client.request(method, self.url(path));
+        match bearer {
+            Some(b) => r.bearer_auth(b),
+            None => r,
+        }
+    }
+
+    pub async fn get(&self, path: &str, bearer: &str) -> Response {
+        self.req(Method::GET, path, Some(bearer))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn post(&self, path: &str, bearer: Option<&str>, body: Value) -> Response {
+        self.req(Method::POST, path, bearer)
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn delete(&self, path: &str, bearer: &str) -> Response {
+        self.req(Method::DELETE, path, Some(bearer))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Register a new organization; returns its first key and ids.
+    pub async fn register(&self) -> Org {
+        let email = format!("owner-{}@example.com", unique());
+        let res = self
+            .post(
+                "/auth/register",
+                None,
+                json!({"organization_name": "Acme Turizm", "tax_number": "1234567890", "full_name": "Ayşe Yılmaz",
+                       "email": email, "password": "correct horse"}),
+            )
+            .await;
+        assert_eq!(res.status(), 201);
+        let body: Value = res.json().await.unwrap();
+        Org {
+            id: body["organization_id"].as_i64().unwrap(),
+            user_id: body["user_id"].as_i64().unwrap(),
+            key: body["api_key"].as_str().unwrap().to_string(),
+            email,
+            password: "correct horse".into(),
+        }
+    }
+
+    /// Create a key with the given scopes using `bearer`; returns (id, key).
+    pub async fn create_key(&self, bearer: &str, scopes: &[&str]) -> (i64, String) {
+        let res = self
+            .post(
+                "/portal/api-keys",
+                Some(bearer),
+                json!({"name": "test key", "scopes": scopes}),
+            )
+            .await;
+        assert_eq!(res.status(), 201);
+        let b: Value = res.json().await.unwrap();
+        (
+            b["id"].as_i64().unwrap(),
+            b["api_key"].as_str().unwrap().to_string(),
+        )
+    }
+
+    pub async fn token(&self, key: &str) -> String {
+        let res = self
+            .post(
+                "/auth/token",
+                None,
+                json!({"client_id": "", "client_secret": key}),
+            )
+            .await;
+        assert_eq!(res.status(), 200);
+        let b: Value = res.json().await.unwrap();
+        b["access_token"].as_str().unwrap().to_string()
+    }
+
+    pub async fn usage(&self, bearer: &str) -> Value {
+        self.usage_month(bearer, "").await
+    }
+
+    pub async fn usage_month(&self, bearer: &str, month: &str) -> Value {
+        let path = if month.is_empty() {
+            "/portal/usage".to_string()
+        } else {
+            format!("/portal/usage?month={month}")
+        };
+        let res = self.get(&path, bearer).await;
+        assert_eq!(res.status(), 200);
+        res.json().await.unwrap()
+    }
+}
+
+pub struct Org {
+    pub id: i64,
+    pub user_id: i64,
+    pub key: String,
+    pub email: String,
+    pub password: String,
+}
+
+/// Read a numeric response header.
+pub fn header_i64(res: &Response, name: &str) -> i64 {
+    res.headers()
+        .get(name)
+        .unwrap_or_else(|| panic!("missing header {name}"))
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// Assert the error body shape and return it.
+pub async fn error_body(res: Response, status: u16) -> Value {
+    assert_eq!(res.status(), status, "unexpected status");
+    assert!(
+        res.headers()[reqwest::header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("application/json"),
+        "error bodies are JSON"
+    );
+    let b: Value = res.json().await.unwrap();
+    assert!(
+        b["error"].is_string() && b["detail"].is_string(),
+        "error body shape: {b}"
+    );
+    b
+}
+
+/// The API running inside the test process.
+pub struct TestApp {
+    pub env: Env,
+    pub api: Api,
+    pub db: PgPool,
+}
+
+impl std::ops::Deref for TestApp {
+    type Target = Api;
+    fn deref(&self) -> &Api {
+        &self.api
+    }
+}
+
+impl TestApp {
+    pub async fn spawn() -> TestApp {
+        TestApp::start(Env::new().await).await
+    }
+
+    pub async fn spawn_with(overrides: &[(&str, &str)]) -> TestApp {
+        TestApp::start(Env::new().await.with(overrides)).await
+    }
+
+    /// Start an API on `env` (a second call on the same env is a second API process
+    /// sharing the database and Redis).
+    pub async fn start(env: Env) -> TestApp {
+        let app = Application::build(env.config(Role::Api))
+            .await
+            .expect("application starts");
+        let addr = app.addr().to_string();
+        tokio::spawn(app.run(std::future::pending()));
+        TestApp {
+            api: Api::new(&addr),
+            db: env.pool().await,
+            env,
+        }
+    }
+}
+
+/// The real `tns` binary, built once per test process.
+pub fn tns_binary() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap()
+            .to_path_buf();
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        // Build with the environment of a shell, not of a test process: cargo and nextest add
+        // variables (CARGO_PKG_*, OUT_DIR, LD_LIBRARY_PATH, ...) that change fingerprints and
+        // would rebuild the workspace on every run.
+        let mut cmd = std::process::Command::new(cargo);
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy().to_string();
+            let keep = ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS"].contains(&k.as_str());
+            let test_only = (k.starts_with("CARGO_") && !keep)
+                || k.starts_with("NEXTEST")
+                || k.starts_with("__CARGO")
+                || [
+                    "OUT_DIR",
+                    "LD_LIBRARY_PATH",
+                    "DYLD_FALLBACK_LIBRARY_PATH",
+                    "RUST_TEST_THREADS",
+                ]
+                .contains(&k.as_str());
+            if test_only {
+                cmd.env_remove(&k);
+            }
+        }
+        let status = cmd
+            .args(["build", "-q", "--workspace", "--all-targets"])
+            .current_dir(&workspace)
+            .status()
+            .expect("cargo build runs");
+        assert!(status.success(), "building the tns binary failed");
+        // The test executable lives in <target>/<profile>/deps/.
+        let exe = std::env::current_exe().unwrap();
+        let profile_dir = exe.parent().and_then(|d| d.parent()).unwrap();
+        let bin = profile_dir.join("tns");
+        assert!(bin.exists(), "{} missing", bin.display());
+        bin
+    })
+    .clone()
+}
+
+pub fn tns_command(role: &str, env: &Env) -> Command {
+    let mut cmd = Command::new(tns_binary());
+    cmd.arg(role)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(&env.0);
+    cmd.kill_on_drop(true).stdin(Stdio::null());
+    cmd
+}
+
+/// A running `tns api` (or `dev`) process, killed on drop.
+pub struct Proc {
+    /// Held so the process lives as long as this value (killed on drop).
+    _child: Child,
+    pub api: Api,
+}
+
+impl std::ops::Deref for Proc {
+    type Target = Api;
+    fn deref(&self) -> &Api {
+        &self.api
+    }
+}
+
+impl Proc {
+    pub async fn start(role: &str, env: &Env) -> Proc {
+        let mut child = tns_command(role, env)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let addr = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(a) = line.strip_prefix("listening on http://") {
+                    return a.to_string();
+                }
+            }
+            panic!("tns exited before listening");
+        })
+        .await
+        .expect("tns starts within 60 s");
+        // Keep draining stdout so the child never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Proc {
+            _child: child,
+            api: Api::new(&addr),
+        }
+    }
+}
+
+/// A TCP proxy in front of Redis that can be cut (an outage) and restored.
+pub struct ChaosProxy {
+    pub addr: SocketAddr,
+    up: Arc<AtomicBool>,
+    generation: Arc<AtomicU64>,
+}
+
+impl ChaosProxy {
+    pub async fn start(upstream: &'static str) -> ChaosProxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let up = Arc::new(AtomicBool::new(true));
+        let generation = Arc::new(AtomicU64::new(0));
+        let (u, g) = (up.clone(), generation.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut inbound, _)) = listener.accept().await else {
+                    continue;
+                };
+                if !u.load(Ordering::SeqCst) {
+                    continue; // dropped: connection refused in effect
+                }
+                let (u, g) = (u.clone(), g.clone());
+                let born = g.load(Ordering::SeqCst);
+                tokio::spawn(async move {
+                    let Ok(mut outbound) = TcpStream::connect(upstream).await else {
+                        return;
+                    };
+                    let copy = tokio::io::copy_bidirectional(&mut inbound, &mut outbound);
+                    let cut = async {
+                        while u.load(Ordering::SeqCst) && g.load(Ordering::SeqCst) == born {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                    };
+                    tokio::select! { _ = copy => {}, _ = cut => {} }
+                });
+            }
+        });
+        ChaosProxy {
+            addr,
+            up,
+            generation,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://{}", self.addr)
+    }
+
+    pub fn cut(&self) {
+        self.up.store(false, Ordering::SeqCst);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    pub fn restore(&self) {
+        self.up.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Poll `f` until it returns `Some` or `timeout` passes.
+pub async fn eventually<T, F, Fut>(timeout: Duration, mut f: F) -> Option<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(v) = f().await {
+            return Some(v);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Put an organization on a custom plan directly in the database (before any metered call,
+/// so no process has cached its limit).
+pub async fn set_custom_plan(
+    db: &PgPool,
+    org: i64,
+    code: &str,
+    quota: Option<i32>,
+    overage: Option<f64>,
+) {
+    sqlx::query(
+        "INSERT INTO plans (code, name, monthly_quota, price_try, billing_period, overage_unit_try)
+         VALUES ($1, $1, $2, 1, 'monthly', $3) ON CONFLICT (code) DO NOTHING",
+    )
+    .bind(code)
+    .bind(quota)
+    .bind(overage)
+    .execute(db)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE subscriptions SET plan_code = $2 WHERE org_id = $1")
+        .bind(org)
+        .bind(code)
+        .execute(db)
+        .await
+        .unwrap();
+}
