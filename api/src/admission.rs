@@ -19,12 +19,8 @@ use crate::{
 
 /// Routes that are counted but never refused for quota: a customer over quota must still
 /// be able to see usage and change plan.
-const QUOTA_EXEMPT: &[&str] = &[
-    "/portal/usage",
-    "/portal/billing/plans",
-    "/portal/billing/subscription",
-    "/portal/billing/subscription/change",
-];
+const QUOTA_EXEMPT: &[&str] =
+    &["/portal/usage", "/portal/billing/plans", "/portal/billing/subscription", "/portal/billing/subscription/change"];
 
 pub const API_PREFIX: &str = "/api/v1";
 
@@ -67,10 +63,7 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
         Err(other) => return finish(other.into_response(), route, None),
     };
     if org.is_none() && !decision.admitted {
-        st.metrics
-            .quota_rejections
-            .with_label_values(&["client_ip"])
-            .inc();
+        st.metrics.quota_rejections.with_label_values(&["client_ip"]).inc();
         let res = ApiError::TooManyRequests {
             detail: "too many unauthenticated requests from this address; slow down".into(),
             retry_after_secs: (decision.reset - chrono::Utc::now().timestamp()).max(1) as u64,

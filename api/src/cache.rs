@@ -15,18 +15,12 @@ pub struct TtlMap<K, V> {
 
 impl<K: Eq + Hash + Clone, V: Clone> TtlMap<K, V> {
     pub fn new(ttl: Duration, cap: usize) -> Self {
-        TtlMap {
-            ttl,
-            cap,
-            inner: Mutex::new(HashMap::new()),
-        }
+        TtlMap { ttl, cap, inner: Mutex::new(HashMap::new()) }
     }
 
     pub fn get(&self, k: &K) -> Option<V> {
         let map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        map.get(k)
-            .filter(|(at, _)| at.elapsed() < self.ttl)
-            .map(|(_, v)| v.clone())
+        map.get(k).filter(|(at, _)| at.elapsed() < self.ttl).map(|(_, v)| v.clone())
     }
 
     pub fn insert(&self, k: K, v: V) {

@@ -101,10 +101,7 @@ impl Config {
     }
 
     /// Parse from any variable source; tests pass a map.
-    pub fn from_lookup(
-        role: Role,
-        lookup: impl Fn(&str) -> Option<String>,
-    ) -> Result<Config, ConfigError> {
+    pub fn from_lookup(role: Role, lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let vars = Vars(&lookup);
         let dev = role == Role::Dev;
         let signing_secret = match vars.get("TNS_SIGNING_SECRET") {
@@ -137,11 +134,7 @@ impl Config {
             role,
             listen_addr: vars.parse(
                 "TNS_LISTEN_ADDR",
-                if dev {
-                    "127.0.0.1:8080"
-                } else {
-                    "0.0.0.0:8080"
-                },
+                if dev { "127.0.0.1:8080" } else { "0.0.0.0:8080" },
                 "a socket address such as 0.0.0.0:8080",
             )?,
             database_url: vars.url(
@@ -150,23 +143,15 @@ impl Config {
                 &["postgres://", "postgresql://"],
             )?,
             db_max_connections: vars.parse_int("TNS_DB_MAX_CONNECTIONS", 20, 1, 1000)? as u32,
-            redis_url: vars.url(
-                "TNS_REDIS_URL",
-                "redis://127.0.0.1:6379",
-                &["redis://", "rediss://", "unix://"],
-            )?,
-            redis_prefix: vars
-                .get("TNS_REDIS_PREFIX")
-                .unwrap_or_else(|| "tns:".into()),
+            redis_url: vars.url("TNS_REDIS_URL", "redis://127.0.0.1:6379", &["redis://", "rediss://", "unix://"])?,
+            redis_prefix: vars.get("TNS_REDIS_PREFIX").unwrap_or_else(|| "tns:".into()),
             signing_secret,
             cookie_secure: vars.parse_bool("TNS_COOKIE_SECURE", !dev)?,
             quota_enabled: vars.parse_bool("TNS_QUOTA_ENABLED", true)?,
             quota_fail_mode: match vars.get("TNS_QUOTA_FAIL_MODE").as_deref() {
                 None | Some("open") => FailMode::Open,
                 Some("closed") => FailMode::Closed,
-                Some(_) => {
-                    return Err(vars.bad("TNS_QUOTA_FAIL_MODE", "must be `open` or `closed`"))
-                }
+                Some(_) => return Err(vars.bad("TNS_QUOTA_FAIL_MODE", "must be `open` or `closed`")),
             },
             auth_rate_limit: vars.parse_int(
                 "TNS_AUTH_RATE_LIMIT",
@@ -198,31 +183,15 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
     }
 
     fn bad(&self, var: &'static str, reason: &str) -> ConfigError {
-        ConfigError {
-            var,
-            reason: reason.to_string(),
-        }
+        ConfigError { var, reason: reason.to_string() }
     }
 
-    fn parse<T: std::str::FromStr>(
-        &self,
-        var: &'static str,
-        default: &str,
-        expected: &str,
-    ) -> Result<T, ConfigError> {
+    fn parse<T: std::str::FromStr>(&self, var: &'static str, default: &str, expected: &str) -> Result<T, ConfigError> {
         let raw = self.get(var).unwrap_or_else(|| default.to_string());
-        raw.trim()
-            .parse()
-            .map_err(|_| self.bad(var, &format!("`{raw}` is not {expected}")))
+        raw.trim().parse().map_err(|_| self.bad(var, &format!("`{raw}` is not {expected}")))
     }
 
-    fn parse_int(
-        &self,
-        var: &'static str,
-        default: u64,
-        min: u64,
-        max: u64,
-    ) -> Result<u64, ConfigError> {
+    fn parse_int(&self, var: &'static str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
         let v: u64 = self.parse(var, &default.to_string(), "a whole number")?;
         if v < min || v > max {
             return Err(self.bad(var, &format!("must be between {min} and {max}, got {v}")));
@@ -230,23 +199,12 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
         Ok(v)
     }
 
-    fn parse_secs(
-        &self,
-        var: &'static str,
-        default: u64,
-        min: u64,
-        max: u64,
-    ) -> Result<Duration, ConfigError> {
-        self.parse_int(var, default, min, max)
-            .map(Duration::from_secs)
+    fn parse_secs(&self, var: &'static str, default: u64, min: u64, max: u64) -> Result<Duration, ConfigError> {
+        self.parse_int(var, default, min, max).map(Duration::from_secs)
     }
 
     fn parse_bool(&self, var: &'static str, default: bool) -> Result<bool, ConfigError> {
-        match self
-            .get(var)
-            .map(|v| v.trim().to_ascii_lowercase())
-            .as_deref()
-        {
+        match self.get(var).map(|v| v.trim().to_ascii_lowercase()).as_deref() {
             None => Ok(default),
             Some("true" | "1" | "yes") => Ok(true),
             Some("false" | "0" | "no") => Ok(false),
@@ -254,18 +212,10 @@ impl<F: Fn(&str) -> Option<String>> Vars<'_, F> {
         }
     }
 
-    fn url(
-        &self,
-        var: &'static str,
-        default: &str,
-        schemes: &[&str],
-    ) -> Result<String, ConfigError> {
+    fn url(&self, var: &'static str, default: &str, schemes: &[&str]) -> Result<String, ConfigError> {
         let v = self.get(var).unwrap_or_else(|| default.to_string());
         if !schemes.iter().any(|s| v.starts_with(s)) {
-            return Err(self.bad(
-                var,
-                &format!("must start with one of {}", schemes.join(", ")),
-            ));
+            return Err(self.bad(var, &format!("must start with one of {}", schemes.join(", "))));
         }
         Ok(v)
     }
@@ -277,22 +227,14 @@ mod tests {
     use std::collections::HashMap;
 
     fn parse(role: Role, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let m: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let m: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Config::from_lookup(role, |k| m.get(k).cloned())
     }
 
     #[test]
     fn api_requires_a_long_enough_secret() {
         assert_eq!(parse(Role::Api, &[]).unwrap_err().var, "TNS_SIGNING_SECRET");
-        assert_eq!(
-            parse(Role::Api, &[("TNS_SIGNING_SECRET", "short")])
-                .unwrap_err()
-                .var,
-            "TNS_SIGNING_SECRET"
-        );
+        assert_eq!(parse(Role::Api, &[("TNS_SIGNING_SECRET", "short")]).unwrap_err().var, "TNS_SIGNING_SECRET");
         let c = parse(Role::Api, &[("TNS_SIGNING_SECRET", &"x".repeat(32))]).unwrap();
         assert!(c.cookie_secure);
         assert_eq!(c.auth_rate_limit, 60);
@@ -309,10 +251,7 @@ mod tests {
     #[test]
     fn bad_values_name_their_variable() {
         let e = parse(Role::Dev, &[("TNS_DB_MAX_CONNECTIONS", "many")]).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "TNS_DB_MAX_CONNECTIONS: `many` is not a whole number"
-        );
+        assert_eq!(e.to_string(), "TNS_DB_MAX_CONNECTIONS: `many` is not a whole number");
         let e = parse(Role::Dev, &[("TNS_AUTH_CACHE_TTL_MS", "9000")]).unwrap_err();
         assert_eq!(e.var, "TNS_AUTH_CACHE_TTL_MS");
         let e = parse(Role::Dev, &[("TNS_REDIS_URL", "http://x")]).unwrap_err();

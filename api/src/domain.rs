@@ -9,16 +9,10 @@ pub fn text(field: &str, raw: &str, max: usize) -> Result<String, ApiError> {
         return Err(ApiError::validation(field, "must not be empty"));
     }
     if v.chars().count() > max {
-        return Err(ApiError::validation(
-            field,
-            format!("must be at most {max} characters"),
-        ));
+        return Err(ApiError::validation(field, format!("must be at most {max} characters")));
     }
     if v.chars().any(|c| c.is_control()) {
-        return Err(ApiError::validation(
-            field,
-            "must not contain control characters",
-        ));
+        return Err(ApiError::validation(field, "must not contain control characters"));
     }
     Ok(v.to_string())
 }
@@ -34,10 +28,7 @@ impl Email {
     pub fn parse(raw: &str) -> Result<Email, ApiError> {
         let v = raw.trim();
         let bad = || ApiError::validation("email", "must be a valid e-mail address");
-        if v.is_empty()
-            || v.len() > Self::MAX
-            || v.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
+        if v.is_empty() || v.len() > Self::MAX || v.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(bad());
         }
         let (local, domain) = v.split_once('@').ok_or_else(bad)?;
@@ -69,16 +60,10 @@ impl Password {
     pub fn parse(raw: String) -> Result<Password, ApiError> {
         let n = raw.chars().count();
         if n < Self::MIN {
-            return Err(ApiError::validation(
-                "password",
-                format!("must be at least {} characters", Self::MIN),
-            ));
+            return Err(ApiError::validation("password", format!("must be at least {} characters", Self::MIN)));
         }
         if raw.len() > Self::MAX {
-            return Err(ApiError::validation(
-                "password",
-                format!("must be at most {} bytes", Self::MAX),
-            ));
+            return Err(ApiError::validation("password", format!("must be at most {} bytes", Self::MAX)));
         }
         Ok(Password(raw))
     }
@@ -97,10 +82,7 @@ impl TaxNumber {
     pub fn parse(raw: &str) -> Result<TaxNumber, ApiError> {
         let v = raw.trim();
         if v.len() != 10 || !v.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(ApiError::validation(
-                "tax_number",
-                "must be exactly 10 digits",
-            ));
+            return Err(ApiError::validation("tax_number", "must be exactly 10 digits"));
         }
         Ok(TaxNumber(v.to_string()))
     }
@@ -119,9 +101,7 @@ mod tests {
         for ok in ["a@b.co", "ops+tns@firma.com.tr", " x@y.z "] {
             assert!(Email::parse(ok).is_ok(), "{ok}");
         }
-        for bad in [
-            "", "a", "a@b", "@b.co", "a@@b.co", "a b@c.de", "a@.b", "a@b.", "a@b..c",
-        ] {
+        for bad in ["", "a", "a@b", "@b.co", "a@@b.co", "a b@c.de", "a@.b", "a@b.", "a@b..c"] {
             assert!(Email::parse(bad).is_err(), "{bad}");
         }
     }

@@ -29,10 +29,7 @@ pub enum ApiError {
     #[error("{field}: {reason}")]
     Validation { field: String, reason: String },
     #[error("{detail}")]
-    TooManyRequests {
-        detail: String,
-        retry_after_secs: u64,
-    },
+    TooManyRequests { detail: String, retry_after_secs: u64 },
     #[error("{0}")]
     Unavailable(String),
     #[error(transparent)]
@@ -55,10 +52,7 @@ pub type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
     pub fn validation(field: impl Into<String>, reason: impl Into<String>) -> ApiError {
-        ApiError::Validation {
-            field: field.into(),
-            reason: reason.into(),
-        }
+        ApiError::Validation { field: field.into(), reason: reason.into() }
     }
 
     pub fn status(&self) -> StatusCode {
@@ -87,11 +81,7 @@ pub fn status_name(status: StatusCode) -> &'static str {
 }
 
 pub fn error_response(status: StatusCode, detail: String, field: Option<String>) -> Response {
-    let body = ErrorBody {
-        error: status_name(status).to_string(),
-        detail,
-        field,
-    };
+    let body = ErrorBody { error: status_name(status).to_string(), detail, field };
     (status, Json(body)).into_response()
 }
 
@@ -103,16 +93,10 @@ impl IntoResponse for ApiError {
                 tracing::error!(error = ?err, "request failed");
                 error_response(status, "an unexpected error occurred".into(), None)
             }
-            ApiError::Validation { field, reason } => {
-                error_response(status, format!("{field}: {reason}"), Some(field))
-            }
-            ApiError::TooManyRequests {
-                detail,
-                retry_after_secs,
-            } => {
+            ApiError::Validation { field, reason } => error_response(status, format!("{field}: {reason}"), Some(field)),
+            ApiError::TooManyRequests { detail, retry_after_secs } => {
                 let mut res = error_response(status, detail, None);
-                res.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+                res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
                 res
             }
             other => error_response(status, other.to_string(), None),
@@ -135,9 +119,7 @@ impl From<redis::RedisError> for ApiError {
 /// True when a database error is a unique violation of the named constraint or index.
 pub fn is_unique_violation(e: &sqlx::Error, constraint: &str) -> bool {
     match e {
-        sqlx::Error::Database(db) => {
-            db.code().as_deref() == Some("23505") && db.constraint() == Some(constraint)
-        }
+        sqlx::Error::Database(db) => db.code().as_deref() == Some("23505") && db.constraint() == Some(constraint),
         _ => false,
     }
 }

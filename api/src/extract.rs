@@ -24,8 +24,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             .and_then(|v| v.split(';').next())
             .map(|mime| {
                 let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json"
-                    || (mime.starts_with("application/") && mime.ends_with("+json"))
+                mime == "application/json" || (mime.starts_with("application/") && mime.ends_with("+json"))
             })
             .unwrap_or(false);
         if !is_json {
@@ -48,9 +47,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     // Every request body of this API is an object; say so rather than "invalid type: sequence".
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if first.is_some_and(|b| *b != b'{')
-        && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok()
-    {
+    if first.is_some_and(|b| *b != b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
         return Err(ApiError::validation("body", "must be a JSON object"));
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
@@ -62,8 +59,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             _ => ApiError::BadRequest(format!("request body is not valid JSON: {inner}")),
         }
     })?;
-    de.end()
-        .map_err(|e| ApiError::BadRequest(format!("request body is not valid JSON: {e}")))?;
+    de.end().map_err(|e| ApiError::BadRequest(format!("request body is not valid JSON: {e}")))?;
     Ok(value)
 }
 
@@ -71,15 +67,8 @@ fn data_error(path: &str, err: &serde_json::Error) -> ApiError {
     // serde_json appends " at line X column Y"; the field path says where instead.
     let msg = err.to_string();
     let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-    if let Some(missing) = msg
-        .strip_prefix("missing field `")
-        .and_then(|m| m.strip_suffix('`'))
-    {
-        let field = if path == "." {
-            missing.to_string()
-        } else {
-            format!("{path}.{missing}")
-        };
+    if let Some(missing) = msg.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+        let field = if path == "." { missing.to_string() } else { format!("{path}.{missing}") };
         return ApiError::validation(field, "is required");
     }
     if path == "." {
@@ -111,15 +100,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         let query = parts.uri.query().unwrap_or("");
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
-        serde_path_to_error::deserialize(de)
-            .map(ApiQuery)
-            .map_err(|err| {
-                let path = err.path().to_string();
-                ApiError::validation(
-                    if path == "." { "query".into() } else { path },
-                    err.into_inner().to_string(),
-                )
-            })
+        serde_path_to_error::deserialize(de).map(ApiQuery).map_err(|err| {
+            let path = err.path().to_string();
+            ApiError::validation(if path == "." { "query".into() } else { path }, err.into_inner().to_string())
+        })
     }
 }
 
@@ -149,31 +133,13 @@ mod tests {
 
     #[test]
     fn classifies_json_errors() {
-        assert!(matches!(
-            parse_json::<Body>(b"{nope"),
-            Err(ApiError::BadRequest(_))
-        ));
-        assert!(matches!(
-            parse_json::<Body>(b""),
-            Err(ApiError::BadRequest(_))
-        ));
-        assert!(matches!(
-            parse_json::<Body>(br#"{"email":"a"} x"#),
-            Err(ApiError::BadRequest(_))
-        ));
+        assert!(matches!(parse_json::<Body>(b"{nope"), Err(ApiError::BadRequest(_))));
+        assert!(matches!(parse_json::<Body>(b""), Err(ApiError::BadRequest(_))));
+        assert!(matches!(parse_json::<Body>(br#"{"email":"a"} x"#), Err(ApiError::BadRequest(_))));
         assert_eq!(field_of(parse_json::<Body>(b"{}").unwrap_err()), "email");
-        assert_eq!(
-            field_of(parse_json::<Body>(br#"{"email":1}"#).unwrap_err()),
-            "email"
-        );
-        assert_eq!(
-            field_of(parse_json::<Body>(br#"{"email":"a","inner":{}}"#).unwrap_err()),
-            "inner.n"
-        );
-        assert_eq!(
-            field_of(parse_json::<Body>(br#"{"email":"a","inner":{"n":-1}}"#).unwrap_err()),
-            "inner.n"
-        );
+        assert_eq!(field_of(parse_json::<Body>(br#"{"email":1}"#).unwrap_err()), "email");
+        assert_eq!(field_of(parse_json::<Body>(br#"{"email":"a","inner":{}}"#).unwrap_err()), "inner.n");
+        assert_eq!(field_of(parse_json::<Body>(br#"{"email":"a","inner":{"n":-1}}"#).unwrap_err()), "inner.n");
         assert_eq!(field_of(parse_json::<Body>(b"[]").unwrap_err()), "body");
         assert!(parse_json::<Body>(br#"{"email":"a"}"#).is_ok());
     }

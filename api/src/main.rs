@@ -65,7 +65,9 @@ async fn run(cfg: Config) -> anyhow::Result<()> {
         }
         Role::Api | Role::Dev => {
             if cfg.role == Role::Dev {
-                tracing::warn!("dev mode: throw-away signing secret unless TNS_SIGNING_SECRET is set; cookies without Secure");
+                tracing::warn!(
+                    "dev mode: throw-away signing secret unless TNS_SIGNING_SECRET is set; cookies without Secure"
+                );
             }
             let dev = cfg.role == Role::Dev;
             let app = Application::build(cfg).await?;

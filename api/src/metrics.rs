@@ -8,8 +8,7 @@ use axum::{
     response::{IntoResponse, Response},
 };
 use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
 };
 
 use crate::state::AppState;
@@ -30,10 +29,7 @@ impl Metrics {
     pub fn new() -> Metrics {
         let registry = Registry::new();
         let http_requests = IntCounterVec::new(
-            Opts::new(
-                "tns_http_requests_total",
-                "HTTP requests by method, route template and status",
-            ),
+            Opts::new("tns_http_requests_total", "HTTP requests by method, route template and status"),
             &["method", "route", "status"],
         )
         .expect("valid metric");
@@ -42,40 +38,27 @@ impl Metrics {
                 "tns_http_request_duration_seconds",
                 "HTTP request latency by method, route template and status",
             )
-            .buckets(vec![
-                0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-            ]),
+            .buckets(vec![0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0]),
             &["method", "route", "status"],
         )
         .expect("valid metric");
         let quota_rejections = IntCounterVec::new(
-            Opts::new(
-                "tns_quota_rejections_total",
-                "Requests refused with 429, by limit",
-            ),
+            Opts::new("tns_quota_rejections_total", "Requests refused with 429, by limit"),
             &["limit"],
         )
         .expect("valid metric");
-        let redis_fallback = IntCounter::new(
-            "tns_quota_redis_fallback_total",
-            "Requests metered locally because Redis was unreachable",
-        )
-        .expect("valid metric");
+        let redis_fallback =
+            IntCounter::new("tns_quota_redis_fallback_total", "Requests metered locally because Redis was unreachable")
+                .expect("valid metric");
         let gauge = |name: &str, help: &str| IntGauge::new(name, help).expect("valid metric");
         let m = Metrics {
-            pg_pool_size: gauge(
-                "tns_pg_pool_connections",
-                "PostgreSQL pool: open connections",
+            pg_pool_size: gauge("tns_pg_pool_connections", "PostgreSQL pool: open connections"),
+            pg_pool_idle: gauge("tns_pg_pool_idle_connections", "PostgreSQL pool: idle connections"),
+            redis_pool_size: gauge(
+                "tns_redis_pool_connections",
+                "Redis: open connections (the shared multiplexed one and pooled ones)",
             ),
-            pg_pool_idle: gauge(
-                "tns_pg_pool_idle_connections",
-                "PostgreSQL pool: idle connections",
-            ),
-            redis_pool_size: gauge("tns_redis_pool_connections", "Redis pool: open connections"),
-            redis_pool_available: gauge(
-                "tns_redis_pool_available_connections",
-                "Redis pool: idle connections",
-            ),
+            redis_pool_available: gauge("tns_redis_pool_available_connections", "Redis pool: idle connections"),
             registry,
             http_requests,
             http_duration,
@@ -113,24 +96,18 @@ pub struct RouteTemplate(pub String);
 pub async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = req.method().to_string();
-    let matched = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|m| m.as_str().to_string());
+    let matched = req.extensions().get::<MatchedPath>().map(|m| m.as_str().to_string());
     let res = next.run(req).await;
     let route = res
         .extensions()
         .get::<RouteTemplate>()
-        .map(|r| format!("/api/v1{}", r.0))
+        .map(|r| if r.0.starts_with('/') { format!("/api/v1{}", r.0) } else { "unmatched".into() })
         .or(matched)
         .unwrap_or_else(|| "unmatched".into());
     let status = res.status().as_u16().to_string();
     let labels = [method.as_str(), route.as_str(), status.as_str()];
     st.metrics.http_requests.with_label_values(&labels).inc();
-    st.metrics
-        .http_duration
-        .with_label_values(&labels)
-        .observe(start.elapsed().as_secs_f64());
+    st.metrics.http_duration.with_label_values(&labels).observe(start.elapsed().as_secs_f64());
     res
 }
 
@@ -138,19 +115,12 @@ pub async fn render(State(st): State<AppState>) -> Response {
     let m = &st.metrics;
     m.pg_pool_size.set(st.db.size() as i64);
     m.pg_pool_idle.set(st.db.num_idle() as i64);
-    let rs = st.redis.pool_status();
-    m.redis_pool_size.set(rs.size as i64);
-    m.redis_pool_available.set(rs.available as i64);
+    let (open, idle) = st.redis.connections();
+    m.redis_pool_size.set(open as i64);
+    m.redis_pool_available.set(idle as i64);
     let mut buf = Vec::new();
     if let Err(e) = TextEncoder::new().encode(&m.registry.gather(), &mut buf) {
         tracing::error!(error = %e, "metrics encoding failed");
     }
-    (
-        [(
-            axum::http::header::CONTENT_TYPE,
-            "text/plain; version=0.0.4",
-        )],
-        buf,
-    )
-        .into_response()
+    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], buf).into_response()
 }

@@ -105,10 +105,7 @@ impl Month {
     }
 
     pub fn of(t: DateTime<Utc>) -> Month {
-        Month {
-            year: t.year(),
-            month: t.month(),
-        }
+        Month { year: t.year(), month: t.month() }
     }
 
     pub fn parse(s: &str) -> Option<Month> {
@@ -123,25 +120,16 @@ impl Month {
 
     pub fn next(self) -> Month {
         if self.month == 12 {
-            Month {
-                year: self.year + 1,
-                month: 1,
-            }
+            Month { year: self.year + 1, month: 1 }
         } else {
-            Month {
-                year: self.year,
-                month: self.month + 1,
-            }
+            Month { year: self.year, month: self.month + 1 }
         }
     }
 
     /// Unix time of the first instant of the next month (the `X-RateLimit-Reset` value).
     pub fn reset_at(self) -> i64 {
         let n = self.next();
-        Utc.with_ymd_and_hms(n.year, n.month, 1, 0, 0, 0)
-            .single()
-            .expect("valid instant")
-            .timestamp()
+        Utc.with_ymd_and_hms(n.year, n.month, 1, 0, 0, 0).single().expect("valid instant").timestamp()
     }
 }
 
@@ -202,13 +190,7 @@ impl From<sqlx::Error> for Failure {
 }
 
 impl Quota {
-    pub fn new(
-        store: Arc<RedisStore>,
-        db: PgPool,
-        metrics: Arc<Metrics>,
-        enabled: bool,
-        fail_mode: FailMode,
-    ) -> Quota {
+    pub fn new(store: Arc<RedisStore>, db: PgPool, metrics: Arc<Metrics>, enabled: bool, fail_mode: FailMode) -> Quota {
         Quota {
             store,
             db,
@@ -235,20 +217,10 @@ impl Quota {
 
     /// Count one call of `endpoint` and decide whether it is served. `exempt` calls are
     /// counted but never refused (usage and billing stay reachable beyond the quota).
-    pub async fn admit(
-        &self,
-        org: i64,
-        endpoint: &str,
-        exempt: bool,
-    ) -> Result<Decision, ApiError> {
+    pub async fn admit(&self, org: i64, endpoint: &str, exempt: bool) -> Result<Decision, ApiError> {
         let month = Month::now();
         if !self.enabled {
-            return Ok(Decision {
-                admitted: true,
-                limit: -1,
-                remaining: -1,
-                reset: month.reset_at(),
-            });
+            return Ok(Decision { admitted: true, limit: -1, remaining: -1, reset: month.reset_at() });
         }
         let field = format!("t|{endpoint}");
         let decision = match self.admit_redis(org, month, &field, exempt).await {
@@ -258,53 +230,30 @@ impl Quota {
                 self.metrics.redis_fallback.inc();
                 self.log_fallback(&e);
                 if self.fail_mode == FailMode::Closed {
-                    return Err(ApiError::Unavailable(
-                        "usage metering is unavailable; retry shortly".into(),
-                    ));
+                    return Err(ApiError::Unavailable("usage metering is unavailable; retry shortly".into()));
                 }
                 self.admit_local(org, month, field, exempt).await?
             }
         };
         if decision.admitted {
-            self.touched
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert((org, month));
+            self.touched.lock().unwrap_or_else(|p| p.into_inner()).insert((org, month));
         } else {
-            self.metrics
-                .quota_rejections
-                .with_label_values(&["monthly_quota"])
-                .inc();
+            self.metrics.quota_rejections.with_label_values(&["monthly_quota"]).inc();
         }
         Ok(decision)
     }
 
-    async fn admit_redis(
-        &self,
-        org: i64,
-        month: Month,
-        field: &str,
-        exempt: bool,
-    ) -> Result<Decision, Failure> {
+    async fn admit_redis(&self, org: i64, month: Month, field: &str, exempt: bool) -> Result<Decision, Failure> {
         let (usage_key, limit_key) = (self.usage_key(org, month), self.limit_key(org));
         for _ in 0..3 {
             let mut inv = self.admit.key(&usage_key);
-            inv.key(&limit_key)
-                .arg(field)
-                .arg(if exempt { 1 } else { 0 });
-            let r: Vec<i64> = self
-                .store
-                .call(|mut c| async move { inv.invoke_async(&mut c).await })
-                .await?;
+            inv.key(&limit_key).arg(field).arg(if exempt { 1 } else { 0 });
+            let r: Vec<i64> = self.store.call(|mut c| async move { inv.invoke_async(&mut c).await }).await?;
             match r.as_slice() {
                 [-2] => self.seed_limit(org).await?,
                 [-3] => self.seed_month(org, month).await?,
                 [admitted, total, quota, _soft] => {
-                    let remaining = if *quota < 0 {
-                        -1
-                    } else {
-                        (quota - total).max(0)
-                    };
+                    let remaining = if *quota < 0 { -1 } else { (quota - total).max(0) };
                     return Ok(Decision {
                         admitted: *admitted == 1,
                         limit: *quota,
@@ -312,16 +261,10 @@ impl Quota {
                         reset: month.reset_at(),
                     });
                 }
-                other => {
-                    return Err(Failure::Api(
-                        anyhow::anyhow!("unexpected quota script reply {other:?}").into(),
-                    ))
-                }
+                other => return Err(Failure::Api(anyhow::anyhow!("unexpected quota script reply {other:?}").into())),
             }
         }
-        Err(Failure::Api(
-            anyhow::anyhow!("quota counters could not be seeded").into(),
-        ))
+        Err(Failure::Api(anyhow::anyhow!("quota counters could not be seeded").into()))
     }
 
     /// The organization's current limit from its plan.
@@ -336,14 +279,8 @@ impl Quota {
         .await?;
         // No subscription row cannot happen after registration; refuse everything if it does.
         Ok(row
-            .map(|(q, soft)| Limit {
-                quota: q.map(i64::from),
-                soft,
-            })
-            .unwrap_or(Limit {
-                quota: Some(0),
-                soft: false,
-            }))
+            .map(|(q, soft)| Limit { quota: q.map(i64::from), soft })
+            .unwrap_or(Limit { quota: Some(0), soft: false }))
     }
 
     fn encode_limit(l: Limit) -> String {
@@ -374,10 +311,8 @@ impl Quota {
         let limit = self.load_limit(org).await?;
         self.limits.insert(org, limit);
         let (key, value) = (self.limit_key(org), Self::encode_limit(limit));
-        if let Err(e) = self
-            .store
-            .call(|mut c| async move { c.set_ex::<_, _, ()>(key, value, LIMIT_TTL_SECS).await })
-            .await
+        if let Err(e) =
+            self.store.call(|mut c| async move { c.set_ex::<_, _, ()>(key, value, LIMIT_TTL_SECS).await }).await
         {
             // Other processes pick the plan up when their Redis-less limit cache expires (5 s)
             // or when the key's TTL runs out; log so operators know.
@@ -397,11 +332,7 @@ impl Quota {
         .await
         .map(|rows| {
             rows.into_iter()
-                .map(|(endpoint, total_calls, error_calls)| EndpointUsage {
-                    endpoint,
-                    total_calls,
-                    error_calls,
-                })
+                .map(|(endpoint, total_calls, error_calls)| EndpointUsage { endpoint, total_calls, error_calls })
                 .collect()
         })
     }
@@ -415,19 +346,11 @@ impl Quota {
             inv.arg(format!("t|{}", r.endpoint)).arg(r.total_calls);
             inv.arg(format!("e|{}", r.endpoint)).arg(r.error_calls);
         }
-        self.store
-            .call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await })
-            .await?;
+        self.store.call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await }).await?;
         Ok(())
     }
 
-    async fn admit_local(
-        &self,
-        org: i64,
-        month: Month,
-        field: String,
-        exempt: bool,
-    ) -> Result<Decision, ApiError> {
+    async fn admit_local(&self, org: i64, month: Month, field: String, exempt: bool) -> Result<Decision, ApiError> {
         let limit = match self.limits.get(&org) {
             Some(l) => l,
             None => {
@@ -436,27 +359,13 @@ impl Quota {
                 l
             }
         };
-        let needs_base = !self
-            .local
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(&(org, month));
-        let base = if needs_base {
-            Some(
-                self.persisted(org, month)
-                    .await?
-                    .iter()
-                    .map(|r| r.total_calls)
-                    .sum(),
-            )
-        } else {
-            None
-        };
+        let needs_base = !self.local.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&(org, month));
+        let base =
+            if needs_base { Some(self.persisted(org, month).await?.iter().map(|r| r.total_calls).sum()) } else { None };
         let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = local.entry((org, month)).or_insert_with(|| LocalMonth {
-            base_total: base.unwrap_or(0),
-            ..Default::default()
-        });
+        let entry = local
+            .entry((org, month))
+            .or_insert_with(|| LocalMonth { base_total: base.unwrap_or(0), ..Default::default() });
         let used = entry.base_total + entry.added_total;
         let quota = limit.quota.unwrap_or(-1);
         let admitted = quota < 0 || limit.soft || exempt || used < quota;
@@ -468,11 +377,7 @@ impl Quota {
         Ok(Decision {
             admitted,
             limit: quota,
-            remaining: if quota < 0 {
-                -1
-            } else {
-                (quota - total).max(0)
-            },
+            remaining: if quota < 0 { -1 } else { (quota - total).max(0) },
             reset: month.reset_at(),
         })
     }
@@ -481,10 +386,7 @@ impl Quota {
         let now = Utc::now().timestamp();
         let last = self.last_fallback_log.load(Ordering::Relaxed);
         if now - last >= 10
-            && self
-                .last_fallback_log
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
+            && self.last_fallback_log.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
         {
             let mode = match self.fail_mode {
                 FailMode::Open => "counting locally (fail-open)",
@@ -503,12 +405,7 @@ impl Quota {
         let field = format!("e|{endpoint}");
         let mut inv = self.add.key(self.usage_key(org, month));
         inv.arg(&field).arg(1);
-        if self
-            .store
-            .call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await })
-            .await
-            .is_err()
-        {
+        if self.store.call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await }).await.is_err() {
             let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
             // Only months already counted locally; an error on a Redis-counted call whose
             // follow-up failed is dropped rather than given a wrong base.
@@ -521,10 +418,7 @@ impl Quota {
     /// The month's usage: live from Redis (plus any local counts), else from PostgreSQL.
     pub async fn usage(&self, org: i64, month: Month) -> Result<Vec<EndpointUsage>, ApiError> {
         let key = self.usage_key(org, month);
-        let live: Result<HashMap<String, i64>, _> = self
-            .store
-            .call(|mut c| async move { c.hgetall(key).await })
-            .await;
+        let live: Result<HashMap<String, i64>, _> = self.store.call(|mut c| async move { c.hgetall(key).await }).await;
         let mut fields = match live {
             Ok(h) if !h.is_empty() => h,
             _ => {
@@ -536,22 +430,13 @@ impl Quota {
                 h
             }
         };
-        if let Some(l) = self
-            .local
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&(org, month))
-        {
+        if let Some(l) = self.local.lock().unwrap_or_else(|p| p.into_inner()).get(&(org, month)) {
             for (f, n) in &l.fields {
                 *fields.entry(f.clone()).or_default() += n;
             }
         }
         let mut rows = rows_from_fields(&fields);
-        rows.sort_by(|a, b| {
-            b.total_calls
-                .cmp(&a.total_calls)
-                .then_with(|| a.endpoint.cmp(&b.endpoint))
-        });
+        rows.sort_by(|a, b| b.total_calls.cmp(&a.total_calls).then_with(|| a.endpoint.cmp(&b.endpoint)));
         Ok(rows)
     }
 
@@ -559,26 +444,18 @@ impl Quota {
     pub async fn flush(&self) {
         self.push_local().await;
         let touched: Vec<_> =
-            std::mem::take(&mut *self.touched.lock().unwrap_or_else(|p| p.into_inner()))
-                .into_iter()
-                .collect();
+            std::mem::take(&mut *self.touched.lock().unwrap_or_else(|p| p.into_inner())).into_iter().collect();
         for (org, month) in touched {
             if let Err(e) = self.persist_month(org, month).await {
                 tracing::warn!(org, %month, error = %e, "usage flush failed; will retry");
-                self.touched
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert((org, month));
+                self.touched.lock().unwrap_or_else(|p| p.into_inner()).insert((org, month));
             }
         }
     }
 
     async fn persist_month(&self, org: i64, month: Month) -> anyhow::Result<()> {
         let key = self.usage_key(org, month);
-        let fields: HashMap<String, i64> = self
-            .store
-            .call(|mut c| async move { c.hgetall(key).await })
-            .await?;
+        let fields: HashMap<String, i64> = self.store.call(|mut c| async move { c.hgetall(key).await }).await?;
         let rows = rows_from_fields(&fields);
         upsert_usage(&self.db, org, month, &rows, Upsert::Greatest).await?;
         Ok(())
@@ -606,9 +483,7 @@ impl Quota {
                 for (f, n) in &fields {
                     inv.arg(f).arg(*n);
                 }
-                self.store
-                    .call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await })
-                    .await?;
+                self.store.call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await }).await?;
                 anyhow::Ok(())
             }
             .await;
@@ -632,10 +507,7 @@ impl Quota {
                 }
             }
             drop(local);
-            self.touched
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert((org, month));
+            self.touched.lock().unwrap_or_else(|p| p.into_inner()).insert((org, month));
         }
     }
 
@@ -644,9 +516,7 @@ impl Quota {
     pub async fn flush_on_shutdown(&self) {
         self.flush().await;
         let pending: Vec<_> =
-            std::mem::take(&mut *self.local.lock().unwrap_or_else(|p| p.into_inner()))
-                .into_iter()
-                .collect();
+            std::mem::take(&mut *self.local.lock().unwrap_or_else(|p| p.into_inner())).into_iter().collect();
         for ((org, month), counts) in pending {
             let rows = rows_from_fields(&counts.fields);
             if let Err(e) = upsert_usage(&self.db, org, month, &rows, Upsert::Add).await {
@@ -666,11 +536,7 @@ fn rows_from_fields(fields: &HashMap<String, i64>) -> Vec<EndpointUsage> {
         }
     }
     by.into_iter()
-        .map(|(ep, (t, e))| EndpointUsage {
-            endpoint: ep.to_string(),
-            total_calls: t,
-            error_calls: e,
-        })
+        .map(|(ep, (t, e))| EndpointUsage { endpoint: ep.to_string(), total_calls: t, error_calls: e })
         .collect()
 }
 
@@ -681,21 +547,19 @@ enum Upsert {
     Add,
 }
 
-async fn upsert_usage(
-    db: &PgPool,
-    org: i64,
-    month: Month,
-    rows: &[EndpointUsage],
-    mode: Upsert,
-) -> sqlx::Result<()> {
+async fn upsert_usage(db: &PgPool, org: i64, month: Month, rows: &[EndpointUsage], mode: Upsert) -> sqlx::Result<()> {
     if rows.is_empty() {
         return Ok(());
     }
     let merge = match mode {
-        Upsert::Greatest => "total_calls = GREATEST(usage_monthly.total_calls, EXCLUDED.total_calls),
-                             error_calls = GREATEST(usage_monthly.error_calls, EXCLUDED.error_calls)",
-        Upsert::Add => "total_calls = usage_monthly.total_calls + EXCLUDED.total_calls,
-                        error_calls = usage_monthly.error_calls + EXCLUDED.error_calls",
+        Upsert::Greatest => {
+            "total_calls = GREATEST(usage_monthly.total_calls, EXCLUDED.total_calls),
+                             error_calls = GREATEST(usage_monthly.error_calls, EXCLUDED.error_calls)"
+        }
+        Upsert::Add => {
+            "total_calls = usage_monthly.total_calls + EXCLUDED.total_calls,
+                        error_calls = usage_monthly.error_calls + EXCLUDED.error_calls"
+        }
     };
     let endpoints: Vec<&str> = rows.iter().map(|r| r.endpoint.as_str()).collect();
     let totals: Vec<i64> = rows.iter().map(|r| r.total_calls).collect();
@@ -722,19 +586,8 @@ mod tests {
     #[test]
     fn months() {
         let m = Month::parse("2026-12").unwrap();
-        assert_eq!(
-            m.next(),
-            Month {
-                year: 2027,
-                month: 1
-            }
-        );
-        assert_eq!(
-            m.reset_at(),
-            Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0)
-                .unwrap()
-                .timestamp()
-        );
+        assert_eq!(m.next(), Month { year: 2027, month: 1 });
+        assert_eq!(m.reset_at(), Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap().timestamp());
         assert_eq!(m.to_string(), "2026-12");
         assert!(Month::parse("2026-13").is_none());
         assert!(Month::parse("26-01").is_none());
@@ -742,32 +595,13 @@ mod tests {
 
     #[test]
     fn fields_fold_into_rows() {
-        let f: HashMap<String, i64> = [
-            ("total", 3),
-            ("t|GET /a", 2),
-            ("e|GET /a", 1),
-            ("t|POST /b", 1),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
+        let f: HashMap<String, i64> = [("total", 3), ("t|GET /a", 2), ("e|GET /a", 1), ("t|POST /b", 1)]
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect();
         let mut rows = rows_from_fields(&f);
         rows.sort_by(|a, b| a.endpoint.cmp(&b.endpoint));
-        assert_eq!(
-            rows[0],
-            EndpointUsage {
-                endpoint: "GET /a".into(),
-                total_calls: 2,
-                error_calls: 1
-            }
-        );
-        assert_eq!(
-            rows[1],
-            EndpointUsage {
-                endpoint: "POST /b".into(),
-                total_calls: 1,
-                error_calls: 0
-            }
-        );
+        assert_eq!(rows[0], EndpointUsage { endpoint: "GET /a".into(), total_calls: 2, error_calls: 1 });
+        assert_eq!(rows[1], EndpointUsage { endpoint: "POST /b".into(), total_calls: 1, error_calls: 0 });
     }
 }

@@ -50,21 +50,15 @@ pub fn app(state: AppState) -> Router {
         .nest("/api/v1", v1::router(state.clone()))
         .fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
-        .layer(CatchPanicLayer::custom(
-            |panic: Box<dyn std::any::Any + Send>| {
-                let msg = panic
-                    .downcast_ref::<String>()
-                    .map(String::as_str)
-                    .or_else(|| panic.downcast_ref::<&str>().copied())
-                    .unwrap_or("unknown");
-                tracing::error!(panic = msg, "handler panicked");
-                error_response(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "an unexpected error occurred".into(),
-                    None,
-                )
-            },
-        ))
+        .layer(CatchPanicLayer::custom(|panic: Box<dyn std::any::Any + Send>| {
+            let msg = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("unknown");
+            tracing::error!(panic = msg, "handler panicked");
+            error_response(StatusCode::INTERNAL_SERVER_ERROR, "an unexpected error occurred".into(), None)
+        }))
         .layer(from_fn(json_errors))
         .layer(from_fn_with_state(state, metrics::observe))
 }
@@ -123,11 +117,7 @@ impl Application {
             .await
             .with_context(|| format!("cannot listen on {}", cfg.listen_addr))?;
         let addr = listener.local_addr()?;
-        Ok(Application {
-            listener,
-            addr,
-            state: AppState::new(cfg, db, redis),
-        })
+        Ok(Application { listener, addr, state: AppState::new(cfg, db, redis) })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -139,10 +129,7 @@ impl Application {
     }
 
     /// Serve until `shutdown` resolves, then drain connections and flush usage.
-    pub async fn run(
-        self,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> anyhow::Result<()> {
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let state = self.state.clone();
         let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
         let flusher = {
@@ -159,14 +146,10 @@ impl Application {
             })
         };
         let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-        let served = axum::serve(self.listener, service)
-            .with_graceful_shutdown(shutdown)
-            .await;
+        let served = axum::serve(self.listener, service).with_graceful_shutdown(shutdown).await;
         stop_tx.send(true).ok();
         flusher.await.ok();
-        tokio::time::timeout(Duration::from_secs(10), state.quota.flush_on_shutdown())
-            .await
-            .ok();
+        tokio::time::timeout(Duration::from_secs(10), state.quota.flush_on_shutdown()).await.ok();
         served.context("HTTP server failed")
     }
 }

@@ -6,11 +6,13 @@ use sqlx::PgPool;
 
 use crate::{
     auth::{jwt::Jwt, KeyStore},
+    cache::TtlMap,
     config::Config,
     metrics::Metrics,
     quota::Quota,
     redis_store::RedisStore,
     throttle::IpThrottle,
+    v1::endpoints::account::MeOut,
 };
 
 pub struct Inner {
@@ -22,6 +24,8 @@ pub struct Inner {
     pub quota: Quota,
     pub throttle: IpThrottle,
     pub metrics: Arc<Metrics>,
+    /// `GET /portal/me` answers by (organization, user), kept as long as API keys.
+    pub profiles: TtlMap<(i64, i64), MeOut>,
 }
 
 #[derive(Clone)]
@@ -40,19 +44,10 @@ impl AppState {
         let metrics = Arc::new(Metrics::new());
         AppState(Arc::new(Inner {
             keys: KeyStore::new(cfg.auth_cache_ttl),
+            profiles: TtlMap::new(cfg.auth_cache_ttl, 100_000),
             jwt: Jwt::new(&cfg.signing_secret),
-            quota: Quota::new(
-                redis.clone(),
-                db.clone(),
-                metrics.clone(),
-                cfg.quota_enabled,
-                cfg.quota_fail_mode,
-            ),
-            throttle: IpThrottle::new(
-                cfg.auth_rate_limit,
-                cfg.auth_rate_window.as_secs(),
-                cfg.trust_forwarded_for,
-            ),
+            quota: Quota::new(redis.clone(), db.clone(), metrics.clone(), cfg.quota_enabled, cfg.quota_fail_mode),
+            throttle: IpThrottle::new(cfg.auth_rate_limit, cfg.auth_rate_window.as_secs(), cfg.trust_forwarded_for),
             cfg,
             db,
             redis,

@@ -43,10 +43,7 @@ impl IpThrottle {
         let window = now / self.window_secs;
         let mut inv = self.hit.key(store.key(&format!("ip:{ip}:{window}")));
         inv.arg(self.window_secs + 1);
-        let count = match store
-            .call(|mut c| async move { inv.invoke_async::<u64>(&mut c).await })
-            .await
-        {
+        let count = match store.call(|mut c| async move { inv.invoke_async::<u64>(&mut c).await }).await {
             Ok(n) => n,
             Err(_) => {
                 let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
@@ -80,9 +77,6 @@ impl IpThrottle {
                 return ip;
             }
         }
-        req.extensions()
-            .get::<ConnectInfo<SocketAddr>>()
-            .map(|c| c.0.ip())
-            .unwrap_or(IpAddr::from([0, 0, 0, 0]))
+        req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()).unwrap_or(IpAddr::from([0, 0, 0, 0]))
     }
 }

@@ -34,11 +34,7 @@ async fn register_validates_every_field_and_writes_nothing_on_failure() {
                       "email": "ops@acme.com.tr", "password": "12345678"});
     let cases: &[(&str, Value, &str)] = &[
         ("organization_name", json!(""), "organization_name"),
-        (
-            "organization_name",
-            json!("x".repeat(201)),
-            "organization_name",
-        ),
+        ("organization_name", json!("x".repeat(201)), "organization_name"),
         ("tax_number", json!("123456789"), "tax_number"),
         ("tax_number", json!("12345678ab"), "tax_number"),
         ("tax_number", json!(1234567890), "tax_number"),
@@ -58,21 +54,13 @@ async fn register_validates_every_field_and_writes_nothing_on_failure() {
     let b = error_body(app.post("/auth/register", None, missing).await, 422).await;
     assert_eq!(b["field"], "email");
 
-    assert_eq!(
-        app.post("/auth/register", None, good.clone())
-            .await
-            .status(),
-        201
-    );
+    assert_eq!(app.post("/auth/register", None, good.clone()).await.status(), 201);
     // Same address in another case: taken, and the failed attempt leaves no organization behind.
     let mut dup = good.clone();
     dup["email"] = json!("OPS@acme.com.tr");
     let b = error_body(app.post("/auth/register", None, dup).await, 409).await;
     assert!(b["detail"].as_str().unwrap().contains("email"));
-    let orgs: i64 = sqlx::query_scalar("SELECT count(*) FROM organizations")
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
+    let orgs: i64 = sqlx::query_scalar("SELECT count(*) FROM organizations").fetch_one(&app.db).await.unwrap();
     assert_eq!(orgs, 1);
 }
 
@@ -87,12 +75,11 @@ async fn secrets_are_stored_hashed() {
         .unwrap();
     assert!(phc.starts_with("$argon2id$"), "{phc}");
     assert!(!phc.contains(&org.password));
-    let (hash, prefix): (Vec<u8>, String) =
-        sqlx::query_as("SELECT key_hash, prefix FROM api_keys WHERE org_id = $1")
-            .bind(org.id)
-            .fetch_one(&app.db)
-            .await
-            .unwrap();
+    let (hash, prefix): (Vec<u8>, String) = sqlx::query_as("SELECT key_hash, prefix FROM api_keys WHERE org_id = $1")
+        .bind(org.id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
     use sha2::Digest;
     assert_eq!(hash, sha2::Sha256::digest(org.key.as_bytes()).to_vec());
     assert!(org.key.starts_with(&prefix) && prefix.len() < 20);
@@ -102,58 +89,23 @@ async fn secrets_are_stored_hashed() {
 async fn token_exchange_and_its_failures() {
     let app = TestApp::spawn().await;
     let org = app.register().await;
-    let res = app
-        .post(
-            "/auth/token",
-            None,
-            json!({"client_id": "", "client_secret": org.key}),
-        )
-        .await;
+    let res = app.post("/auth/token", None, json!({"client_id": "", "client_secret": org.key})).await;
     assert_eq!(res.status(), 200);
     let t: Value = res.json().await.unwrap();
     assert_eq!(t["token_type"], "Bearer");
     assert_eq!(t["expires_in"], 86400);
     let scope = t["scope"].as_str().unwrap();
-    for s in [
-        "journeys:write",
-        "submissions:read",
-        "webhooks:write",
-        "account:write",
-    ] {
+    for s in ["journeys:write", "submissions:read", "webhooks:write", "account:write"] {
         assert!(scope.split(' ').any(|x| x == s), "{scope}");
     }
     let token = t["access_token"].as_str().unwrap();
     assert_eq!(app.get("/portal/me", token).await.status(), 200);
 
     // client_id is optional.
-    assert_eq!(
-        app.post("/auth/token", None, json!({"client_secret": org.key}))
-            .await
-            .status(),
-        200
-    );
-    error_body(
-        app.post(
-            "/auth/token",
-            None,
-            json!({"client_secret": "sk_live_nope"}),
-        )
-        .await,
-        401,
-    )
-    .await;
-    error_body(
-        app.post("/auth/token", None, json!({"client_secret": "hello"}))
-            .await,
-        401,
-    )
-    .await;
-    let b = error_body(
-        app.post("/auth/token", None, json!({"client_id": "x"}))
-            .await,
-        422,
-    )
-    .await;
+    assert_eq!(app.post("/auth/token", None, json!({"client_secret": org.key})).await.status(), 200);
+    error_body(app.post("/auth/token", None, json!({"client_secret": "sk_live_nope"})).await, 401).await;
+    error_body(app.post("/auth/token", None, json!({"client_secret": "hello"})).await, 401).await;
+    let b = error_body(app.post("/auth/token", None, json!({"client_id": "x"})).await, 422).await;
     assert_eq!(b["field"], "client_secret");
 }
 
@@ -167,26 +119,12 @@ async fn missing_or_invalid_credentials_are_401_with_rate_headers() {
     parts[1] = parts[1].chars().rev().collect();
     let tampered = parts.join(".");
 
-    for bearer in [
-        None,
-        Some("sk_live_unknown"),
-        Some("garbage"),
-        Some(tampered.as_str()),
-    ] {
-        let res = app
-            .req(Method::GET, "/portal/me", bearer)
-            .send()
-            .await
-            .unwrap();
+    for bearer in [None, Some("sk_live_unknown"), Some("garbage"), Some(tampered.as_str())] {
+        let res = app.req(Method::GET, "/portal/me", bearer).send().await.unwrap();
         assert!(res.headers().contains_key("x-ratelimit-limit"));
         error_body(res, 401).await;
     }
-    let res = app
-        .req(Method::GET, "/portal/me", None)
-        .header(header::AUTHORIZATION, "Basic abc")
-        .send()
-        .await
-        .unwrap();
+    let res = app.req(Method::GET, "/portal/me", None).header(header::AUTHORIZATION, "Basic abc").send().await.unwrap();
     error_body(res, 401).await;
 }
 
@@ -201,26 +139,11 @@ async fn unauthenticated_calls_are_throttled_per_ip() {
         error_body(res, 401).await;
     }
     let res = app.post("/auth/token", None, body.clone()).await;
-    let retry: i64 = res.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let retry = header_i64(&res, "retry-after");
     assert!((1..=61).contains(&retry));
     error_body(res, 429).await;
-    let metrics = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert!(
-        metrics.contains(r#"tns_quota_rejections_total{limit="client_ip"} 1"#),
-        "{metrics}"
-    );
+    let metrics = app.metrics().await;
+    assert!(metrics.contains(r#"tns_quota_rejections_total{limit="client_ip"} 1"#), "{metrics}");
 }
 
 #[tokio::test]
@@ -228,80 +151,33 @@ async fn portal_session_cookie_needs_csrf_on_unsafe_methods() {
     let app = TestApp::spawn_with(&[("TNS_COOKIE_SECURE", "false")]).await;
     let org = app.register().await;
 
-    let wrong = app
-        .post(
-            "/auth/login",
-            None,
-            json!({"email": org.email, "password": "wrong password"}),
-        )
-        .await;
+    let wrong = app.post("/auth/login", None, json!({"email": org.email, "password": "wrong password"})).await;
     error_body(wrong, 401).await;
-    let unknown = app
-        .post(
-            "/auth/login",
-            None,
-            json!({"email": "nobody@example.com", "password": "whatever1"}),
-        )
-        .await;
+    let unknown = app.post("/auth/login", None, json!({"email": "nobody@example.com", "password": "whatever1"})).await;
     error_body(unknown, 401).await;
 
-    let res = app
-        .post(
-            "/auth/login",
-            None,
-            json!({"email": org.email.to_uppercase(), "password": org.password}),
-        )
-        .await;
+    let res = app.post("/auth/login", None, json!({"email": org.email.to_uppercase(), "password": org.password})).await;
     assert_eq!(res.status(), 200);
-    let cookies: Vec<String> = res
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .map(|v| v.to_str().unwrap().to_string())
-        .collect();
-    let session = cookies
-        .iter()
-        .find(|c| c.starts_with("tns_session="))
-        .expect("session cookie");
-    assert!(
-        session.contains("HttpOnly")
-            && session.contains("SameSite=Lax")
-            && !session.contains("Secure")
-    );
+    let cookies: Vec<String> =
+        res.headers().get_all(header::SET_COOKIE).iter().map(|v| v.to_str().unwrap().to_string()).collect();
+    let session = cookies.iter().find(|c| c.starts_with("tns_session=")).expect("session cookie");
+    assert!(session.contains("HttpOnly") && session.contains("SameSite=Lax") && !session.contains("Secure"));
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["ok"], true);
     assert_eq!(body["user"]["user_id"], org.user_id);
     let csrf = body["csrf_token"].as_str().unwrap().to_string();
 
     // The client now holds the cookie: reads work, writes need the CSRF header.
-    let me = app.client.get(app.url("/portal/me")).send().await.unwrap();
+    let me = app.get_anon("/portal/me").await;
     assert_eq!(me.status(), 200);
     let create = json!({"name": "from portal", "scopes": ["journeys:read"]});
-    let res = app
-        .client
-        .post(app.url("/portal/api-keys"))
-        .json(&create)
-        .send()
-        .await
-        .unwrap();
+    let res = app.client.post(app.url("/portal/api-keys")).json(&create).send().await.unwrap();
     error_body(res, 403).await;
-    let res = app
-        .client
-        .post(app.url("/portal/api-keys"))
-        .header("x-csrf-token", "nope")
-        .json(&create)
-        .send()
-        .await
-        .unwrap();
+    let res =
+        app.client.post(app.url("/portal/api-keys")).header("x-csrf-token", "nope").json(&create).send().await.unwrap();
     error_body(res, 403).await;
-    let res = app
-        .client
-        .post(app.url("/portal/api-keys"))
-        .header("x-csrf-token", &csrf)
-        .json(&create)
-        .send()
-        .await
-        .unwrap();
+    let res =
+        app.client.post(app.url("/portal/api-keys")).header("x-csrf-token", &csrf).json(&create).send().await.unwrap();
     assert_eq!(res.status(), 201);
 
     // A bearer request from the same client is not subject to CSRF.
@@ -313,18 +189,8 @@ async fn portal_session_cookie_needs_csrf_on_unsafe_methods() {
 async fn session_cookie_is_secure_outside_dev() {
     let app = TestApp::spawn().await;
     let org = app.register().await;
-    let res = app
-        .post(
-            "/auth/login",
-            None,
-            json!({"email": org.email, "password": org.password}),
-        )
-        .await;
+    let res = app.post("/auth/login", None, json!({"email": org.email, "password": org.password})).await;
     assert_eq!(res.status(), 200);
-    let secure = res
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .all(|v| v.to_str().unwrap().contains("; Secure"));
+    let secure = res.headers().get_all(header::SET_COOKIE).iter().all(|v| v.to_str().unwrap().contains("; Secure"));
     assert!(secure);
 }

@@ -27,25 +27,16 @@ async fn bad_configuration_stops_start_up_with_one_clear_line() {
     let (code, _, err) = run_to_end("api", &no_secret).await;
     assert_eq!(code, 2);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(
-        err.starts_with("tns: configuration error: TNS_SIGNING_SECRET: "),
-        "{err}"
-    );
+    assert!(err.starts_with("tns: configuration error: TNS_SIGNING_SECRET: "), "{err}");
 
     let (code, _, err) = run_to_end("api", &env.with(&[("TNS_SIGNING_SECRET", "too-short")])).await;
     assert_eq!(code, 2);
-    assert!(
-        err.contains("TNS_SIGNING_SECRET") && err.contains("32"),
-        "{err}"
-    );
+    assert!(err.contains("TNS_SIGNING_SECRET") && err.contains("32"), "{err}");
 
     let (code, _, err) = run_to_end("api", &env.with(&[("TNS_DB_MAX_CONNECTIONS", "lots")])).await;
     assert_eq!(
         (code, err.trim()),
-        (
-            2,
-            "tns: configuration error: TNS_DB_MAX_CONNECTIONS: `lots` is not a whole number"
-        )
+        (2, "tns: configuration error: TNS_DB_MAX_CONNECTIONS: `lots` is not a whole number")
     );
 
     let (code, _, err) = run_to_end("fly", &env).await;
@@ -65,21 +56,14 @@ async fn scheduler_says_it_has_nothing_to_run_and_migrate_is_idempotent() {
         assert_eq!(code, 0, "{err}");
         assert!(out.contains("migrations applied"));
     }
-    let plans: i64 = sqlx::query_scalar("SELECT count(*) FROM plans")
-        .fetch_one(&env.pool().await)
-        .await
-        .unwrap();
+    let plans: i64 = sqlx::query_scalar("SELECT count(*) FROM plans").fetch_one(&env.pool().await).await.unwrap();
     assert_eq!(plans, 7);
 }
 
 #[tokio::test]
 async fn dev_creates_its_database_and_serves() {
     let env = Env::new().await;
-    let name = format!(
-        "tns_it_{}_dev{}",
-        chrono::Utc::now().timestamp(),
-        std::process::id()
-    );
+    let name = format!("tns_it_{}_dev{}", chrono::Utc::now().timestamp(), std::process::id());
     let dev_env = env.with(&[("TNS_DATABASE_URL", &format!("{PG}/{name}"))]);
     let mut dev_env = dev_env;
     dev_env.0.remove("TNS_SIGNING_SECRET");
@@ -93,20 +77,13 @@ async fn revoked_key_and_its_tokens_die_on_every_process_within_five_seconds() {
     let env = Env::new().await;
     let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
     let org = a.register().await;
-    let (key_id, key) = a
-        .create_key(&org.key, &["journeys:read", "account:read"])
-        .await;
+    let (key_id, key) = a.create_key(&org.key, &["journeys:read", "account:read"]).await;
     let token = a.token(&key).await;
     // B has both credentials cached as valid.
     assert_eq!(b.get("/portal/me", &key).await.status(), 200);
     assert_eq!(b.get("/portal/me", &token).await.status(), 200);
 
-    assert_eq!(
-        a.delete(&format!("/portal/api-keys/{key_id}"), &org.key)
-            .await
-            .status(),
-        200
-    );
+    assert_eq!(a.delete(&format!("/portal/api-keys/{key_id}"), &org.key).await.status(), 200);
     let revoked_at = tokio::time::Instant::now();
     let dead = eventually(Duration::from_secs(5), || async {
         let k = b.get("/portal/me", &key).await.status();
@@ -114,10 +91,7 @@ async fn revoked_key_and_its_tokens_die_on_every_process_within_five_seconds() {
         (k == 401 && t == 401).then_some(revoked_at.elapsed())
     })
     .await;
-    assert!(
-        dead.is_some(),
-        "key and token still accepted by the second process 5 s after revocation"
-    );
+    assert!(dead.is_some(), "key and token still accepted by the second process 5 s after revocation");
     // And they stay dead; the owner key is unaffected.
     error_body(b.get("/portal/me", &token).await, 401).await;
     assert_eq!(b.get("/portal/me", &org.key).await.status(), 200);
@@ -137,10 +111,7 @@ async fn quota_is_exact_across_two_processes() {
             async move {
                 let res = api.get("/portal/me", &key).await;
                 let status = res.status().as_u16();
-                (
-                    status,
-                    (status == 200).then(|| header_i64(&res, "x-ratelimit-remaining")),
-                )
+                (status, (status == 200).then(|| header_i64(&res, "x-ratelimit-remaining")))
             }
         })
         .buffer_unordered(64)
@@ -155,17 +126,9 @@ async fn quota_is_exact_across_two_processes() {
     assert_eq!(unique, (0..300).collect::<HashSet<i64>>());
 
     let usage: Value = b.usage(&org.key).await;
-    let me = usage["by_endpoint"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["endpoint"] == "GET /portal/me")
-        .unwrap();
+    let me = usage["by_endpoint"].as_array().unwrap().iter().find(|e| e["endpoint"] == "GET /portal/me").unwrap();
     assert_eq!(me["total_calls"], 300);
-    assert_eq!(
-        usage["monthly_total"], 301,
-        "the 300 calls plus this usage call"
-    );
+    assert_eq!(usage["monthly_total"], 301, "the 300 calls plus this usage call");
 
     // The persisted copy converges to the same count.
     let db = env.pool().await;

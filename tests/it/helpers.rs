@@ -33,42 +33,25 @@ pub const SECRET: &str = "it-signing-secret-0123456789abcdefghijklmnop";
 
 fn unique() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
-    format!(
-        "{}_{}_{}",
-        chrono::Utc::now().timestamp(),
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("{}_{}_{}", chrono::Utc::now().timestamp(), std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Create an empty database for one test; drop those older test runs left behind.
 pub async fn fresh_database() -> String {
-    let mut admin = PgConnection::connect(&format!("{PG}/postgres"))
+    let mut admin = PgConnection::connect(&format!("{PG}/postgres")).await.expect("PostgreSQL on 127.0.0.1:5432");
+    let stale: Vec<String> = sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'tns\\_it\\_%'")
+        .fetch_all(&mut admin)
         .await
-        .expect("PostgreSQL on 127.0.0.1:5432");
-    let stale: Vec<String> =
-        sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'tns\\_it\\_%'")
-            .fetch_all(&mut admin)
-            .await
-            .unwrap();
+        .unwrap();
     let now = chrono::Utc::now().timestamp();
     for name in stale {
-        let born: i64 = name
-            .split('_')
-            .nth(2)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(now);
+        let born: i64 = name.split('_').nth(2).and_then(|s| s.parse().ok()).unwrap_or(now);
         if now - born > 3 * 3600 {
-            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)"))
-                .execute(&mut admin)
-                .await;
+            let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).execute(&mut admin).await;
         }
     }
     let name = format!("tns_it_{}", unique());
-    sqlx::query(&format!("CREATE DATABASE \"{name}\""))
-        .execute(&mut admin)
-        .await
-        .unwrap();
+    sqlx::query(&format!("CREATE DATABASE \"{name}\"")).execute(&mut admin).await.unwrap();
     format!("{PG}/{name}")
 }
 
@@ -111,11 +94,7 @@ impl Env {
     }
 
     pub async fn redis(&self) -> redis::aio::MultiplexedConnection {
-        redis::Client::open(REDIS)
-            .unwrap()
-            .get_multiplexed_async_connection()
-            .await
-            .unwrap()
+        redis::Client::open(REDIS).unwrap().get_multiplexed_async_connection().await.unwrap()
     }
 
     pub fn redis_key(&self, rest: &str) -> String {
@@ -125,11 +104,7 @@ impl Env {
 
 /// A client that keeps cookies (for portal sessions).
 pub fn client() -> Client {
-    Client::builder()
-        .cookie_store(true)
-        .timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
+    Client::builder().cookie_store(true).timeout(Duration::from_secs(30)).build().unwrap()
 }
 
 /// Calls against one API process.
@@ -141,17 +116,11 @@ pub struct Api {
 
 impl Api {
     pub fn new(addr: &str) -> Api {
-        Api {
-            root: format!("http://{addr}"),
-            client: client(),
-        }
+        Api { root: format!("http://{addr}"), client: client() }
     }
 
     pub fn url(&self, path: &str) -> String {
-        if path.starts_with('/')
-            && !path.starts_with("/api/")
-            && !["/healthz", "/readyz", "/metrics"].contains(&path)
-        {
+        if path.starts_with('/') && !path.starts_with("/api/") && !["/healthz", "/readyz", "/metrics"].contains(&path) {
             format!("{}/api/v1{path}", self.root)
         } else {
             format!("{}{path}", self.root)
@@ -167,25 +136,25 @@ impl Api {
     }
 
     pub async fn get(&self, path: &str, bearer: &str) -> Response {
-        self.req(Method::GET, path, Some(bearer))
-            .send()
-            .await
-            .unwrap()
+        self.req(Method::GET, path, Some(bearer)).send().await.unwrap()
     }
 
     pub async fn post(&self, path: &str, bearer: Option<&str>, body: Value) -> Response {
-        self.req(Method::POST, path, bearer)
-            .json(&body)
-            .send()
-            .await
-            .unwrap()
+        self.req(Method::POST, path, bearer).json(&body).send().await.unwrap()
     }
 
     pub async fn delete(&self, path: &str, bearer: &str) -> Response {
-        self.req(Method::DELETE, path, Some(bearer))
-            .send()
-            .await
-            .unwrap()
+        self.req(Method::DELETE, path, Some(bearer)).send().await.unwrap()
+    }
+
+    /// An unauthenticated GET (probes, public endpoints).
+    pub async fn get_anon(&self, path: &str) -> Response {
+        self.req(Method::GET, path, None).send().await.unwrap()
+    }
+
+    /// The Prometheus text of this process.
+    pub async fn metrics(&self) -> String {
+        self.get_anon("/metrics").await.text().await.unwrap()
     }
 
     /// Register a new organization; returns its first key and ids.
@@ -212,29 +181,14 @@ impl Api {
 
     /// Create a key with the given scopes using `bearer`; returns (id, key).
     pub async fn create_key(&self, bearer: &str, scopes: &[&str]) -> (i64, String) {
-        let res = self
-            .post(
-                "/portal/api-keys",
-                Some(bearer),
-                json!({"name": "test key", "scopes": scopes}),
-            )
-            .await;
+        let res = self.post("/portal/api-keys", Some(bearer), json!({"name": "test key", "scopes": scopes})).await;
         assert_eq!(res.status(), 201);
         let b: Value = res.json().await.unwrap();
-        (
-            b["id"].as_i64().unwrap(),
-            b["api_key"].as_str().unwrap().to_string(),
-        )
+        (b["id"].as_i64().unwrap(), b["api_key"].as_str().unwrap().to_string())
     }
 
     pub async fn token(&self, key: &str) -> String {
-        let res = self
-            .post(
-                "/auth/token",
-                None,
-                json!({"client_id": "", "client_secret": key}),
-            )
-            .await;
+        let res = self.post("/auth/token", None, json!({"client_id": "", "client_secret": key})).await;
         assert_eq!(res.status(), 200);
         let b: Value = res.json().await.unwrap();
         b["access_token"].as_str().unwrap().to_string()
@@ -245,11 +199,7 @@ impl Api {
     }
 
     pub async fn usage_month(&self, bearer: &str, month: &str) -> Value {
-        let path = if month.is_empty() {
-            "/portal/usage".to_string()
-        } else {
-            format!("/portal/usage?month={month}")
-        };
+        let path = if month.is_empty() { "/portal/usage".to_string() } else { format!("/portal/usage?month={month}") };
         let res = self.get(&path, bearer).await;
         assert_eq!(res.status(), 200);
         res.json().await.unwrap()
@@ -266,30 +216,18 @@ pub struct Org {
 
 /// Read a numeric response header.
 pub fn header_i64(res: &Response, name: &str) -> i64 {
-    res.headers()
-        .get(name)
-        .unwrap_or_else(|| panic!("missing header {name}"))
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap()
+    res.headers().get(name).unwrap_or_else(|| panic!("missing header {name}")).to_str().unwrap().parse().unwrap()
 }
 
 /// Assert the error body shape and return it.
 pub async fn error_body(res: Response, status: u16) -> Value {
     assert_eq!(res.status(), status, "unexpected status");
     assert!(
-        res.headers()[reqwest::header::CONTENT_TYPE]
-            .to_str()
-            .unwrap()
-            .starts_with("application/json"),
+        res.headers()[reqwest::header::CONTENT_TYPE].to_str().unwrap().starts_with("application/json"),
         "error bodies are JSON"
     );
     let b: Value = res.json().await.unwrap();
-    assert!(
-        b["error"].is_string() && b["detail"].is_string(),
-        "error body shape: {b}"
-    );
+    assert!(b["error"].is_string() && b["detail"].is_string(), "error body shape: {b}");
     b
 }
 
@@ -319,16 +257,10 @@ impl TestApp {
     /// Start an API on `env` (a second call on the same env is a second API process
     /// sharing the database and Redis).
     pub async fn start(env: Env) -> TestApp {
-        let app = Application::build(env.config(Role::Api))
-            .await
-            .expect("application starts");
+        let app = Application::build(env.config(Role::Api)).await.expect("application starts");
         let addr = app.addr().to_string();
         tokio::spawn(app.run(std::future::pending()));
-        TestApp {
-            api: Api::new(&addr),
-            db: env.pool().await,
-            env,
-        }
+        TestApp { api: Api::new(&addr), db: env.pool().await, env }
     }
 }
 
@@ -336,10 +268,7 @@ impl TestApp {
 pub fn tns_binary() -> PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .unwrap()
-            .to_path_buf();
+        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         // Build with the environment of a shell, not of a test process: cargo and nextest add
         // variables (CARGO_PKG_*, OUT_DIR, LD_LIBRARY_PATH, ...) that change fingerprints and
@@ -351,13 +280,8 @@ pub fn tns_binary() -> PathBuf {
             let test_only = (k.starts_with("CARGO_") && !keep)
                 || k.starts_with("NEXTEST")
                 || k.starts_with("__CARGO")
-                || [
-                    "OUT_DIR",
-                    "LD_LIBRARY_PATH",
-                    "DYLD_FALLBACK_LIBRARY_PATH",
-                    "RUST_TEST_THREADS",
-                ]
-                .contains(&k.as_str());
+                || ["OUT_DIR", "LD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH", "RUST_TEST_THREADS"]
+                    .contains(&k.as_str());
             if test_only {
                 cmd.env_remove(&k);
             }
@@ -380,10 +304,7 @@ pub fn tns_binary() -> PathBuf {
 
 pub fn tns_command(role: &str, env: &Env) -> Command {
     let mut cmd = Command::new(tns_binary());
-    cmd.arg(role)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(&env.0);
+    cmd.arg(role).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default()).envs(&env.0);
     cmd.kill_on_drop(true).stdin(Stdio::null());
     cmd
 }
@@ -404,11 +325,7 @@ impl std::ops::Deref for Proc {
 
 impl Proc {
     pub async fn start(role: &str, env: &Env) -> Proc {
-        let mut child = tns_command(role, env)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
+        let mut child = tns_command(role, env).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let addr = tokio::time::timeout(Duration::from_secs(60), async {
             while let Some(line) = lines.next_line().await.unwrap() {
@@ -422,10 +339,7 @@ impl Proc {
         .expect("tns starts within 60 s");
         // Keep draining stdout so the child never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Proc {
-            _child: child,
-            api: Api::new(&addr),
-        }
+        Proc { _child: child, api: Api::new(&addr) }
     }
 }
 
@@ -467,11 +381,7 @@ impl ChaosProxy {
                 });
             }
         });
-        ChaosProxy {
-            addr,
-            up,
-            generation,
-        }
+        ChaosProxy { addr, up, generation }
     }
 
     pub fn url(&self) -> String {
@@ -508,13 +418,7 @@ where
 
 /// Put an organization on a custom plan directly in the database (before any metered call,
 /// so no process has cached its limit).
-pub async fn set_custom_plan(
-    db: &PgPool,
-    org: i64,
-    code: &str,
-    quota: Option<i32>,
-    overage: Option<f64>,
-) {
+pub async fn set_custom_plan(db: &PgPool, org: i64, code: &str, quota: Option<i32>, overage: Option<f64>) {
     sqlx::query(
         "INSERT INTO plans (code, name, monthly_quota, price_try, billing_period, overage_unit_try)
          VALUES ($1, $1, $2, 1, 'monthly', $3) ON CONFLICT (code) DO NOTHING",

@@ -5,27 +5,16 @@ use crate::helpers::*;
 #[tokio::test]
 async fn health_readiness_and_metrics() {
     let app = TestApp::spawn().await;
-    let h = app.client.get(app.url("/healthz")).send().await.unwrap();
+    let h = app.get_anon("/healthz").await;
     assert_eq!(h.status(), 200);
-    let r = app.client.get(app.url("/readyz")).send().await.unwrap();
+    let r = app.get_anon("/readyz").await;
     assert_eq!(r.status(), 200);
-    assert_eq!(
-        r.json::<Value>().await.unwrap(),
-        serde_json::json!({"postgres": "ok", "redis": "ok"})
-    );
+    assert_eq!(r.json::<Value>().await.unwrap(), serde_json::json!({"postgres": "ok", "redis": "ok"}));
 
     let org = app.register().await;
     app.get("/portal/me", &org.key).await;
     app.delete("/portal/api-keys/12345", &org.key).await;
-    let m = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let m = app.metrics().await;
     for needle in [
         r#"tns_http_requests_total{method="GET",route="/api/v1/portal/me",status="200"} 1"#,
         r#"tns_http_requests_total{method="DELETE",route="/api/v1/portal/api-keys/{id}",status="404"} 1"#,
@@ -43,32 +32,16 @@ async fn health_readiness_and_metrics() {
 #[tokio::test]
 async fn readiness_fails_when_redis_is_unreachable() {
     let app = TestApp::spawn_with(&[("TNS_REDIS_URL", "redis://127.0.0.1:1")]).await;
-    let r = app.client.get(app.url("/readyz")).send().await.unwrap();
+    let r = app.get_anon("/readyz").await;
     assert_eq!(r.status(), 503);
     assert_eq!(r.json::<Value>().await.unwrap()["redis"], "unreachable");
-    assert_eq!(
-        app.client
-            .get(app.url("/healthz"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(app.get_anon("/healthz").await.status(), 200);
 }
 
 #[tokio::test]
 async fn openapi_document_covers_every_route() {
     let app = TestApp::spawn().await;
-    let doc: Value = app
-        .client
-        .get(app.url("/openapi.json"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = app.get_anon("/openapi.json").await.json().await.unwrap();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
     assert_eq!(doc["servers"][0]["url"], "/api/v1");
     let expected = [
@@ -87,21 +60,12 @@ async fn openapi_document_covers_every_route() {
     ];
     let paths = doc["paths"].as_object().unwrap();
     let documented: usize = paths.values().map(|p| p.as_object().unwrap().len()).sum();
-    assert_eq!(
-        documented,
-        expected.len(),
-        "documented operations: {:?}",
-        paths.keys().collect::<Vec<_>>()
-    );
+    assert_eq!(documented, expected.len(), "documented operations: {:?}", paths.keys().collect::<Vec<_>>());
     for (method, path) in expected {
         let op = &doc["paths"][path][method];
         assert!(op["responses"].is_object(), "{method} {path} is documented");
         // And the documented operation is really served (not 404/405).
-        let res = app
-            .req(method.to_uppercase().parse().unwrap(), path, None)
-            .send()
-            .await
-            .unwrap();
+        let res = app.req(method.to_uppercase().parse().unwrap(), path, None).send().await.unwrap();
         assert!(
             ![404, 405].contains(&res.status().as_u16()) || path.contains("{id}"),
             "{method} {path}: {}",

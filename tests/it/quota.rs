@@ -6,11 +6,7 @@ use serde_json::{json, Value};
 use crate::helpers::*;
 
 fn endpoint<'a>(usage: &'a Value, name: &str) -> Option<&'a Value> {
-    usage["by_endpoint"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["endpoint"] == name)
+    usage["by_endpoint"].as_array().unwrap().iter().find(|e| e["endpoint"] == name)
 }
 
 #[tokio::test]
@@ -27,11 +23,7 @@ async fn hard_limit_answers_429_beyond_the_quota_and_does_not_count_it() {
     let res = app.get("/portal/me", &org.key).await;
     assert_eq!(header_i64(&res, "x-ratelimit-remaining"), 0);
     let reset = header_i64(&res, "x-ratelimit-reset");
-    let retry: i64 = res.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let retry = header_i64(&res, "retry-after");
     let now = chrono::Utc::now().timestamp();
     assert!(reset > now && (retry - (reset - now)).abs() <= 2);
     error_body(res, 429).await;
@@ -39,14 +31,8 @@ async fn hard_limit_answers_429_beyond_the_quota_and_does_not_count_it() {
     // Usage stays reachable beyond the quota, and the refused call was not counted.
     let usage = app.usage(&org.key).await;
     assert_eq!(usage["monthly_quota"], 5);
-    assert_eq!(
-        endpoint(&usage, "GET /portal/me").unwrap()["total_calls"],
-        5
-    );
-    assert_eq!(
-        usage["monthly_total"], 6,
-        "five calls plus this usage call: {usage}"
-    );
+    assert_eq!(endpoint(&usage, "GET /portal/me").unwrap()["total_calls"], 5);
+    assert_eq!(usage["monthly_total"], 6, "five calls plus this usage call: {usage}");
 }
 
 #[tokio::test]
@@ -59,23 +45,14 @@ async fn plans_with_an_overage_price_are_soft_limited() {
         assert_eq!(res.status(), 200, "call {i} is served as overage");
         assert_eq!(header_i64(&res, "x-ratelimit-remaining"), (2 - i).max(0));
     }
-    assert_eq!(
-        endpoint(&app.usage(&org.key).await, "GET /portal/me").unwrap()["total_calls"],
-        6
-    );
+    assert_eq!(endpoint(&app.usage(&org.key).await, "GET /portal/me").unwrap()["total_calls"], 6);
 }
 
 #[tokio::test]
 async fn unlimited_plan_reports_minus_one() {
     let app = TestApp::spawn().await;
     let org = app.register().await;
-    let res = app
-        .post(
-            "/portal/billing/subscription/change",
-            Some(&org.key),
-            json!({"plan_code": "Y-999"}),
-        )
-        .await;
+    let res = app.post("/portal/billing/subscription/change", Some(&org.key), json!({"plan_code": "Y-999"})).await;
     assert_eq!(res.status(), 200);
     let res = app.get("/portal/me", &org.key).await;
     assert_eq!(header_i64(&res, "x-ratelimit-limit"), -1);
@@ -90,12 +67,7 @@ async fn usage_is_by_route_template_with_error_counts() {
     let app = TestApp::spawn().await;
     let org = app.register().await;
     for id in [999_001, 999_002] {
-        error_body(
-            app.delete(&format!("/portal/api-keys/{id}"), &org.key)
-                .await,
-            404,
-        )
-        .await;
+        error_body(app.delete(&format!("/portal/api-keys/{id}"), &org.key).await, 404).await;
     }
     app.get("/portal/api-keys", &org.key).await;
     let found = eventually(Duration::from_secs(5), || async {
@@ -106,10 +78,7 @@ async fn usage_is_by_route_template_with_error_counts() {
     .await
     .expect("error calls recorded");
     assert_eq!(found.1["total_calls"], 2);
-    assert_eq!(
-        endpoint(&found.0, "GET /portal/api-keys").unwrap()["error_calls"],
-        0
-    );
+    assert_eq!(endpoint(&found.0, "GET /portal/api-keys").unwrap()["error_calls"], 0);
     assert!(found.0["by_endpoint"]
         .as_array()
         .unwrap()
@@ -144,10 +113,7 @@ async fn counters_are_persisted_and_reseeded_after_redis_loses_them() {
     // Redis loses the month: the next call re-seeds from PostgreSQL and continues the count.
     let month = chrono::Utc::now().format("%Y-%m").to_string();
     let mut r = app.env.redis().await;
-    let _: () = r
-        .del(app.env.redis_key(&format!("usage:{}:{month}", org.id)))
-        .await
-        .unwrap();
+    let _: () = r.del(app.env.redis_key(&format!("usage:{}:{month}", org.id))).await.unwrap();
     let res = app.get("/portal/me", &org.key).await;
     assert_eq!(header_i64(&res, "x-ratelimit-remaining"), 1000 - 5);
 }
@@ -158,46 +124,28 @@ async fn plan_change_applies_at_once_on_another_process() {
     let a = TestApp::start(env.clone()).await;
     let b = TestApp::start(env).await;
     let org = a.register().await;
-    assert_eq!(
-        header_i64(&b.get("/portal/me", &org.key).await, "x-ratelimit-limit"),
-        1000
-    );
-    let res = a
-        .post(
-            "/portal/billing/subscription/change",
-            Some(&org.key),
-            json!({"plan_code": "Y-25"}),
-        )
-        .await;
+    assert_eq!(header_i64(&b.get("/portal/me", &org.key).await, "x-ratelimit-limit"), 1000);
+    let res = a.post("/portal/billing/subscription/change", Some(&org.key), json!({"plan_code": "Y-25"})).await;
     assert_eq!(res.status(), 200);
-    assert_eq!(
-        header_i64(&b.get("/portal/me", &org.key).await, "x-ratelimit-limit"),
-        2500
-    );
+    assert_eq!(header_i64(&b.get("/portal/me", &org.key).await, "x-ratelimit-limit"), 2500);
 }
 
 #[tokio::test]
 async fn redis_outage_fails_open_and_catches_up_afterwards() {
     let proxy = ChaosProxy::start("127.0.0.1:6379").await;
     let url = proxy.url();
-    let app = TestApp::spawn_with(&[
-        ("TNS_REDIS_URL", url.as_str()),
-        ("TNS_USAGE_FLUSH_SECS", "1"),
-    ])
-    .await;
+    let app = TestApp::spawn_with(&[("TNS_REDIS_URL", url.as_str()), ("TNS_USAGE_FLUSH_SECS", "1")]).await;
     let org = app.register().await;
     for _ in 0..3 {
         assert_eq!(app.get("/portal/me", &org.key).await.status(), 200);
     }
     // Wait until the three calls are persisted, then cut Redis off.
     eventually(Duration::from_secs(10), || async {
-        let n: Option<i64> = sqlx::query_scalar(
-            "SELECT sum(total_calls)::int8 FROM usage_monthly WHERE org_id = $1",
-        )
-        .bind(org.id)
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
+        let n: Option<i64> = sqlx::query_scalar("SELECT sum(total_calls)::int8 FROM usage_monthly WHERE org_id = $1")
+            .bind(org.id)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
         n.filter(|n| *n == 3)
     })
     .await
@@ -208,21 +156,9 @@ async fn redis_outage_fails_open_and_catches_up_afterwards() {
     for i in 0..4 {
         let res = app.get("/portal/me", &org.key).await;
         assert_eq!(res.status(), 200, "served during the outage");
-        assert_eq!(
-            header_i64(&res, "x-ratelimit-remaining"),
-            1000 - 3 - 1 - i,
-            "local count continues the month"
-        );
+        assert_eq!(header_i64(&res, "x-ratelimit-remaining"), 1000 - 3 - 1 - i, "local count continues the month");
     }
-    let metrics = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     let fallback: i64 = metrics
         .lines()
         .find_map(|l| l.strip_prefix("tns_quota_redis_fallback_total "))
@@ -230,7 +166,7 @@ async fn redis_outage_fails_open_and_catches_up_afterwards() {
         .parse()
         .unwrap();
     assert!(fallback >= 4);
-    let ready = app.client.get(app.url("/readyz")).send().await.unwrap();
+    let ready = app.get_anon("/readyz").await;
     assert_eq!(ready.status(), 503);
 
     proxy.restore();
@@ -245,19 +181,13 @@ async fn redis_outage_fails_open_and_catches_up_afterwards() {
     .expect("counts caught up after the outage");
     // Every call made so far (3 + 4 + the polling calls) is counted exactly once.
     let usage = app.usage(&org.key).await;
-    let me_calls = endpoint(&usage, "GET /portal/me").unwrap()["total_calls"]
-        .as_i64()
-        .unwrap();
+    let me_calls = endpoint(&usage, "GET /portal/me").unwrap()["total_calls"].as_i64().unwrap();
     assert_eq!(remaining, 1000 - me_calls, "{usage}");
 }
 
 #[tokio::test]
 async fn fail_closed_refuses_calls_when_redis_is_down() {
-    let app = TestApp::spawn_with(&[
-        ("TNS_REDIS_URL", "redis://127.0.0.1:1"),
-        ("TNS_QUOTA_FAIL_MODE", "closed"),
-    ])
-    .await;
+    let app = TestApp::spawn_with(&[("TNS_REDIS_URL", "redis://127.0.0.1:1"), ("TNS_QUOTA_FAIL_MODE", "closed")]).await;
     let org = app.register().await;
     error_body(app.get("/portal/me", &org.key).await, 503).await;
 }

@@ -32,20 +32,10 @@ impl Jwt {
         let mut validation = Validation::new(Algorithm::HS256);
         validation.set_issuer(&[ISSUER]);
         validation.leeway = 5;
-        Jwt {
-            enc: EncodingKey::from_secret(secret),
-            dec: DecodingKey::from_secret(secret),
-            validation,
-        }
+        Jwt { enc: EncodingKey::from_secret(secret), dec: DecodingKey::from_secret(secret), validation }
     }
 
-    pub fn mint(
-        &self,
-        user_id: i64,
-        org_id: i64,
-        key_id: i64,
-        scopes: Scopes,
-    ) -> anyhow::Result<String> {
+    pub fn mint(&self, user_id: i64, org_id: i64, key_id: i64, scopes: Scopes) -> anyhow::Result<String> {
         let now = chrono::Utc::now().timestamp();
         let claims = Claims {
             sub: user_id.to_string(),
@@ -60,9 +50,7 @@ impl Jwt {
     }
 
     pub fn verify(&self, token: &str) -> Option<Claims> {
-        decode::<Claims>(token, &self.dec, &self.validation)
-            .ok()
-            .map(|d| d.claims)
+        decode::<Claims>(token, &self.dec, &self.validation).ok().map(|d| d.claims)
     }
 }
 

@@ -19,11 +19,7 @@ pub fn generate() -> NewKey {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     let secret = format!("{KEY_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes));
-    NewKey {
-        display_prefix: secret[..DISPLAY_PREFIX_LEN].to_string(),
-        hash: hash(&secret),
-        secret,
-    }
+    NewKey { display_prefix: secret[..DISPLAY_PREFIX_LEN].to_string(), hash: hash(&secret), secret }
 }
 
 pub fn hash(secret: &str) -> [u8; 32] {

@@ -50,8 +50,7 @@ impl From<KeyRow> for KeyRecord {
     }
 }
 
-const KEY_COLUMNS: &str =
-    "SELECT id, org_id, created_by, scopes, revoked_at IS NOT NULL AS revoked FROM api_keys";
+const KEY_COLUMNS: &str = "SELECT id, org_id, created_by, scopes, revoked_at IS NOT NULL AS revoked FROM api_keys";
 
 /// Key lookups with a short per-process cache. The TTL (at most 4 s, see config) bounds how
 /// long a key revoked on another process keeps working here.
@@ -62,20 +61,15 @@ pub struct KeyStore {
 
 impl KeyStore {
     pub fn new(ttl: Duration) -> KeyStore {
-        KeyStore {
-            by_hash: TtlMap::new(ttl, 100_000),
-            by_id: TtlMap::new(ttl, 100_000),
-        }
+        KeyStore { by_hash: TtlMap::new(ttl, 100_000), by_id: TtlMap::new(ttl, 100_000) }
     }
 
     pub async fn by_hash(&self, db: &PgPool, hash: [u8; 32]) -> sqlx::Result<Option<KeyRecord>> {
         if let Some(hit) = self.by_hash.get(&hash) {
             return Ok(hit);
         }
-        let row: Option<KeyRow> = sqlx::query_as(&format!("{KEY_COLUMNS} WHERE key_hash = $1"))
-            .bind(&hash[..])
-            .fetch_optional(db)
-            .await?;
+        let row: Option<KeyRow> =
+            sqlx::query_as(&format!("{KEY_COLUMNS} WHERE key_hash = $1")).bind(&hash[..]).fetch_optional(db).await?;
         let rec = row.map(KeyRecord::from);
         self.by_hash.insert(hash, rec.clone());
         Ok(rec)
@@ -85,10 +79,8 @@ impl KeyStore {
         if let Some(hit) = self.by_id.get(&id) {
             return Ok(hit);
         }
-        let row: Option<KeyRow> = sqlx::query_as(&format!("{KEY_COLUMNS} WHERE id = $1"))
-            .bind(id)
-            .fetch_optional(db)
-            .await?;
+        let row: Option<KeyRow> =
+            sqlx::query_as(&format!("{KEY_COLUMNS} WHERE id = $1")).bind(id).fetch_optional(db).await?;
         let rec = row.map(KeyRecord::from);
         self.by_id.insert(id, rec.clone());
         Ok(rec)
@@ -97,8 +89,7 @@ impl KeyStore {
     /// Drop a revoked key from this process's cache at once.
     pub fn forget(&self, id: i64) {
         self.by_id.remove_where(|k, _| *k == id);
-        self.by_hash
-            .remove_where(|_, v| v.as_ref().is_some_and(|r| r.id == id));
+        self.by_hash.remove_where(|_, v| v.as_ref().is_some_and(|r| r.id == id));
     }
 }
 
@@ -125,10 +116,7 @@ impl Principal {
         if self.scopes.allows(scope) {
             Ok(())
         } else {
-            Err(ApiError::Forbidden(format!(
-                "this credential lacks the `{}` scope",
-                scope.as_str()
-            )))
+            Err(ApiError::Forbidden(format!("this credential lacks the `{}` scope", scope.as_str())))
         }
     }
 }
@@ -139,10 +127,7 @@ pub struct AuthFailure(pub String);
 
 /// Resolve the caller. `Ok(None)`: no credentials (or an expired session cookie);
 /// `Err`: credentials that were sent but are not valid.
-pub async fn authenticate(
-    st: &AppState,
-    headers: &HeaderMap,
-) -> Result<Option<Principal>, ApiError> {
+pub async fn authenticate(st: &AppState, headers: &HeaderMap) -> Result<Option<Principal>, ApiError> {
     if let Some(value) = headers.get(header::AUTHORIZATION) {
         let bearer = value
             .to_str()
@@ -151,11 +136,7 @@ pub async fn authenticate(
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, v)| v.trim())
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| {
-                ApiError::Unauthorized(
-                    "Authorization must be `Bearer <api key or access token>`".into(),
-                )
-            })?;
+            .ok_or_else(|| ApiError::Unauthorized("Authorization must be `Bearer <api key or access token>`".into()))?;
         return bearer_principal(st, bearer).await.map(Some);
     }
     let Some(token) = session::cookie(headers, session::SESSION_COOKIE) else {
@@ -173,9 +154,7 @@ pub async fn authenticate(
         Ok(None) => Ok(None),
         Err(e) => {
             tracing::warn!(error = %e, "session lookup failed");
-            Err(ApiError::Unavailable(
-                "the session store is unavailable; use an API key or retry".into(),
-            ))
+            Err(ApiError::Unavailable("the session store is unavailable; use an API key or retry".into()))
         }
     }
 }
@@ -188,9 +167,7 @@ async fn bearer_principal(st: &AppState, bearer: &str) -> Result<Principal, ApiE
             .await?
             .ok_or_else(|| ApiError::Unauthorized("invalid API key".into()))?;
         if key.revoked {
-            return Err(ApiError::Unauthorized(
-                "this API key has been revoked".into(),
-            ));
+            return Err(ApiError::Unauthorized("this API key has been revoked".into()));
         }
         return Ok(Principal {
             org_id: key.org_id,
@@ -200,29 +177,19 @@ async fn bearer_principal(st: &AppState, bearer: &str) -> Result<Principal, ApiE
             credential: Credential::ApiKey,
         });
     }
-    let claims = st
-        .jwt
-        .verify(bearer)
-        .ok_or_else(|| ApiError::Unauthorized("invalid or expired access token".into()))?;
+    let claims =
+        st.jwt.verify(bearer).ok_or_else(|| ApiError::Unauthorized("invalid or expired access token".into()))?;
     let key = st.keys.by_id(&st.db, claims.kid).await?;
     match key {
         Some(k) if !k.revoked && k.org_id == claims.org => Ok(Principal {
             org_id: k.org_id,
             user_id: k.user_id,
             key_id: Some(k.id),
-            scopes: Scopes::from_stored(
-                &claims
-                    .scope
-                    .split(' ')
-                    .map(String::from)
-                    .collect::<Vec<_>>(),
-            )
-            .intersect(k.scopes),
+            scopes: Scopes::from_stored(&claims.scope.split(' ').map(String::from).collect::<Vec<_>>())
+                .intersect(k.scopes),
             credential: Credential::Token,
         }),
-        _ => Err(ApiError::Unauthorized(
-            "the API key behind this access token has been revoked".into(),
-        )),
+        _ => Err(ApiError::Unauthorized("the API key behind this access token has been revoked".into())),
     }
 }
 
@@ -235,27 +202,16 @@ impl FromRequestParts<AppState> for Auth {
 
     async fn from_request_parts(parts: &mut Parts, _st: &AppState) -> Result<Self, ApiError> {
         let Some(p) = parts.extensions.get::<Principal>().cloned() else {
-            let detail = parts
-                .extensions
-                .get::<AuthFailure>()
-                .map(|f| f.0.clone())
-                .unwrap_or_else(|| {
-                    "missing credentials: send `Authorization: Bearer <api key or access token>`"
-                        .into()
-                });
+            let detail = parts.extensions.get::<AuthFailure>().map(|f| f.0.clone()).unwrap_or_else(|| {
+                "missing credentials: send `Authorization: Bearer <api key or access token>`".into()
+            });
             return Err(ApiError::Unauthorized(detail));
         };
         if let Credential::Session { csrf } = &p.credential {
             let safe = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
-            let sent = parts
-                .headers
-                .get(session::CSRF_HEADER)
-                .map(|v| v.as_bytes())
-                .unwrap_or_default();
+            let sent = parts.headers.get(session::CSRF_HEADER).map(|v| v.as_bytes()).unwrap_or_default();
             if !safe && !bool::from(sent.ct_eq(csrf.as_bytes())) {
-                return Err(ApiError::Forbidden(
-                    "missing or wrong X-CSRF-Token for a cookie session".into(),
-                ));
+                return Err(ApiError::Forbidden("missing or wrong X-CSRF-Token for a cookie session".into()));
             }
         }
         Ok(Auth(p))

@@ -30,9 +30,7 @@ pub async fn verify(stored: Option<String>, candidate: String) -> anyhow::Result
         let known = stored.is_some();
         let phc = stored.unwrap_or_else(|| dummy_hash().to_string());
         let parsed = PasswordHash::new(&phc).map_err(|e| anyhow::anyhow!("stored hash: {e}"))?;
-        let ok = Argon2::default()
-            .verify_password(candidate.as_bytes(), &parsed)
-            .is_ok();
+        let ok = Argon2::default().verify_password(candidate.as_bytes(), &parsed).is_ok();
         Ok(known && ok)
     })
     .await
@@ -43,9 +41,6 @@ fn dummy_hash() -> &'static str {
     static DUMMY: OnceLock<String> = OnceLock::new();
     DUMMY.get_or_init(|| {
         let salt = SaltString::generate(&mut OsRng);
-        Argon2::default()
-            .hash_password(b"not-a-real-password", &salt)
-            .expect("argon2 defaults")
-            .to_string()
+        Argon2::default().hash_password(b"not-a-real-password", &salt).expect("argon2 defaults").to_string()
     })
 }

@@ -76,12 +76,7 @@ impl Scopes {
 
     /// Parse scopes stored by this service; unknown names (from a future version) are ignored.
     pub fn from_stored(names: &[String]) -> Scopes {
-        Scopes(
-            names
-                .iter()
-                .filter_map(|n| Scope::parse(n))
-                .fold(0, |acc, s| acc | s.bit()),
-        )
+        Scopes(names.iter().filter_map(|n| Scope::parse(n)).fold(0, |acc, s| acc | s.bit()))
     }
 
     pub fn is_empty(self) -> bool {
@@ -98,18 +93,11 @@ impl Scopes {
     }
 
     pub fn intersect(self, other: Scopes) -> Scopes {
-        Scopes(
-            Scope::ALL
-                .iter()
-                .filter(|s| self.allows(**s) && other.allows(**s))
-                .fold(0, |a, s| a | s.bit()),
-        )
+        Scopes(Scope::ALL.iter().filter(|s| self.allows(**s) && other.allows(**s)).fold(0, |a, s| a | s.bit()))
     }
 
     pub fn iter(self) -> impl Iterator<Item = Scope> {
-        Scope::ALL
-            .into_iter()
-            .filter(move |s| self.0 & s.bit() != 0)
+        Scope::ALL.into_iter().filter(move |s| self.0 & s.bit() != 0)
     }
 
     pub fn names(self) -> Vec<String> {

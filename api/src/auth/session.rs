@@ -23,10 +23,7 @@ pub struct Session {
 }
 
 fn redis_key(store: &RedisStore, token: &str) -> String {
-    store.key(&format!(
-        "session:{}",
-        hex::encode(super::keys::hash(token))
-    ))
+    store.key(&format!("session:{}", hex::encode(super::keys::hash(token))))
 }
 
 /// Create a session; returns the cookie token and the session.
@@ -37,16 +34,10 @@ pub async fn create(
     org_id: i64,
 ) -> Result<(String, Session), RedisDown> {
     let token = random_token();
-    let session = Session {
-        user_id,
-        org_id,
-        csrf: random_token(),
-    };
+    let session = Session { user_id, org_id, csrf: random_token() };
     let value = serde_json::to_string(&session).expect("session serializes");
     let key = redis_key(store, &token);
-    store
-        .call(|mut c| async move { c.set_ex::<_, _, ()>(key, value, ttl.as_secs()).await })
-        .await?;
+    store.call(|mut c| async move { c.set_ex::<_, _, ()>(key, value, ttl.as_secs()).await }).await?;
     Ok((token, session))
 }
 
@@ -60,14 +51,9 @@ pub async fn lookup(store: &RedisStore, token: &str) -> Result<Option<Session>, 
 pub fn cookies(token: &str, session: &Session, ttl: Duration, secure: bool) -> [HeaderValue; 2] {
     let secure = if secure { "; Secure" } else { "" };
     let max_age = ttl.as_secs();
-    let session_cookie = format!(
-        "{SESSION_COOKIE}={token}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}"
-    );
+    let session_cookie = format!("{SESSION_COOKIE}={token}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax{secure}");
     // Readable by the portal's script, which echoes it in X-CSRF-Token.
-    let csrf_cookie = format!(
-        "{CSRF_COOKIE}={}; Path=/; Max-Age={max_age}; SameSite=Lax{secure}",
-        session.csrf
-    );
+    let csrf_cookie = format!("{CSRF_COOKIE}={}; Path=/; Max-Age={max_age}; SameSite=Lax{secure}", session.csrf);
     [
         HeaderValue::from_str(&session_cookie).expect("cookie is ASCII"),
         HeaderValue::from_str(&csrf_cookie).expect("cookie is ASCII"),

@@ -4,6 +4,7 @@ use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use utoipa::ToSchema;
 
+use super::plans::{Subscription, SUBSCRIPTION_COLUMNS};
 use crate::domain::{Email, TaxNumber};
 
 /// Spec §2 User.
@@ -18,7 +19,7 @@ pub struct User {
 }
 
 /// Spec §2 Organization.
-#[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Organization {
     pub id: i64,
     pub name: String,
@@ -32,11 +33,7 @@ pub struct Organization {
 
 const USER_COLUMNS: &str = "id AS user_id, org_id AS organization_id, email, full_name, role";
 
-pub async fn insert_organization(
-    tx: &mut PgConnection,
-    name: &str,
-    tax: &TaxNumber,
-) -> sqlx::Result<i64> {
+pub async fn insert_organization(tx: &mut PgConnection, name: &str, tax: &TaxNumber) -> sqlx::Result<i64> {
     sqlx::query_scalar("INSERT INTO organizations (name, tax_number) VALUES ($1, $2) RETURNING id")
         .bind(name)
         .bind(tax.as_str())
@@ -81,34 +78,50 @@ pub async fn by_email(db: &PgPool, email: &str) -> sqlx::Result<Option<(User, St
         user: User,
         password_hash: String,
     }
-    let row: Option<Row> = sqlx::query_as(&format!(
-        "SELECT {USER_COLUMNS}, password_hash FROM users WHERE lower(email) = lower($1)"
-    ))
-    .bind(email)
-    .fetch_optional(db)
-    .await?;
+    let row: Option<Row> =
+        sqlx::query_as(&format!("SELECT {USER_COLUMNS}, password_hash FROM users WHERE lower(email) = lower($1)"))
+            .bind(email)
+            .fetch_optional(db)
+            .await?;
     Ok(row.map(|r| (r.user, r.password_hash)))
 }
 
-pub async fn user(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option<User>> {
-    sqlx::query_as(&format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE org_id = $1 AND id = $2"
+/// The caller's user, organization and subscription in one round trip (`GET /portal/me`).
+pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option<(User, Organization, Subscription)>> {
+    #[derive(sqlx::FromRow)]
+    struct Row {
+        #[sqlx(flatten)]
+        user: User,
+        org_name: String,
+        tax_number: String,
+        org_status: String,
+        ws_username: Option<String>,
+        #[sqlx(flatten)]
+        subscription: Subscription,
+    }
+    let row: Option<Row> = sqlx::query_as(&format!(
+        "SELECT u.id AS user_id, u.org_id AS organization_id, u.email, u.full_name, u.role,
+                o.name AS org_name, o.tax_number, o.status AS org_status, o.ws_username,
+                {SUBSCRIPTION_COLUMNS}
+           FROM users u
+           JOIN organizations o ON o.id = u.org_id
+           JOIN subscriptions s ON s.org_id = o.id
+           JOIN plans p ON p.code = s.plan_code
+          WHERE u.org_id = $1 AND u.id = $2"
     ))
     .bind(org)
     .bind(user_id)
     .fetch_optional(db)
-    .await
-}
-
-pub async fn organization(db: &PgPool, org: i64) -> sqlx::Result<Option<Organization>> {
-    sqlx::query_as(
-        "SELECT o.id, o.name, o.tax_number, o.status, COALESCE(p.monthly_quota, -1)::int8 AS monthly_quota, o.ws_username
-           FROM organizations o
-           JOIN subscriptions s ON s.org_id = o.id
-           JOIN plans p ON p.code = s.plan_code
-          WHERE o.id = $1",
-    )
-    .bind(org)
-    .fetch_optional(db)
-    .await
+    .await?;
+    Ok(row.map(|r| {
+        let organization = Organization {
+            id: r.user.organization_id,
+            name: r.org_name,
+            tax_number: r.tax_number,
+            status: r.org_status,
+            monthly_quota: r.subscription.monthly_quota,
+            ws_username: r.ws_username,
+        };
+        (r.user, organization, r.subscription)
+    }))
 }

@@ -65,10 +65,7 @@ pub async fn insert(
 
 /// Lock the organization's key set and count its active keys (serializes concurrent creates).
 pub async fn lock_and_count(tx: &mut PgConnection, org: i64) -> sqlx::Result<i64> {
-    sqlx::query("SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE")
-        .bind(org)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query("SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE").bind(org).execute(&mut *tx).await?;
     sqlx::query_scalar("SELECT count(*) FROM api_keys WHERE org_id = $1 AND revoked_at IS NULL")
         .bind(org)
         .fetch_one(tx)

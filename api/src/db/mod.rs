@@ -19,8 +19,7 @@ use sqlx::{
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
 pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
-    let opts = PgConnectOptions::from_str(url)
-        .context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?;
+    let opts = PgConnectOptions::from_str(url).context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?;
     PgPoolOptions::new()
         .max_connections(max_connections)
         .min_connections(1)
@@ -32,8 +31,7 @@ pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> 
 
 /// Create the database named by `url` if it does not exist (used by `tns dev` and tests).
 pub async fn ensure_database(url: &str) -> anyhow::Result<()> {
-    let opts = PgConnectOptions::from_str(url)
-        .context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?;
+    let opts = PgConnectOptions::from_str(url).context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?;
     let name = opts.get_database().unwrap_or("postgres").to_string();
     let mut admin = sqlx::PgConnection::connect_with(&opts.clone().database("postgres"))
         .await
@@ -42,8 +40,7 @@ pub async fn ensure_database(url: &str) -> anyhow::Result<()> {
     match sqlx::query(&create).execute(&mut admin).await {
         Ok(_) => tracing::info!(database = %name, "created database"),
         // 42P04: duplicate_database. 23505: two creators raced on the catalog.
-        Err(sqlx::Error::Database(e)) if matches!(e.code().as_deref(), Some("42P04" | "23505")) => {
-        }
+        Err(sqlx::Error::Database(e)) if matches!(e.code().as_deref(), Some("42P04" | "23505")) => {}
         Err(e) => return Err(e).context("cannot create the database"),
     }
     admin.close().await.ok();

@@ -19,7 +19,7 @@ pub struct Plan {
 }
 
 /// The organization's current subscription.
-#[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Subscription {
     pub code: String,
     pub name: String,
@@ -32,28 +32,27 @@ pub struct Subscription {
     pub started_at: chrono::DateTime<chrono::Utc>,
 }
 
-const PLAN_COLUMNS: &str = "p.code, p.name, COALESCE(p.monthly_quota, -1)::int8 AS monthly_quota,
-    p.price_try::float8 AS price_try, p.billing_period";
-
 pub async fn list(db: &PgPool) -> sqlx::Result<Vec<Plan>> {
-    sqlx::query_as(&format!(
-        "SELECT {PLAN_COLUMNS}, p.overage_unit_try::float8 AS overage_unit_try FROM plans p ORDER BY p.sort_order, p.code"
-    ))
+    sqlx::query_as(
+        "SELECT code, name, COALESCE(monthly_quota, -1)::int8 AS monthly_quota, price_try::float8 AS price_try,
+                billing_period, overage_unit_try::float8 AS overage_unit_try
+           FROM plans ORDER BY sort_order, code",
+    )
     .fetch_all(db)
     .await
 }
 
 pub async fn exists(db: &PgPool, code: &str) -> sqlx::Result<bool> {
-    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM plans WHERE code = $1)")
-        .bind(code)
-        .fetch_one(db)
-        .await
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM plans WHERE code = $1)").bind(code).fetch_one(db).await
 }
+
+/// Columns of [`Subscription`] over `subscriptions s JOIN plans p`.
+pub const SUBSCRIPTION_COLUMNS: &str = "p.code, p.name, COALESCE(p.monthly_quota, -1)::int8 AS monthly_quota,
+    p.price_try::float8 AS price_try, p.billing_period, s.status, s.started_at";
 
 pub async fn subscription(db: &PgPool, org: i64) -> sqlx::Result<Option<Subscription>> {
     sqlx::query_as(&format!(
-        "SELECT {PLAN_COLUMNS}, s.status, s.started_at
-           FROM subscriptions s JOIN plans p ON p.code = s.plan_code WHERE s.org_id = $1"
+        "SELECT {SUBSCRIPTION_COLUMNS} FROM subscriptions s JOIN plans p ON p.code = s.plan_code WHERE s.org_id = $1"
     ))
     .bind(org)
     .fetch_optional(db)

@@ -50,9 +50,7 @@ impl Modify for Security {
             SecurityScheme::Http(
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
-                    .description(Some(
-                        "An API key (`sk_live_…`) or an access token from /auth/token",
-                    ))
+                    .description(Some("An API key (`sk_live_…`) or an access token from /auth/token"))
                     .build(),
             ),
         );
@@ -71,10 +69,7 @@ static DOCUMENT: OnceLock<String> = OnceLock::new();
 /// This document.
 #[utoipa::path(get, path = "/openapi.json", tag = "meta", responses((status = 200, description = "OpenAPI 3.1 document")), security(()))]
 async fn openapi_json() -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        DOCUMENT.get().cloned().unwrap_or_default(),
-    )
+    ([(header::CONTENT_TYPE, "application/json")], DOCUMENT.get().cloned().unwrap_or_default())
 }
 
 fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
@@ -95,21 +90,14 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 
 /// The OpenAPI document as JSON.
 pub fn openapi_document() -> &'static str {
-    DOCUMENT.get_or_init(|| {
-        build()
-            .1
-            .to_pretty_json()
-            .expect("OpenAPI document serializes")
-    })
+    DOCUMENT.get_or_init(|| build().1.to_pretty_json().expect("OpenAPI document serializes"))
 }
 
 pub fn router(state: AppState) -> Router {
     openapi_document();
     let (router, _) = build();
     router
-        .fallback(|| async {
-            ApiError::NotFound("no such endpoint; see /api/v1/openapi.json".into())
-        })
+        .fallback(|| async { ApiError::NotFound("no such endpoint; see /api/v1/openapi.json".into()) })
         .layer(from_fn_with_state(state.clone(), admission))
         .with_state(state)
 }

@@ -28,9 +28,7 @@ pub struct KeyList {
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<KeyList>> {
     p.require(Scope::AccountRead)?;
-    Ok(Json(KeyList {
-        data: db::api_keys::list(&st.db, p.org_id).await?,
-    }))
+    Ok(Json(KeyList { data: db::api_keys::list(&st.db, p.org_id).await? }))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -54,25 +52,17 @@ pub async fn create(
     p.require(Scope::AccountWrite)?;
     let name = text("name", &input.name, 100)?;
     if input.scopes.is_empty() {
-        return Err(ApiError::validation(
-            "scopes",
-            "must name at least one scope",
-        ));
+        return Err(ApiError::validation("scopes", "must name at least one scope"));
     }
     if input.scopes.len() > 32 {
         return Err(ApiError::validation("scopes", "too many entries"));
     }
     let scopes = Scopes::parse(input.scopes.iter().map(String::as_str)).map_err(|unknown| {
         let known: Vec<_> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-        ApiError::validation(
-            "scopes",
-            format!("unknown scope `{unknown}` (known: {})", known.join(", ")),
-        )
+        ApiError::validation("scopes", format!("unknown scope `{unknown}` (known: {})", known.join(", ")))
     })?;
     if !p.scopes.covers(scopes) {
-        return Err(ApiError::Forbidden(
-            "a key can only be given scopes the calling credential holds".into(),
-        ));
+        return Err(ApiError::Forbidden("a key can only be given scopes the calling credential holds".into()));
     }
     let mut tx = st.db.begin().await?;
     if db::api_keys::lock_and_count(&mut tx, p.org_id).await? >= MAX_ACTIVE_KEYS {
@@ -90,11 +80,7 @@ pub async fn create(
 #[utoipa::path(delete, path = "/portal/api-keys/{id}", tag = "account", params(("id" = i64, Path)),
     responses((status = 200, body = OkBody), (status = 404, body = ErrorBody)),
     security(("bearer" = []), ("session" = [])))]
-pub async fn revoke(
-    State(st): State<AppState>,
-    Auth(p): Auth,
-    ApiPath(id): ApiPath<i64>,
-) -> ApiResult<Json<OkBody>> {
+pub async fn revoke(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
     p.require(Scope::AccountWrite)?;
     if !db::api_keys::revoke(&st.db, p.org_id, id).await? {
         return Err(ApiError::NotFound(format!("no API key with id {id}")));

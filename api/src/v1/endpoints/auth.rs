@@ -43,10 +43,7 @@ pub struct RegisterOut {
 #[utoipa::path(post, path = "/auth/register", tag = "auth", request_body = RegisterIn,
     responses((status = 201, body = RegisterOut), (status = 409, description = "e-mail already registered", body = ErrorBody),
               (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)), security(()))]
-pub async fn register(
-    State(st): State<AppState>,
-    ApiJson(input): ApiJson<RegisterIn>,
-) -> ApiResult<impl IntoResponse> {
+pub async fn register(State(st): State<AppState>, ApiJson(input): ApiJson<RegisterIn>) -> ApiResult<impl IntoResponse> {
     let org_name = text("organization_name", &input.organization_name, 200)?;
     let tax = TaxNumber::parse(&input.tax_number)?;
     let full_name = text("full_name", &input.full_name, 200)?;
@@ -59,9 +56,7 @@ pub async fn register(
     let user = match db::accounts::insert_owner(&mut tx, org, &email, &full_name, &hash).await {
         Ok(u) => u,
         Err(e) if is_unique_violation(&e, "users_email_key") => {
-            return Err(ApiError::Conflict(
-                "email: an account with this e-mail address already exists".into(),
-            ))
+            return Err(ApiError::Conflict("email: an account with this e-mail address already exists".into()))
         }
         Err(e) => return Err(e.into()),
     };
@@ -103,31 +98,17 @@ pub struct TokenOut {
 /// Exchange an API key for a 24-hour access token. The token stops working when its key is revoked.
 #[utoipa::path(post, path = "/auth/token", tag = "auth", request_body = TokenIn,
     responses((status = 200, body = TokenOut), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)), security(()))]
-pub async fn token(
-    State(st): State<AppState>,
-    ApiJson(input): ApiJson<TokenIn>,
-) -> ApiResult<Json<TokenOut>> {
+pub async fn token(State(st): State<AppState>, ApiJson(input): ApiJson<TokenIn>) -> ApiResult<Json<TokenOut>> {
     let invalid = || ApiError::Unauthorized("client_secret is not a valid API key".into());
     if !input.client_secret.starts_with(keys::KEY_PREFIX) {
         return Err(invalid());
     }
-    let key = st
-        .keys
-        .by_hash(&st.db, keys::hash(&input.client_secret))
-        .await?
-        .ok_or_else(invalid)?;
+    let key = st.keys.by_hash(&st.db, keys::hash(&input.client_secret)).await?.ok_or_else(invalid)?;
     if key.revoked {
-        return Err(ApiError::Unauthorized(
-            "this API key has been revoked".into(),
-        ));
+        return Err(ApiError::Unauthorized("this API key has been revoked".into()));
     }
     let access_token = st.jwt.mint(key.user_id, key.org_id, key.id, key.scopes)?;
-    Ok(Json(TokenOut {
-        access_token,
-        token_type: "Bearer",
-        expires_in: TOKEN_TTL_SECS,
-        scope: key.scopes.to_string(),
-    }))
+    Ok(Json(TokenOut { access_token, token_type: "Bearer", expires_in: TOKEN_TTL_SECS, scope: key.scopes.to_string() }))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -149,45 +130,24 @@ pub struct LoginOut {
 #[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginIn,
     responses((status = 200, body = LoginOut, headers(("set-cookie" = String))), (status = 401, body = ErrorBody),
               (status = 422, body = ErrorBody)), security(()))]
-pub async fn login(
-    State(st): State<AppState>,
-    ApiJson(input): ApiJson<LoginIn>,
-) -> ApiResult<impl IntoResponse> {
+pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>) -> ApiResult<impl IntoResponse> {
     if input.password.len() > Password::MAX {
-        return Err(ApiError::validation(
-            "password",
-            format!("must be at most {} bytes", Password::MAX),
-        ));
+        return Err(ApiError::validation("password", format!("must be at most {} bytes", Password::MAX)));
     }
-    let found = if input.email.len() <= Email::MAX {
-        db::accounts::by_email(&st.db, input.email.trim()).await?
-    } else {
-        None
-    };
+    let found =
+        if input.email.len() <= Email::MAX { db::accounts::by_email(&st.db, input.email.trim()).await? } else { None };
     let (user, hash) = match found {
         Some((u, h)) => (Some(u), Some(h)),
         None => (None, None),
     };
     // Unknown e-mail and wrong password take the same time and give the same answer.
     let ok = password::verify(hash, input.password).await?;
-    let user = user
-        .filter(|_| ok)
-        .ok_or_else(|| ApiError::Unauthorized("wrong e-mail or password".into()))?;
-    let (token, sess) = session::create(
-        &st.redis,
-        st.cfg.session_ttl,
-        user.user_id,
-        user.organization_id,
-    )
-    .await
-    .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;
+    let user = user.filter(|_| ok).ok_or_else(|| ApiError::Unauthorized("wrong e-mail or password".into()))?;
+    let (token, sess) = session::create(&st.redis, st.cfg.session_ttl, user.user_id, user.organization_id)
+        .await
+        .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;
     let [c1, c2] = session::cookies(&token, &sess, st.cfg.session_ttl, st.cfg.cookie_secure);
-    let mut res = Json(LoginOut {
-        ok: true,
-        user,
-        csrf_token: sess.csrf,
-    })
-    .into_response();
+    let mut res = Json(LoginOut { ok: true, user, csrf_token: sess.csrf }).into_response();
     res.headers_mut().append(header::SET_COOKIE, c1);
     res.headers_mut().append(header::SET_COOKIE, c2);
     Ok(res)

@@ -48,9 +48,7 @@ pub async fn usage(
     p.require(Scope::AccountRead)?;
     let month = match q.month.as_deref() {
         None => Month::now(),
-        Some(m) => {
-            Month::parse(m).ok_or_else(|| ApiError::validation("month", "must be YYYY-MM"))?
-        }
+        Some(m) => Month::parse(m).ok_or_else(|| ApiError::validation("month", "must be YYYY-MM"))?,
     };
     let rows = st.quota.usage(p.org_id, month).await?;
     let limit = st.quota.load_limit(p.org_id).await?;
@@ -60,11 +58,7 @@ pub async fn usage(
         monthly_quota: limit.quota.unwrap_or(-1),
         by_endpoint: rows
             .into_iter()
-            .map(|r| EndpointUsageOut {
-                endpoint: r.endpoint,
-                total_calls: r.total_calls,
-                error_calls: r.error_calls,
-            })
+            .map(|r| EndpointUsageOut { endpoint: r.endpoint, total_calls: r.total_calls, error_calls: r.error_calls })
             .collect(),
     }))
 }

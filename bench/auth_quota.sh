@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): the cost of authentication and quota metering per request.
+#
+#   1. Authenticated GET /api/v1/portal/me (API key lookup + one Redis quota script + 3 small
+#      queries) against GET /healthz of the same server in the same run: throughput ratio,
+#      target >= 0.5, and p99 latencies.
+#   2. GET /api/v1/portal/me with metering on vs TNS_QUOTA_ENABLED=false: throughput ratio,
+#      target >= 0.85.
+#
+# Needs wrk (apt-get install wrk), PostgreSQL and Redis on their default local ports.
+# Usage: bench/auth_quota.sh [duration-seconds] [connections]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${1:-10}
+CONNS=${2:-32}
+DB=tns_bench_auth
+PORT_ON=18181
+PORT_OFF=18182
+OUT=bench/out
+mkdir -p "$OUT"
+
+command -v wrk >/dev/null || { echo "wrk is required: apt-get install wrk" >&2; exit 1; }
+cargo build --release --bin tns -q
+BIN=target/release/tns
+
+psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
+psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $DB" >/dev/null
+
+common_env() {
+  export TNS_DATABASE_URL=postgres://postgres@127.0.0.1:5432/$DB
+  export TNS_REDIS_PREFIX="bench:$$:"
+  export TNS_SIGNING_SECRET=bench-signing-secret-0123456789abcdefghij
+  export TNS_AUTH_RATE_LIMIT=100000000
+  export TNS_COOKIE_SECURE=false
+  export RUST_LOG=warn
+}
+
+start() { # port quota_enabled
+  common_env
+  TNS_LISTEN_ADDR=127.0.0.1:$1 TNS_QUOTA_ENABLED=$2 "$BIN" api >"$OUT/tns-$1.log" 2>&1 &
+  echo $!
+  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && return 0; sleep 0.1; done
+  echo "server on $1 did not start" >&2; exit 1
+}
+
+PID_ON=$(start $PORT_ON true)
+PID_OFF=$(start $PORT_OFF false)
+trap 'kill $PID_ON $PID_OFF 2>/dev/null || true' EXIT
+
+KEY=$(curl -s "http://127.0.0.1:$PORT_ON/api/v1/auth/register" -H 'content-type: application/json' \
+  -d '{"organization_name":"Bench","tax_number":"1234567890","full_name":"B","email":"bench@example.com","password":"benchmark"}' \
+  | sed -E 's/.*"api_key":"([^"]+)".*/\1/')
+# Unlimited plan: the quota script still runs on every call, nothing is refused.
+psql -h 127.0.0.1 -U postgres -d $DB -qc "UPDATE subscriptions SET plan_code = 'Y-999'" >/dev/null
+
+# run <label> <url> [header] -> prints "rps p99_ms"
+run() {
+  local args=(-t2 -c"$CONNS" -d"${DURATION}s" --latency)
+  [ -n "${3:-}" ] && args+=(-H "$3")
+  wrk "${args[@]}" "$2" >"$OUT/wrk-$1.txt"
+  local rps p99
+  rps=$(awk '/^Requests\/sec/ {print $2}' "$OUT/wrk-$1.txt")
+  p99=$(awk '$1=="99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' "$OUT/wrk-$1.txt")
+  local non2xx
+  non2xx=$(awk '/Non-2xx/ {print $NF}' "$OUT/wrk-$1.txt")
+  [ -z "$non2xx" ] || { echo "$1: $non2xx non-2xx answers, see $OUT/wrk-$1.txt" >&2; exit 1; }
+  echo "$rps $p99"
+}
+
+AUTH="Authorization: Bearer $KEY"
+# Warm up caches and connection pools.
+wrk -t1 -c4 -d2s -H "$AUTH" "http://127.0.0.1:$PORT_ON/api/v1/portal/me" >/dev/null
+wrk -t1 -c4 -d2s -H "$AUTH" "http://127.0.0.1:$PORT_OFF/api/v1/portal/me" >/dev/null
+
+read -r BARE_RPS BARE_P99 < <(run bare "http://127.0.0.1:$PORT_ON/healthz")
+read -r ME_RPS ME_P99 < <(run me_quota_on "http://127.0.0.1:$PORT_ON/api/v1/portal/me" "$AUTH")
+read -r OFF_RPS OFF_P99 < <(run me_quota_off "http://127.0.0.1:$PORT_OFF/api/v1/portal/me" "$AUTH")
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+echo "connections=$CONNS duration=${DURATION}s (2 cores shared by wrk, tns, PostgreSQL and Redis)"
+printf '%-36s %10s req/s  p99 %8s ms\n' "GET /healthz (bare)" "$BARE_RPS" "$BARE_P99"
+printf '%-36s %10s req/s  p99 %8s ms\n' "GET /api/v1/portal/me (quota on)" "$ME_RPS" "$ME_P99"
+printf '%-36s %10s req/s  p99 %8s ms\n' "GET /api/v1/portal/me (quota off)" "$OFF_RPS" "$OFF_P99"
+echo "ratio authenticated/bare throughput: $(ratio "$ME_RPS" "$BARE_RPS") (target >= 0.5)"
+echo "ratio quota on/off throughput:       $(ratio "$ME_RPS" "$OFF_RPS") (target >= 0.85)"
