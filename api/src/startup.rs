@@ -42,13 +42,20 @@ pub async fn prepare_database(cfg: &Config) -> anyhow::Result<PgPool> {
 
 /// The whole HTTP surface.
 pub fn app(state: AppState) -> Router {
-    Router::new()
+    let routes = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::render))
         .with_state(state.clone())
         .nest("/api/v1", v1::router(state.clone()))
-        .fallback(|| async { ApiError::NotFound("no such endpoint".into()) })
+        .fallback(|| async { ApiError::NotFound("no such endpoint".into()) });
+    with_platform_layers(routes, state)
+}
+
+/// What every route gets: the body limit, panics turned into a plain 500, JSON error
+/// bodies, and request metrics.
+fn with_platform_layers(routes: Router, state: AppState) -> Router {
+    routes
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(|panic: Box<dyn std::any::Any + Send>| {
             let msg = panic
@@ -172,4 +179,32 @@ pub async fn shutdown_signal() {
     let term = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
     tracing::info!("shutdown requested");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use tower::ServiceExt;
+
+    #[tokio::test]
+    async fn a_panicking_handler_answers_a_plain_json_500() {
+        let cfg = Config::from_lookup(Role::Dev, |_| None).unwrap();
+        // Lazy pool and Redis client: nothing here touches either.
+        let db = sqlx::postgres::PgPoolOptions::new().connect_lazy(&cfg.database_url).unwrap();
+        let redis = RedisStore::new(&cfg.redis_url, "unit:").unwrap();
+        let state = AppState::new(cfg, db, redis);
+        let routes = Router::new().route("/boom", get(|| async { panic!("secret internal detail") as &str }));
+        let app = with_platform_layers(routes, state.clone());
+
+        let res = app.oneshot(Request::builder().uri("/boom").body(axum::body::Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = axum::body::to_bytes(res.into_body(), 4096).await.unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(json["error"], "Internal Server Error");
+        assert!(!String::from_utf8_lossy(&body).contains("secret"));
+        let text = metrics::render(axum::extract::State(state)).await;
+        let text = axum::body::to_bytes(text.into_body(), 1 << 20).await.unwrap();
+        assert!(String::from_utf8_lossy(&text).contains(r#"route="/boom",status="500""#));
+    }
 }
