@@ -63,10 +63,47 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
-fn data_error(path: &str, err: &serde_json::Error) -> ApiError {
+/// Deserialize an already parsed JSON value, with the same 422 naming the field.
+pub fn parse_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        data_error(&path, &err.into_inner())
+    })
+}
+
+/// Apply a JSON merge patch (RFC 7396): objects merge key by key, `null` removes a key,
+/// anything else replaces. This is how `PUT` with any subset of fields is applied.
+pub fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
+    use serde_json::Value;
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Default::default());
+    }
+    let map = target.as_object_mut().expect("made an object above");
+    for (k, v) in patch {
+        if v.is_null() {
+            map.remove(k);
+        } else {
+            merge_patch(map.entry(k.clone()).or_insert(Value::Null), v);
+        }
+    }
+}
+
+fn data_error(path: &str, err: &impl std::fmt::Display) -> ApiError {
     // serde_json appends " at line X column Y"; the field path says where instead.
     let msg = err.to_string();
     let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+    if let Some(unknown) = msg.strip_prefix("unknown field `").and_then(|m| m.split('`').next()) {
+        // serde_path_to_error's path already ends at the unknown key.
+        let field = if path == "." { unknown.to_string() } else { path.to_string() };
+        return ApiError::validation(field, "is not a field of this resource");
+    }
+    if msg.starts_with("data did not match any variant") {
+        return ApiError::validation(path, "must be an integer or a string");
+    }
     if let Some(missing) = msg.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
         let field = if path == "." { missing.to_string() } else { format!("{path}.{missing}") };
         return ApiError::validation(field, "is required");
@@ -142,5 +179,21 @@ mod tests {
         assert_eq!(field_of(parse_json::<Body>(br#"{"email":"a","inner":{"n":-1}}"#).unwrap_err()), "inner.n");
         assert_eq!(field_of(parse_json::<Body>(b"[]").unwrap_err()), "body");
         assert!(parse_json::<Body>(br#"{"email":"a"}"#).is_ok());
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Strict {
+        a: Option<u32>,
+    }
+
+    #[test]
+    fn unknown_fields_and_merge_patch() {
+        assert_eq!(field_of(parse_json::<Strict>(br#"{"b":1}"#).unwrap_err()), "b");
+        let mut v = serde_json::json!({"a": 1, "o": {"x": 1, "y": 2}, "k": "keep"});
+        merge_patch(&mut v, &serde_json::json!({"a": null, "o": {"y": 3}, "n": [1]}));
+        assert_eq!(v, serde_json::json!({"o": {"x": 1, "y": 3}, "k": "keep", "n": [1]}));
+        assert_eq!(field_of(parse_value::<Strict>(serde_json::json!({"a": "x"})).unwrap_err()), "a");
     }
 }

@@ -20,13 +20,16 @@ use crate::{
     config::{Config, Role},
     db,
     error::{error_response, ApiError},
-    health, metrics,
+    health, idempotency, metrics,
     redis_store::RedisStore,
+    refdata::RefData,
     state::AppState,
     v1,
 };
 
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// How often each API process drops expired Idempotency-Key answers.
+const IDEMPOTENCY_PURGE_EVERY: Duration = Duration::from_secs(600);
 
 /// Connect to PostgreSQL; in `dev`, create the database first; migrate when configured.
 pub async fn prepare_database(cfg: &Config) -> anyhow::Result<PgPool> {
@@ -124,7 +127,8 @@ impl Application {
             .await
             .with_context(|| format!("cannot listen on {}", cfg.listen_addr))?;
         let addr = listener.local_addr()?;
-        Ok(Application { listener, addr, state: AppState::new(cfg, db, redis) })
+        let refdata = RefData::load(&db).await.context("cannot load reference data (are migrations applied?)")?;
+        Ok(Application { listener, addr, state: AppState::new(cfg, db, redis, refdata) })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -144,9 +148,11 @@ impl Application {
             let every = state.cfg.usage_flush_interval;
             tokio::spawn(async move {
                 let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                let mut purge = tokio::time::interval(IDEMPOTENCY_PURGE_EVERY);
                 loop {
                     tokio::select! {
                         _ = tick.tick() => state.quota.flush().await,
+                        _ = purge.tick() => idempotency::purge(&state.db).await,
                         _ = stop_rx.changed() => break,
                     }
                 }
@@ -193,7 +199,7 @@ mod tests {
         // Lazy pool and Redis client: nothing here touches either.
         let db = sqlx::postgres::PgPoolOptions::new().connect_lazy(&cfg.database_url).unwrap();
         let redis = RedisStore::new(&cfg.redis_url, "unit:").unwrap();
-        let state = AppState::new(cfg, db, redis);
+        let state = AppState::new(cfg, db, redis, RefData::default());
         let routes = Router::new().route("/boom", get(|| async { panic!("secret internal detail") as &str }));
         let app = with_platform_layers(routes, state.clone());
 

@@ -11,6 +11,7 @@ use crate::{
     metrics::Metrics,
     quota::Quota,
     redis_store::RedisStore,
+    refdata::RefData,
     throttle::IpThrottle,
     v1::endpoints::account::MeOut,
 };
@@ -26,6 +27,8 @@ pub struct Inner {
     pub metrics: Arc<Metrics>,
     /// `GET /portal/me` answers by (organization, user), kept as long as API keys.
     pub profiles: TtlMap<(i64, i64), MeOut>,
+    /// Provinces and districts, loaded once at start-up.
+    pub refdata: RefData,
 }
 
 #[derive(Clone)]
@@ -39,7 +42,7 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(cfg: Config, db: PgPool, redis: RedisStore) -> AppState {
+    pub fn new(cfg: Config, db: PgPool, redis: RedisStore, refdata: RefData) -> AppState {
         let redis = Arc::new(redis);
         let metrics = Arc::new(Metrics::new());
         AppState(Arc::new(Inner {
@@ -48,6 +51,7 @@ impl AppState {
             jwt: Jwt::new(&cfg.signing_secret),
             quota: Quota::new(redis.clone(), db.clone(), metrics.clone(), cfg.quota_enabled, cfg.quota_fail_mode),
             throttle: IpThrottle::new(cfg.auth_rate_limit, cfg.auth_rate_window.as_secs(), cfg.trust_forwarded_for),
+            refdata,
             cfg,
             db,
             redis,

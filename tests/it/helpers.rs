@@ -143,6 +143,32 @@ impl Api {
         self.req(Method::POST, path, bearer).json(&body).send().await.unwrap()
     }
 
+    pub async fn put(&self, path: &str, bearer: &str, body: Value) -> Response {
+        self.req(Method::PUT, path, Some(bearer)).json(&body).send().await.unwrap()
+    }
+
+    /// Any method, with an optional JSON body.
+    pub async fn call(&self, method: Method, path: &str, bearer: &str, body: Option<Value>) -> Response {
+        let r = self.req(method, path, Some(bearer));
+        match body {
+            Some(b) => r.json(&b),
+            None => r,
+        }
+        .send()
+        .await
+        .unwrap()
+    }
+
+    /// POST and expect `status`; the body.
+    pub async fn post_ok(&self, path: &str, bearer: &str, body: Value, status: u16) -> Value {
+        json_of(self.post(path, Some(bearer), body).await, status).await
+    }
+
+    /// GET and expect 200; the body.
+    pub async fn get_ok(&self, path: &str, bearer: &str) -> Value {
+        json_of(self.get(path, bearer).await, 200).await
+    }
+
     pub async fn delete(&self, path: &str, bearer: &str) -> Response {
         self.req(Method::DELETE, path, Some(bearer)).send().await.unwrap()
     }
@@ -217,6 +243,32 @@ pub struct Org {
 /// Read a numeric response header.
 pub fn header_i64(res: &Response, name: &str) -> i64 {
     res.headers().get(name).unwrap_or_else(|| panic!("missing header {name}")).to_str().unwrap().parse().unwrap()
+}
+
+/// Assert the status and return the JSON body.
+pub async fn json_of(res: Response, status: u16) -> Value {
+    let got = res.status().as_u16();
+    let body = res.text().await.unwrap();
+    assert_eq!(got, status, "unexpected status; body: {body}");
+    serde_json::from_str(&body).unwrap_or_else(|_| panic!("not JSON: {body}"))
+}
+
+/// Assert a 422 naming `field`.
+pub async fn assert_invalid(res: Response, field: &str) {
+    let b = json_of(res, 422).await;
+    assert_eq!(b["error"], "Validation Error");
+    assert_eq!(b["field"], field, "422 names the field: {b}");
+    assert!(b["detail"].as_str().unwrap().contains(field), "detail names the field: {b}");
+}
+
+/// The `n`-th valid T.C. identity number of a family (check digits computed the
+/// python-stdnum way, independently of the code under test).
+pub fn tckn(n: u64) -> String {
+    let base = format!("{:09}", 100_000_000 + n % 900_000_000);
+    let d: Vec<i64> = base.bytes().map(|b| (b - b'0') as i64).collect();
+    let c1 = (10 - d.iter().enumerate().map(|(i, x)| if i % 2 == 0 { 3 * x } else { *x }).sum::<i64>()).rem_euclid(10);
+    let c2 = (c1 + d.iter().sum::<i64>()).rem_euclid(10);
+    format!("{base}{c1}{c2}")
 }
 
 /// Assert the error body shape and return it.

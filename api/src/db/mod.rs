@@ -4,7 +4,14 @@
 
 pub mod accounts;
 pub mod api_keys;
+pub mod cargo;
+pub mod journeys;
+pub mod passengers;
+pub mod personnel;
 pub mod plans;
+pub mod retire;
+pub mod tickets;
+pub mod vehicles;
 
 use std::{str::FromStr, time::Duration};
 

@@ -1,6 +1,7 @@
 //! The versioned API (`/api/v1`): routes, their OpenAPI document, and the admission layer.
 
 pub mod endpoints;
+pub mod resource;
 
 use std::sync::OnceLock;
 
@@ -12,8 +13,10 @@ use utoipa::{
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{admission::admission, error::ApiError, state::AppState};
-use endpoints::{account, api_keys, auth, billing, usage};
+use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
+use endpoints::{
+    account, api_keys, auth, billing, cargo, journeys, passengers, personnel, reference, support, usage, vehicles,
+};
 
 /// `{"ok": true}`: the answer of deletes and actions.
 #[derive(Serialize, ToSchema)]
@@ -36,7 +39,8 @@ unauthenticated calls carry the same headers for the per-client-IP limit."),
     servers((url = "/api/v1")),
     modifiers(&Security),
     components(schemas(crate::error::ErrorBody)),
-    tags((name = "auth"), (name = "account"), (name = "billing"), (name = "meta"))
+    tags((name = "auth"), (name = "account"), (name = "billing"), (name = "journeys"), (name = "vehicles"),
+         (name = "personnel"), (name = "cargo"), (name = "reference"), (name = "support"), (name = "meta"))
 )]
 struct ApiDoc;
 
@@ -84,6 +88,20 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(billing::plans))
         .routes(routes!(billing::subscription))
         .routes(routes!(billing::change))
+        .routes(routes!(vehicles::list, vehicles::create))
+        .routes(routes!(vehicles::get, vehicles::update, vehicles::delete))
+        .routes(routes!(personnel::list, personnel::create))
+        .routes(routes!(personnel::get, personnel::update, personnel::delete))
+        .routes(routes!(journeys::list, journeys::create))
+        .routes(routes!(journeys::get, journeys::update, journeys::delete))
+        .routes(routes!(passengers::list, passengers::create))
+        .routes(routes!(passengers::update, passengers::delete))
+        .routes(routes!(passengers::bulk_upsert))
+        .routes(routes!(cargo::list, cargo::create))
+        .routes(routes!(cargo::get, cargo::update, cargo::delete))
+        .routes(routes!(reference::cities))
+        .routes(routes!(reference::districts))
+        .routes(routes!(support::list, support::create))
         .routes(routes!(openapi_json))
         .split_for_parts()
 }
@@ -98,6 +116,7 @@ pub fn router(state: AppState) -> Router {
     let (router, _) = build();
     router
         .fallback(|| async { ApiError::NotFound("no such endpoint; see /api/v1/openapi.json".into()) })
+        .layer(from_fn_with_state(state.clone(), idempotency))
         .layer(from_fn_with_state(state.clone(), admission))
         .with_state(state)
 }

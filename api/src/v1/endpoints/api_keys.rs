@@ -1,6 +1,6 @@
 //! `/portal/api-keys`: list, create (shown once), revoke.
 
-use axum::{extract::State, http::StatusCode, Json};
+use axum::{extract::State, http::StatusCode, Extension, Json};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -13,6 +13,7 @@ use crate::{
     domain::text,
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath},
+    idempotency::NoReplay,
     state::AppState,
     v1::Ok as OkBody,
 };
@@ -48,7 +49,7 @@ pub async fn create(
     State(st): State<AppState>,
     Auth(p): Auth,
     ApiJson(input): ApiJson<CreateKeyIn>,
-) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
+) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedKey>)> {
     p.require(Scope::AccountWrite)?;
     let name = text("name", &input.name, 100)?;
     if input.scopes.is_empty() {
@@ -72,7 +73,8 @@ pub async fn create(
     }
     let key = db::api_keys::insert(&mut tx, p.org_id, p.user_id, &name, scopes).await?;
     tx.commit().await?;
-    Ok((StatusCode::CREATED, Json(key)))
+    // The key is shown once: an Idempotency-Key repeat must not store or replay it.
+    Ok((StatusCode::CREATED, Extension(NoReplay), Json(key)))
 }
 
 /// Revoke a key: it and every token minted from it stop working on every API process

@@ -1,4 +1,7 @@
-//! Input newtypes: each parses a raw request value once, so handlers only see valid data.
+//! Input parsing: each function or newtype parses a raw request value once, so handlers and
+//! the database only see valid data. Downstream (U-ETDS) rules live in [`uetds`].
+
+pub mod uetds;
 
 use crate::error::ApiError;
 
@@ -15,6 +18,14 @@ pub fn text(field: &str, raw: &str, max: usize) -> Result<String, ApiError> {
         return Err(ApiError::validation(field, "must not contain control characters"));
     }
     Ok(v.to_string())
+}
+
+/// [`text`] for an optional field: absent or blank is `None`.
+pub fn opt_text(field: &str, raw: Option<&str>, max: usize) -> Result<Option<String>, ApiError> {
+    match raw.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(v) => text(field, v, max).map(Some),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,61 @@
+//! Deleting a vehicle or person: removed outright when nothing refers to it, otherwise kept
+//! as `inactive` (history such as journeys and cargo still points at it) and hidden from lists.
+
+use sqlx::PgPool;
+
+#[derive(Debug, Clone, Copy)]
+pub enum Retirable {
+    Vehicle,
+    Person,
+}
+
+impl Retirable {
+    fn table(self) -> &'static str {
+        match self {
+            Retirable::Vehicle => "vehicles",
+            Retirable::Person => "personnel",
+        }
+    }
+
+    /// Rows that refer to `$1`.
+    fn references(self) -> &'static str {
+        match self {
+            Retirable::Vehicle => {
+                "EXISTS (SELECT 1 FROM journeys WHERE vehicle_record_id = $1) OR EXISTS (SELECT 1 FROM cargo WHERE vehicle_id = $1)"
+            }
+            Retirable::Person => {
+                "EXISTS (SELECT 1 FROM journey_crew WHERE personnel_id = $1) OR EXISTS (SELECT 1 FROM cargo WHERE driver_id = $1)"
+            }
+        }
+    }
+}
+
+/// False when the organization has no such active record.
+pub async fn retire(db: &PgPool, what: Retirable, org: i64, id: i64) -> sqlx::Result<bool> {
+    let table = what.table();
+    let mut tx = db.begin().await?;
+    let hit = sqlx::query(&format!(
+        "UPDATE {table} SET status = 'inactive', updated_at = now() WHERE org_id = $1 AND id = $2 AND status = 'active'"
+    ))
+    .bind(org)
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    if hit.rows_affected() == 0 {
+        return Ok(false);
+    }
+    // A reference committed concurrently makes the DELETE fail its foreign key: then the row
+    // simply stays inactive, hence the savepoint.
+    let mut sp = sqlx::Connection::begin(&mut *tx).await?;
+    let deleted = sqlx::query(&format!("DELETE FROM {table} WHERE id = $1 AND NOT ({})", what.references()))
+        .bind(id)
+        .execute(&mut *sp)
+        .await;
+    match deleted {
+        Ok(_) => sp.commit().await?,
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("23503") => sp.rollback().await?,
+        Err(e) => return Err(e),
+    }
+    tx.commit().await?;
+    Ok(true)
+}

@@ -1,0 +1,71 @@
+//! Cargo shipments: create, list with status filter, get, update and delete while draft.
+
+use serde_json::json;
+
+use crate::{
+    fixtures::{cargo, person, Fleet, ADANA, KADIKOY},
+    helpers::{assert_invalid, error_body, json_of, TestApp},
+};
+
+#[tokio::test]
+async fn cargo_lifecycle() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+
+    let mut body = cargo(fleet.vehicle_id);
+    body["driver_id"] = json!(fleet.driver_id);
+    let c = app.post_ok("/portal/cargo", k, body, 201).await;
+    assert_eq!(c["status"], "draft");
+    assert_eq!(c["vehicle_id"], fleet.vehicle_id);
+    assert_eq!(c["driver_id"], fleet.driver_id);
+    assert_eq!(c["cargo_amount"], 1250.5);
+    assert_eq!(c["loading_time"], "07:00");
+    let id = c["id"].as_i64().unwrap();
+    assert_eq!(app.get_ok(&format!("/portal/cargo/{id}"), k).await, c);
+
+    let upd =
+        json_of(app.put(&format!("/portal/cargo/{id}"), k, json!({"cargo_unit": "ton", "cargo_amount": 3})).await, 200)
+            .await;
+    assert_eq!(upd["cargo_unit"], "TON");
+    assert_eq!(upd["cargo_amount"], 3.0);
+    assert_eq!(upd["sender_name"], "Gönderen A.Ş.");
+    // Dropping the driver is allowed.
+    let upd = json_of(app.put(&format!("/portal/cargo/{id}"), k, json!({"driver_id": null})).await, 200).await;
+    assert!(upd["driver_id"].is_null());
+
+    let second = app.post_ok("/portal/cargo", k, cargo(fleet.vehicle_id), 201).await["id"].as_i64().unwrap();
+    sqlx::query("UPDATE cargo SET status = 'failed' WHERE id = $1").bind(second).execute(&app.db).await.unwrap();
+    let all = app.get_ok("/portal/cargo", k).await;
+    assert_eq!(all["data"][0]["id"], second, "newest first");
+    let failed = app.get_ok("/portal/cargo?status=failed", k).await;
+    assert_eq!(failed["data"].as_array().unwrap().len(), 1);
+    assert_eq!(app.get_ok("/portal/cargo?status=draft", k).await["data"][0]["id"], id);
+    error_body(app.put(&format!("/portal/cargo/{second}"), k, json!({})).await, 409).await;
+    error_body(app.delete(&format!("/portal/cargo/{second}"), k).await, 409).await;
+
+    json_of(app.delete(&format!("/portal/cargo/{id}"), k).await, 200).await;
+    error_body(app.get(&format!("/portal/cargo/{id}"), k).await, 404).await;
+}
+
+#[tokio::test]
+async fn cargo_references_are_checked() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+    let other = Fleet::new(&app).await;
+
+    assert_invalid(app.post("/portal/cargo", Some(k), cargo(other.vehicle_id)).await, "vehicle_id").await;
+    let host = app.post_ok("/portal/personnel", k, person(77, "host"), 201).await;
+    let mut body = cargo(fleet.vehicle_id);
+    body["driver_id"] = host["id"].clone();
+    assert_invalid(app.post("/portal/cargo", Some(k), body).await, "driver_id").await;
+    let mut body = cargo(fleet.vehicle_id);
+    body["driver_id"] = json!(other.driver_id);
+    assert_invalid(app.post("/portal/cargo", Some(k), body).await, "driver_id").await;
+    // Kadıköy is in İstanbul, not Adana.
+    let mut body = cargo(fleet.vehicle_id);
+    body["unloading_city_id"] = json!(ADANA);
+    body["unloading_district_id"] = json!(KADIKOY);
+    assert_invalid(app.post("/portal/cargo", Some(k), body).await, "unloading_district_id").await;
+}

@@ -1,0 +1,221 @@
+//! Journeys and their passengers: create (vehicle by id or plate, crew, scheduled or not),
+//! partial update and delete while draft, filters and pagination, bulk upsert.
+
+use serde_json::{json, Value};
+
+use crate::{
+    fixtures::{journey, passenger, Fleet, CEYHAN, IST_AIRPORT, KADIKOY},
+    helpers::{assert_invalid, error_body, json_of, tckn, TestApp},
+};
+
+#[tokio::test]
+async fn create_get_update_delete_a_draft_journey() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+
+    let mut body = journey(json!(fleet.vehicle_id.to_string()));
+    body["personnel_ids"] = json!([fleet.driver_id]);
+    body["tarifeli_context"] = json!({"firma_id": 12, "unet_guzergah_kodu": 3401, "kalkis_yer_id": KADIKOY,
+                                      "varis_yer_id": CEYHAN, "seyahat_suresi_saat": 12});
+    let j = app.post_ok("/portal/journeys", k, body, 201).await;
+    assert_eq!(j["status"], "draft");
+    assert_eq!(j["vehicle_id"], fleet.vehicle_id.to_string());
+    assert_eq!(j["plate"], fleet.plate);
+    assert_eq!(j["vehicle_record_id"], fleet.vehicle_id);
+    assert_eq!(j["trip_kind"], "tarifeli");
+    assert_eq!(j["departure"], json!({"date": "2026-12-01", "time": "08:30", "district_id": "1421"}));
+    assert_eq!(j["personnel_ids"], json!([fleet.driver_id]));
+    let id = j["id"].as_i64().unwrap();
+    assert_eq!(app.get_ok(&format!("/portal/journeys/{id}"), k).await, j);
+
+    // A partial update of a nested field keeps the rest; dropping the context makes it tarifesiz.
+    let res = app
+        .put(&format!("/portal/journeys/{id}"), k, json!({"departure": {"time": "09:00"}, "tarifeli_context": null}))
+        .await;
+    let upd = json_of(res, 200).await;
+    assert_eq!(upd["departure"], json!({"date": "2026-12-01", "time": "09:00", "district_id": "1421"}));
+    assert_eq!(upd["trip_kind"], "tarifesiz");
+    assert!(upd["tarifeli_context"].is_null());
+    assert_eq!(upd["personnel_ids"], json!([fleet.driver_id]));
+    assert_invalid(
+        app.put(&format!("/portal/journeys/{id}"), k, json!({"arrival": {"date": "2026-11-30"}})).await,
+        "arrival",
+    )
+    .await;
+
+    // Once submitted, a journey can no longer be changed or deleted.
+    sqlx::query("UPDATE journeys SET status = 'submitted' WHERE id = $1").bind(id).execute(&app.db).await.unwrap();
+    error_body(app.put(&format!("/portal/journeys/{id}"), k, json!({})).await, 409).await;
+    error_body(app.delete(&format!("/portal/journeys/{id}"), k).await, 409).await;
+    sqlx::query("UPDATE journeys SET status = 'draft' WHERE id = $1").bind(id).execute(&app.db).await.unwrap();
+    app.post_ok(&format!("/portal/journeys/{id}/passengers"), k, passenger(1), 201).await;
+    json_of(app.delete(&format!("/portal/journeys/{id}"), k).await, 200).await;
+    error_body(app.get(&format!("/portal/journeys/{id}"), k).await, 404).await;
+    let orphans: i64 = sqlx::query_scalar("SELECT count(*) FROM passengers WHERE journey_id = $1")
+        .bind(id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(orphans, 0, "passengers go with their journey");
+}
+
+#[tokio::test]
+async fn vehicle_by_plate_registered_or_not() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+    let lower = fleet.plate.to_lowercase();
+    let j = app.post_ok("/portal/journeys", k, journey(json!(lower)), 201).await;
+    assert_eq!(j["plate"], fleet.plate);
+    assert_eq!(j["vehicle_record_id"], fleet.vehicle_id, "a registered plate links its record");
+    assert_eq!(j["trip_kind"], "tarifesiz");
+    let j = app.post_ok("/portal/journeys", k, journey(json!("06 TARIFESIZ 123")), 201).await;
+    assert_eq!(j["plate"], "06TARIFESIZ123");
+    assert!(j["vehicle_record_id"].is_null());
+    // An id that is not this organization's vehicle.
+    assert_invalid(app.post("/portal/journeys", Some(k), journey(json!(999_999_999))).await, "vehicle_id").await;
+    assert_invalid(app.post("/portal/journeys", Some(k), journey(json!("34-AB-12"))).await, "vehicle_id").await;
+    // Airports are valid places.
+    let mut body = journey(json!(fleet.vehicle_id));
+    body["arrival"]["district_id"] = json!(IST_AIRPORT);
+    app.post_ok("/portal/journeys", k, body, 201).await;
+}
+
+#[tokio::test]
+async fn lists_filter_and_paginate_newest_first() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+    let mut ids = vec![];
+    for day in 1..=5 {
+        let mut body = journey(json!(fleet.vehicle_id));
+        body["departure"]["date"] = json!(format!("2026-12-0{day}"));
+        body["arrival"]["date"] = json!(format!("2026-12-0{day}"));
+        ids.push(app.post_ok("/portal/journeys", k, body, 201).await["id"].as_i64().unwrap());
+    }
+    sqlx::query("UPDATE journeys SET status = 'delivered' WHERE id = $1").bind(ids[1]).execute(&app.db).await.unwrap();
+
+    let mut seen = vec![];
+    let mut path = "/portal/journeys?limit=2".to_string();
+    loop {
+        let page = app.get_ok(&path, k).await;
+        seen.extend(page["data"].as_array().unwrap().iter().map(|j| j["id"].as_i64().unwrap()));
+        match page["next_cursor"].as_str() {
+            Some(c) => {
+                assert_eq!(page["has_more"], true);
+                path = format!("/portal/journeys?limit=2&cursor={c}");
+            }
+            None => {
+                assert_eq!(page["has_more"], false);
+                break;
+            }
+        }
+    }
+    assert_eq!(seen, ids.iter().rev().copied().collect::<Vec<_>>());
+
+    let ids_of = |v: Value| v["data"].as_array().unwrap().iter().map(|j| j["id"].as_i64().unwrap()).collect::<Vec<_>>();
+    assert_eq!(ids_of(app.get_ok("/portal/journeys?status=delivered", k).await), vec![ids[1]]);
+    assert_eq!(
+        ids_of(app.get_ok("/portal/journeys?departure_from=2026-12-02&departure_to=2026-12-04", k).await),
+        vec![ids[3], ids[2], ids[1]]
+    );
+    assert_invalid(app.get("/portal/journeys?status=lost", k).await, "status").await;
+    assert_invalid(app.get("/portal/journeys?limit=201", k).await, "limit").await;
+    assert_invalid(app.get("/portal/journeys?cursor=nope", k).await, "cursor").await;
+    assert_invalid(app.get("/portal/journeys?departure_from=1.12.2026", k).await, "departure_from").await;
+}
+
+#[tokio::test]
+async fn passengers_add_list_update_remove() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+    let j = fleet.journey(&app).await;
+    let base = format!("/portal/journeys/{j}/passengers");
+
+    let p = app.post_ok(&base, k, passenger(1), 201).await;
+    assert_eq!(p["journey_id"], j);
+    assert_eq!(p["identity_number"], tckn(1));
+    assert_eq!(p["amount"], 450.5);
+    assert_eq!(p["ticket_issue_date"], "2026-11-20");
+    let pid = p["id"].as_i64().unwrap();
+    error_body(app.post(&base, Some(k), passenger(1)).await, 409).await;
+    app.post_ok(&base, k, passenger(2), 201).await;
+
+    let upd = json_of(app.put(&format!("{base}/{pid}"), k, json!({"seat_no": "7", "amount": 0})).await, 200).await;
+    assert_eq!(upd["seat_no"], "7");
+    assert_eq!(upd["amount"], 0.0);
+    assert_eq!(upd["first_name"], "Ali");
+    assert_invalid(app.put(&format!("{base}/{pid}"), k, json!({"gender": "X"})).await, "gender").await;
+    // Changing to an identity number another passenger holds is a conflict.
+    error_body(app.put(&format!("{base}/{pid}"), k, json!({"identity_number": tckn(2)})).await, 409).await;
+
+    let list = app.get_ok(&base, k).await;
+    assert_eq!(list["data"].as_array().unwrap().len(), 2);
+    json_of(app.delete(&format!("{base}/{pid}"), k).await, 200).await;
+    error_body(app.delete(&format!("{base}/{pid}"), k).await, 404).await;
+    assert_eq!(app.get_ok(&base, k).await["data"].as_array().unwrap().len(), 1);
+    error_body(app.get("/portal/journeys/999999999/passengers", k).await, 404).await;
+    error_body(app.post("/portal/journeys/999999999/passengers", Some(k), passenger(3)).await, 404).await;
+}
+
+async fn stored_passengers(app: &TestApp, journey: i64) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM passengers WHERE journey_id = $1")
+        .bind(journey)
+        .fetch_one(&app.db)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn bulk_upsert_is_keyed_counted_and_all_or_nothing() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+    let j = fleet.journey(&app).await;
+    let path = format!("/portal/journeys/{j}/passengers:bulk-upsert");
+
+    let first: Vec<Value> = (0..1000).map(passenger).collect();
+    let out = app.post_ok(&path, k, json!({"passengers": first}), 200).await;
+    assert_eq!((out["created"].as_u64(), out["updated"].as_u64()), (Some(1000), Some(0)));
+    assert_eq!(out["data"].as_array().unwrap().len(), 1000);
+    assert_eq!(out["data"][999]["identity_number"], tckn(999), "records in the order sent");
+    assert_eq!(stored_passengers(&app, j).await, 1000);
+
+    // 5 known (updated) and 10 new.
+    let mut second: Vec<Value> = (995..1010).map(passenger).collect();
+    for p in second.iter_mut() {
+        p["last_name"] = json!("Güncel");
+    }
+    let out = app.post_ok(&path, k, json!({"passengers": second}), 200).await;
+    assert_eq!((out["created"].as_u64(), out["updated"].as_u64()), (Some(10), Some(5)));
+    assert!(out["data"].as_array().unwrap().iter().all(|p| p["last_name"] == "Güncel"));
+    assert_eq!(stored_passengers(&app, j).await, 1010);
+
+    // One bad entry: nothing of the call is stored, and the error names it.
+    let mut bad: Vec<Value> = (2000..2010).map(passenger).collect();
+    bad[7]["identity_number"] = json!("12345678901");
+    assert_invalid(app.post(&path, Some(k), json!({"passengers": bad})).await, "passengers[7].identity_number").await;
+    let mut dup: Vec<Value> = (3000..3003).map(passenger).collect();
+    dup[2]["identity_number"] = json!(tckn(3000));
+    assert_invalid(app.post(&path, Some(k), json!({"passengers": dup})).await, "passengers[2].identity_number").await;
+    let mut unknown_place: Vec<Value> = (4000..4002).map(passenger).collect();
+    unknown_place[1]["destination_place_code"] = json!(77777);
+    assert_invalid(
+        app.post(&path, Some(k), json!({"passengers": unknown_place})).await,
+        "passengers[1].destination_place_code",
+    )
+    .await;
+    assert_eq!(stored_passengers(&app, j).await, 1010);
+
+    let too_many: Vec<Value> = (0..1001).map(passenger).collect();
+    assert_invalid(app.post(&path, Some(k), json!({"passengers": too_many})).await, "passengers").await;
+    assert_invalid(app.post(&path, Some(k), json!({"passengers": []})).await, "passengers").await;
+    error_body(
+        app.post("/portal/journeys/999999999/passengers:bulk-upsert", Some(k), json!({"passengers": [passenger(1)]}))
+            .await,
+        404,
+    )
+    .await;
+}
