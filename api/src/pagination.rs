@@ -43,6 +43,21 @@ impl Page {
     }
 }
 
+/// For tables where one tenant may hold a large share of old rows (journeys, cargo): pick the
+/// page's ids with an index-only scan of the tenant's index first, then fetch those rows.
+/// A single query tempts the planner into walking the primary key backwards past every newer
+/// row of other tenants (it assumes the tenant's rows are spread evenly), which is fine with
+/// 10 k rows and takes 100 ms with 1 M.
+pub fn ids_then_rows(select: &str, alias: &str, table: &str) -> QueryBuilder<'static, Postgres> {
+    QueryBuilder::new(format!("{select} WHERE {alias}.id IN (SELECT id FROM {table} WHERE org_id = "))
+}
+
+/// Close an [`ids_then_rows`] query after its filters.
+pub fn close_ids_then_rows(qb: &mut QueryBuilder<'_, Postgres>, page: &Page, alias: &str) {
+    page.push(qb, "id");
+    qb.push(format!(") ORDER BY {alias}.id DESC"));
+}
+
 fn encode(id: i64) -> String {
     URL_SAFE_NO_PAD.encode(format!("v1:{id}"))
 }

@@ -2,10 +2,10 @@
 
 use chrono::{NaiveDate, NaiveTime};
 use serde::Serialize;
-use sqlx::{PgPool, Postgres, QueryBuilder};
+use sqlx::{PgPool, Postgres};
 use utoipa::ToSchema;
 
-use crate::pagination::{Keyed, Page};
+use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Cargo {
@@ -160,11 +160,11 @@ pub async fn delete_draft(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> 
 }
 
 pub async fn list(db: &PgPool, org: i64, status: Option<&str>, page: &Page) -> sqlx::Result<Vec<Cargo>> {
-    let mut qb = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM cargo WHERE org_id = "));
+    let mut qb = ids_then_rows(&format!("SELECT {COLUMNS} FROM cargo c"), "c", "cargo");
     qb.push_bind(org);
     if let Some(s) = status {
         qb.push(" AND status = ").push_bind(s.to_string());
     }
-    page.push(&mut qb, "id");
+    close_ids_then_rows(&mut qb, page, "c");
     qb.build_query_as().fetch_all(db).await
 }

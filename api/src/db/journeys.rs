@@ -2,10 +2,10 @@
 
 use chrono::{NaiveDate, NaiveTime};
 use serde::{Deserialize, Serialize};
-use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
+use sqlx::{types::Json, PgConnection, PgPool, Postgres};
 use utoipa::ToSchema;
 
-use crate::pagination::{Keyed, Page};
+use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 
 /// Context of a scheduled (tarifeli) trip. A journey without it is a non-scheduled
 /// (tarifesiz / arızi) trip.
@@ -104,11 +104,42 @@ impl From<Row> for Journey {
     }
 }
 
+/// How a journey names its vehicle.
+#[derive(Debug, Clone)]
+pub enum VehicleChoice {
+    /// A vehicle record of the organization, which must be active.
+    Record(i64),
+    /// A plate (normalized); linked to the active vehicle holding it, if any.
+    Plate(String),
+}
+
+impl VehicleChoice {
+    /// What `vehicle_id` shows: the caller's own words, normalized.
+    pub fn as_ref_text(&self) -> String {
+        match self {
+            VehicleChoice::Record(id) => id.to_string(),
+            VehicleChoice::Plate(p) => p.clone(),
+        }
+    }
+
+    fn record(&self) -> Option<i64> {
+        match self {
+            VehicleChoice::Record(id) => Some(*id),
+            VehicleChoice::Plate(_) => None,
+        }
+    }
+
+    fn plate(&self) -> Option<&str> {
+        match self {
+            VehicleChoice::Record(_) => None,
+            VehicleChoice::Plate(p) => Some(p),
+        }
+    }
+}
+
 /// Validated journey fields.
 pub struct JourneyFields {
-    pub vehicle_ref: String,
-    pub plate: String,
-    pub vehicle_record_id: Option<i64>,
+    pub vehicle: VehicleChoice,
     pub departure: (NaiveDate, NaiveTime, i32),
     pub arrival: (NaiveDate, NaiveTime, i32),
     pub tarifeli_context: Option<TarifeliContext>,
@@ -138,89 +169,99 @@ pub async fn get(db: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Optio
 }
 
 pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Journey>> {
-    let mut qb = QueryBuilder::<Postgres>::new(format!("{SELECT} WHERE j.org_id = "));
+    let mut qb = ids_then_rows(SELECT, "j", "journeys");
     qb.push_bind(org);
     if let Some(s) = &filter.status {
-        qb.push(" AND j.status = ").push_bind(s.clone());
+        qb.push(" AND status = ").push_bind(s.clone());
     }
     if let Some(d) = filter.departure_from {
-        qb.push(" AND j.departure_date >= ").push_bind(d);
+        qb.push(" AND departure_date >= ").push_bind(d);
     }
     if let Some(d) = filter.departure_to {
-        qb.push(" AND j.departure_date <= ").push_bind(d);
+        qb.push(" AND departure_date <= ").push_bind(d);
     }
-    page.push(&mut qb, "j.id");
+    close_ids_then_rows(&mut qb, page, "j");
     let rows: Vec<Row> = qb.build_query_as().fetch_all(db).await?;
     Ok(rows.into_iter().map(Journey::from).collect())
 }
 
-pub async fn insert(tx: &mut PgConnection, org: i64, f: &JourneyFields) -> sqlx::Result<i64> {
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO journeys (org_id, vehicle_ref, plate, vehicle_record_id, departure_date, departure_time,
-                               departure_district_id, arrival_date, arrival_time, arrival_district_id, tarifeli_context)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
-    )
-    .bind(org)
-    .bind(&f.vehicle_ref)
-    .bind(&f.plate)
-    .bind(f.vehicle_record_id)
-    .bind(f.departure.0)
-    .bind(f.departure.1)
-    .bind(f.departure.2)
-    .bind(f.arrival.0)
-    .bind(f.arrival.1)
-    .bind(f.arrival.2)
-    .bind(f.tarifeli_context.as_ref().map(Json))
-    .fetch_one(&mut *tx)
-    .await?;
-    set_crew(tx, org, id, &f.personnel_ids).await?;
-    Ok(id)
+/// Resolves the vehicle inside the write statement, so creating a journey is one round trip
+/// (it is the hottest write of the API). `$1` org, `$2` record id or NULL, `$3` plate or NULL;
+/// no row when a named record is not an active vehicle of the organization.
+const VEHICLE_CTE: &str = "WITH v AS (
+    SELECT COALESCE(rec.plate, $3::text) AS plate, rec.id
+      FROM (SELECT 1) AS one
+      LEFT JOIN vehicles rec ON rec.org_id = $1 AND rec.status = 'active'
+           AND CASE WHEN $2::bigint IS NULL THEN rec.plate = $3::text ELSE rec.id = $2::bigint END
+     WHERE $2::bigint IS NULL OR rec.id IS NOT NULL)";
+
+/// Bind `$2` to `$11`: the vehicle, the reference text, the stops and the context.
+fn bind_fields<'q, O>(
+    q: sqlx::query::QueryAs<'q, Postgres, O, sqlx::postgres::PgArguments>,
+    f: &'q JourneyFields,
+) -> sqlx::query::QueryAs<'q, Postgres, O, sqlx::postgres::PgArguments> {
+    q.bind(f.vehicle.record())
+        .bind(f.vehicle.plate())
+        .bind(f.vehicle.as_ref_text())
+        .bind(f.departure.0)
+        .bind(f.departure.1)
+        .bind(f.departure.2)
+        .bind(f.arrival.0)
+        .bind(f.arrival.1)
+        .bind(f.arrival.2)
+        .bind(f.tarifeli_context.as_ref().map(Json))
 }
 
-/// Replace a draft journey's fields; false when it is no longer a draft.
+/// Insert a journey with its crew in one statement (atomic without a transaction). `None`
+/// when the named vehicle record is not an active vehicle of the organization.
+pub async fn insert(db: &PgPool, org: i64, f: &JourneyFields) -> sqlx::Result<Option<Journey>> {
+    let sql = format!(
+        "{VEHICLE_CTE}, j AS (
+            INSERT INTO journeys (org_id, vehicle_ref, plate, vehicle_record_id, departure_date, departure_time,
+                                  departure_district_id, arrival_date, arrival_time, arrival_district_id, tarifeli_context)
+            SELECT $1, $4, v.plate, v.id, $5, $6, $7, $8, $9, $10, $11 FROM v RETURNING *
+         ), crew AS (
+            INSERT INTO journey_crew (journey_id, personnel_id, org_id, position)
+            SELECT j.id, c.p, j.org_id, (c.n - 1)::smallint FROM j, unnest($12::bigint[]) WITH ORDINALITY AS c(p, n)
+         )
+         SELECT j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
+                j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context,
+                j.status, j.created_at, j.updated_at, $12::bigint[] AS personnel_ids
+           FROM j"
+    );
+    let row: Option<Row> =
+        bind_fields(sqlx::query_as(&sql).bind(org), f).bind(&f.personnel_ids).fetch_optional(db).await?;
+    Ok(row.map(Journey::from))
+}
+
+/// Replace a draft journey's fields and crew. False when it is no longer a draft or the named
+/// vehicle record is not an active vehicle of the organization.
 pub async fn update_draft(tx: &mut PgConnection, org: i64, id: i64, f: &JourneyFields) -> sqlx::Result<bool> {
-    let r = sqlx::query(
-        "UPDATE journeys SET vehicle_ref = $3, plate = $4, vehicle_record_id = $5, departure_date = $6,
-                departure_time = $7, departure_district_id = $8, arrival_date = $9, arrival_time = $10,
-                arrival_district_id = $11, tarifeli_context = $12, updated_at = now()
-          WHERE org_id = $1 AND id = $2 AND status = 'draft'",
-    )
-    .bind(org)
-    .bind(id)
-    .bind(&f.vehicle_ref)
-    .bind(&f.plate)
-    .bind(f.vehicle_record_id)
-    .bind(f.departure.0)
-    .bind(f.departure.1)
-    .bind(f.departure.2)
-    .bind(f.arrival.0)
-    .bind(f.arrival.1)
-    .bind(f.arrival.2)
-    .bind(f.tarifeli_context.as_ref().map(Json))
-    .execute(&mut *tx)
-    .await?;
-    if r.rows_affected() == 0 {
+    let sql = format!(
+        "{VEHICLE_CTE}
+         UPDATE journeys j SET vehicle_ref = $4, plate = v.plate, vehicle_record_id = v.id, departure_date = $5,
+                departure_time = $6, departure_district_id = $7, arrival_date = $8, arrival_time = $9,
+                arrival_district_id = $10, tarifeli_context = $11, updated_at = now()
+           FROM v
+          WHERE j.org_id = $1 AND j.id = $12 AND j.status = 'draft'
+         RETURNING j.id"
+    );
+    let updated: Option<(i64,)> =
+        bind_fields(sqlx::query_as(&sql).bind(org), f).bind(id).fetch_optional(&mut *tx).await?;
+    if updated.is_none() {
         return Ok(false);
     }
     sqlx::query("DELETE FROM journey_crew WHERE journey_id = $1").bind(id).execute(&mut *tx).await?;
-    set_crew(tx, org, id, &f.personnel_ids).await?;
-    Ok(true)
-}
-
-async fn set_crew(tx: &mut PgConnection, org: i64, journey: i64, crew: &[i64]) -> sqlx::Result<()> {
-    if crew.is_empty() {
-        return Ok(());
-    }
     sqlx::query(
         "INSERT INTO journey_crew (journey_id, personnel_id, org_id, position)
          SELECT $1, p, $2, (n - 1)::smallint FROM unnest($3::bigint[]) WITH ORDINALITY AS c(p, n)",
     )
-    .bind(journey)
+    .bind(id)
     .bind(org)
-    .bind(crew)
-    .execute(tx)
-    .await
-    .map(|_| ())
+    .bind(&f.personnel_ids)
+    .execute(&mut *tx)
+    .await?;
+    Ok(true)
 }
 
 /// Delete a draft journey with its crew and passengers; false when there is no such draft.

@@ -11,7 +11,7 @@ use crate::{
     auth::{scopes::Scope, Auth},
     db::{
         self,
-        journeys::{Filter, Journey, JourneyFields, TarifeliContext},
+        journeys::{Filter, Journey, JourneyFields, TarifeliContext, VehicleChoice},
     },
     domain::uetds::{self, IdOrText},
     error::{ApiError, ApiResult, ErrorBody},
@@ -103,24 +103,15 @@ fn check_tarifeli(st: &AppState, t: &TarifeliContext) -> ApiResult<()> {
     Ok(())
 }
 
-/// Validate a journey and resolve its vehicle and crew within the organization.
+/// Validate a journey and check its crew within the organization (the vehicle is resolved by
+/// the write itself).
 async fn resolve(st: &AppState, org: i64, input: &JourneyIn) -> ApiResult<JourneyFields> {
-    let (vehicle_ref, plate, vehicle_record_id) = match input.vehicle_id.as_int() {
-        Some(id) => {
-            let v = db::vehicles::get(&st.db, org, id)
-                .await?
-                .filter(|v| v.status == "active")
-                .ok_or_else(|| ApiError::validation("vehicle_id", format!("no active vehicle with id {id}")))?;
-            (id.to_string(), v.plate, Some(id))
-        }
-        None => {
-            let IdOrText::Text(raw) = &input.vehicle_id else {
-                return Err(ApiError::validation("vehicle_id", "must be a vehicle id or a plate"));
-            };
-            let plate = uetds::plate("vehicle_id", raw)?;
-            let record = db::vehicles::by_plate(&st.db, org, &plate).await?.map(|v| v.id);
-            (plate.clone(), plate, record)
-        }
+    let vehicle = match &input.vehicle_id {
+        IdOrText::Int(id) => VehicleChoice::Record(*id),
+        IdOrText::Text(raw) => match input.vehicle_id.as_int() {
+            Some(id) => VehicleChoice::Record(id),
+            None => VehicleChoice::Plate(uetds::plate("vehicle_id", raw)?),
+        },
     };
     let departure = parse_stop(st, "departure", &input.departure)?;
     let arrival = parse_stop(st, "arrival", &input.arrival)?;
@@ -138,8 +129,11 @@ async fn resolve(st: &AppState, org: i64, input: &JourneyIn) -> ApiResult<Journe
     if let Some(i) = crew.iter().position(|id| !seen.insert(*id)) {
         return Err(ApiError::validation(format!("personnel_ids[{i}]"), "is listed twice"));
     }
-    let active: HashSet<i64> =
-        db::personnel::active_roles(&st.db, org, crew).await?.into_iter().map(|(id, _)| id).collect();
+    let active: HashSet<i64> = if crew.is_empty() {
+        HashSet::new()
+    } else {
+        db::personnel::active_roles(&st.db, org, crew).await?.into_iter().map(|(id, _)| id).collect()
+    };
     if let Some(i) = crew.iter().position(|id| !active.contains(id)) {
         return Err(ApiError::validation(
             format!("personnel_ids[{i}]"),
@@ -147,9 +141,7 @@ async fn resolve(st: &AppState, org: i64, input: &JourneyIn) -> ApiResult<Journe
         ));
     }
     Ok(JourneyFields {
-        vehicle_ref,
-        plate,
-        vehicle_record_id,
+        vehicle,
         departure,
         arrival,
         tarifeli_context: input.tarifeli_context.clone(),
@@ -168,11 +160,11 @@ pub async fn create(
 ) -> ApiResult<Created<Journey>> {
     p.require(Scope::JourneysWrite)?;
     let f = resolve(&st, p.org_id, &input).await?;
-    let mut tx = st.db.begin().await?;
-    let id = db::journeys::insert(&mut tx, p.org_id, &f).await.map_err(|e| vanished_reference(e, "vehicle_id"))?;
-    let journey = db::journeys::get(&mut tx, p.org_id, id).await?.ok_or_else(|| not_found("journey", id))?;
-    tx.commit().await?;
-    Ok(created(journey))
+    db::journeys::insert(&st.db, p.org_id, &f)
+        .await
+        .map_err(|e| vanished_reference(e, "vehicle_id"))?
+        .map(created)
+        .ok_or_else(|| no_vehicle(&f))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -214,6 +206,10 @@ async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Journey> {
     db::journeys::get(&mut conn, org, id).await?.ok_or_else(|| not_found("journey", id))
 }
 
+fn no_vehicle(f: &JourneyFields) -> ApiError {
+    ApiError::validation("vehicle_id", format!("no active vehicle with id {}", f.vehicle.as_ref_text()))
+}
+
 fn not_draft(j: &Journey, verb: &str) -> ApiError {
     ApiError::Conflict(format!("journey {} is `{}`; only a draft can be {verb}", j.id, j.status))
 }
@@ -248,7 +244,11 @@ pub async fn update(
     let f = resolve(&st, p.org_id, &patched(&JourneyIn::from(&current), &patch)?).await?;
     let mut tx = st.db.begin().await?;
     if !db::journeys::update_draft(&mut tx, p.org_id, id, &f).await.map_err(|e| vanished_reference(e, "vehicle_id"))? {
-        return Err(ApiError::Conflict(format!("journey {id} is no longer a draft")));
+        // Either the vehicle record is gone or the journey stopped being a draft meanwhile.
+        return Err(match db::journeys::status(&st.db, p.org_id, id).await? {
+            Some(s) if s != "draft" => ApiError::Conflict(format!("journey {id} is no longer a draft")),
+            _ => no_vehicle(&f),
+        });
     }
     let journey = db::journeys::get(&mut tx, p.org_id, id).await?.ok_or_else(|| not_found("journey", id))?;
     tx.commit().await?;
