@@ -464,7 +464,7 @@ impl Quota {
     async fn push_local(&self) {
         // Snapshot, push, then subtract what was pushed: requests keep counting locally on
         // the same entry meanwhile, so no call is lost or counted twice.
-        let pending: Vec<((i64, Month), i64, HashMap<String, i64>)> = self
+        let pending: Vec<PendingPush> = self
             .local
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -578,6 +578,9 @@ async fn upsert_usage(db: &PgPool, org: i64, month: Month, rows: &[EndpointUsage
     .await?;
     Ok(())
 }
+
+/// A local count waiting to be pushed to Redis: (organization, month), calls, per-route fields.
+type PendingPush = ((i64, Month), i64, HashMap<String, i64>);
 
 #[cfg(test)]
 mod tests {

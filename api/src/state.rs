@@ -8,6 +8,7 @@ use crate::{
     auth::{jwt::Jwt, KeyStore},
     cache::TtlMap,
     config::Config,
+    db::journey_writer::JourneyWriter,
     metrics::Metrics,
     quota::Quota,
     redis_store::RedisStore,
@@ -29,6 +30,7 @@ pub struct Inner {
     pub profiles: TtlMap<(i64, i64), MeOut>,
     /// Provinces and districts, loaded once at start-up.
     pub refdata: RefData,
+    pub journeys: JourneyWriter,
 }
 
 #[derive(Clone)]
@@ -52,6 +54,8 @@ impl AppState {
             quota: Quota::new(redis.clone(), db.clone(), metrics.clone(), cfg.quota_enabled, cfg.quota_fail_mode),
             throttle: IpThrottle::new(cfg.auth_rate_limit, cfg.auth_rate_window.as_secs(), cfg.trust_forwarded_for),
             refdata,
+            // A quarter of the pool may be writing journeys; the rest serves everything else.
+            journeys: JourneyWriter::start(db.clone(), (cfg.db_max_connections as usize / 4).max(1)),
             cfg,
             db,
             redis,

@@ -219,3 +219,69 @@ async fn bulk_upsert_is_keyed_counted_and_all_or_nothing() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn concurrent_creates_are_batched_and_each_answered_for_itself() {
+    let app = TestApp::spawn().await;
+    let a = Fleet::new(&app).await;
+    let b = Fleet::new(&app).await;
+    let calls = (0..60).map(|i| {
+        let (fleet, vehicle) = match i % 3 {
+            0 => (&a, json!(a.vehicle_id)),
+            1 => (&b, json!(b.plate)),
+            _ => (&a, json!(b.vehicle_id)), // another organization's vehicle: refused
+        };
+        let api = app.api.clone();
+        let body = journey(vehicle);
+        async move { (i, fleet.org.id, api.post("/portal/journeys", Some(fleet.key()), body).await) }
+    });
+    for (i, org, res) in futures::future::join_all(calls).await {
+        if i % 3 == 2 {
+            assert_invalid(res, "vehicle_id").await;
+            continue;
+        }
+        let j = json_of(res, 201).await;
+        let owner: i64 = sqlx::query_scalar("SELECT org_id FROM journeys WHERE id = $1")
+            .bind(j["id"].as_i64().unwrap())
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+        assert_eq!(owner, org, "journey {i} stored for its own organization");
+        let expected = if i % 3 == 0 { &a } else { &b };
+        assert_eq!(j["plate"], expected.plate);
+        assert_eq!(j["vehicle_record_id"], expected.vehicle_id);
+    }
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM journeys").fetch_one(&app.db).await.unwrap();
+    assert_eq!(n, 40);
+}
+
+#[tokio::test]
+async fn a_failing_row_fails_only_its_own_create() {
+    use tns_api::db::{
+        journey_writer::JourneyWriter,
+        journeys::{JourneyFields, VehicleChoice},
+    };
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let writer = JourneyWriter::start(app.db.clone(), 1);
+    let fields = |crew: Vec<i64>| JourneyFields {
+        vehicle: VehicleChoice::Record(fleet.vehicle_id),
+        departure: ("2026-12-01".parse().unwrap(), "08:00".parse().unwrap(), KADIKOY as i32),
+        arrival: ("2026-12-01".parse().unwrap(), "12:00".parse().unwrap(), CEYHAN as i32),
+        tarifeli_context: None,
+        personnel_ids: crew,
+    };
+    // A crew member that does not exist breaks its row's foreign key (validation normally
+    // stops this; here it stands for a person deleted between validation and the write).
+    let results = futures::future::join_all([
+        writer.insert(fleet.org.id, fields(vec![fleet.driver_id])),
+        writer.insert(fleet.org.id, fields(vec![987_654_321])),
+        writer.insert(fleet.org.id, fields(vec![])),
+    ])
+    .await;
+    assert_eq!(results[0].as_ref().unwrap().as_ref().unwrap().personnel_ids, vec![fleet.driver_id]);
+    assert!(results[1].is_err());
+    assert!(results[2].as_ref().unwrap().is_some());
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM journeys").fetch_one(&app.db).await.unwrap();
+    assert_eq!(n, 2);
+}

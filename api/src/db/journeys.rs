@@ -212,26 +212,84 @@ fn bind_fields<'q, O>(
         .bind(f.tarifeli_context.as_ref().map(Json))
 }
 
-/// Insert a journey with its crew in one statement (atomic without a transaction). `None`
-/// when the named vehicle record is not an active vehicle of the organization.
-pub async fn insert(db: &PgPool, org: i64, f: &JourneyFields) -> sqlx::Result<Option<Journey>> {
-    let sql = format!(
-        "{VEHICLE_CTE}, j AS (
-            INSERT INTO journeys (org_id, vehicle_ref, plate, vehicle_record_id, departure_date, departure_time,
-                                  departure_district_id, arrival_date, arrival_time, arrival_district_id, tarifeli_context)
-            SELECT $1, $4, v.plate, v.id, $5, $6, $7, $8, $9, $10, $11 FROM v RETURNING *
+/// A journey row with the position of its input in a batch.
+#[derive(sqlx::FromRow)]
+struct Numbered {
+    ordinal: i64,
+    #[sqlx(flatten)]
+    row: Row,
+}
+
+/// Insert journeys with their crews, of any organizations, in one statement (atomic without
+/// a transaction; one round trip and one commit for the whole batch). The answer lines up
+/// with `batch`: `None` where the named vehicle record is not an active vehicle of that
+/// organization. Journey ids are drawn first so crew rows can name them.
+pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::Result<Vec<Option<Journey>>> {
+    fn col<T>(batch: &[(i64, &JourneyFields)], f: impl Fn(&JourneyFields) -> T) -> Vec<T> {
+        batch.iter().map(|(_, j)| f(j)).collect()
+    }
+    let orgs: Vec<i64> = batch.iter().map(|(org, _)| *org).collect();
+    let (mut crew_n, mut crew_id, mut crew_pos) = (vec![], vec![], vec![]);
+    for (n, (_, j)) in batch.iter().enumerate() {
+        for (pos, id) in j.personnel_ids.iter().enumerate() {
+            crew_n.push(n as i64 + 1);
+            crew_id.push(*id);
+            crew_pos.push(pos as i16);
+        }
+    }
+    let rows: Vec<Numbered> = sqlx::query_as(
+        "WITH input AS (
+            SELECT i.*, nextval(pg_get_serial_sequence('journeys', 'id')) AS new_id
+              FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::date[], $6::time[], $7::int[],
+                          $8::date[], $9::time[], $10::int[], $11::jsonb[])
+                   WITH ORDINALITY AS i(org, rec, plate, ref, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx, n)
+         ), v AS (
+            SELECT i.*, COALESCE(rec.plate, i.plate) AS v_plate, rec.id AS v_id
+              FROM input i
+              LEFT JOIN vehicles rec ON rec.org_id = i.org AND rec.status = 'active'
+                   AND CASE WHEN i.rec IS NULL THEN rec.plate = i.plate ELSE rec.id = i.rec END
+             WHERE i.rec IS NULL OR rec.id IS NOT NULL
          ), crew AS (
+            SELECT * FROM unnest($12::bigint[], $13::bigint[], $14::smallint[]) AS c(n, personnel_id, position)
+         ), j AS (
+            INSERT INTO journeys (id, org_id, vehicle_ref, plate, vehicle_record_id, departure_date, departure_time,
+                                  departure_district_id, arrival_date, arrival_time, arrival_district_id, tarifeli_context)
+            SELECT new_id, org, ref, v_plate, v_id, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx
+              FROM v ORDER BY n
+            RETURNING *
+         ), crew_rows AS (
             INSERT INTO journey_crew (journey_id, personnel_id, org_id, position)
-            SELECT j.id, c.p, j.org_id, (c.n - 1)::smallint FROM j, unnest($12::bigint[]) WITH ORDINALITY AS c(p, n)
+            SELECT v.new_id, c.personnel_id, v.org, c.position FROM crew c JOIN v ON v.n = c.n
          )
-         SELECT j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
+         SELECT v.n AS ordinal, j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
                 j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context,
-                j.status, j.created_at, j.updated_at, $12::bigint[] AS personnel_ids
-           FROM j"
-    );
-    let row: Option<Row> =
-        bind_fields(sqlx::query_as(&sql).bind(org), f).bind(&f.personnel_ids).fetch_optional(db).await?;
-    Ok(row.map(Journey::from))
+                j.status, j.created_at, j.updated_at,
+                ARRAY(SELECT c.personnel_id FROM crew c WHERE c.n = v.n ORDER BY c.position) AS personnel_ids
+           FROM j JOIN v ON v.new_id = j.id",
+    )
+    .bind(&orgs)
+    .bind(col(batch, |j| j.vehicle.record()))
+    .bind(col(batch, |j| j.vehicle.plate().map(str::to_string)))
+    .bind(col(batch, |j| j.vehicle.as_ref_text()))
+    .bind(col(batch, |j| j.departure.0))
+    .bind(col(batch, |j| j.departure.1))
+    .bind(col(batch, |j| j.departure.2))
+    .bind(col(batch, |j| j.arrival.0))
+    .bind(col(batch, |j| j.arrival.1))
+    .bind(col(batch, |j| j.arrival.2))
+    .bind(col(batch, |j| j.tarifeli_context.clone().map(Json)))
+    .bind(&crew_n)
+    .bind(&crew_id)
+    .bind(&crew_pos)
+    .fetch_all(db)
+    .await?;
+    let mut out: Vec<Option<Journey>> = (0..batch.len()).map(|_| None).collect();
+    for r in rows {
+        if let Some(slot) = out.get_mut(r.ordinal as usize - 1) {
+            *slot = Some(Journey::from(r.row));
+        }
+    }
+    Ok(out)
 }
 
 /// Replace a draft journey's fields and crew. False when it is no longer a draft or the named

@@ -160,11 +160,8 @@ pub async fn create(
 ) -> ApiResult<Created<Journey>> {
     p.require(Scope::JourneysWrite)?;
     let f = resolve(&st, p.org_id, &input).await?;
-    db::journeys::insert(&st.db, p.org_id, &f)
-        .await
-        .map_err(|e| vanished_reference(e, "vehicle_id"))?
-        .map(created)
-        .ok_or_else(|| no_vehicle(&f))
+    let missing = no_vehicle(&f);
+    st.journeys.insert(p.org_id, f).await.map_err(|e| vanished_reference(e, "vehicle_id"))?.map(created).ok_or(missing)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

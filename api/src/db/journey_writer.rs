@@ -1,0 +1,89 @@
+//! Journey creation, batched: concurrent creates queue here and a few writer tasks insert
+//! whatever has queued in one statement and one commit. At low load a batch is one journey
+//! (no added latency: nothing waits for a batch to fill); under load PostgreSQL does one
+//! statement and one WAL flush for many journeys instead of one each.
+
+use std::sync::Arc;
+
+use sqlx::PgPool;
+use tokio::sync::{mpsc, oneshot, Mutex};
+
+use super::journeys::{insert_many, Journey, JourneyFields};
+
+/// Journeys one statement carries at most.
+const MAX_BATCH: usize = 64;
+
+type Reply = oneshot::Sender<sqlx::Result<Option<Journey>>>;
+
+struct Job {
+    org: i64,
+    fields: JourneyFields,
+    reply: Reply,
+}
+
+#[derive(Clone)]
+pub struct JourneyWriter {
+    queue: mpsc::Sender<Job>,
+}
+
+impl JourneyWriter {
+    /// Start `workers` writer tasks on `db` (each holds at most one connection at a time).
+    pub fn start(db: PgPool, workers: usize) -> JourneyWriter {
+        let (queue, rx) = mpsc::channel::<Job>(MAX_BATCH * 16);
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..workers.max(1) {
+            let (db, rx) = (db.clone(), rx.clone());
+            tokio::spawn(async move {
+                while let Some(batch) = next_batch(&rx).await {
+                    write(&db, batch).await;
+                }
+            });
+        }
+        JourneyWriter { queue }
+    }
+
+    /// Insert one journey; `None` when its vehicle record is not an active vehicle of `org`.
+    pub async fn insert(&self, org: i64, fields: JourneyFields) -> sqlx::Result<Option<Journey>> {
+        let (reply, answer) = oneshot::channel();
+        self.queue.send(Job { org, fields, reply }).await.map_err(|_| sqlx::Error::PoolClosed)?;
+        answer.await.map_err(|_| sqlx::Error::WorkerCrashed)?
+    }
+}
+
+/// Wait for one job, then take whatever else is already queued (up to the batch size).
+async fn next_batch(rx: &Mutex<mpsc::Receiver<Job>>) -> Option<Vec<Job>> {
+    let mut rx = rx.lock().await;
+    let first = rx.recv().await?;
+    let mut batch = vec![first];
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(job) => batch.push(job),
+            Err(_) => break,
+        }
+    }
+    Some(batch)
+}
+
+async fn write(db: &PgPool, batch: Vec<Job>) {
+    let rows: Vec<(i64, &JourneyFields)> = batch.iter().map(|j| (j.org, &j.fields)).collect();
+    match insert_many(db, &rows).await {
+        Ok(results) => {
+            for (job, result) in batch.into_iter().zip(results) {
+                let _ = job.reply.send(Ok(result));
+            }
+        }
+        // One bad row (a vehicle or person deleted meanwhile) fails the whole statement: then
+        // each journey is written alone, so only its own request sees the error.
+        Err(_) if batch.len() > 1 => {
+            for job in batch {
+                let result = insert_many(db, &[(job.org, &job.fields)]).await.map(|mut r| r.pop().flatten());
+                let _ = job.reply.send(result);
+            }
+        }
+        Err(e) => {
+            if let Some(job) = batch.into_iter().next() {
+                let _ = job.reply.send(Err(e));
+            }
+        }
+    }
+}
