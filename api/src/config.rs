@@ -3,7 +3,14 @@
 //! Every variable is documented in README.md with its default. A bad value stops start-up
 //! with one line naming the variable and what is wrong with it.
 
-use std::{fmt, net::SocketAddr, time::Duration};
+use std::{
+    fmt,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use tns_scheduler::adapters::AdapterSettings;
 
 /// Which parts of TNS this process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,6 +20,8 @@ pub enum Role {
     Migrate,
     /// Everything in one process, with laptop-friendly defaults.
     Dev,
+    /// List the adapter plugins that load, and exit.
+    Adapters,
 }
 
 impl Role {
@@ -22,6 +31,7 @@ impl Role {
             "scheduler" => Some(Role::Scheduler),
             "migrate" => Some(Role::Migrate),
             "dev" => Some(Role::Dev),
+            "adapters" => Some(Role::Adapters),
             _ => None,
         }
     }
@@ -61,6 +71,7 @@ pub struct Config {
     pub trust_forwarded_for: bool,
     pub migrate_on_start: bool,
     pub log_format: LogFormat,
+    pub adapters: AdapterSettings,
 }
 
 // The secret must never reach a log line, so Debug is written by hand.
@@ -113,7 +124,7 @@ impl Config {
                 })
             }
             // Only the API signs anything; a dev box gets a throw-away secret.
-            None if dev || matches!(role, Role::Migrate | Role::Scheduler) => {
+            None if dev || matches!(role, Role::Migrate | Role::Scheduler | Role::Adapters) => {
                 use rand::RngCore;
                 let mut b = [0u8; 32];
                 rand::thread_rng().fill_bytes(&mut b);
@@ -165,6 +176,17 @@ impl Config {
             session_ttl: vars.parse_secs("TNS_SESSION_TTL_SECS", 43_200, 60, 30 * 86_400)?,
             trust_forwarded_for: vars.parse_bool("TNS_TRUST_FORWARDED_FOR", false)?,
             migrate_on_start: vars.parse_bool("TNS_MIGRATE_ON_START", true)?,
+            adapters: AdapterSettings {
+                dir: match vars.get("TNS_ADAPTER_DIR") {
+                    Some(d) => PathBuf::from(d),
+                    // Next to the binary, where cargo and the container image put the plugins.
+                    None => std::env::current_exe()
+                        .ok()
+                        .and_then(|p| p.parent().map(Path::to_path_buf))
+                        .unwrap_or_else(|| PathBuf::from(".")),
+                },
+                sandbox_state_dir: vars.get("TNS_SANDBOX_STATE_DIR").map(PathBuf::from),
+            },
             log_format: match vars.get("TNS_LOG_FORMAT").as_deref() {
                 None | Some("text") => LogFormat::Text,
                 Some("json") => LogFormat::Json,

@@ -5,6 +5,7 @@
 //! tns scheduler  run background work (none yet)
 //! tns migrate    apply database migrations and exit
 //! tns dev        everything in one process, creating the database if needed
+//! tns adapters   list the adapter plugins that load, with versions
 //! ```
 
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ const USAGE: &str = "usage: tns <api|scheduler|migrate|dev>\n\
   scheduler  run background work\n\
   migrate    apply database migrations and exit\n\
   dev        all roles in one process on the local PostgreSQL and Redis\n\
+  adapters   list the adapter plugins that load (from TNS_ADAPTER_DIR)\n\
 configuration: TNS_* environment variables, see README.md";
 
 #[tokio::main]
@@ -57,6 +59,20 @@ async fn run(cfg: Config) -> anyhow::Result<()> {
             let pool = db::connect(&cfg.database_url, 2).await?;
             db::migrate(&pool).await?;
             println!("migrations applied");
+            Ok(())
+        }
+        Role::Adapters => {
+            let registry = tns_scheduler::adapters::Registry::load(&cfg.adapters)
+                .map_err(|e| anyhow::anyhow!("TNS_ADAPTER_DIR {}: {e}", cfg.adapters.dir.display()))?;
+            for (name, version, path) in registry.list() {
+                println!("{name}\t{version}\t{}", path.display());
+            }
+            for f in &registry.failures {
+                eprintln!("not loaded: {f}");
+            }
+            if registry.list().is_empty() {
+                anyhow::bail!("no adapter loaded from {}", cfg.adapters.dir.display());
+            }
             Ok(())
         }
         Role::Scheduler => {

@@ -1,6 +1,8 @@
 //! The scheduler role. Its work — claiming queued submissions and calling adapters, webhook
 //! delivery — arrives with issues 4 and 5. Until then it says so instead of pretending.
 
+pub mod adapters;
+
 use std::future::Future;
 
 pub const NOTHING_TO_RUN: &str =

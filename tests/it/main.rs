@@ -1,6 +1,7 @@
 //! Integration tests: one binary, real PostgreSQL and Redis, each test on its own database
 //! and Redis key prefix so they run in parallel and in any order.
 
+mod adapters;
 mod api_keys;
 mod auth;
 mod billing;

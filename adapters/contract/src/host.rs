@@ -1,0 +1,190 @@
+//! Host side: load a plugin, check its ABI version before anything else, create an instance,
+//! and wrap it back into [`Adapter`]. Libraries are leaked on purpose, never unloaded: code
+//! and data of a plugin may still be referenced (thread-locals, in-flight calls).
+
+use std::{
+    ffi::c_void,
+    path::{Path, PathBuf},
+};
+
+use serde::{de::DeserializeOwned, Serialize};
+
+use crate::{
+    abi::{self, AbiVersionFn, CallFn, CreateFn, DestroyFn, FreeFn, Op, TnsBuf},
+    Adapter, AdapterError, AdapterResult, AmendRequest, CancelRequest, CargoRequest, Description, Document,
+    JourneyRequest, LookupRequest, Receipt, ReportRequest,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{path}: cannot load the library: {source}")]
+    Open { path: PathBuf, source: libloading::Error },
+    #[error("{path}: not a TNS adapter (missing symbol {symbol})")]
+    MissingSymbol { path: PathBuf, symbol: &'static str },
+    #[error(
+        "{path}: adapter ABI version {found}, this host speaks version {expected}; rebuild the plugin against this TNS"
+    )]
+    AbiMismatch { path: PathBuf, found: u32, expected: u32 },
+    #[error("{path}: the adapter refused its configuration: {error}")]
+    Create { path: PathBuf, error: AdapterError },
+    #[error("{path}: {error}")]
+    Describe { path: PathBuf, error: AdapterError },
+}
+
+/// A plugin instance behind the [`Adapter`] trait.
+pub struct Plugin {
+    path: PathBuf,
+    description: Description,
+    instance: *mut c_void,
+    call: CallFn,
+    free: FreeFn,
+    destroy: DestroyFn,
+}
+
+// The plugin contract requires instances usable from any thread at once (`Adapter: Send + Sync`
+// on the plugin side); the raw pointer is only ever passed back to the plugin.
+unsafe impl Send for Plugin {}
+unsafe impl Sync for Plugin {}
+
+impl Drop for Plugin {
+    fn drop(&mut self) {
+        // SAFETY: the instance came from this library's create and is not used after this.
+        unsafe { (self.destroy)(self.instance) }
+    }
+}
+
+fn symbol<T: Copy>(lib: &'static libloading::Library, path: &Path, name: &'static str) -> Result<T, LoadError> {
+    // SAFETY: the symbol's type is fixed by the ABI; the library is never unloaded.
+    unsafe { lib.get::<T>(name.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|_| LoadError::MissingSymbol { path: path.to_path_buf(), symbol: name })
+}
+
+/// Take a buffer the plugin filled, copying its bytes and handing it back to be freed.
+fn take(free: FreeFn, buf: TnsBuf) -> Vec<u8> {
+    if buf.ptr.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: the plugin gave `len` initialized bytes at `ptr`; it frees them below, once.
+    let bytes = unsafe { std::slice::from_raw_parts(buf.ptr, buf.len) }.to_vec();
+    unsafe { free(buf) };
+    bytes
+}
+
+impl Plugin {
+    /// Load the plugin at `path` and create an instance with `config` (JSON).
+    pub fn load(path: &Path, config: &serde_json::Value) -> Result<Plugin, LoadError> {
+        let path = path.to_path_buf();
+        // SAFETY: loading runs the library's initializers; plugins are trusted code shipped
+        // with TNS, loaded from the operator's configured directory.
+        let lib = unsafe { libloading::Library::new(&path) }
+            .map_err(|source| LoadError::Open { path: path.clone(), source })?;
+        let lib: &'static libloading::Library = Box::leak(Box::new(lib));
+        let version: AbiVersionFn = symbol(lib, &path, "tns_adapter_abi_version")?;
+        // SAFETY: a plain function of no arguments returning u32.
+        let found = unsafe { version() };
+        if found != abi::ABI_VERSION {
+            return Err(LoadError::AbiMismatch { path, found, expected: abi::ABI_VERSION });
+        }
+        let create: CreateFn = symbol(lib, &path, "tns_adapter_create")?;
+        let destroy: DestroyFn = symbol(lib, &path, "tns_adapter_destroy")?;
+        let call: CallFn = symbol(lib, &path, "tns_adapter_call")?;
+        let free: FreeFn = symbol(lib, &path, "tns_adapter_free")?;
+        let cfg = serde_json::to_vec(config).unwrap_or_default();
+        let mut err = TnsBuf::EMPTY;
+        // SAFETY: cfg is valid for its length; err is a writable out-parameter.
+        let instance = unsafe { create(cfg.as_ptr(), cfg.len(), &mut err) };
+        if instance.is_null() {
+            let error = serde_json::from_slice(&take(free, err))
+                .unwrap_or_else(|_| AdapterError::Configuration("creation failed without a reason".into()));
+            return Err(LoadError::Create { path, error });
+        }
+        let mut plugin = Plugin {
+            path,
+            description: Description { name: String::new(), version: String::new() },
+            instance,
+            call,
+            free,
+            destroy,
+        };
+        plugin.description = plugin
+            .invoke(Op::Describe, &())
+            .map_err(|error| LoadError::Describe { path: plugin.path.clone(), error })?;
+        Ok(plugin)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn invoke<Req: Serialize, Res: DeserializeOwned>(&self, op: Op, req: &Req) -> AdapterResult<Res> {
+        let input =
+            serde_json::to_vec(req).map_err(|e| AdapterError::Permanent(format!("cannot encode the request: {e}")))?;
+        let mut out = TnsBuf::EMPTY;
+        // SAFETY: instance came from this library; input is valid for its length; out is writable.
+        let status = unsafe { (self.call)(self.instance, op as u32, input.as_ptr(), input.len(), &mut out) };
+        let bytes = take(self.free, out);
+        let bad = |e: serde_json::Error| AdapterError::Transient(format!("the adapter answered malformed JSON: {e}"));
+        if status == abi::STATUS_OK {
+            serde_json::from_slice(&bytes).map_err(bad)
+        } else {
+            Err(serde_json::from_slice(&bytes).map_err(bad)?)
+        }
+    }
+}
+
+impl Adapter for Plugin {
+    fn describe(&self) -> Description {
+        self.description.clone()
+    }
+    fn submit_journey(&self, req: &JourneyRequest) -> AdapterResult<Receipt> {
+        self.invoke(Op::SubmitJourney, req)
+    }
+    fn amend_journey(&self, req: &AmendRequest) -> AdapterResult<Receipt> {
+        self.invoke(Op::AmendJourney, req)
+    }
+    fn submit_cargo(&self, req: &CargoRequest) -> AdapterResult<Receipt> {
+        self.invoke(Op::SubmitCargo, req)
+    }
+    fn cancel(&self, req: &CancelRequest) -> AdapterResult<()> {
+        self.invoke(Op::Cancel, req)
+    }
+    fn lookup(&self, req: &LookupRequest) -> AdapterResult<Option<Receipt>> {
+        self.invoke(Op::Lookup, req)
+    }
+    fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
+        self.invoke(Op::Report, req)
+    }
+}
+
+/// The platform's file name of a plugin crate's library (`libtns_adapter_sandbox.so`).
+pub fn library_file(crate_name: &str) -> String {
+    let stem = crate_name.replace('-', "_");
+    format!("{}{stem}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX)
+}
+
+/// Every adapter library in `dir` (files named `*tns_adapter_*` with the platform's suffix),
+/// loaded with `config_for(name)`: the successes and the failures, each failure with its reason.
+pub fn load_dir(
+    dir: &Path,
+    config_for: impl Fn(&str) -> serde_json::Value,
+) -> std::io::Result<(Vec<Plugin>, Vec<LoadError>)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.contains("tns_adapter_") && name.ends_with(std::env::consts::DLL_SUFFIX)
+        })
+        .collect();
+    files.sort();
+    let (mut ok, mut failed) = (vec![], vec![]);
+    for f in files {
+        let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        let name = stem.rsplit("tns_adapter_").next().unwrap_or(stem);
+        match Plugin::load(&f, &config_for(name)) {
+            Ok(p) => ok.push(p),
+            Err(e) => failed.push(e),
+        }
+    }
+    Ok((ok, failed))
+}

@@ -1,0 +1,289 @@
+//! The sandbox adapter: behaves like U-ETDS without a network, deterministically, driven by
+//! magic values (see README.md in this directory for the table QA teams use).
+//!
+//! It remembers what it was sent, by our submission reference: a repeated submission is
+//! answered from memory, never recorded twice. With `state_dir` configured, the record is an
+//! append-only JSON-lines file (`sandbox-records.jsonl`), shared by every process that loads
+//! the sandbox with that directory and surviving restarts, so an attempt whose outcome was
+//! lost (a crash) is found again by `lookup`.
+
+use std::{
+    collections::HashMap,
+    fs::OpenOptions,
+    io::{BufRead, BufReader, Seek, SeekFrom, Write},
+    path::PathBuf,
+    sync::Mutex,
+    time::Duration,
+};
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use tns_adapter::{
+    export_adapter, Adapter, AdapterError, AdapterResult, AmendRequest, CancelRequest, CargoRequest, Description,
+    Document, JourneyRequest, LookupRequest, Passenger, PassengerResult, Receipt, ReportRequest,
+};
+
+export_adapter!(Sandbox::from_config);
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    /// Where records are kept across processes and restarts; memory only when absent.
+    state_dir: Option<PathBuf>,
+}
+
+/// One thing the sandbox accepted, as written to the records file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    pub reference: String,
+    /// `journey`, `amendment`, `cargo` or `cancel`.
+    pub kind: String,
+    pub receipt: Receipt,
+}
+
+#[derive(Default)]
+struct State {
+    by_reference: HashMap<String, Record>,
+    /// How far the records file has been read.
+    offset: u64,
+    /// Calls per reference, for the "succeeds on the Nth try" scenario.
+    attempts: HashMap<String, u32>,
+}
+
+pub struct Sandbox {
+    file: Option<PathBuf>,
+    state: Mutex<State>,
+}
+
+/// The number after `tag` in `plate` (`34FLAKY3` → 3), if the plate carries the tag.
+fn magic(plate: &str, tag: &str) -> Option<u64> {
+    let at = plate.find(tag)? + tag.len();
+    let digits: String = plate[at..].chars().take_while(|c| c.is_ascii_digit()).collect();
+    Some(digits.parse().unwrap_or(0))
+}
+
+/// FNV-1a: a stable hash, so references are the same on every run.
+fn fnv(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for p in parts {
+        for b in p.bytes().chain([0u8]) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
+/// A reference in U-ETDS's shape: `YYMMDD` of the date plus 8 digits (`18073000016130`).
+fn trip_reference(date: &str, reference: &str) -> String {
+    let ymd: String = date.chars().filter(|c| c.is_ascii_digit()).skip(2).take(6).collect();
+    format!("{ymd:0>6}{:08}", fnv(&[reference]) % 100_000_000)
+}
+
+fn passenger_results(reference: &str, passengers: &[Passenger]) -> Vec<PassengerResult> {
+    passengers
+        .iter()
+        .map(|p| {
+            if p.person.identity_number.starts_with("FAIL") {
+                PassengerResult {
+                    key: p.key.clone(),
+                    downstream_reference: None,
+                    error: Some("88: yolcu kaydedilemedi (sandbox: identity number starts with FAIL)".into()),
+                }
+            } else {
+                PassengerResult {
+                    key: p.key.clone(),
+                    downstream_reference: Some(format!("{:012}", fnv(&[reference, &p.key]) % 1_000_000_000_000)),
+                    error: None,
+                }
+            }
+        })
+        .collect()
+}
+
+impl Sandbox {
+    pub fn from_config(raw: &[u8]) -> Result<Sandbox, AdapterError> {
+        let cfg: Config = if raw.is_empty() || raw == b"null" {
+            Config::default()
+        } else {
+            serde_json::from_slice(raw)
+                .map_err(|e| AdapterError::Configuration(format!("sandbox configuration: {e}")))?
+        };
+        let file = match cfg.state_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(&dir)
+                    .map_err(|e| AdapterError::Configuration(format!("sandbox state_dir {}: {e}", dir.display())))?;
+                Some(dir.join("sandbox-records.jsonl"))
+            }
+            None => None,
+        };
+        let sandbox = Sandbox { file, state: Mutex::new(State::default()) };
+        sandbox.catch_up(&mut sandbox.state.lock().unwrap_or_else(|p| p.into_inner()))?;
+        Ok(sandbox)
+    }
+
+    /// Read records other processes appended since we last looked.
+    fn catch_up(&self, st: &mut State) -> AdapterResult<()> {
+        let Some(path) = &self.file else { return Ok(()) };
+        let Ok(mut f) = std::fs::File::open(path) else { return Ok(()) };
+        let io = |e: std::io::Error| AdapterError::Transient(format!("sandbox records: {e}"));
+        f.seek(SeekFrom::Start(st.offset)).map_err(io)?;
+        let mut reader = BufReader::new(f);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = reader.read_line(&mut line).map_err(io)?;
+            // A line without its newline is still being written: read it next time.
+            if n == 0 || !line.ends_with('\n') {
+                break;
+            }
+            st.offset += n as u64;
+            if let Ok(r) = serde_json::from_str::<Record>(&line) {
+                st.by_reference.entry(r.reference.clone()).or_insert(r);
+            }
+        }
+        Ok(())
+    }
+
+    /// The receipt for `reference`: the remembered one, or `make()` recorded now.
+    fn remember(&self, reference: &str, kind: &str, make: impl FnOnce() -> Receipt) -> AdapterResult<Receipt> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.catch_up(&mut st)?;
+        if let Some(r) = st.by_reference.get(reference) {
+            return Ok(r.receipt.clone());
+        }
+        let record = Record { reference: reference.to_string(), kind: kind.to_string(), receipt: make() };
+        if let Some(path) = &self.file {
+            let mut line = serde_json::to_vec(&record).map_err(|e| AdapterError::Permanent(e.to_string()))?;
+            line.push(b'\n');
+            let mut f = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| AdapterError::Transient(format!("sandbox records: {e}")))?;
+            f.write_all(&line).map_err(|e| AdapterError::Transient(format!("sandbox records: {e}")))?;
+        }
+        st.by_reference.insert(reference.to_string(), record.clone());
+        Ok(record.receipt)
+    }
+
+    /// The magic plate scenarios, in the order the README table lists them.
+    fn scenario(&self, reference: &str, plate: &str) -> AdapterResult<()> {
+        if let Some(ms) = magic(plate, "SLOW") {
+            std::thread::sleep(Duration::from_millis(ms.min(60_000)));
+        }
+        if plate.contains("PANIC") {
+            panic!("sandbox: plate {plate} asks for a panic");
+        }
+        if plate.contains("CONFIG") {
+            return Err(AdapterError::Configuration("KULLANICI ADI YADA SIFRE HATALI (sandbox)".into()));
+        }
+        if plate.contains("REJECT") {
+            return Err(AdapterError::Permanent(
+                "34: Girilen plaka Bakanlık kayıtlarında herhangi bir yetki belgesine kayıtlı değil! (sandbox)".into(),
+            ));
+        }
+        if let Some(n) = magic(plate, "FLAKY") {
+            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let tries = st.attempts.entry(reference.to_string()).or_insert(0);
+            *tries += 1;
+            if u64::from(*tries) < n {
+                return Err(AdapterError::Transient(format!(
+                    "sandbox: try {tries} of {n} fails (service unavailable)"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Adapter for Sandbox {
+    fn describe(&self) -> Description {
+        Description { name: "sandbox".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+
+    fn submit_journey(&self, req: &JourneyRequest) -> AdapterResult<Receipt> {
+        self.scenario(&req.reference, &req.journey.plate)?;
+        self.remember(&req.reference, "journey", || {
+            let passengers = passenger_results(&req.reference, &req.journey.passengers);
+            let partial = passengers.iter().any(|p| p.error.is_some());
+            Receipt {
+                downstream_reference: trip_reference(&req.journey.departure.date, &req.reference),
+                message: Some(if partial { "88: kısmi başarı".into() } else { "İŞLEM BAŞARILI".into() }),
+                passengers,
+            }
+        })
+    }
+
+    fn amend_journey(&self, req: &AmendRequest) -> AdapterResult<Receipt> {
+        self.remember(&req.reference, "amendment", || {
+            let mut passengers = passenger_results(&req.reference, &req.added);
+            passengers.extend(passenger_results(&req.reference, &req.changed));
+            Receipt {
+                downstream_reference: req.downstream_reference.clone(),
+                passengers,
+                message: Some("İŞLEM BAŞARILI".into()),
+            }
+        })
+    }
+
+    fn submit_cargo(&self, req: &CargoRequest) -> AdapterResult<Receipt> {
+        self.scenario(&req.reference, &req.cargo.plate)?;
+        self.remember(&req.reference, "cargo", || Receipt {
+            downstream_reference: trip_reference(&req.cargo.loading.date, &req.reference),
+            passengers: vec![],
+            message: Some("İŞLEM BAŞARILI".into()),
+        })
+    }
+
+    fn cancel(&self, req: &CancelRequest) -> AdapterResult<()> {
+        self.remember(&req.reference, "cancel", || Receipt {
+            downstream_reference: req.downstream_reference.clone(),
+            passengers: vec![],
+            message: Some(req.reason.clone()),
+        })
+        .map(|_| ())
+    }
+
+    fn lookup(&self, req: &LookupRequest) -> AdapterResult<Option<Receipt>> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        self.catch_up(&mut st)?;
+        Ok(st.by_reference.get(&req.reference).map(|r| r.receipt.clone()))
+    }
+
+    fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
+        let known = {
+            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            self.catch_up(&mut st)?;
+            st.by_reference.values().any(|r| r.receipt.downstream_reference == req.downstream_reference)
+        };
+        if !known {
+            return Err(AdapterError::Permanent(format!(
+                "no notification {} in the sandbox",
+                req.downstream_reference
+            )));
+        }
+        let pdf = format!("%PDF-1.4\n% TNS sandbox report for {}\n%%EOF\n", req.downstream_reference);
+        Ok(Document {
+            content_type: "application/pdf".into(),
+            base64: base64::engine::general_purpose::STANDARD.encode(pdf),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn magic_values_and_references() {
+        assert_eq!(magic("34FLAKY3", "FLAKY"), Some(3));
+        assert_eq!(magic("34SLOW250", "SLOW"), Some(250));
+        assert_eq!(magic("34ABC12", "SLOW"), None);
+        let r = trip_reference("2026-12-01", "sub-1");
+        assert_eq!(r.len(), 14);
+        assert!(r.starts_with("261201"));
+        assert_eq!(r, trip_reference("2026-12-01", "sub-1"), "deterministic");
+        assert_ne!(r, trip_reference("2026-12-01", "sub-2"));
+    }
+}

@@ -1,0 +1,249 @@
+//! The adapter contract through the real C ABI: the sandbox `.so` and an ABI-mismatch fixture
+//! loaded with libloading, every sandbox scenario, panics contained, records shared between
+//! instances, and `tns adapters` listing what loaded.
+
+use std::{path::PathBuf, time::Instant};
+
+use base64::Engine;
+use serde_json::json;
+use tns_adapter::{
+    host::{library_file, LoadError, Plugin},
+    Adapter, AdapterError, AmendRequest, CancelRequest, Cargo, CargoRequest, Journey, JourneyRequest, LookupRequest,
+    Party, Passenger, Person, ReportRequest, Stop,
+};
+
+use crate::helpers::{tns_binary, tns_command};
+
+/// Where cargo put the plugin libraries (next to the `tns` binary), built if needed.
+fn plugin_dir() -> PathBuf {
+    tns_binary().parent().unwrap().to_path_buf()
+}
+
+fn state_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tns-sandbox-{}-{}", std::process::id(), rand_suffix()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+}
+
+fn sandbox(state: &std::path::Path) -> Plugin {
+    Plugin::load(&plugin_dir().join(library_file("tns-adapter-sandbox")), &json!({"state_dir": state})).unwrap()
+}
+
+fn person(id: &str) -> Person {
+    Person {
+        role: "passenger".into(),
+        identity_number: id.into(),
+        first_name: "Ali".into(),
+        last_name: "Kaya".into(),
+        gender: "E".into(),
+        nationality: None,
+        phone: None,
+    }
+}
+
+fn stop(date: &str) -> Stop {
+    Stop { date: date.into(), time: "08:30".into(), city_id: 34, district_id: 1421 }
+}
+
+fn journey(reference: &str, plate: &str, ids: &[&str]) -> JourneyRequest {
+    let mut crew = person("10000000146");
+    crew.role = "driver".into();
+    JourneyRequest {
+        reference: reference.into(),
+        credentials: None,
+        journey: Journey {
+            plate: plate.into(),
+            departure: stop("2026-12-01"),
+            arrival: stop("2026-12-01"),
+            tarifeli: None,
+            crew: vec![crew],
+            passengers: ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| Passenger {
+                    key: format!("p{i}"),
+                    person: person(id),
+                    boarding_place_code: 1421,
+                    destination_place_code: 1219,
+                    seat_no: Some(format!("{i}")),
+                    ticket_serial_no: None,
+                    amount: Some(100.0),
+                })
+                .collect(),
+        },
+    }
+}
+
+fn records(state: &std::path::Path, reference: &str) -> usize {
+    std::fs::read_to_string(state.join("sandbox-records.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["reference"] == reference)
+        .count()
+}
+
+#[test]
+fn sandbox_scenarios_through_the_c_abi() {
+    let state = state_dir();
+    let sb = sandbox(&state);
+    assert_eq!(sb.describe().name, "sandbox");
+
+    // Accepted, in U-ETDS's shape, remembered: a repeat is answered by lookup, not recorded again.
+    let ok = sb.submit_journey(&journey("sub-1", "34ABC123", &["17291716060", "10000000146"])).unwrap();
+    assert_eq!(ok.downstream_reference.len(), 14);
+    assert!(ok.downstream_reference.starts_with("261201"));
+    assert!(!ok.is_partial());
+    assert!(ok.passengers.iter().all(|p| p.downstream_reference.is_some()));
+    assert_eq!(sb.submit_journey(&journey("sub-1", "34ABC123", &["17291716060", "10000000146"])).unwrap(), ok);
+    assert_eq!(records(&state, "sub-1"), 1);
+    let lookup = |r: &str| sb.lookup(&LookupRequest { reference: r.into(), credentials: None }).unwrap();
+    assert_eq!(lookup("sub-1"), Some(ok.clone()));
+    assert_eq!(lookup("never-sent"), None);
+
+    // Partial passenger failure (U-ETDS code 88): only the FAIL… passenger is refused.
+    let partial = sb.submit_journey(&journey("sub-2", "34ABC123", &["17291716060", "FAIL0001"])).unwrap();
+    assert!(partial.is_partial());
+    assert!(partial.passengers[0].error.is_none());
+    assert!(partial.passengers[1].error.as_deref().unwrap().starts_with("88"));
+
+    // Permanent and configuration errors are classified and never recorded.
+    assert!(matches!(sb.submit_journey(&journey("sub-3", "34REJECT1", &[])), Err(AdapterError::Permanent(_))));
+    assert!(matches!(sb.submit_journey(&journey("sub-4", "34CONFIG1", &[])), Err(AdapterError::Configuration(_))));
+    assert_eq!(records(&state, "sub-3") + records(&state, "sub-4"), 0);
+
+    // A transient failure that succeeds on the 3rd try.
+    let flaky = journey("sub-5", "34FLAKY3", &[]);
+    assert!(matches!(sb.submit_journey(&flaky), Err(AdapterError::Transient(_))));
+    assert!(matches!(sb.submit_journey(&flaky), Err(AdapterError::Transient(_))));
+    assert!(sb.submit_journey(&flaky).is_ok());
+    assert_eq!(records(&state, "sub-5"), 1);
+
+    // A slow answer.
+    let t = Instant::now();
+    sb.submit_journey(&journey("sub-6", "34SLOW300", &[])).unwrap();
+    assert!(t.elapsed().as_millis() >= 300);
+
+    // A panic inside the plugin comes back as a transient error; the plugin keeps working.
+    match sb.submit_journey(&journey("sub-7", "34PANIC1", &[])) {
+        Err(AdapterError::Transient(m)) => assert!(m.contains("panicked"), "{m}"),
+        other => panic!("expected a contained panic, got {other:?}"),
+    }
+    assert!(sb.submit_journey(&journey("sub-8", "34ABC123", &[])).is_ok());
+
+    // Report, amendment, cargo, cancel.
+    let doc =
+        sb.report(&ReportRequest { credentials: None, downstream_reference: ok.downstream_reference.clone() }).unwrap();
+    let pdf = base64::engine::general_purpose::STANDARD.decode(doc.base64).unwrap();
+    assert!(pdf.starts_with(b"%PDF"));
+    assert!(matches!(
+        sb.report(&ReportRequest { credentials: None, downstream_reference: "1".into() }),
+        Err(AdapterError::Permanent(_))
+    ));
+    let amended = sb
+        .amend_journey(&AmendRequest {
+            reference: "sub-1-amend-1".into(),
+            credentials: None,
+            downstream_reference: ok.downstream_reference.clone(),
+            added: journey("x", "x", &["23695921030"]).journey.passengers,
+            changed: vec![],
+            removed: vec![],
+        })
+        .unwrap();
+    assert_eq!(amended.downstream_reference, ok.downstream_reference);
+    assert_eq!(amended.passengers.len(), 1);
+    let cargo = CargoRequest {
+        reference: "cargo-1".into(),
+        credentials: None,
+        cargo: Cargo {
+            plate: "34ABC123".into(),
+            driver: Some(person("10000000146")),
+            transport_type: 1,
+            cargo_type: 7,
+            transport_mode: 1,
+            amount: 10.0,
+            unit: "KG".into(),
+            sender: Party { tax_number: "4540536920".into(), name: "A".into() },
+            receiver: Party { tax_number: "1234567890".into(), name: "B".into() },
+            loading: stop("2026-12-02"),
+            unloading: stop("2026-12-03"),
+        },
+    };
+    assert!(sb.submit_cargo(&cargo).unwrap().downstream_reference.starts_with("261202"));
+    sb.cancel(&CancelRequest {
+        reference: "cancel-1".into(),
+        credentials: None,
+        downstream_reference: ok.downstream_reference.clone(),
+        reason: "test".into(),
+    })
+    .unwrap();
+
+    // Another instance on the same records (another scheduler process) sees all of it.
+    let other = sandbox(&state);
+    assert_eq!(other.lookup(&LookupRequest { reference: "sub-1".into(), credentials: None }).unwrap(), Some(ok));
+    assert!(other.lookup(&LookupRequest { reference: "cargo-1".into(), credentials: None }).unwrap().is_some());
+}
+
+#[test]
+fn concurrent_calls_on_one_instance() {
+    let state = state_dir();
+    let sb = std::sync::Arc::new(sandbox(&state));
+    let handles: Vec<_> = (0..8)
+        .map(|i| {
+            let sb = sb.clone();
+            std::thread::spawn(move || {
+                sb.submit_journey(&journey(&format!("c-{i}"), "34ABC123", &["17291716060"])).unwrap()
+            })
+        })
+        .collect();
+    let refs: std::collections::HashSet<String> =
+        handles.into_iter().map(|h| h.join().unwrap().downstream_reference).collect();
+    assert_eq!(refs.len(), 8);
+    let lines = std::fs::read_to_string(state.join("sandbox-records.jsonl")).unwrap().lines().count();
+    assert_eq!(lines, 8);
+}
+
+#[test]
+fn bad_plugins_are_refused_with_a_clear_error() {
+    let path = plugin_dir().join(library_file("abi-mismatch-fixture"));
+    match Plugin::load(&path, &json!(null)) {
+        Err(e @ LoadError::AbiMismatch { found: 999, .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("ABI version 999") && msg.contains("rebuild"), "{msg}");
+        }
+        Err(other) => panic!("expected an ABI mismatch, got {other}"),
+        Ok(_) => panic!("a plugin of another ABI version loaded"),
+    }
+    let sb = plugin_dir().join(library_file("tns-adapter-sandbox"));
+    match Plugin::load(&sb, &json!({"no_such_setting": 1})) {
+        Err(LoadError::Create { error: AdapterError::Configuration(m), .. }) => {
+            assert!(m.contains("no_such_setting"), "{m}")
+        }
+        Err(other) => panic!("expected a configuration error, got {other}"),
+        Ok(_) => panic!("a bad configuration was accepted"),
+    }
+    assert!(matches!(Plugin::load(&plugin_dir().join("libnope.so"), &json!(null)), Err(LoadError::Open { .. })));
+}
+
+#[tokio::test]
+async fn tns_adapters_lists_what_loaded() {
+    let env = crate::helpers::Env::new().await;
+    let out = tns_command("adapters", &env.with(&[("TNS_ADAPTER_DIR", plugin_dir().to_str().unwrap())]))
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("sandbox\t{}\t", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    // The ABI fixture is not named like an adapter, so it is not picked up.
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+
+    let empty = state_dir();
+    let out =
+        tns_command("adapters", &env.with(&[("TNS_ADAPTER_DIR", empty.to_str().unwrap())])).output().await.unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no adapter loaded"));
+}
