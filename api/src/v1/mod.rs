@@ -1,6 +1,7 @@
 //! The versioned API (`/api/v1`): routes, their OpenAPI document, and the admission layer.
 
 pub mod endpoints;
+pub mod registry;
 pub mod resource;
 
 use std::sync::OnceLock;

@@ -1,11 +1,14 @@
 //! `/portal/personnel`: create, list, get, partial update, delete (retire).
 
+use std::future::Future;
+
 use axum::{extract::State, Json};
 use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::Auth,
     db::{
         self,
         personnel::{Person, PersonFields},
@@ -14,10 +17,11 @@ use crate::{
     domain::{opt_text, text, uetds},
     error::{ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
-    pagination::Paged,
+    pagination::{Page, Paged},
     state::AppState,
     v1::{
-        resource::{conflict_on, created, not_found, one_of, patched, Created, ListQuery},
+        registry::{self, Registry},
+        resource::{one_of, Created, ListQuery},
         Ok as OkBody,
     },
 };
@@ -81,8 +85,43 @@ impl From<&Person> for PersonIn {
     }
 }
 
-fn identity_taken(id: &str) -> impl FnOnce() -> String + '_ {
-    move || format!("an active person with identity number {id} already exists")
+/// Vehicles and personnel share one flow ([`registry`]); this says what differs.
+pub struct Personnel;
+
+impl Registry for Personnel {
+    type Record = Person;
+    type Input = PersonIn;
+    type Fields = PersonFields;
+    const KIND: &'static str = "person";
+    const RETIRE: Retirable = Retirable::Person;
+    const UNIQUE_KEY: &'static str = db::personnel::IDENTITY_KEY;
+
+    fn validate(input: &PersonIn) -> ApiResult<PersonFields> {
+        input.validate()
+    }
+    fn duplicate(f: &PersonFields) -> String {
+        format!("an active person with identity number {} already exists", f.identity_number)
+    }
+    fn is_active(r: &Person) -> bool {
+        r.status == "active"
+    }
+    fn insert(db: &PgPool, org: i64, f: &PersonFields) -> impl Future<Output = sqlx::Result<Person>> + Send {
+        db::personnel::insert(db, org, f)
+    }
+    fn update(
+        db: &PgPool,
+        org: i64,
+        id: i64,
+        f: &PersonFields,
+    ) -> impl Future<Output = sqlx::Result<Option<Person>>> + Send {
+        db::personnel::update(db, org, id, f)
+    }
+    fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Person>>> + Send {
+        db::personnel::get(db, org, id)
+    }
+    fn list(db: &PgPool, org: i64, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Person>>> + Send {
+        db::personnel::list(db, org, page)
+    }
 }
 
 /// Register a person. Scope `journeys:write`.
@@ -95,12 +134,7 @@ pub async fn create(
     Auth(p): Auth,
     ApiJson(input): ApiJson<PersonIn>,
 ) -> ApiResult<Created<Person>> {
-    p.require(Scope::JourneysWrite)?;
-    let f = input.validate()?;
-    let rec = db::personnel::insert(&st.db, p.org_id, &f)
-        .await
-        .map_err(|e| conflict_on(e, db::personnel::IDENTITY_KEY, identity_taken(&f.identity_number)))?;
-    Ok(created(rec))
+    registry::create::<Personnel>(&st, &p, input).await
 }
 
 /// Active personnel, newest first. Scope `journeys:read`.
@@ -112,9 +146,7 @@ pub async fn list(
     Auth(p): Auth,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Person>>> {
-    p.require(Scope::JourneysRead)?;
-    let page = q.page()?;
-    Ok(Json(Paged::from_rows(db::personnel::list(&st.db, p.org_id, &page).await?, &page)))
+    registry::list::<Personnel>(&st, &p, &q).await.map(Json)
 }
 
 /// One person (also a retired one, status `inactive`). Scope `journeys:read`.
@@ -122,8 +154,7 @@ pub async fn list(
     responses((status = 200, body = Person), (status = 404, body = ErrorBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Person>> {
-    p.require(Scope::JourneysRead)?;
-    db::personnel::get(&st.db, p.org_id, id).await?.map(Json).ok_or_else(|| not_found("person", id))
+    registry::get::<Personnel>(&st, &p, id).await.map(Json)
 }
 
 /// Change any subset of fields (`null` clears an optional one); answers the whole record.
@@ -139,17 +170,7 @@ pub async fn update(
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Person>> {
-    p.require(Scope::JourneysWrite)?;
-    let current = db::personnel::get(&st.db, p.org_id, id)
-        .await?
-        .filter(|x| x.status == "active")
-        .ok_or_else(|| not_found("person", id))?;
-    let f = patched(&PersonIn::from(&current), &patch)?.validate()?;
-    db::personnel::update(&st.db, p.org_id, id, &f)
-        .await
-        .map_err(|e| conflict_on(e, db::personnel::IDENTITY_KEY, identity_taken(&f.identity_number)))?
-        .map(Json)
-        .ok_or_else(|| not_found("person", id))
+    registry::update::<Personnel>(&st, &p, id, &patch).await.map(Json)
 }
 
 /// Delete a person; one that journeys or cargo refer to is kept as `inactive` and leaves the
@@ -158,9 +179,5 @@ pub async fn update(
     responses((status = 200, body = OkBody), (status = 404, body = ErrorBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
-    p.require(Scope::JourneysWrite)?;
-    if !db::retire::retire(&st.db, Retirable::Person, p.org_id, id).await? {
-        return Err(not_found("person", id));
-    }
-    Ok(Json(OkBody::default()))
+    registry::delete::<Personnel>(&st, &p, id).await.map(|_| Json(OkBody::default()))
 }

@@ -1,11 +1,14 @@
 //! `/portal/vehicles`: create, list, get, partial update, delete (retire).
 
+use std::future::Future;
+
 use axum::{extract::State, Json};
 use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::Auth,
     db::{
         self,
         retire::Retirable,
@@ -14,10 +17,11 @@ use crate::{
     domain::{opt_text, uetds},
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
-    pagination::Paged,
+    pagination::{Page, Paged},
     state::AppState,
     v1::{
-        resource::{conflict_on, created, not_found, one_of, patched, Created, ListQuery},
+        registry::{self, Registry},
+        resource::{one_of, Created, ListQuery},
         Ok as OkBody,
     },
 };
@@ -80,8 +84,43 @@ impl From<&Vehicle> for VehicleIn {
     }
 }
 
-fn plate_taken(plate: &str) -> impl FnOnce() -> String + '_ {
-    move || format!("an active vehicle with plate {plate} already exists")
+/// Vehicles and personnel share one flow ([`registry`]); this says what differs.
+pub struct Vehicles;
+
+impl Registry for Vehicles {
+    type Record = Vehicle;
+    type Input = VehicleIn;
+    type Fields = VehicleFields;
+    const KIND: &'static str = "vehicle";
+    const RETIRE: Retirable = Retirable::Vehicle;
+    const UNIQUE_KEY: &'static str = db::vehicles::PLATE_KEY;
+
+    fn validate(input: &VehicleIn) -> ApiResult<VehicleFields> {
+        input.validate()
+    }
+    fn duplicate(f: &VehicleFields) -> String {
+        format!("an active vehicle with plate {} already exists", f.plate)
+    }
+    fn is_active(r: &Vehicle) -> bool {
+        r.status == "active"
+    }
+    fn insert(db: &PgPool, org: i64, f: &VehicleFields) -> impl Future<Output = sqlx::Result<Vehicle>> + Send {
+        db::vehicles::insert(db, org, f)
+    }
+    fn update(
+        db: &PgPool,
+        org: i64,
+        id: i64,
+        f: &VehicleFields,
+    ) -> impl Future<Output = sqlx::Result<Option<Vehicle>>> + Send {
+        db::vehicles::update(db, org, id, f)
+    }
+    fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Vehicle>>> + Send {
+        db::vehicles::get(db, org, id)
+    }
+    fn list(db: &PgPool, org: i64, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Vehicle>>> + Send {
+        db::vehicles::list(db, org, page)
+    }
 }
 
 /// Register a vehicle. Scope `journeys:write`.
@@ -94,12 +133,7 @@ pub async fn create(
     Auth(p): Auth,
     ApiJson(input): ApiJson<VehicleIn>,
 ) -> ApiResult<Created<Vehicle>> {
-    p.require(Scope::JourneysWrite)?;
-    let v = input.validate()?;
-    let rec = db::vehicles::insert(&st.db, p.org_id, &v)
-        .await
-        .map_err(|e| conflict_on(e, db::vehicles::PLATE_KEY, plate_taken(&v.plate)))?;
-    Ok(created(rec))
+    registry::create::<Vehicles>(&st, &p, input).await
 }
 
 /// Active vehicles, newest first. Scope `journeys:read`.
@@ -111,9 +145,7 @@ pub async fn list(
     Auth(p): Auth,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Vehicle>>> {
-    p.require(Scope::JourneysRead)?;
-    let page = q.page()?;
-    Ok(Json(Paged::from_rows(db::vehicles::list(&st.db, p.org_id, &page).await?, &page)))
+    registry::list::<Vehicles>(&st, &p, &q).await.map(Json)
 }
 
 /// One vehicle (also a retired one, status `inactive`). Scope `journeys:read`.
@@ -121,8 +153,7 @@ pub async fn list(
     responses((status = 200, body = Vehicle), (status = 404, body = ErrorBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Vehicle>> {
-    p.require(Scope::JourneysRead)?;
-    db::vehicles::get(&st.db, p.org_id, id).await?.map(Json).ok_or_else(|| not_found("vehicle", id))
+    registry::get::<Vehicles>(&st, &p, id).await.map(Json)
 }
 
 /// Change any subset of fields (`null` clears an optional one); answers the whole record.
@@ -138,17 +169,7 @@ pub async fn update(
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Vehicle>> {
-    p.require(Scope::JourneysWrite)?;
-    let current = db::vehicles::get(&st.db, p.org_id, id)
-        .await?
-        .filter(|v| v.status == "active")
-        .ok_or_else(|| not_found("vehicle", id))?;
-    let v = patched(&VehicleIn::from(&current), &patch)?.validate()?;
-    db::vehicles::update(&st.db, p.org_id, id, &v)
-        .await
-        .map_err(|e| conflict_on(e, db::vehicles::PLATE_KEY, plate_taken(&v.plate)))?
-        .map(Json)
-        .ok_or_else(|| not_found("vehicle", id))
+    registry::update::<Vehicles>(&st, &p, id, &patch).await.map(Json)
 }
 
 /// Delete a vehicle; one that journeys or cargo refer to is kept as `inactive` and leaves
@@ -157,9 +178,5 @@ pub async fn update(
     responses((status = 200, body = OkBody), (status = 404, body = ErrorBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
-    p.require(Scope::JourneysWrite)?;
-    if !db::retire::retire(&st.db, Retirable::Vehicle, p.org_id, id).await? {
-        return Err(not_found("vehicle", id));
-    }
-    Ok(Json(OkBody::default()))
+    registry::delete::<Vehicles>(&st, &p, id).await.map(|_| Json(OkBody::default()))
 }

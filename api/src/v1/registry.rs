@@ -1,0 +1,88 @@
+//! The shared flow of the two registries an organization keeps — vehicles and personnel:
+//! create, list, get, partial update and delete-or-retire, with the same scopes, 404s and 409s.
+//! Each registry says only what differs (its input, validation, queries, unique key).
+
+use std::future::Future;
+
+use serde::{de::DeserializeOwned, Serialize};
+use sqlx::PgPool;
+
+use crate::{
+    auth::{scopes::Scope, Principal},
+    db::retire::{retire, Retirable},
+    error::ApiResult,
+    pagination::{Keyed, Page, Paged},
+    state::AppState,
+    v1::resource::{conflict_on, created, not_found, patched, Created, ListQuery},
+};
+
+pub trait Registry {
+    type Record: Keyed;
+    /// The input view: every field on create, any subset on update (via a merge patch).
+    type Input: DeserializeOwned + Serialize + for<'a> From<&'a Self::Record>;
+    type Fields: Sync;
+    /// As error messages name it (`vehicle`).
+    const KIND: &'static str;
+    const RETIRE: Retirable;
+    /// The unique index that makes a duplicate a 409.
+    const UNIQUE_KEY: &'static str;
+
+    fn validate(input: &Self::Input) -> ApiResult<Self::Fields>;
+    /// The 409 detail for a duplicate.
+    fn duplicate(fields: &Self::Fields) -> String;
+    fn is_active(record: &Self::Record) -> bool;
+    fn insert(db: &PgPool, org: i64, f: &Self::Fields) -> impl Future<Output = sqlx::Result<Self::Record>> + Send;
+    fn update(
+        db: &PgPool,
+        org: i64,
+        id: i64,
+        f: &Self::Fields,
+    ) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
+    fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
+    fn list(db: &PgPool, org: i64, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Self::Record>>> + Send;
+}
+
+pub async fn create<R: Registry>(st: &AppState, p: &Principal, input: R::Input) -> ApiResult<Created<R::Record>> {
+    p.require(Scope::JourneysWrite)?;
+    let f = R::validate(&input)?;
+    let rec = R::insert(&st.db, p.org_id, &f).await.map_err(|e| conflict_on(e, R::UNIQUE_KEY, || R::duplicate(&f)))?;
+    Ok(created(rec))
+}
+
+/// Active records, newest first.
+pub async fn list<R: Registry>(st: &AppState, p: &Principal, q: &ListQuery) -> ApiResult<Paged<R::Record>> {
+    p.require(Scope::JourneysRead)?;
+    let page = q.page()?;
+    Ok(Paged::from_rows(R::list(&st.db, p.org_id, &page).await?, &page))
+}
+
+/// One record, also a retired one (history may point at it).
+pub async fn get<R: Registry>(st: &AppState, p: &Principal, id: i64) -> ApiResult<R::Record> {
+    p.require(Scope::JourneysRead)?;
+    R::get(&st.db, p.org_id, id).await?.ok_or_else(|| not_found(R::KIND, id))
+}
+
+/// Any subset of fields of an active record; the whole record back.
+pub async fn update<R: Registry>(
+    st: &AppState,
+    p: &Principal,
+    id: i64,
+    patch: &serde_json::Value,
+) -> ApiResult<R::Record> {
+    p.require(Scope::JourneysWrite)?;
+    let current = R::get(&st.db, p.org_id, id).await?.filter(R::is_active).ok_or_else(|| not_found(R::KIND, id))?;
+    let f = R::validate(&patched(&R::Input::from(&current), patch)?)?;
+    R::update(&st.db, p.org_id, id, &f)
+        .await
+        .map_err(|e| conflict_on(e, R::UNIQUE_KEY, || R::duplicate(&f)))?
+        .ok_or_else(|| not_found(R::KIND, id))
+}
+
+/// Delete, or retire as `inactive` when history refers to the record.
+pub async fn delete<R: Registry>(st: &AppState, p: &Principal, id: i64) -> ApiResult<()> {
+    p.require(Scope::JourneysWrite)?;
+    if !retire(&st.db, R::RETIRE, p.org_id, id).await? {
+        return Err(not_found(R::KIND, id));
+    }
+    Ok(())
+}
