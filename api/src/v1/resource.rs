@@ -56,6 +56,11 @@ pub fn vanished_reference(e: sqlx::Error, field: &str) -> ApiError {
     }
 }
 
+/// 409 for a change only a `draft` journey or shipment allows.
+pub fn not_draft(kind: &str, id: i64, status: &str, verb: &str) -> ApiError {
+    ApiError::Conflict(format!("{kind} {id} is `{status}`; only a draft can be {verb}"))
+}
+
 pub fn not_found(kind: &str, id: i64) -> ApiError {
     ApiError::NotFound(format!("no {kind} with id {id}"))
 }

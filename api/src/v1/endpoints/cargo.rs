@@ -17,7 +17,7 @@ use crate::{
     state::AppState,
     v1::{
         endpoints::journeys::STATUSES,
-        resource::{created, not_found, one_of, patched, vanished_reference, Created},
+        resource::{created, not_draft, not_found, one_of, patched, vanished_reference, Created},
         Ok as OkBody,
     },
 };
@@ -193,10 +193,6 @@ async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Cargo> {
     db::cargo::get(&st.db, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))
 }
 
-fn not_draft(c: &Cargo, verb: &str) -> ApiError {
-    ApiError::Conflict(format!("cargo shipment {} is `{}`; only a draft can be {verb}", c.id, c.status))
-}
-
 /// One shipment. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/cargo/{id}", tag = "cargo", params(("id" = i64, Path)),
     responses((status = 200, body = Cargo), (status = 404, body = ErrorBody)),
@@ -221,7 +217,7 @@ pub async fn update(
     p.require(Scope::JourneysWrite)?;
     let current = load(&st, p.org_id, id).await?;
     if current.status != "draft" {
-        return Err(not_draft(&current, "changed"));
+        return Err(not_draft("cargo shipment", id, &current.status, "changed"));
     }
     let f = patched(&CargoIn::from(&current), &patch)?.resolve(&st, p.org_id).await?;
     db::cargo::update_draft(&st.db, p.org_id, id, &f)
@@ -239,7 +235,7 @@ pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiP
     p.require(Scope::JourneysWrite)?;
     if !db::cargo::delete_draft(&st.db, p.org_id, id).await? {
         let current = load(&st, p.org_id, id).await?;
-        return Err(not_draft(&current, "deleted"));
+        return Err(not_draft("cargo shipment", id, &current.status, "deleted"));
     }
     Ok(Json(OkBody::default()))
 }

@@ -19,7 +19,7 @@ use crate::{
     pagination::{Page, Paged},
     state::AppState,
     v1::{
-        resource::{created, not_found, one_of, patched, vanished_reference, Created},
+        resource::{created, not_draft, not_found, one_of, patched, vanished_reference, Created},
         Ok as OkBody,
     },
 };
@@ -207,10 +207,6 @@ fn no_vehicle(f: &JourneyFields) -> ApiError {
     ApiError::validation("vehicle_id", format!("no active vehicle with id {}", f.vehicle.as_ref_text()))
 }
 
-fn not_draft(j: &Journey, verb: &str) -> ApiError {
-    ApiError::Conflict(format!("journey {} is `{}`; only a draft can be {verb}", j.id, j.status))
-}
-
 /// One journey. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/journeys/{id}", tag = "journeys", params(("id" = i64, Path)),
     responses((status = 200, body = Journey), (status = 404, body = ErrorBody)),
@@ -236,7 +232,7 @@ pub async fn update(
     p.require(Scope::JourneysWrite)?;
     let current = load(&st, p.org_id, id).await?;
     if current.status != "draft" {
-        return Err(not_draft(&current, "changed"));
+        return Err(not_draft("journey", id, &current.status, "changed"));
     }
     let f = resolve(&st, p.org_id, &patched(&JourneyIn::from(&current), &patch)?).await?;
     let mut tx = st.db.begin().await?;
@@ -261,7 +257,7 @@ pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiP
     p.require(Scope::JourneysWrite)?;
     if !db::journeys::delete_draft(&st.db, p.org_id, id).await? {
         let current = load(&st, p.org_id, id).await?;
-        return Err(not_draft(&current, "deleted"));
+        return Err(not_draft("journey", id, &current.status, "deleted"));
     }
     Ok(Json(OkBody::default()))
 }
