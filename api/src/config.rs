@@ -72,6 +72,7 @@ pub struct Config {
     pub migrate_on_start: bool,
     pub log_format: LogFormat,
     pub adapters: AdapterSettings,
+    pub scheduler: tns_scheduler::Settings,
 }
 
 // The secret must never reach a log line, so Debug is written by hand.
@@ -141,6 +142,7 @@ impl Config {
         };
         let window = vars.parse_secs("TNS_AUTH_RATE_WINDOW_SECS", 60, 1, 86_400)?;
         let cache_ttl_ms = vars.parse_int("TNS_AUTH_CACHE_TTL_MS", 2000, 0, 4000)?;
+        let scheduler = scheduler_settings(&vars)?;
         Ok(Config {
             role,
             listen_addr: vars.parse(
@@ -187,6 +189,7 @@ impl Config {
                 },
                 sandbox_state_dir: vars.get("TNS_SANDBOX_STATE_DIR").map(PathBuf::from),
             },
+            scheduler,
             log_format: match vars.get("TNS_LOG_FORMAT").as_deref() {
                 None | Some("text") => LogFormat::Text,
                 Some("json") => LogFormat::Json,
@@ -194,6 +197,34 @@ impl Config {
             },
         })
     }
+}
+
+fn scheduler_settings<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<'_, F>,
+) -> Result<tns_scheduler::Settings, ConfigError> {
+    let ms = Duration::from_millis;
+    let call_timeout = vars.parse_secs("TNS_ADAPTER_TIMEOUT_SECS", 60, 1, 600)?;
+    let lease = vars.parse_secs("TNS_SCHEDULER_LEASE_SECS", 300, 2, 7200)?;
+    // A lease that ran out while its call was still going would let a second scheduler send
+    // the same notification.
+    if lease < call_timeout + Duration::from_secs(1) {
+        return Err(vars.bad("TNS_SCHEDULER_LEASE_SECS", "must be longer than TNS_ADAPTER_TIMEOUT_SECS"));
+    }
+    Ok(tns_scheduler::Settings {
+        batch: vars.parse_int("TNS_SCHEDULER_BATCH", 64, 1, 1000)? as usize,
+        max_in_flight: vars.parse_int("TNS_SCHEDULER_MAX_IN_FLIGHT", 256, 1, 10_000)? as usize,
+        adapter_concurrency: vars.parse_int("TNS_ADAPTER_CONCURRENCY", 64, 1, 1024)? as usize,
+        call_timeout,
+        lease,
+        poll_interval: ms(vars.parse_int("TNS_SCHEDULER_POLL_MS", 1000, 10, 60_000)?),
+        retry: tns_scheduler::Backoff {
+            base: ms(vars.parse_int("TNS_RETRY_BASE_MS", 2000, 1, 600_000)?),
+            cap: vars.parse_secs("TNS_RETRY_CAP_SECS", 3600, 1, 86_400)?,
+            window: vars.parse_secs("TNS_RETRY_WINDOW_SECS", 86_400, 0, 30 * 86_400)?,
+        },
+        shutdown_grace: vars.parse_secs("TNS_SCHEDULER_SHUTDOWN_GRACE_SECS", 25, 0, 3600)?,
+        db_connections: vars.parse_int("TNS_SCHEDULER_DB_CONNECTIONS", 4, 1, 100)? as u32,
+    })
 }
 
 struct Vars<'a, F: Fn(&str) -> Option<String>>(&'a F);

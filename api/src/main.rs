@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! tns api        serve the HTTP API
-//! tns scheduler  run background work (none yet)
+//! tns scheduler  claim queued submissions and call the adapter plugins
 //! tns migrate    apply database migrations and exit
 //! tns dev        everything in one process, creating the database if needed
 //! tns adapters   list the adapter plugins that load, with versions
@@ -13,13 +13,14 @@ use std::process::ExitCode;
 use tns_api::{
     config::{Config, Role},
     db,
+    scheduling::{self, Scheduler},
     startup::{self, Application},
     telemetry,
 };
 
 const USAGE: &str = "usage: tns <api|scheduler|migrate|dev>\n\
   api        serve the HTTP API (needs TNS_SIGNING_SECRET)\n\
-  scheduler  run background work\n\
+  scheduler  deliver queued submissions through the adapter plugins\n\
   migrate    apply database migrations and exit\n\
   dev        all roles in one process on the local PostgreSQL and Redis\n\
   adapters   list the adapter plugins that load (from TNS_ADAPTER_DIR)\n\
@@ -75,24 +76,30 @@ async fn run(cfg: Config) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Role::Scheduler => {
-            tns_scheduler::run(startup::shutdown_signal()).await;
-            Ok(())
-        }
+        Role::Scheduler => scheduling::run_role(cfg, startup::shutdown_signal()).await,
         Role::Api | Role::Dev => {
             if cfg.role == Role::Dev {
                 tracing::warn!(
                     "dev mode: throw-away signing secret unless TNS_SIGNING_SECRET is set; cookies without Secure"
                 );
             }
-            let dev = cfg.role == Role::Dev;
-            let app = Application::build(cfg).await?;
+            let app = Application::build(cfg.clone()).await?;
+            if cfg.role == Role::Api {
+                println!("listening on http://{}", app.addr());
+                return app.run(startup::shutdown_signal()).await;
+            }
+            // dev: the scheduler runs alongside and stops after the API has drained.
+            let scheduler = Scheduler::prepare(&cfg, app.state().metrics.registry()).await?;
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let scheduler = tokio::spawn(scheduler.run(async move {
+                stopped.await.ok();
+            }));
             // Machine-readable start line (tests and scripts wait for it).
             println!("listening on http://{}", app.addr());
-            if dev {
-                tokio::spawn(tns_scheduler::run(std::future::pending::<()>()));
-            }
-            app.run(startup::shutdown_signal()).await
+            let served = app.run(startup::shutdown_signal()).await;
+            stop.send(()).ok();
+            scheduler.await??;
+            served
         }
     }
 }

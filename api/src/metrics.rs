@@ -26,6 +26,11 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// The process's registry, shared with the scheduler inside `tns dev`.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
     pub fn new() -> Metrics {
         let registry = Registry::new();
         let http_requests = IntCounterVec::new(

@@ -15,6 +15,7 @@ use crate::{
     refdata::RefData,
     throttle::IpThrottle,
     v1::endpoints::account::MeOut,
+    waiter::Waiters,
 };
 
 pub struct Inner {
@@ -31,6 +32,8 @@ pub struct Inner {
     /// Provinces and districts, loaded once at start-up.
     pub refdata: RefData,
     pub journeys: JourneyWriter,
+    /// Requests waiting (`Prefer: wait`) for submissions to finish.
+    pub waiters: Waiters,
 }
 
 #[derive(Clone)]
@@ -56,6 +59,7 @@ impl AppState {
             refdata,
             // A quarter of the pool may be writing journeys; the rest serves everything else.
             journeys: JourneyWriter::start(db.clone(), (cfg.db_max_connections as usize / 4).max(1)),
+            waiters: Waiters::default(),
             cfg,
             db,
             redis,

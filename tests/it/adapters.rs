@@ -2,7 +2,7 @@
 //! loaded with libloading, every sandbox scenario, panics contained, records shared between
 //! instances, and `tns adapters` listing what loaded.
 
-use std::{path::PathBuf, time::Instant};
+use std::time::Instant;
 
 use base64::Engine;
 use serde_json::json;
@@ -12,22 +12,7 @@ use tns_adapter::{
     Party, Passenger, Person, ReportRequest, Stop,
 };
 
-use crate::helpers::{tns_binary, tns_command};
-
-/// Where cargo put the plugin libraries (next to the `tns` binary), built if needed.
-fn plugin_dir() -> PathBuf {
-    tns_binary().parent().unwrap().to_path_buf()
-}
-
-fn state_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("tns-sandbox-{}-{}", std::process::id(), rand_suffix()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn rand_suffix() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
-}
+use crate::helpers::{plugin_dir, sandbox_records, state_dir, tns_command};
 
 fn sandbox(state: &std::path::Path) -> Plugin {
     Plugin::load(&plugin_dir().join(library_file("tns-adapter-sandbox")), &json!({"state_dir": state})).unwrap()
@@ -79,11 +64,7 @@ fn journey(reference: &str, plate: &str, ids: &[&str]) -> JourneyRequest {
 }
 
 fn records(state: &std::path::Path, reference: &str) -> usize {
-    std::fs::read_to_string(state.join("sandbox-records.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["reference"] == reference)
-        .count()
+    sandbox_records(state).iter().filter(|r| r["reference"] == reference).count()
 }
 
 #[test]

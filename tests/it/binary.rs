@@ -45,11 +45,12 @@ async fn bad_configuration_stops_start_up_with_one_clear_line() {
 }
 
 #[tokio::test]
-async fn scheduler_says_it_has_nothing_to_run_and_migrate_is_idempotent() {
+async fn scheduler_without_adapters_refuses_to_start_and_migrate_is_idempotent() {
     let env = Env::new().await;
-    let (code, _, err) = run_to_end("scheduler", &env).await;
-    assert_eq!(code, 0);
-    assert!(err.contains("no jobs yet"), "{err}");
+    let empty = state_dir();
+    let (code, _, err) = run_to_end("scheduler", &env.with(&[("TNS_ADAPTER_DIR", empty.to_str().unwrap())])).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("no adapter plugin loaded from"), "{err}");
 
     for _ in 0..2 {
         let (code, out, err) = run_to_end("migrate", &env).await;
@@ -70,6 +71,25 @@ async fn dev_creates_its_database_and_serves() {
     let p = Proc::start("dev", &dev_env).await;
     let org = p.register().await;
     assert_eq!(p.get("/portal/me", &org.key).await.status(), 200);
+
+    // The whole product in one process: a submission goes through the scheduler and the
+    // sandbox plugin it loaded from next to the binary.
+    let driver = p.post_ok("/portal/personnel", &org.key, crate::fixtures::person(7, "driver"), 201).await;
+    let mut journey = crate::fixtures::journey(serde_json::json!("34DEV001"));
+    journey["personnel_ids"] = serde_json::json!([driver["id"]]);
+    let j = p.post_ok("/portal/journeys", &org.key, journey, 201).await["id"].as_i64().unwrap();
+    let res = p
+        .req(reqwest::Method::POST, &format!("/portal/journeys/{j}/submit"), Some(&org.key))
+        .header("Prefer", "wait=20")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["preference-applied"], "wait=20");
+    let s = json_of(res, 202).await;
+    assert_eq!(s["status"], "delivered", "{s}");
+    let metrics = p.metrics().await;
+    assert!(metrics.contains(r#"tns_submissions_finished_total{adapter="sandbox",state="delivered"} 1"#), "{metrics}");
+    assert!(metrics.contains("tns_adapter_call_duration_seconds_bucket"));
 }
 
 #[tokio::test]

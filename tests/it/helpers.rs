@@ -85,6 +85,23 @@ impl Env {
         &self.0[k]
     }
 
+    /// This deployment with schedulers: the real plugin directory, a sandbox records directory
+    /// of its own, and retries and polling fast enough for tests.
+    pub fn with_scheduler(&self) -> Env {
+        let state = state_dir();
+        self.with(&[
+            ("TNS_ADAPTER_DIR", plugin_dir().to_str().unwrap()),
+            ("TNS_SANDBOX_STATE_DIR", state.to_str().unwrap()),
+            ("TNS_SCHEDULER_POLL_MS", "50"),
+            ("TNS_RETRY_BASE_MS", "20"),
+            ("TNS_RETRY_CAP_SECS", "1"),
+        ])
+    }
+
+    pub fn sandbox_state(&self) -> PathBuf {
+        PathBuf::from(self.get("TNS_SANDBOX_STATE_DIR"))
+    }
+
     pub fn config(&self, role: Role) -> Config {
         Config::from_lookup(role, |k| self.0.get(k).cloned()).expect("valid test configuration")
     }
@@ -313,6 +330,53 @@ impl TestApp {
         let addr = app.addr().to_string();
         tokio::spawn(app.run(std::future::pending()));
         TestApp { api: Api::new(&addr), db: env.pool().await, env }
+    }
+}
+
+/// Where cargo put the plugin libraries (next to the `tns` binary), built if needed.
+pub fn plugin_dir() -> PathBuf {
+    tns_binary().parent().unwrap().to_path_buf()
+}
+
+/// A fresh directory for a sandbox's records.
+pub fn state_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("tns-sandbox-{}", unique()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Every record the sandbox kept in `state` (one per accepted notification), parsed
+/// independently of the sandbox's code. A torn line (a writer killed mid-write) is skipped.
+pub fn sandbox_records(state: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(state.join("sandbox-records.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .collect()
+}
+
+/// A scheduler running inside the test process; stopped (gracefully) by `stop` or with the test.
+pub struct InProcessScheduler {
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+impl InProcessScheduler {
+    pub async fn start(env: &Env) -> InProcessScheduler {
+        let cfg = env.config(Role::Scheduler);
+        let scheduler = tns_api::scheduling::Scheduler::prepare(&cfg, &prometheus::Registry::new())
+            .await
+            .expect("scheduler starts");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(scheduler.run(async move {
+            stopped.await.ok();
+        }));
+        InProcessScheduler { stop: Some(stop), task }
+    }
+
+    pub async fn stop(mut self) {
+        self.stop.take().unwrap().send(()).ok();
+        (&mut self.task).await.unwrap().unwrap();
     }
 }
 

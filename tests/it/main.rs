@@ -16,5 +16,6 @@ mod journeys;
 mod ops;
 mod quota;
 mod reference;
+mod submissions;
 mod tenancy;
 mod validation;

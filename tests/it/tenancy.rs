@@ -19,6 +19,10 @@ async fn another_organizations_records_are_invisible_and_untouched() {
     let p =
         app.post_ok(&format!("/portal/journeys/{j}/passengers"), k, passenger(1), 201).await["id"].as_i64().unwrap();
     let c = app.post_ok("/portal/cargo", k, cargo(owner.vehicle_id), 201).await["id"].as_i64().unwrap();
+    // A pending submission of the owner's journey (no scheduler runs here, so it stays pending).
+    let sub = app.post_ok(&format!("/portal/journeys/{j}/submit"), k, json!({}), 202).await["submission_id"]
+        .as_i64()
+        .unwrap();
 
     let records = [
         format!("/portal/vehicles/{}", owner.vehicle_id),
@@ -40,6 +44,8 @@ async fn another_organizations_records_are_invisible_and_untouched() {
         calls.push((Method::DELETE, r.clone(), None));
     }
     calls.push((Method::GET, format!("/portal/journeys/{j}/passengers"), None));
+    calls.push((Method::POST, format!("/portal/journeys/{j}/submit"), None));
+    calls.push((Method::POST, format!("/portal/cargo/{c}/submit"), None));
     calls.push((Method::POST, format!("/portal/journeys/{j}/passengers"), Some(passenger(2))));
     calls.push((
         Method::POST,
@@ -66,6 +72,10 @@ async fn another_organizations_records_are_invisible_and_untouched() {
         let ids: Vec<&Value> = mine["data"].as_array().unwrap().iter().map(|r| &r["id"]).collect();
         assert!(!before.iter().any(|b| ids.contains(&&b["id"])), "{list} leaks another tenant's rows");
     }
+
+    // The owner's submission is invisible too.
+    error_body(app.get(&format!("/portal/submissions/{sub}"), x).await, 404).await;
+    assert_eq!(app.get_ok("/portal/submissions", x).await["data"], json!([]));
 
     let after: Vec<Value> = futures::future::join_all(records[..4].iter().map(|r| app.get_ok(r, k))).await;
     assert_eq!(before, after, "records untouched");

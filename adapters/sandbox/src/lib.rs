@@ -10,7 +10,7 @@
 use std::{
     collections::HashMap,
     fs::OpenOptions,
-    io::{BufRead, BufReader, Seek, SeekFrom, Write},
+    io::{BufRead, BufReader, Read, Seek, SeekFrom, Write},
     path::PathBuf,
     sync::Mutex,
     time::Duration,
@@ -156,12 +156,20 @@ impl Sandbox {
         if let Some(path) = &self.file {
             let mut line = serde_json::to_vec(&record).map_err(|e| AdapterError::Permanent(e.to_string()))?;
             line.push(b'\n');
-            let mut f = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| AdapterError::Transient(format!("sandbox records: {e}")))?;
-            f.write_all(&line).map_err(|e| AdapterError::Transient(format!("sandbox records: {e}")))?;
+            let io = |e: std::io::Error| AdapterError::Transient(format!("sandbox records: {e}"));
+            let mut f = OpenOptions::new().create(true).read(true).append(true).open(path).map_err(io)?;
+            // A process killed mid-write leaves a line without its newline; end it, so this
+            // record starts a line of its own instead of being glued to the torn one.
+            let len = f.metadata().map_err(io)?.len();
+            if len > 0 {
+                let mut last = [0u8; 1];
+                f.seek(SeekFrom::Start(len - 1)).map_err(io)?;
+                f.read_exact(&mut last).map_err(io)?;
+                if last[0] != b'\n' {
+                    line.insert(0, b'\n');
+                }
+            }
+            f.write_all(&line).map_err(io)?;
         }
         st.by_reference.insert(reference.to_string(), record.clone());
         Ok(record.receipt)

@@ -2,7 +2,7 @@
 
 use chrono::{NaiveDate, NaiveTime};
 use serde::Serialize;
-use sqlx::{PgPool, Postgres};
+use sqlx::{PgConnection, PgPool, Postgres};
 use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
@@ -37,6 +37,8 @@ pub struct Cargo {
     pub unloading_district_id: i32,
     /// `draft`, `submitted`, `delivered` or `failed`.
     pub status: String,
+    /// The downstream's reference, once a submission of it was delivered.
+    pub downstream_reference: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -72,7 +74,7 @@ const COLUMNS: &str =
     "id, vehicle_id, driver_id, transport_type, cargo_type, transport_mode, cargo_amount::float8 AS cargo_amount, \
      cargo_unit, sender_tax_number, sender_name, receiver_tax_number, receiver_name, loading_date, loading_time, \
      loading_city_id, loading_district_id, unloading_date, unloading_time, unloading_city_id, unloading_district_id, \
-     status, created_at, updated_at";
+     status, downstream_reference, created_at, updated_at";
 
 /// The columns both writes set, bound in this order by [`bind_fields`].
 const FIELDS: [&str; 19] = [
@@ -142,8 +144,17 @@ pub async fn update_draft(db: &PgPool, org: i64, id: i64, c: &CargoFields) -> sq
     bind_fields(sqlx::query_as(&sql).bind(org).bind(id), c).fetch_optional(db).await
 }
 
-pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Cargo>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM cargo WHERE org_id = $1 AND id = $2"))
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Cargo>> {
+    get_locking(db, org, id, "").await
+}
+
+/// The shipment, its row locked until the transaction ends (submissions serialize on it).
+pub async fn get_for_update(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<Cargo>> {
+    get_locking(tx, org, id, " FOR UPDATE").await
+}
+
+async fn get_locking(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64, lock: &str) -> sqlx::Result<Option<Cargo>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM cargo WHERE org_id = $1 AND id = $2{lock}"))
         .bind(org)
         .bind(id)
         .fetch_optional(db)

@@ -51,6 +51,9 @@ pub struct Journey {
     pub personnel_ids: Vec<i64>,
     /// `draft`, `submitted`, `delivered` or `failed`.
     pub status: String,
+    /// The downstream's reference, once a submission of it was delivered; later changes to its
+    /// passengers are submitted as an amendment of it.
+    pub downstream_reference: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -76,6 +79,7 @@ struct Row {
     tarifeli_context: Option<Json<TarifeliContext>>,
     personnel_ids: Vec<i64>,
     status: String,
+    downstream_reference: Option<String>,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -98,6 +102,7 @@ impl From<Row> for Journey {
             tarifeli_context,
             personnel_ids: r.personnel_ids,
             status: r.status,
+            downstream_reference: r.downstream_reference,
             created_at: r.created_at,
             updated_at: r.updated_at,
         }
@@ -148,7 +153,7 @@ pub struct JourneyFields {
 
 const SELECT: &str = "SELECT j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
        j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context, j.status,
-       j.created_at, j.updated_at,
+       j.downstream_reference, j.created_at, j.updated_at,
        ARRAY(SELECT c.personnel_id FROM journey_crew c WHERE c.journey_id = j.id ORDER BY c.position) AS personnel_ids
   FROM journeys j";
 
@@ -263,7 +268,7 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
          )
          SELECT v.n AS ordinal, j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
                 j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context,
-                j.status, j.created_at, j.updated_at,
+                j.status, j.downstream_reference, j.created_at, j.updated_at,
                 ARRAY(SELECT c.personnel_id FROM crew c WHERE c.n = v.n ORDER BY c.position) AS personnel_ids
            FROM j JOIN v ON v.new_id = j.id",
     )

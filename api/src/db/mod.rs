@@ -11,6 +11,7 @@ pub mod passengers;
 pub mod personnel;
 pub mod plans;
 pub mod retire;
+pub mod submissions;
 pub mod tickets;
 pub mod vehicles;
 

@@ -210,3 +210,12 @@ pub async fn list(db: &PgPool, org: i64, journey: i64, page: &Page) -> sqlx::Res
     page.push(&mut qb, "id");
     qb.build_query_as().fetch_all(db).await
 }
+
+/// Every passenger of a journey, oldest first (what a submission sends).
+pub async fn all_of(db: &mut PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Passenger>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM passengers WHERE org_id = $1 AND journey_id = $2 ORDER BY id"))
+        .bind(org)
+        .bind(journey)
+        .fetch_all(db)
+        .await
+}

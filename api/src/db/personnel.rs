@@ -89,12 +89,26 @@ pub async fn update(db: &PgPool, org: i64, id: i64, p: &PersonFields) -> sqlx::R
     .await
 }
 
-pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Person>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Person>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM personnel WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)
         .fetch_optional(db)
         .await
+}
+
+/// A journey's crew, in order (retired people included: they were on board).
+pub async fn crew_of(db: &mut sqlx::PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Person>> {
+    let cols: Vec<String> = COLUMNS.split(", ").map(|c| format!("p.{}", c.trim())).collect();
+    sqlx::query_as(&format!(
+        "SELECT {} FROM journey_crew c JOIN personnel p ON p.id = c.personnel_id
+          WHERE c.org_id = $1 AND c.journey_id = $2 ORDER BY c.position",
+        cols.join(", ")
+    ))
+    .bind(org)
+    .bind(journey)
+    .fetch_all(db)
+    .await
 }
 
 /// The active people of the organization among `ids`, as (id, role_type).

@@ -81,7 +81,7 @@ pub async fn update(db: &PgPool, org: i64, id: i64, v: &VehicleFields) -> sqlx::
 }
 
 /// One vehicle, active or retired (journeys may still show a retired one).
-pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Vehicle>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Vehicle>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM vehicles WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)

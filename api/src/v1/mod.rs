@@ -16,7 +16,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
 use endpoints::{
-    account, api_keys, auth, billing, cargo, journeys, passengers, personnel, reference, support, usage, vehicles,
+    account, api_keys, auth, billing, cargo, downstream, journeys, passengers, personnel, reference, submissions,
+    support, usage, vehicles,
 };
 
 /// `{"ok": true}`: the answer of deletes and actions.
@@ -41,7 +42,7 @@ unauthenticated calls carry the same headers for the per-client-IP limit."),
     modifiers(&Security),
     components(schemas(crate::error::ErrorBody)),
     tags((name = "auth"), (name = "account"), (name = "billing"), (name = "journeys"), (name = "vehicles"),
-         (name = "personnel"), (name = "cargo"), (name = "reference"), (name = "support"), (name = "meta"))
+         (name = "personnel"), (name = "cargo"), (name = "submissions"), (name = "reference"), (name = "support"), (name = "meta"))
 )]
 struct ApiDoc;
 
@@ -100,6 +101,11 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(passengers::bulk_upsert))
         .routes(routes!(cargo::list, cargo::create))
         .routes(routes!(cargo::get, cargo::update, cargo::delete))
+        .routes(routes!(submissions::submit_journey))
+        .routes(routes!(submissions::submit_cargo))
+        .routes(routes!(submissions::list))
+        .routes(routes!(submissions::get))
+        .routes(routes!(downstream::get, downstream::put))
         .routes(routes!(reference::cities))
         .routes(routes!(reference::districts))
         .routes(routes!(support::list, support::create))

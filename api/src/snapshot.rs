@@ -1,0 +1,288 @@
+//! What a submission sends, in the adapter contract's types: a journey with its crew and
+//! passengers, a cargo shipment, or the difference between a journey's passengers now and what
+//! the downstream holds after its delivered submissions. Pure conversions, no I/O.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use tns_adapter::{Cargo, Journey, Party, Passenger, PassengerResult, Person, RemovedPassenger, Stop, Tarifeli};
+
+use crate::{
+    db::{self, submissions::Delivered},
+    refdata::RefData,
+};
+
+/// The snapshot of an amendment: the delivered journey's reference and what changed since.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Amendment {
+    pub downstream_reference: String,
+    pub added: Vec<Passenger>,
+    pub changed: Vec<Passenger>,
+    pub removed: Vec<RemovedPassenger>,
+}
+
+impl Amendment {
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+fn stop(refdata: &RefData, date: String, time: String, district_id: i32) -> Stop {
+    // Every stored district id was checked against the reference data on write.
+    let city_id = refdata.district(district_id).map_or(0, |d| d.city_id);
+    Stop { date, time, city_id, district_id }
+}
+
+fn journey_stop(refdata: &RefData, s: &db::journeys::Stop) -> Stop {
+    stop(refdata, s.date.clone(), s.time.clone(), s.district_id.parse().unwrap_or_default())
+}
+
+pub fn crew_member(p: &db::personnel::Person) -> Person {
+    Person {
+        role: p.role_type.clone(),
+        identity_number: p.identity_number.clone(),
+        first_name: p.first_name.clone(),
+        last_name: p.last_name.clone(),
+        gender: p.gender.clone(),
+        nationality: p.nationality.clone(),
+        phone: p.phone.clone(),
+    }
+}
+
+pub fn passenger(p: &db::passengers::Passenger) -> Passenger {
+    Passenger {
+        key: p.id.to_string(),
+        person: Person {
+            role: "passenger".into(),
+            identity_number: p.identity_number.clone(),
+            first_name: p.first_name.clone(),
+            last_name: p.last_name.clone(),
+            gender: p.gender.clone(),
+            nationality: p.nationality.clone(),
+            phone: p.phone.clone(),
+        },
+        boarding_place_code: p.boarding_place_code,
+        destination_place_code: p.destination_place_code,
+        seat_no: p.seat_no.clone(),
+        ticket_serial_no: p.ticket_serial_no.clone(),
+        amount: p.amount,
+    }
+}
+
+pub fn journey(
+    refdata: &RefData,
+    j: &db::journeys::Journey,
+    crew: &[db::personnel::Person],
+    passengers: &[db::passengers::Passenger],
+) -> Journey {
+    Journey {
+        plate: j.plate.clone(),
+        departure: journey_stop(refdata, &j.departure),
+        arrival: journey_stop(refdata, &j.arrival),
+        tarifeli: j.tarifeli_context.as_ref().map(|t| Tarifeli {
+            firma_id: t.firma_id,
+            unet_guzergah_kodu: t.unet_guzergah_kodu,
+            kalkis_yer_id: t.kalkis_yer_id,
+            varis_yer_id: t.varis_yer_id,
+            seyahat_suresi_saat: t.seyahat_suresi_saat,
+        }),
+        crew: crew.iter().map(crew_member).collect(),
+        passengers: passengers.iter().map(passenger).collect(),
+    }
+}
+
+pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, driver: Option<&db::personnel::Person>) -> Cargo {
+    let hh_mm = |t: chrono::NaiveTime| t.format("%H:%M").to_string();
+    Cargo {
+        plate,
+        driver: driver.map(crew_member),
+        transport_type: c.transport_type,
+        cargo_type: c.cargo_type,
+        transport_mode: c.transport_mode,
+        amount: c.cargo_amount,
+        unit: c.cargo_unit.clone(),
+        sender: Party { tax_number: c.sender_tax_number.clone(), name: c.sender_name.clone() },
+        receiver: Party { tax_number: c.receiver_tax_number.clone(), name: c.receiver_name.clone() },
+        loading: Stop {
+            city_id: c.loading_city_id,
+            ..stop(refdata, c.loading_date.to_string(), hh_mm(c.loading_time), c.loading_district_id)
+        },
+        unloading: Stop {
+            city_id: c.unloading_city_id,
+            ..stop(refdata, c.unloading_date.to_string(), hh_mm(c.unloading_time), c.unloading_district_id)
+        },
+    }
+}
+
+/// A passenger as the downstream holds it, with the reference it gave.
+#[derive(Debug, Clone)]
+struct Held {
+    passenger: Passenger,
+    downstream_reference: Option<String>,
+}
+
+/// What the downstream holds of a journey after its delivered submissions: the adapter it went
+/// to and the passengers it accepted. Refused passengers of a partial delivery (U-ETDS code 88)
+/// are not held, so they count as added next time.
+pub struct Delivery {
+    pub adapter: String,
+    passengers: BTreeMap<String, Held>,
+}
+
+impl Delivery {
+    /// Replay the delivered history; `None` when nothing was delivered yet. A snapshot this
+    /// code cannot read is an internal error (the schema is ours).
+    pub fn replay(history: &[Delivered]) -> anyhow::Result<Option<Delivery>> {
+        let mut delivery: Option<Delivery> = None;
+        for d in history {
+            let results: HashMap<&str, &PassengerResult> = d
+                .passenger_results
+                .as_ref()
+                .map(|r| r.0.iter().map(|p| (p.key.as_str(), p)).collect())
+                .unwrap_or_default();
+            let held = |p: &Passenger| match results.get(p.key.as_str()) {
+                Some(r) if r.error.is_some() => None,
+                r => Some(Held {
+                    passenger: p.clone(),
+                    downstream_reference: r.and_then(|r| r.downstream_reference.clone()),
+                }),
+            };
+            match d.operation.as_str() {
+                "journey" => {
+                    let j: Journey = serde_json::from_value(d.snapshot.0.clone())?;
+                    let passengers = j.passengers.iter().filter_map(|p| held(p).map(|h| (p.key.clone(), h))).collect();
+                    delivery = Some(Delivery { adapter: d.adapter.clone(), passengers });
+                }
+                "amendment" => {
+                    let a: Amendment = serde_json::from_value(d.snapshot.0.clone())?;
+                    let Some(del) = delivery.as_mut() else { continue };
+                    for p in a.added.iter().chain(&a.changed) {
+                        if let Some(h) = held(p) {
+                            del.passengers.insert(p.key.clone(), h);
+                        }
+                    }
+                    for r in &a.removed {
+                        del.passengers.remove(&r.key);
+                    }
+                }
+                other => anyhow::bail!("journey submission with operation {other}"),
+            }
+        }
+        Ok(delivery)
+    }
+
+    /// The difference between `now` and what the downstream holds.
+    pub fn diff(&self, downstream_reference: &str, now: Vec<Passenger>) -> Amendment {
+        let mut a = Amendment {
+            downstream_reference: downstream_reference.to_string(),
+            added: vec![],
+            changed: vec![],
+            removed: vec![],
+        };
+        let mut seen = std::collections::HashSet::new();
+        for p in now {
+            seen.insert(p.key.clone());
+            match self.passengers.get(&p.key) {
+                None => a.added.push(p),
+                Some(h) if h.passenger != p => a.changed.push(p),
+                Some(_) => {}
+            }
+        }
+        for (key, h) in &self.passengers {
+            if !seen.contains(key) {
+                a.removed.push(RemovedPassenger {
+                    key: key.clone(),
+                    identity_number: h.passenger.person.identity_number.clone(),
+                    downstream_reference: h.downstream_reference.clone(),
+                });
+            }
+        }
+        a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sqlx::types::Json;
+
+    use super::*;
+
+    fn pax(key: &str, id: &str, seat: &str) -> Passenger {
+        Passenger {
+            key: key.into(),
+            person: Person {
+                role: "passenger".into(),
+                identity_number: id.into(),
+                first_name: "Ali".into(),
+                last_name: "Kaya".into(),
+                gender: "E".into(),
+                nationality: None,
+                phone: None,
+            },
+            boarding_place_code: 1421,
+            destination_place_code: 1219,
+            seat_no: Some(seat.into()),
+            ticket_serial_no: None,
+            amount: None,
+        }
+    }
+
+    fn journey_with(passengers: Vec<Passenger>) -> serde_json::Value {
+        let s = Stop { date: "2026-12-01".into(), time: "08:00".into(), city_id: 34, district_id: 1421 };
+        serde_json::to_value(Journey {
+            plate: "34ABC123".into(),
+            departure: s.clone(),
+            arrival: s,
+            tarifeli: None,
+            crew: vec![],
+            passengers,
+        })
+        .unwrap()
+    }
+
+    fn result(key: &str, error: Option<&str>) -> PassengerResult {
+        PassengerResult {
+            key: key.into(),
+            downstream_reference: error.is_none().then(|| format!("ref-{key}")),
+            error: error.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn replay_and_diff_send_only_the_difference() {
+        let first = Delivered {
+            operation: "journey".into(),
+            adapter: "sandbox".into(),
+            snapshot: Json(journey_with(vec![pax("1", "A", "1"), pax("2", "FAIL1", "2"), pax("3", "C", "3")])),
+            passenger_results: Some(Json(vec![result("1", None), result("2", Some("88")), result("3", None)])),
+        };
+        let d = Delivery::replay(std::slice::from_ref(&first)).unwrap().unwrap();
+        // Now: 1 unchanged, 2 (refused before) still listed, 3 removed, 4 new.
+        let a = d.diff("T1", vec![pax("1", "A", "1"), pax("2", "FAIL1", "2"), pax("4", "D", "4")]);
+        assert_eq!(a.added.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), ["2", "4"], "refused ones go again");
+        assert!(a.changed.is_empty());
+        assert_eq!(a.removed.len(), 1);
+        assert_eq!(a.removed[0].key, "3");
+        assert_eq!(a.removed[0].downstream_reference.as_deref(), Some("ref-3"));
+
+        // After that amendment is delivered (4 accepted, 2 refused again), a seat change of 1 is
+        // the only difference.
+        let second = Delivered {
+            operation: "amendment".into(),
+            adapter: "sandbox".into(),
+            snapshot: Json(serde_json::to_value(&a).unwrap()),
+            passenger_results: Some(Json(vec![result("2", Some("88")), result("4", None)])),
+        };
+        let d = Delivery::replay(&[first, second]).unwrap().unwrap();
+        let a = d.diff("T1", vec![pax("1", "A", "9"), pax("4", "D", "4")]);
+        assert!(a.added.is_empty(), "{a:?}");
+        assert_eq!(a.changed.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), ["1"]);
+        assert!(a.removed.is_empty(), "2 was never held downstream, so it is not removed: {a:?}");
+        assert!(d.diff("T1", vec![pax("1", "A", "1"), pax("4", "D", "4")]).is_empty());
+    }
+
+    #[test]
+    fn nothing_delivered_means_no_delivery() {
+        assert!(Delivery::replay(&[]).unwrap().is_none());
+    }
+}

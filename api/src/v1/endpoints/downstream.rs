@@ -1,0 +1,64 @@
+//! `/portal/downstream`: which downstream system the organization's submissions go to.
+
+use axum::{extract::State, Json};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::{
+    auth::{scopes::Scope, Auth},
+    db,
+    error::{ApiResult, ErrorBody},
+    extract::ApiJson,
+    state::AppState,
+    submit::{DEFAULT_ADAPTER, OFFERED_ADAPTERS},
+    v1::resource::one_of,
+};
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Downstream {
+    /// The adapter new submissions go to (`sandbox` until changed).
+    pub adapter: String,
+    /// The adapters an organization may choose.
+    pub available: Vec<&'static str>,
+    /// When the setting was last changed; null while it is the default.
+    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DownstreamIn {
+    /// One of `available`.
+    adapter: String,
+}
+
+fn answer(setting: Option<(String, chrono::DateTime<chrono::Utc>)>) -> Json<Downstream> {
+    let (adapter, updated_at) = match setting {
+        Some((a, at)) => (a, Some(at)),
+        None => (DEFAULT_ADAPTER.to_string(), None),
+    };
+    Json(Downstream { adapter, available: OFFERED_ADAPTERS.to_vec(), updated_at })
+}
+
+/// The organization's downstream setting. Scope `account:read`.
+#[utoipa::path(get, path = "/portal/downstream", tag = "submissions",
+    responses((status = 200, body = Downstream)),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn get(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Downstream>> {
+    p.require(Scope::AccountRead)?;
+    Ok(answer(db::submissions::downstream(&st.db, p.org_id).await?))
+}
+
+/// Choose the downstream for new submissions (pending ones keep theirs; amendments of a
+/// delivered journey go where the journey went). Scope `account:write`.
+#[utoipa::path(put, path = "/portal/downstream", tag = "submissions", request_body = DownstreamIn,
+    responses((status = 200, body = Downstream), (status = 422, body = ErrorBody)),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn put(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiJson(input): ApiJson<DownstreamIn>,
+) -> ApiResult<Json<Downstream>> {
+    p.require(Scope::AccountWrite)?;
+    let adapter = one_of("adapter", &input.adapter, OFFERED_ADAPTERS)?;
+    Ok(answer(Some(db::submissions::set_downstream(&st.db, p.org_id, &adapter).await?)))
+}

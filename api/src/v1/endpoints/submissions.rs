@@ -1,0 +1,188 @@
+//! Submitting journeys and cargo (`POST …/{id}/submit`) and reading submissions
+//! (`/portal/submissions`).
+
+use std::time::Duration;
+
+use axum::{
+    extract::State,
+    http::{HeaderMap, HeaderValue, StatusCode},
+    Json,
+};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::{
+    auth::{scopes::Scope, Auth},
+    db::{
+        self,
+        submissions::{Attempt, Filter, Submission, Target},
+    },
+    error::{ApiResult, ErrorBody},
+    extract::{ApiPath, ApiQuery},
+    pagination::{Page, Paged},
+    state::AppState,
+    submit::submit,
+    v1::resource::{not_found, one_of},
+    waiter::MAX_WAIT_SECS,
+};
+
+/// The answer of a submit: the submission's id and state, and the whole record.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubmitOut {
+    pub submission_id: i64,
+    /// The submission's state: `pending`, or `delivered` / `failed` when `Prefer: wait` saw it
+    /// finish.
+    pub status: String,
+    pub submission: Submission,
+}
+
+/// The `wait` preference of RFC 7240 (`Prefer: wait=N`), capped at 30 s; other preferences
+/// and malformed values are ignored, as the RFC asks.
+fn prefer_wait(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get_all("prefer")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|pref| {
+            let token = pref.split(';').next()?.trim();
+            let (name, value) = token.split_once('=')?;
+            name.trim().eq_ignore_ascii_case("wait").then(|| value.trim().trim_matches('"').parse::<u64>().ok())?
+        })
+        .next()
+        .map(|n| n.min(MAX_WAIT_SECS))
+}
+
+async fn submit_and_answer(
+    st: &AppState,
+    org: i64,
+    target: Target,
+    headers: &HeaderMap,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    let mut sub = submit(st, org, target).await?;
+    let mut out_headers = HeaderMap::new();
+    if let Some(wait) = prefer_wait(headers) {
+        if sub.state == "pending" && wait > 0 {
+            st.waiters.wait(&st.db, sub.id, Duration::from_secs(wait)).await?;
+            sub = db::submissions::get(&st.db, org, sub.id).await?.unwrap_or(sub);
+        }
+        out_headers.insert("preference-applied", HeaderValue::from_str(&format!("wait={wait}")).expect("ascii"));
+    }
+    Ok((
+        StatusCode::ACCEPTED,
+        out_headers,
+        Json(SubmitOut { submission_id: sub.id, status: sub.state.clone(), submission: sub }),
+    ))
+}
+
+/// Submit a journey to its organization's downstream. A journey not yet delivered goes out
+/// whole (it needs a crew member with role `driver`); a delivered one whose passengers changed
+/// goes out as the difference (added, changed, removed). With a pending submission already,
+/// that one is returned. `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state.
+/// Scope `journeys:write`.
+#[utoipa::path(post, path = "/portal/journeys/{id}/submit", tag = "submissions", params(("id" = i64, Path),
+        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
+    responses((status = 202, body = SubmitOut), (status = 404, body = ErrorBody),
+              (status = 409, body = ErrorBody, description = "delivered and unchanged since"),
+              (status = 422, body = ErrorBody, description = "no driver in the crew")),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn submit_journey(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiPath(id): ApiPath<i64>,
+    headers: HeaderMap,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    p.require(Scope::JourneysWrite)?;
+    submit_and_answer(&st, p.org_id, Target::Journey(id), &headers).await
+}
+
+/// Submit a cargo shipment (not once it is delivered). With a pending submission already, that
+/// one is returned. `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state.
+/// Scope `journeys:write`.
+#[utoipa::path(post, path = "/portal/cargo/{id}/submit", tag = "submissions", params(("id" = i64, Path),
+        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
+    responses((status = 202, body = SubmitOut), (status = 404, body = ErrorBody),
+              (status = 409, body = ErrorBody, description = "already delivered")),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn submit_cargo(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiPath(id): ApiPath<i64>,
+    headers: HeaderMap,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    p.require(Scope::JourneysWrite)?;
+    submit_and_answer(&st, p.org_id, Target::Cargo(id), &headers).await
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct SubmissionsQuery {
+    /// Page size, 1–200 (default 50).
+    limit: Option<i64>,
+    /// `next_cursor` of the previous page.
+    cursor: Option<String>,
+    /// `pending`, `delivered` or `failed`.
+    state: Option<String>,
+    /// `journey` or `cargo`.
+    target_type: Option<String>,
+    /// The journey or shipment id.
+    target_id: Option<i64>,
+}
+
+/// Submissions, newest first, with filters. Scope `submissions:read`.
+#[utoipa::path(get, path = "/portal/submissions", tag = "submissions", params(SubmissionsQuery),
+    responses((status = 200, body = Paged<Submission>), (status = 422, body = ErrorBody)),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn list(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiQuery(q): ApiQuery<SubmissionsQuery>,
+) -> ApiResult<Json<Paged<Submission>>> {
+    p.require(Scope::SubmissionsRead)?;
+    let page = Page::parse(q.limit, q.cursor.as_deref())?;
+    let filter = Filter {
+        state: q.state.as_deref().map(|s| one_of("state", s, &["pending", "delivered", "failed"])).transpose()?,
+        target_type: q.target_type.as_deref().map(|s| one_of("target_type", s, &["journey", "cargo"])).transpose()?,
+        target_id: q.target_id,
+    };
+    Ok(Json(Paged::from_rows(db::submissions::list(&st.db, p.org_id, &filter, &page).await?, &page)))
+}
+
+/// A submission with what it sent, each passenger's outcome and every attempt.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SubmissionDetail {
+    #[serde(flatten)]
+    pub submission: Submission,
+    /// Attempts, oldest first.
+    pub history: Vec<Attempt>,
+    /// Per-passenger outcomes of the delivering attempt (`key` is the passenger id; `error`
+    /// set for a passenger the downstream refused).
+    #[schema(value_type = Vec<Object>)]
+    pub passengers: Vec<tns_adapter::PassengerResult>,
+    /// What was sent, frozen at submit: the journey with crew and passengers, the amendment,
+    /// or the shipment.
+    #[schema(value_type = Object)]
+    pub snapshot: serde_json::Value,
+}
+
+/// One submission with its attempt history. Scope `submissions:read`.
+#[utoipa::path(get, path = "/portal/submissions/{id}", tag = "submissions", params(("id" = i64, Path)),
+    responses((status = 200, body = SubmissionDetail), (status = 404, body = ErrorBody)),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn get(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<SubmissionDetail>> {
+    p.require(Scope::SubmissionsRead)?;
+    let (detail, history) = tokio::try_join!(
+        db::submissions::detail(&st.db, p.org_id, id),
+        db::submissions::attempts(&st.db, p.org_id, id),
+    )?;
+    let d = detail.ok_or_else(|| not_found("submission", id))?;
+    Ok(Json(SubmissionDetail {
+        submission: d.submission,
+        history,
+        passengers: d.passenger_results.map(|p| p.0).unwrap_or_default(),
+        snapshot: d.snapshot.0,
+    }))
+}

@@ -1,0 +1,82 @@
+//! `Prefer: wait=N` on submit: wait until the submission is delivered or failed. Schedulers
+//! NOTIFY the finished ids on `tns_submissions_done`; one listener per API process wakes the
+//! waiters. Waiters also re-read the row every half second, so a lost listener connection only
+//! makes them slower, never stuck.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, OnceLock},
+    time::Duration,
+};
+
+use sqlx::{postgres::PgListener, PgPool};
+use tokio::sync::oneshot;
+
+use crate::db::submissions::{self, DONE_CHANNEL};
+
+/// The longest wait a client may ask for (seconds).
+pub const MAX_WAIT_SECS: u64 = 30;
+const RECHECK: Duration = Duration::from_millis(500);
+
+#[derive(Default)]
+pub struct Waiters {
+    by_id: Arc<Mutex<HashMap<i64, Vec<oneshot::Sender<()>>>>>,
+    listener: OnceLock<()>,
+}
+
+impl Waiters {
+    /// Return once submission `id` is final or `wait` has passed.
+    pub async fn wait(&self, db: &PgPool, id: i64, wait: Duration) -> sqlx::Result<()> {
+        self.listen(db);
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            // Register before reading, so a notification between the read and the wait is not lost.
+            let (tx, rx) = oneshot::channel();
+            self.by_id.lock().unwrap_or_else(|p| p.into_inner()).entry(id).or_default().push(tx);
+            if submissions::is_final(db, id).await? {
+                return Ok(());
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Ok(());
+            }
+            let _ = tokio::time::timeout(RECHECK.min(deadline - now), rx).await;
+        }
+    }
+
+    /// Start this process's listener once.
+    fn listen(&self, db: &PgPool) {
+        self.listener.get_or_init(|| {
+            let (db, by_id) = (db.clone(), self.by_id.clone());
+            tokio::spawn(async move {
+                loop {
+                    if let Err(e) = listen_until_error(&db, &by_id).await {
+                        tracing::warn!(error = %e, "submission listener lost; reconnecting");
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            });
+        });
+    }
+}
+
+async fn listen_until_error(db: &PgPool, by_id: &Mutex<HashMap<i64, Vec<oneshot::Sender<()>>>>) -> sqlx::Result<()> {
+    let mut listener = PgListener::connect_with(db).await?;
+    listener.listen(DONE_CHANNEL).await?;
+    loop {
+        let n = listener.recv().await?;
+        let mut map = by_id.lock().unwrap_or_else(|p| p.into_inner());
+        for id in n.payload().split(',').filter_map(|s| s.parse::<i64>().ok()) {
+            for tx in map.remove(&id).unwrap_or_default() {
+                let _ = tx.send(());
+            }
+        }
+        // Waiters that timed out left closed senders behind; drop them now and then.
+        if map.len() > 10_000 {
+            map.retain(|_, v| {
+                v.retain(|tx| !tx.is_closed());
+                !v.is_empty()
+            });
+        }
+    }
+}

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): the submission pipeline — scheduler throughput against a raw loop of
+# the same claim/complete statements, and submit-to-delivered latency. See bench/submissions.rs.
+# Needs PostgreSQL and Redis on their default local ports.
+# Usage: bench/submissions.sh [submissions, default 20000] [latency samples, default 200]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# The sandbox plugin must sit next to the benchmark binary (the default TNS_ADAPTER_DIR).
+cargo build --release -q -p tns-adapter-sandbox -p tns-bench
+RUST_LOG=${RUST_LOG:-warn} cargo run --release -q -p tns-bench --bin bench-submissions -- "$@"
