@@ -120,7 +120,7 @@ async fn main() -> anyhow::Result<()> {
     let n: i64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(20_000);
     let samples: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(200);
 
-    let admin = db::connect("postgres://postgres@127.0.0.1:5432/postgres", 1).await?;
+    let admin = db::connect("postgres://postgres@127.0.0.1:5432/postgres", 1, "tns-bench").await?;
     sqlx::query("DROP DATABASE IF EXISTS tns_bench_submissions WITH (FORCE)").execute(&admin).await?;
     admin.close().await;
     let cfg = config(&[])?;

@@ -57,7 +57,7 @@ async fn main() -> ExitCode {
 async fn run(cfg: Config) -> anyhow::Result<()> {
     match cfg.role {
         Role::Migrate => {
-            let pool = db::connect(&cfg.database_url, 2).await?;
+            let pool = db::connect(&cfg.database_url, 2, "tns-migrate").await?;
             db::migrate(&pool).await?;
             println!("migrations applied");
             Ok(())

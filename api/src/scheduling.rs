@@ -36,7 +36,7 @@ impl Scheduler {
         for (name, version, path) in adapters.list() {
             tracing::info!(adapter = %name, %version, library = %path.display(), "adapter loaded");
         }
-        let db = db::connect(&cfg.database_url, cfg.scheduler.db_connections).await?;
+        let db = db::connect(&cfg.database_url, cfg.scheduler.db_connections, "tns-scheduler").await?;
         let metrics = Arc::new(Metrics::new(registry).context("registering scheduler metrics")?);
         Ok(Scheduler { cfg: cfg.clone(), db, adapters, metrics })
     }

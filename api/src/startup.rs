@@ -36,7 +36,7 @@ pub async fn prepare_database(cfg: &Config) -> anyhow::Result<PgPool> {
     if cfg.role == Role::Dev {
         db::ensure_database(&cfg.database_url).await?;
     }
-    let pool = db::connect(&cfg.database_url, cfg.db_max_connections).await?;
+    let pool = db::connect(&cfg.database_url, cfg.db_max_connections, "tns-api").await?;
     if cfg.migrate_on_start {
         db::migrate(&pool).await?;
     }

@@ -418,6 +418,9 @@ async fn sigterm_finishes_in_flight_work_and_kill_9_loses_nothing() {
     wait_until(&app.db, "the first scheduler is delivering", |s| s.get("delivered").copied().unwrap_or(0) >= 100).await;
     first.start_kill().unwrap(); // SIGKILL
     first.wait().await.unwrap();
+    // A statement the killed process had sent still commits on the server (a claim in
+    // particular); count what it held only once its sessions are gone.
+    wait_for_sessions_gone(&app.db, "tns-scheduler").await;
     let held: i64 =
         sqlx::query_scalar("SELECT count(*) FROM submissions WHERE lease_token IS NOT NULL AND state = 'pending'")
             .fetch_one(&app.db)
@@ -463,4 +466,21 @@ async fn sigterm_finishes_in_flight_work_and_kill_9_loses_nothing() {
         .unwrap();
     assert_eq!(leased, 0);
     assert_eq!(states(&app.db).await.get("delivered"), Some(&1020), "what it held was finished, not dropped");
+}
+
+async fn wait_for_sessions_gone(db: &sqlx::PgPool, application_name: &str) {
+    for _ in 0..200 {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
+        )
+        .bind(application_name)
+        .fetch_one(db)
+        .await
+        .unwrap();
+        if n == 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("{application_name} sessions still open 5 s after the process died");
 }

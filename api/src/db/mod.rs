@@ -27,8 +27,12 @@ use sqlx::{
 /// while it runs, so many replicas starting at once apply each migration exactly once.
 pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 
-pub async fn connect(url: &str, max_connections: u32) -> anyhow::Result<PgPool> {
-    let opts = PgConnectOptions::from_str(url).context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?;
+/// A pool whose sessions carry `application_name`, so operators (and tests) can tell the roles'
+/// connections apart in `pg_stat_activity`.
+pub async fn connect(url: &str, max_connections: u32, application_name: &str) -> anyhow::Result<PgPool> {
+    let opts = PgConnectOptions::from_str(url)
+        .context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?
+        .application_name(application_name);
     PgPoolOptions::new()
         .max_connections(max_connections)
         .min_connections(1)
