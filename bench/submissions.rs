@@ -179,6 +179,7 @@ async fn main() -> anyhow::Result<()> {
     let app = Application::build(config(&[])?).await?;
     let api = format!("http://{}/api/v1", app.addr());
     tokio::spawn(app.run(std::future::pending()));
+    tns_scheduler::webhooks::send::install_tls_provider();
     let http = reqwest::Client::new();
     let reg: Value = http
         .post(format!("{api}/auth/register"))

@@ -10,7 +10,11 @@ use std::{
     time::Duration,
 };
 
-use tns_scheduler::adapters::AdapterSettings;
+use tns_scheduler::{
+    adapters::AdapterSettings,
+    settings::{parse_schedule, WebhookSettings, DEFAULT_WEBHOOK_SCHEDULE, WEBHOOK_HELD_PER_SLOT},
+    webhooks::sealing::DataKey,
+};
 
 /// Which parts of TNS this process runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,7 +146,7 @@ impl Config {
         };
         let window = vars.parse_secs("TNS_AUTH_RATE_WINDOW_SECS", 60, 1, 86_400)?;
         let cache_ttl_ms = vars.parse_int("TNS_AUTH_CACHE_TTL_MS", 2000, 0, 4000)?;
-        let scheduler = scheduler_settings(&vars)?;
+        let scheduler = scheduler_settings(&vars, role)?;
         Ok(Config {
             role,
             listen_addr: vars.parse(
@@ -201,6 +205,7 @@ impl Config {
 
 fn scheduler_settings<F: Fn(&str) -> Option<String>>(
     vars: &Vars<'_, F>,
+    role: Role,
 ) -> Result<tns_scheduler::Settings, ConfigError> {
     let ms = Duration::from_millis;
     let call_timeout = vars.parse_secs("TNS_ADAPTER_TIMEOUT_SECS", 60, 1, 600)?;
@@ -224,6 +229,54 @@ fn scheduler_settings<F: Fn(&str) -> Option<String>>(
         },
         shutdown_grace: vars.parse_secs("TNS_SCHEDULER_SHUTDOWN_GRACE_SECS", 25, 0, 3600)?,
         db_connections: vars.parse_int("TNS_SCHEDULER_DB_CONNECTIONS", 4, 1, 100)? as u32,
+        webhooks: webhook_settings(vars, role)?,
+    })
+}
+
+/// Webhook delivery, and the data key that seals subscription secrets (the API seals, the
+/// scheduler unseals: both need the same key).
+fn webhook_settings<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<'_, F>,
+    role: Role,
+) -> Result<WebhookSettings, ConfigError> {
+    let data_key = match vars.get("TNS_DATA_KEY") {
+        Some(k) => {
+            DataKey::from_hex(&k).ok_or_else(|| vars.bad("TNS_DATA_KEY", "must be 64 hexadecimal digits (32 bytes)"))?
+        }
+        None => match role {
+            Role::Api | Role::Scheduler => {
+                return Err(vars.bad(
+                    "TNS_DATA_KEY",
+                    "is required outside `tns dev` (64 hexadecimal digits, e.g. `openssl rand -hex 32`)",
+                ))
+            }
+            // A fixed, public key: `tns dev` data is not secret, and a dev database must
+            // stay readable across restarts.
+            Role::Dev => DataKey::new(*b"tns dev data key: not a secret!!"),
+            Role::Migrate | Role::Adapters => DataKey::new([0; 32]),
+        },
+    };
+    let schedule = vars.get("TNS_WEBHOOK_RETRY_SCHEDULE").unwrap_or_else(|| DEFAULT_WEBHOOK_SCHEDULE.to_string());
+    let timeout = vars.parse_secs("TNS_WEBHOOK_TIMEOUT_SECS", 10, 1, 60)?;
+    let lease = vars.parse_secs("TNS_WEBHOOK_LEASE_SECS", 120, 2, 3600)?;
+    // A held delivery may wait for a few others' timeouts before its own POST; the lease must
+    // outlast that, or a second scheduler could send it meanwhile.
+    if lease <= timeout * WEBHOOK_HELD_PER_SLOT as u32 {
+        return Err(vars.bad(
+            "TNS_WEBHOOK_LEASE_SECS",
+            &format!("must be longer than {WEBHOOK_HELD_PER_SLOT} × TNS_WEBHOOK_TIMEOUT_SECS"),
+        ));
+    }
+    Ok(WebhookSettings {
+        data_key,
+        schedule: parse_schedule(&schedule).map_err(|e| vars.bad("TNS_WEBHOOK_RETRY_SCHEDULE", &e))?,
+        jitter: 0.2,
+        retry_after_cap: vars.parse_secs("TNS_WEBHOOK_RETRY_AFTER_CAP_SECS", 12 * 3600, 1, 7 * 86_400)?,
+        timeout,
+        concurrency: vars.parse_int("TNS_WEBHOOK_CONCURRENCY", 64, 1, 4096)? as usize,
+        lease,
+        disable_after: vars.parse_secs("TNS_WEBHOOK_DISABLE_AFTER_SECS", 5 * 86_400, 1, 365 * 86_400)?,
+        allow_private: vars.parse_bool("TNS_WEBHOOK_ALLOW_PRIVATE", role == Role::Dev)?,
     })
 }
 
@@ -288,7 +341,15 @@ mod tests {
     fn api_requires_a_long_enough_secret() {
         assert_eq!(parse(Role::Api, &[]).unwrap_err().var, "TNS_SIGNING_SECRET");
         assert_eq!(parse(Role::Api, &[("TNS_SIGNING_SECRET", "short")]).unwrap_err().var, "TNS_SIGNING_SECRET");
-        let c = parse(Role::Api, &[("TNS_SIGNING_SECRET", &"x".repeat(32))]).unwrap();
+        let secret = "x".repeat(32);
+        assert_eq!(parse(Role::Api, &[("TNS_SIGNING_SECRET", &secret)]).unwrap_err().var, "TNS_DATA_KEY");
+        let key = "ab".repeat(32);
+        assert_eq!(
+            parse(Role::Api, &[("TNS_SIGNING_SECRET", &secret), ("TNS_DATA_KEY", "abcd")]).unwrap_err().var,
+            "TNS_DATA_KEY"
+        );
+        let c = parse(Role::Api, &[("TNS_SIGNING_SECRET", &secret), ("TNS_DATA_KEY", &key)]).unwrap();
+        assert!(!c.scheduler.webhooks.allow_private, "internal addresses refused outside dev");
         assert!(c.cookie_secure);
         assert_eq!(c.auth_rate_limit, 60);
     }
@@ -299,6 +360,8 @@ mod tests {
         assert!(!c.cookie_secure);
         assert_eq!(c.listen_addr.to_string(), "127.0.0.1:8080");
         assert_eq!(c.signing_secret.len(), 64);
+        assert!(c.scheduler.webhooks.allow_private, "dev delivers to local receivers");
+        assert_eq!(c.scheduler.webhooks.schedule.len(), 9);
     }
 
     #[test]
@@ -311,6 +374,10 @@ mod tests {
         assert_eq!(e.var, "TNS_REDIS_URL");
         let e = parse(Role::Dev, &[("TNS_QUOTA_FAIL_MODE", "maybe")]).unwrap_err();
         assert_eq!(e.var, "TNS_QUOTA_FAIL_MODE");
+        let e = parse(Role::Dev, &[("TNS_WEBHOOK_RETRY_SCHEDULE", "5s,soon")]).unwrap_err();
+        assert_eq!(e.var, "TNS_WEBHOOK_RETRY_SCHEDULE");
+        let e = parse(Role::Dev, &[("TNS_WEBHOOK_TIMEOUT_SECS", "30"), ("TNS_WEBHOOK_LEASE_SECS", "120")]).unwrap_err();
+        assert_eq!(e.var, "TNS_WEBHOOK_LEASE_SECS");
         let e = parse(Role::Dev, &[("TNS_LISTEN_ADDR", "nowhere")]).unwrap_err();
         assert_eq!(e.var, "TNS_LISTEN_ADDR");
     }

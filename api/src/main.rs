@@ -19,8 +19,8 @@ use tns_api::{
 };
 
 const USAGE: &str = "usage: tns <api|scheduler|migrate|dev>\n\
-  api        serve the HTTP API (needs TNS_SIGNING_SECRET)\n\
-  scheduler  deliver queued submissions through the adapter plugins\n\
+  api        serve the HTTP API (needs TNS_SIGNING_SECRET and TNS_DATA_KEY)\n\
+  scheduler  deliver queued submissions through the adapter plugins, and webhooks (needs TNS_DATA_KEY)\n\
   migrate    apply database migrations and exit\n\
   dev        all roles in one process on the local PostgreSQL and Redis\n\
   adapters   list the adapter plugins that load (from TNS_ADAPTER_DIR)\n\

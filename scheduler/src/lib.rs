@@ -1,53 +1,45 @@
-//! The scheduler role: claims queued submissions in batches, calls the adapter plugins
-//! concurrently (bounded per adapter, off the async runtime, with a timeout), and records the
-//! outcomes in batches. Any number of schedulers may share one database.
+//! The scheduler role: works two leased queues in PostgreSQL with the loop in [`worker`].
 //!
-//! ```text
-//!   NOTIFY / poll ──▶ claim loop ──(≤ max_in_flight)──▶ attempt tasks ──▶ completer ──▶ PostgreSQL
-//!                        ▲                                                  │
-//!                        └───────────── slots freed as outcomes land ◀──────┘
-//! ```
+//! - Submissions: claims queued submissions fairly across organizations, calls the adapter
+//!   plugins (bounded per adapter, off the async runtime, with a timeout), records outcomes.
+//! - Webhook deliveries ([`webhooks`]): POSTs signed events to subscribers, with retries.
+//!
+//! Any number of schedulers may share one database.
 
 pub mod adapters;
 pub mod attempt;
+pub mod leases;
 pub mod metrics;
 pub mod queue;
 pub mod settings;
+pub mod webhooks;
+pub mod worker;
 
 use std::{
     collections::HashMap,
     future::Future,
-    sync::{Arc, Mutex},
-    time::{Duration, Instant},
+    sync::{
+        atomic::{AtomicI64, Ordering},
+        Arc,
+    },
+    time::Instant,
 };
 
-use sqlx::{postgres::PgListener, PgPool};
-use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
+use prometheus::IntGaugeVec;
+use sqlx::PgPool;
+use tokio::sync::{watch, Semaphore};
 
-pub use settings::{Backoff, Settings};
+pub use settings::{Backoff, Settings, WebhookSettings};
 
 use crate::{
     attempt::Context,
     metrics::Metrics,
     queue::{Claimed, Finished},
+    worker::{Limits, Queue},
 };
 
-/// An attempt's outcome on its way to the database, with the slot it occupies.
-struct Done {
-    finished: Finished,
-    adapter: String,
-    claimed: Instant,
-    _slot: OwnedSemaphorePermit,
-}
-
-/// How long the claim loop and the completer wait for a batch to fill up.
-const BATCH_WAIT: Duration = Duration::from_millis(2);
-
-/// Submissions this process holds, by id with their lease token (released on shutdown).
-type Held = Arc<Mutex<HashMap<i64, i64>>>;
-
-/// Run until `shutdown` resolves: then stop claiming, let in-flight attempts finish for up to
-/// `shutdown_grace`, and release what is still unfinished.
+/// Run until `shutdown` resolves: then both queues stop claiming, let in-flight attempts
+/// finish for up to `shutdown_grace`, and release what is still unfinished.
 pub async fn run(
     db: PgPool,
     settings: Settings,
@@ -61,174 +53,113 @@ pub async fn run(
         .map(|(name, _, _)| (name, Arc::new(Semaphore::new(settings.adapter_concurrency))))
         .collect();
     let ctx = Arc::new(Context { settings: settings.clone(), adapters, limits, metrics: metrics.clone() });
-    let wake = Arc::new(Notify::new());
-    let held: Held = Arc::default();
-    let slots = Arc::new(Semaphore::new(settings.max_in_flight));
-
-    let listener = tokio::spawn(listen(db.clone(), wake.clone()));
-    let gauges = tokio::spawn(report_depth(db.clone(), metrics.clone()));
-    let (done_tx, done_rx) = mpsc::unbounded_channel();
-    let completer = tokio::spawn(complete_loop(db.clone(), done_rx, held.clone(), metrics.clone()));
+    let hooks = webhooks::Deliveries::new(db.clone(), settings.webhooks.clone(), metrics.clone())?;
     tracing::info!(
         batch = settings.batch,
         max_in_flight = settings.max_in_flight,
+        webhook_concurrency = settings.webhooks.concurrency,
         adapters = ?ctx.limits.keys().collect::<Vec<_>>(),
         "scheduler started"
     );
 
-    tokio::pin!(shutdown);
-    let mut after_org = 0;
-    loop {
-        // Wait for room, then claim as much as there is room for.
-        let room = tokio::select! {
-            p = slots.clone().acquire_owned() => p.expect("semaphore never closed"),
-            _ = &mut shutdown => break,
-        };
-        if slots.available_permits() + 1 < settings.batch && slots.available_permits() + 1 < settings.max_in_flight {
-            // Room for a few only: let a moment's completions add up, so claims stay batches
-            // (one statement per row is what makes a queue slow).
-            tokio::time::sleep(BATCH_WAIT).await;
-        }
-        let n = (1 + slots.available_permits()).min(settings.batch);
-        drop(room);
-        let token = rand::random::<i64>();
-        let t0 = Instant::now();
-        let claimed = match queue::claim(&db, n, settings.lease, token, after_org).await {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::error!(error = %e, "claiming submissions failed; retrying in 1 s");
-                tokio::select! {
-                    _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                    _ = &mut shutdown => break,
-                }
-            }
-        };
-        let got = claimed.len();
-        tracing::debug!(asked = n, got, ms = t0.elapsed().as_secs_f64() * 1e3, "claimed");
-        after_org = claimed.last().map_or(0, |c| c.org_id);
-        for item in claimed {
-            let slot = slots.clone().try_acquire_owned().expect("room was counted before claiming");
-            held.lock().unwrap_or_else(|p| p.into_inner()).insert(item.id, item.lease_token);
-            metrics.in_flight.inc();
-            tokio::spawn(attempt_one(ctx.clone(), item, slot, done_tx.clone()));
-        }
-        if got == 0 {
-            // Drained for now: sleep until new work is announced, a retry may be due, or we stop.
-            tokio::select! {
-                _ = wake.notified() => {}
-                _ = tokio::time::sleep(settings.poll_interval) => {}
-                _ = &mut shutdown => break,
-            }
-        }
-    }
-
-    tracing::info!("scheduler stopping: no new claims; letting in-flight attempts finish");
-    drop(done_tx);
-    let all = u32::try_from(settings.max_in_flight).unwrap_or(u32::MAX);
-    let drained = tokio::time::timeout(settings.shutdown_grace, slots.acquire_many(all)).await.is_ok();
-    listener.abort();
-    gauges.abort();
-    if !drained {
-        completer.abort();
-        let left: Vec<(i64, i64)> = held.lock().unwrap_or_else(|p| p.into_inner()).drain().collect();
-        match queue::release(&db, &left).await {
-            Ok(n) => tracing::warn!(released = n, "released unfinished submissions to other schedulers"),
-            Err(e) => tracing::error!(error = %e, "releasing submissions failed; their leases will expire"),
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let stopped = |mut rx: watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|s| *s).await;
+    };
+    let submissions = Submissions { db: db.clone(), ctx, after_org: AtomicI64::new(0) };
+    let sub_limits = Limits {
+        batch: settings.batch,
+        max_in_flight: settings.max_in_flight,
+        poll_interval: settings.poll_interval,
+        shutdown_grace: settings.shutdown_grace,
+    };
+    // Deliveries are claimed and recorded in batches larger than the POSTs in flight, so the
+    // database round trips overlap the HTTP ones (see WebhookSettings::held).
+    let held = settings.webhooks.held();
+    let hook_limits = Limits { max_in_flight: held, batch: held / 2, ..sub_limits };
+    let both = async {
+        tokio::join!(
+            worker::drive(Arc::new(submissions), db.clone(), sub_limits, stopped(stop_rx.clone())),
+            worker::drive(Arc::new(hooks), db.clone(), hook_limits, stopped(stop_rx)),
+        )
+    };
+    tokio::pin!(both);
+    tokio::select! {
+        _ = &mut both => {}
+        _ = shutdown => {
+            let _ = stop_tx.send(true);
+            both.await;
         }
     }
     tracing::info!("scheduler stopped");
     Ok(())
 }
 
-async fn attempt_one(ctx: Arc<Context>, item: Claimed, slot: OwnedSemaphorePermit, done: mpsc::UnboundedSender<Done>) {
-    let claimed = Instant::now();
-    let adapter = item.adapter.clone();
-    let finished = attempt::run(ctx, item).await;
-    // The completer is gone only when shutdown gave up waiting; the lease then covers us.
-    let _ = done.send(Done { finished, adapter, claimed, _slot: slot });
+/// The submission queue, as the worker loop sees it.
+struct Submissions {
+    db: PgPool,
+    ctx: Arc<Context>,
+    /// The last organization the previous claim served: the next claim starts after it.
+    after_org: AtomicI64,
 }
 
-/// Record outcomes in batches: whatever has arrived is written in one statement. A database
-/// error is retried (the leases are long); the slots are freed once the outcome is stored.
-async fn complete_loop(db: PgPool, mut rx: mpsc::UnboundedReceiver<Done>, held: Held, metrics: Arc<Metrics>) {
-    let mut buf = Vec::with_capacity(256);
-    while rx.recv_many(&mut buf, 256).await > 0 {
-        if buf.len() < 32 {
-            // Outcomes arrive one by one; a moment later there are usually more to write with them.
-            let _ = tokio::time::timeout(BATCH_WAIT, async {
-                while buf.len() < 32 {
-                    let room = 256 - buf.len();
-                    if rx.recv_many(&mut buf, room).await == 0 {
-                        break;
-                    }
-                }
-            })
-            .await;
-        }
-        let batch: Vec<Finished> = buf.iter().map(|d| d.finished.clone()).collect();
-        let t0 = Instant::now();
-        let completed = loop {
-            match queue::complete(&db, &batch).await {
-                Ok(c) => break c,
-                Err(e) => {
-                    tracing::error!(error = %e, n = batch.len(), "recording outcomes failed; retrying in 1 s");
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            }
-        };
-        tracing::debug!(n = batch.len(), ms = t0.elapsed().as_secs_f64() * 1e3, "recorded");
+/// A submission's attempt on its way to the database.
+struct Done {
+    finished: Finished,
+    adapter: String,
+    claimed: Instant,
+}
+
+impl Queue for Submissions {
+    type Item = Claimed;
+    type Outcome = Done;
+    const NAME: &'static str = "submissions";
+    const TABLE: leases::Table = leases::Table::Submissions;
+    const CHANNEL: &'static str = queue::QUEUE_CHANNEL;
+
+    async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<Claimed>> {
+        let s = &self.ctx.settings;
+        let claimed = queue::claim(&self.db, n, s.lease, token, self.after_org.load(Ordering::Relaxed)).await?;
+        self.after_org.store(claimed.last().map_or(0, |c| c.org_id), Ordering::Relaxed);
+        self.ctx.metrics.in_flight.add(claimed.len() as i64);
+        Ok(claimed)
+    }
+
+    fn lease_of(item: &Claimed) -> (i64, i64) {
+        (item.id, item.lease_token)
+    }
+
+    async fn attempt(self: Arc<Self>, item: Claimed) -> Done {
+        let (claimed, adapter) = (Instant::now(), item.adapter.clone());
+        Done { finished: attempt::run(self.ctx.clone(), item).await, adapter, claimed }
+    }
+
+    fn id_of(done: &Done) -> i64 {
+        done.finished.id
+    }
+
+    async fn record(&self, batch: &[Done]) -> sqlx::Result<()> {
+        let finished: Vec<Finished> = batch.iter().map(|d| d.finished.clone()).collect();
+        let completed = queue::complete(&self.db, &finished).await?;
         let states: HashMap<i64, &str> = completed.iter().map(|c| (c.id, c.state.as_str())).collect();
-        {
-            let mut h = held.lock().unwrap_or_else(|p| p.into_inner());
-            for d in &buf {
-                h.remove(&d.finished.id);
-                let Some(state) = states.get(&d.finished.id) else {
-                    tracing::warn!(submission = d.finished.id, "lease lost before the outcome was recorded; dropped");
-                    continue;
-                };
-                metrics
-                    .claim_to_finish
-                    .with_label_values(&[d.adapter.as_str(), state])
-                    .observe(d.claimed.elapsed().as_secs_f64());
-                if *state != "pending" {
-                    metrics.finished.with_label_values(&[d.adapter.as_str(), state]).inc();
-                }
+        let m = &self.ctx.metrics;
+        for d in batch {
+            let Some(state) = states.get(&d.finished.id) else {
+                tracing::warn!(submission = d.finished.id, "lease lost before the outcome was recorded; dropped");
+                continue;
+            };
+            m.claim_to_finish
+                .with_label_values(&[d.adapter.as_str(), state])
+                .observe(d.claimed.elapsed().as_secs_f64());
+            if *state != "pending" {
+                m.finished.with_label_values(&[d.adapter.as_str(), state]).inc();
             }
         }
-        metrics.in_flight.sub(buf.len() as i64);
-        buf.clear(); // frees the slots
+        m.in_flight.sub(batch.len() as i64);
+        Ok(())
     }
-}
 
-/// LISTEN for new submissions; reconnect on failure (polling covers the gap).
-async fn listen(db: PgPool, wake: Arc<Notify>) {
-    loop {
-        let result: sqlx::Result<()> = async {
-            let mut l = PgListener::connect_with(&db).await?;
-            l.listen(queue::QUEUE_CHANNEL).await?;
-            loop {
-                l.recv().await?;
-                wake.notify_one();
-            }
-        }
-        .await;
-        if let Err(e) = result {
-            tracing::warn!(error = %e, "queue listener lost; reconnecting in 1 s");
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-}
-
-async fn report_depth(db: PgPool, metrics: Arc<Metrics>) {
-    loop {
-        match queue::depth(&db).await {
-            Ok((ready, waiting, leased)) => {
-                metrics.queue_depth.with_label_values(&["ready"]).set(ready);
-                metrics.queue_depth.with_label_values(&["waiting"]).set(waiting);
-                metrics.queue_depth.with_label_values(&["leased"]).set(leased);
-            }
-            Err(e) => tracing::warn!(error = %e, "reading the queue depth failed"),
-        }
-        tokio::time::sleep(Duration::from_secs(5)).await;
+    fn depth_gauge(&self) -> &IntGaugeVec {
+        &self.ctx.metrics.queue_depth
     }
 }

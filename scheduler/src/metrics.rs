@@ -16,6 +16,14 @@ pub struct Metrics {
     /// Plugin calls by adapter, operation and outcome.
     pub adapter_calls: IntCounterVec,
     pub adapter_call_duration: HistogramVec,
+    /// Pending webhook deliveries by `state`: `ready`, `waiting`, `leased`.
+    pub webhook_queue_depth: IntGaugeVec,
+    /// Webhook delivery attempts by outcome (`delivered`, `rejected`, `timeout`,
+    /// `unreachable`, `refused`, `skipped`).
+    pub webhook_attempts: IntCounterVec,
+    pub webhook_attempt_duration: HistogramVec,
+    /// Subscriptions deactivated for failing too long.
+    pub webhook_deactivations: prometheus::IntCounter,
 }
 
 const BUCKETS: &[f64] = &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0];
@@ -49,7 +57,31 @@ impl Metrics {
                     .buckets(BUCKETS.to_vec()),
                 &["adapter", "op", "outcome"],
             )?,
+            webhook_queue_depth: IntGaugeVec::new(
+                Opts::new(
+                    "tns_webhook_queue_depth",
+                    "Pending webhook deliveries: ready, waiting (retry later), leased",
+                ),
+                &["state"],
+            )?,
+            webhook_attempts: IntCounterVec::new(
+                Opts::new("tns_webhook_attempts_total", "Webhook delivery attempts by outcome"),
+                &["outcome"],
+            )?,
+            webhook_attempt_duration: HistogramVec::new(
+                HistogramOpts::new("tns_webhook_attempt_duration_seconds", "Webhook delivery attempt latency")
+                    .buckets(BUCKETS.to_vec()),
+                &["outcome"],
+            )?,
+            webhook_deactivations: prometheus::IntCounter::new(
+                "tns_webhook_subscriptions_deactivated_total",
+                "Webhook subscriptions deactivated after failing without a success for too long",
+            )?,
         };
+        registry.register(Box::new(m.webhook_queue_depth.clone()))?;
+        registry.register(Box::new(m.webhook_attempts.clone()))?;
+        registry.register(Box::new(m.webhook_attempt_duration.clone()))?;
+        registry.register(Box::new(m.webhook_deactivations.clone()))?;
         registry.register(Box::new(m.queue_depth.clone()))?;
         registry.register(Box::new(m.in_flight.clone()))?;
         registry.register(Box::new(m.finished.clone()))?;

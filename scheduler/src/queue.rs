@@ -1,5 +1,5 @@
-//! The submission queue's statements: claim a batch, complete a batch, release on shutdown,
-//! and its depth. The schema and its rules are in migrations/…_submissions.sql.
+//! The submission queue's statements: claim a batch, complete a batch (releasing and depth
+//! are in `leases`). The schema and its rules are in migrations/…_submissions.sql.
 
 use std::time::Duration;
 
@@ -123,7 +123,8 @@ pub struct Completed {
 
 /// Record a batch of attempts in one statement: the submissions (only those this scheduler
 /// still holds by token), their attempt rows, the journey or shipment status, which mirrors its
-/// latest submission, and one NOTIFY of the finished ids for the API's `Prefer: wait`.
+/// latest submission, the `submission.delivered` / `submission.failed` webhook events, and one
+/// NOTIFY of the finished ids for the API's `Prefer: wait`.
 pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Completed>> {
     fn col<T>(batch: &[Finished], f: impl Fn(&Finished) -> T) -> Vec<T> {
         batch.iter().map(f).collect()
@@ -146,7 +147,8 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
              -- Only a pending row holds a token. (Naming the state here would invite the planner
              -- to walk every pending row through the partial indexes instead of looking ids up.)
              WHERE s.id = r.id AND s.lease_token = r.token
-            RETURNING s.id, s.org_id, s.target_type, s.target_id, s.state, s.downstream_reference
+            RETURNING s.id, s.org_id, s.target_type, s.target_id, s.operation, s.adapter, s.state,
+                      s.downstream_reference, s.error_message, s.attempts, s.created_at, s.finished_at
          ), attempts AS (
             INSERT INTO submission_attempts (submission_id, org_id, started_at, outcome, error, downstream_reference)
             SELECT r.id, s.org_id, r.started_at, r.outcome, r.error, r.reference FROM r JOIN s ON s.id = r.id
@@ -165,8 +167,17 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
          ), notified AS (
             SELECT pg_notify($11, string_agg(id::text, ',')) FROM s WHERE s.state <> 'pending'
             HAVING count(*) > 0
+         ), events AS (
+            -- submission.delivered / submission.failed, in the statement that finishes them.
+            SELECT webhook_emit(array_agg(s.org_id), array_agg('submission.' || s.state), array_agg(
+                       jsonb_build_object('id', s.id, 'target_type', s.target_type, 'target_id', s.target_id,
+                                          'operation', s.operation, 'adapter', s.adapter, 'state', s.state,
+                                          'downstream_reference', s.downstream_reference,
+                                          'error_message', s.error_message, 'attempts', s.attempts,
+                                          'created_at', s.created_at, 'finished_at', s.finished_at)))
+              FROM s WHERE s.state <> 'pending'
          )
-         SELECT s.id, s.state FROM s LEFT JOIN notified ON true",
+         SELECT s.id, s.state FROM s LEFT JOIN notified ON true CROSS JOIN events",
     )
     .bind(col(batch, |f| f.id))
     .bind(col(batch, |f| f.lease_token))
@@ -180,34 +191,5 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
     .bind(col(batch, |f| f.started_at))
     .bind(DONE_CHANNEL)
     .fetch_all(db)
-    .await
-}
-
-/// Give claimed submissions back at once (shutdown), so another scheduler need not wait for
-/// the lease to run out. Their attempt may have reached the downstream: the next claim looks
-/// them up first (attempts counts this claim) and records this one as `abandoned`.
-pub async fn release(db: &PgPool, held: &[(i64, i64)]) -> sqlx::Result<u64> {
-    let (ids, tokens): (Vec<i64>, Vec<i64>) = held.iter().copied().unzip();
-    let r = sqlx::query(
-        "UPDATE submissions s SET run_at = now()
-           FROM unnest($1::bigint[], $2::bigint[]) AS h(id, token)
-          WHERE s.id = h.id AND s.lease_token = h.token",
-    )
-    .bind(&ids)
-    .bind(&tokens)
-    .execute(db)
-    .await?;
-    Ok(r.rows_affected())
-}
-
-/// Pending submissions: due now, waiting for a retry, and held by a scheduler.
-pub async fn depth(db: &PgPool) -> sqlx::Result<(i64, i64, i64)> {
-    sqlx::query_as(
-        "SELECT count(*) FILTER (WHERE lease_token IS NULL AND run_at <= now()),
-                count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()),
-                count(*) FILTER (WHERE lease_token IS NOT NULL)
-           FROM submissions WHERE state = 'pending'",
-    )
-    .fetch_one(db)
     .await
 }

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::webhooks::sealing::DataKey;
+
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// Rows claimed per statement (DESIGN.md: batching at the database is what makes the
@@ -23,8 +25,10 @@ pub struct Settings {
     pub retry: Backoff,
     /// On SIGTERM: how long in-flight calls may finish before their submissions are released.
     pub shutdown_grace: Duration,
-    /// PostgreSQL connections of the scheduler (plus one for LISTEN).
+    /// PostgreSQL connections of the scheduler (plus one for LISTEN each for submissions and
+    /// webhooks).
     pub db_connections: u32,
+    pub webhooks: WebhookSettings,
 }
 
 impl Default for Settings {
@@ -39,8 +43,102 @@ impl Default for Settings {
             retry: Backoff::default(),
             shutdown_grace: Duration::from_secs(25),
             db_connections: 4,
+            webhooks: WebhookSettings::default(),
         }
     }
+}
+
+/// How webhooks are delivered.
+#[derive(Debug, Clone)]
+pub struct WebhookSettings {
+    /// Unseals subscription secrets (`TNS_DATA_KEY`).
+    pub data_key: DataKey,
+    /// Waits before the 2nd, 3rd, … attempt; after the last, the delivery has failed.
+    pub schedule: Vec<Duration>,
+    /// Each wait is stretched or shrunk by up to this fraction at random, so retries of many
+    /// deliveries to one recovering receiver spread out.
+    pub jitter: f64,
+    /// A `Retry-After` longer than the scheduled wait is honoured up to this.
+    pub retry_after_cap: Duration,
+    /// One POST, connect to last byte.
+    pub timeout: Duration,
+    /// POSTs in progress at once in this process.
+    pub concurrency: usize,
+    /// How long a claim holds a delivery; longer than `WEBHOOK_HELD_PER_SLOT` timeouts.
+    pub lease: Duration,
+    /// A subscription without a successful delivery for this long is deactivated.
+    pub disable_after: Duration,
+    /// Deliver to loopback, private and link-local addresses (dev and tests only).
+    pub allow_private: bool,
+}
+
+/// DESIGN.md: about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 3 h, 6 h, 12 h.
+pub const DEFAULT_WEBHOOK_SCHEDULE: &str = "5s,30s,2m,10m,30m,1h,3h,6h,12h";
+
+impl Default for WebhookSettings {
+    fn default() -> WebhookSettings {
+        WebhookSettings {
+            data_key: DataKey::new([0; 32]),
+            schedule: parse_schedule(DEFAULT_WEBHOOK_SCHEDULE).expect("valid default"),
+            jitter: 0.2,
+            retry_after_cap: Duration::from_secs(12 * 3600),
+            timeout: Duration::from_secs(10),
+            concurrency: 64,
+            lease: Duration::from_secs(60),
+            disable_after: Duration::from_secs(5 * 86_400),
+            allow_private: false,
+        }
+    }
+}
+
+/// Deliveries a scheduler holds per POST in flight (see [`WebhookSettings::held`]).
+pub const WEBHOOK_HELD_PER_SLOT: usize = 8;
+
+impl WebhookSettings {
+    /// Deliveries one scheduler holds at once: claimed and waiting for a POST slot, being
+    /// POSTed, or being recorded. A held delivery waits for at most `WEBHOOK_HELD_PER_SLOT − 1`
+    /// timeouts before its own POST starts, so the lease must outlast `WEBHOOK_HELD_PER_SLOT`
+    /// timeouts (checked by the configuration) and a delivery is never sent after its lease ran
+    /// out, when another scheduler may be sending it.
+    pub fn held(&self) -> usize {
+        self.concurrency * WEBHOOK_HELD_PER_SLOT
+    }
+
+    /// The wait after `attempts` attempts failed, or `None` when the schedule is exhausted.
+    /// `retry_after` (the receiver's ask) lengthens the wait, up to `retry_after_cap`; it
+    /// never shortens it, so a receiver cannot pull retries into a tight loop.
+    pub fn next_wait(&self, attempts: u32, retry_after: Option<Duration>, unit_random: f64) -> Option<Duration> {
+        let step = *self.schedule.get(attempts.checked_sub(1)? as usize)?;
+        let jittered = step.mul_f64(1.0 + self.jitter * (2.0 * unit_random.clamp(0.0, 1.0) - 1.0));
+        Some(match retry_after {
+            Some(ra) if ra > jittered => ra.min(self.retry_after_cap.max(jittered)),
+            _ => jittered,
+        })
+    }
+}
+
+/// `5s,30s,2m,1h,250ms`: a comma-separated list of waits (units ms, s, m, h).
+pub fn parse_schedule(s: &str) -> Result<Vec<Duration>, String> {
+    s.split(',')
+        .map(|part| {
+            let part = part.trim();
+            let split = part.find(|c: char| !c.is_ascii_digit()).unwrap_or(part.len());
+            let (num, unit) = part.split_at(split);
+            let n: u64 = num.parse().map_err(|_| format!("`{part}` is not a number with a unit (ms, s, m, h)"))?;
+            let d = match unit {
+                "ms" => Duration::from_millis(n),
+                "s" => Duration::from_secs(n),
+                "m" => Duration::from_secs(n * 60),
+                "h" => Duration::from_secs(n * 3600),
+                _ => return Err(format!("`{part}`: the unit must be ms, s, m or h")),
+            };
+            if d > Duration::from_secs(7 * 86_400) {
+                return Err(format!("`{part}` is longer than a week"));
+            }
+            Ok(d)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|v| if v.len() > 20 { Err("at most 20 retries".to_string()) } else { Ok(v) })
 }
 
 /// Retries of transient failures: capped exponential backoff with jitter, until `window`
@@ -72,6 +170,28 @@ impl Backoff {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn webhook_schedule_jitter_and_retry_after() {
+        let w = WebhookSettings::default();
+        assert_eq!(w.schedule.len(), 9);
+        assert_eq!(w.schedule[2], Duration::from_secs(120));
+        assert_eq!(w.next_wait(1, None, 0.5), Some(Duration::from_secs(5)));
+        assert_eq!(w.next_wait(1, None, 0.0), Some(Duration::from_secs(4)), "-20 %");
+        assert_eq!(w.next_wait(9, None, 1.0), Some(Duration::from_secs(12 * 3600).mul_f64(1.2)));
+        assert_eq!(w.next_wait(10, None, 0.5), None, "ten attempts, then failed");
+        assert_eq!(w.next_wait(0, None, 0.5), None);
+        assert_eq!(w.next_wait(1, Some(Duration::from_secs(60)), 0.5), Some(Duration::from_secs(60)), "honoured");
+        assert_eq!(w.next_wait(2, Some(Duration::from_secs(1)), 0.5), Some(Duration::from_secs(30)), "never sooner");
+        assert_eq!(w.next_wait(1, Some(Duration::from_secs(86_400 * 3)), 0.5), Some(Duration::from_secs(12 * 3600)));
+        assert_eq!(
+            parse_schedule("250ms, 1s,2m").unwrap(),
+            vec![Duration::from_millis(250), Duration::from_secs(1), Duration::from_secs(120)]
+        );
+        assert!(parse_schedule("5").is_err());
+        assert!(parse_schedule("5d").is_err());
+        assert!(parse_schedule("").is_err());
+    }
 
     #[test]
     fn backoff_grows_is_capped_and_jittered() {

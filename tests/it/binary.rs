@@ -39,6 +39,15 @@ async fn bad_configuration_stops_start_up_with_one_clear_line() {
         (2, "tns: configuration error: TNS_DB_MAX_CONNECTIONS: `lots` is not a whole number")
     );
 
+    // Webhook secrets are sealed by the API and unsealed by the scheduler: both need the key.
+    let mut no_key = env.clone();
+    no_key.0.remove("TNS_DATA_KEY");
+    for role in ["api", "scheduler"] {
+        let (code, _, err) = run_to_end(role, &no_key).await;
+        assert_eq!(code, 2, "{role}");
+        assert!(err.starts_with("tns: configuration error: TNS_DATA_KEY: "), "{role}: {err}");
+    }
+
     let (code, _, err) = run_to_end("fly", &env).await;
     assert_eq!(code, 64);
     assert!(err.contains("usage: tns"));

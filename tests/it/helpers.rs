@@ -67,6 +67,9 @@ impl Env {
         m.insert("TNS_REDIS_URL".into(), REDIS.into());
         m.insert("TNS_REDIS_PREFIX".into(), format!("it:{}:", unique()));
         m.insert("TNS_SIGNING_SECRET".into(), SECRET.into());
+        m.insert("TNS_DATA_KEY".into(), "5e".repeat(32));
+        // Tests' receivers listen on loopback; the guard itself is tested with this off.
+        m.insert("TNS_WEBHOOK_ALLOW_PRIVATE".into(), "true".into());
         m.insert("TNS_LISTEN_ADDR".into(), "127.0.0.1:0".into());
         m.insert("TNS_AUTH_RATE_LIMIT".into(), "100000".into());
         m.insert("TNS_DB_MAX_CONNECTIONS".into(), "8".into());
@@ -121,6 +124,7 @@ impl Env {
 
 /// A client that keeps cookies (for portal sessions).
 pub fn client() -> Client {
+    tns_scheduler::webhooks::send::install_tls_provider();
     Client::builder().cookie_store(true).timeout(Duration::from_secs(30)).build().unwrap()
 }
 

@@ -19,3 +19,4 @@ mod reference;
 mod submissions;
 mod tenancy;
 mod validation;
+mod webhooks;

@@ -92,6 +92,14 @@ async fn openapi_document_covers_every_route() {
         ("get", "/ref/districts"),
         ("get", "/portal/support/tickets"),
         ("post", "/portal/support/tickets"),
+        ("get", "/portal/webhooks"),
+        ("post", "/portal/webhooks"),
+        ("get", "/portal/webhooks/{id}"),
+        ("put", "/portal/webhooks/{id}"),
+        ("delete", "/portal/webhooks/{id}"),
+        ("get", "/portal/webhooks/events"),
+        ("get", "/portal/webhooks/events/{id}"),
+        ("post", "/portal/webhooks/test-event"),
     ];
     let paths = doc["paths"].as_object().unwrap();
     let documented: usize = paths.values().map(|p| p.as_object().unwrap().len()).sum();

@@ -24,14 +24,29 @@ async fn another_organizations_records_are_invisible_and_untouched() {
         .as_i64()
         .unwrap();
 
+    // A webhook subscription with a (pending) delivery record.
+    let hook = app
+        .post_ok(
+            "/portal/webhooks",
+            k,
+            json!({"event_type": "journey.created", "endpoint_url": "http://127.0.0.1:9/"}),
+            201,
+        )
+        .await["id"]
+        .as_i64()
+        .unwrap();
+    app.post_ok("/portal/webhooks/test-event", k, json!({}), 200).await;
+    let delivery = app.get_ok("/portal/webhooks/events", k).await["data"][0]["id"].as_i64().unwrap();
+
     let records = [
+        format!("/portal/webhooks/{hook}"),
         format!("/portal/vehicles/{}", owner.vehicle_id),
         format!("/portal/personnel/{}", owner.driver_id),
         format!("/portal/journeys/{j}"),
         format!("/portal/cargo/{c}"),
         format!("/portal/journeys/{j}/passengers/{p}"),
     ];
-    let before: Vec<Value> = futures::future::join_all(records[..4].iter().map(|r| app.get_ok(r, k))).await;
+    let before: Vec<Value> = futures::future::join_all(records[..5].iter().map(|r| app.get_ok(r, k))).await;
     let passengers_before = app.get_ok(&format!("/portal/journeys/{j}/passengers"), k).await;
 
     let x = intruder.key();
@@ -44,6 +59,8 @@ async fn another_organizations_records_are_invisible_and_untouched() {
         calls.push((Method::DELETE, r.clone(), None));
     }
     calls.push((Method::GET, format!("/portal/journeys/{j}/passengers"), None));
+    calls.push((Method::GET, format!("/portal/webhooks/events/{delivery}"), None));
+    calls.push((Method::POST, "/portal/webhooks/test-event".into(), Some(json!({"subscription_id": hook}))));
     calls.push((Method::POST, format!("/portal/journeys/{j}/submit"), None));
     calls.push((Method::POST, format!("/portal/cargo/{c}/submit"), None));
     calls.push((Method::POST, format!("/portal/journeys/{j}/passengers"), Some(passenger(2))));
@@ -73,11 +90,16 @@ async fn another_organizations_records_are_invisible_and_untouched() {
         assert!(!before.iter().any(|b| ids.contains(&&b["id"])), "{list} leaks another tenant's rows");
     }
 
+    // The owner's webhooks and deliveries too; the intruder's test event reaches none of them.
+    assert_eq!(app.get_ok("/portal/webhooks", x).await["data"], json!([]));
+    assert_eq!(app.get_ok("/portal/webhooks/events", x).await["data"], json!([]));
+    assert_eq!(app.post_ok("/portal/webhooks/test-event", x, json!({}), 200).await["deliveries"], 0);
+
     // The owner's submission is invisible too.
     error_body(app.get(&format!("/portal/submissions/{sub}"), x).await, 404).await;
     assert_eq!(app.get_ok("/portal/submissions", x).await["data"], json!([]));
 
-    let after: Vec<Value> = futures::future::join_all(records[..4].iter().map(|r| app.get_ok(r, k))).await;
+    let after: Vec<Value> = futures::future::join_all(records[..5].iter().map(|r| app.get_ok(r, k))).await;
     assert_eq!(before, after, "records untouched");
     assert_eq!(passengers_before, app.get_ok(&format!("/portal/journeys/{j}/passengers"), k).await);
 }

@@ -265,12 +265,25 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
          ), crew_rows AS (
             INSERT INTO journey_crew (journey_id, personnel_id, org_id, position)
             SELECT v.new_id, c.personnel_id, v.org, c.position FROM crew c JOIN v ON v.n = c.n
+         ), events AS (
+            -- journey.created, in the statement that creates the journeys (the outbox).
+            SELECT webhook_emit(array_agg(j.org_id), array_agg('journey.created'::text), array_agg(
+                       jsonb_build_object('id', j.id, 'vehicle_id', j.vehicle_ref, 'plate', j.plate,
+                                          'vehicle_record_id', j.vehicle_record_id, 'status', j.status,
+                                          'departure', jsonb_build_object('date', j.departure_date,
+                                              'time', to_char(j.departure_time, 'HH24:MI'),
+                                              'district_id', j.departure_district_id::text),
+                                          'arrival', jsonb_build_object('date', j.arrival_date,
+                                              'time', to_char(j.arrival_time, 'HH24:MI'),
+                                              'district_id', j.arrival_district_id::text),
+                                          'created_at', j.created_at))) AS deliveries
+              FROM j
          )
          SELECT v.n AS ordinal, j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
                 j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context,
                 j.status, j.downstream_reference, j.created_at, j.updated_at,
                 ARRAY(SELECT c.personnel_id FROM crew c WHERE c.n = v.n ORDER BY c.position) AS personnel_ids
-           FROM j JOIN v ON v.new_id = j.id",
+           FROM j JOIN v ON v.new_id = j.id CROSS JOIN events",
     )
     .bind(&orgs)
     .bind(col(batch, |j| j.vehicle.record()))

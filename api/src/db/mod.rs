@@ -14,6 +14,7 @@ pub mod retire;
 pub mod submissions;
 pub mod tickets;
 pub mod vehicles;
+pub mod webhooks;
 
 use std::{str::FromStr, time::Duration};
 

@@ -17,7 +17,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
 use endpoints::{
     account, api_keys, auth, billing, cargo, downstream, journeys, passengers, personnel, reference, submissions,
-    support, usage, vehicles,
+    support, usage, vehicles, webhooks,
 };
 
 /// `{"ok": true}`: the answer of deletes and actions.
@@ -42,7 +42,7 @@ unauthenticated calls carry the same headers for the per-client-IP limit."),
     modifiers(&Security),
     components(schemas(crate::error::ErrorBody)),
     tags((name = "auth"), (name = "account"), (name = "billing"), (name = "journeys"), (name = "vehicles"),
-         (name = "personnel"), (name = "cargo"), (name = "submissions"), (name = "reference"), (name = "support"), (name = "meta"))
+         (name = "personnel"), (name = "cargo"), (name = "submissions"), (name = "reference"), (name = "support"), (name = "webhooks"), (name = "meta"))
 )]
 struct ApiDoc;
 
@@ -106,6 +106,11 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(submissions::list))
         .routes(routes!(submissions::get))
         .routes(routes!(downstream::get, downstream::put))
+        .routes(routes!(webhooks::list, webhooks::create))
+        .routes(routes!(webhooks::get, webhooks::update, webhooks::delete))
+        .routes(routes!(webhooks::deliveries))
+        .routes(routes!(webhooks::delivery))
+        .routes(routes!(webhooks::test_event))
         .routes(routes!(reference::cities))
         .routes(routes!(reference::districts))
         .routes(routes!(support::list, support::create))

@@ -12,3 +12,4 @@ pub mod submissions;
 pub mod support;
 pub mod usage;
 pub mod vehicles;
+pub mod webhooks;

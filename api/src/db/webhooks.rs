@@ -1,0 +1,248 @@
+//! Webhook subscriptions, delivery records and test events, scoped by organization. Events
+//! themselves are written by the `webhook_emit` SQL function (see the migration) inside the
+//! change that causes them; the scheduler's delivery statements live in
+//! `tns_scheduler::webhooks::queue`.
+
+use serde::Serialize;
+use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
+use utoipa::ToSchema;
+
+use crate::pagination::{Keyed, Page};
+
+/// Subscriptions an organization may keep (deleted ones do not count).
+pub const MAX_SUBSCRIPTIONS: i64 = 50;
+pub const EVENT_TYPES: &[&str] = &["journey.created", "submission.delivered", "submission.failed"];
+
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Subscription {
+    pub id: i64,
+    /// `journey.created`, `submission.delivered` or `submission.failed`.
+    pub event_type: String,
+    pub endpoint_url: String,
+    /// 1 while deliveries are made, 0 when deactivated.
+    pub active: i32,
+    /// Why it is inactive: `by request`, or `failing` (no successful delivery for 5 days).
+    pub inactive_reason: Option<String>,
+    /// The first failed attempt since the last success.
+    pub failing_since: Option<chrono::DateTime<chrono::Utc>>,
+    pub last_success_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Keyed for Subscription {
+    fn key(&self) -> i64 {
+        self.id
+    }
+}
+
+const SUB_COLUMNS: &str = "id, event_type, endpoint_url, active::int AS active, inactive_reason, failing_since, \
+     last_success_at, created_at, updated_at";
+
+/// Create a subscription; `None` when the organization already has [`MAX_SUBSCRIPTIONS`].
+pub async fn insert(
+    db: &PgPool,
+    org: i64,
+    event_type: &str,
+    endpoint_url: &str,
+    secret_sealed: &[u8],
+) -> sqlx::Result<Option<Subscription>> {
+    sqlx::query_as(&format!(
+        "INSERT INTO webhook_subscriptions (org_id, event_type, endpoint_url, secret_sealed)
+         SELECT $1, $2, $3, $4
+          WHERE (SELECT count(*) FROM webhook_subscriptions WHERE org_id = $1 AND deleted_at IS NULL) < $5
+         RETURNING {SUB_COLUMNS}"
+    ))
+    .bind(org)
+    .bind(event_type)
+    .bind(endpoint_url)
+    .bind(secret_sealed)
+    .bind(MAX_SUBSCRIPTIONS)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn list(db: &PgPool, org: i64, page: &Page) -> sqlx::Result<Vec<Subscription>> {
+    let mut qb = QueryBuilder::<Postgres>::new(format!(
+        "SELECT {SUB_COLUMNS} FROM webhook_subscriptions WHERE deleted_at IS NULL AND org_id = "
+    ));
+    qb.push_bind(org);
+    page.push(&mut qb, "id");
+    qb.build_query_as().fetch_all(db).await
+}
+
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Subscription>> {
+    sqlx::query_as(&format!(
+        "SELECT {SUB_COLUMNS} FROM webhook_subscriptions WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL"
+    ))
+    .bind(org)
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+/// Change a subscription. Deactivating fails its waiting deliveries (in the same
+/// transaction); reactivating starts it afresh (no failure streak).
+pub async fn update(
+    tx: &mut PgConnection,
+    org: i64,
+    id: i64,
+    event_type: &str,
+    endpoint_url: &str,
+    active: bool,
+) -> sqlx::Result<Option<Subscription>> {
+    let sub: Option<Subscription> = sqlx::query_as(&format!(
+        "UPDATE webhook_subscriptions
+            SET event_type = $3, endpoint_url = $4,
+                inactive_reason = CASE WHEN $5 THEN NULL WHEN active THEN 'by request' ELSE inactive_reason END,
+                failing_since = CASE WHEN $5 AND NOT active THEN NULL ELSE failing_since END,
+                active = $5, updated_at = now()
+          WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL
+         RETURNING {SUB_COLUMNS}"
+    ))
+    .bind(org)
+    .bind(id)
+    .bind(event_type)
+    .bind(endpoint_url)
+    .bind(active)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if sub.as_ref().is_some_and(|s| s.active == 0) {
+        tns_scheduler::webhooks::queue::fail_inactive(&mut *tx, &[id]).await?;
+    }
+    Ok(sub)
+}
+
+/// Delete a subscription: it stops at once and its waiting deliveries fail; the row stays
+/// (inactive, hidden) so delivery records still name it.
+pub async fn delete(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<bool> {
+    let deleted = sqlx::query(
+        "UPDATE webhook_subscriptions SET deleted_at = now(), active = false, inactive_reason = 'deleted',
+                updated_at = now()
+          WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL",
+    )
+    .bind(org)
+    .bind(id)
+    .execute(&mut *tx)
+    .await?
+    .rows_affected()
+        == 1;
+    if deleted {
+        tns_scheduler::webhooks::queue::fail_inactive(&mut *tx, &[id]).await?;
+    }
+    Ok(deleted)
+}
+
+/// Emit a `test` event to one subscription, or to every active one of the organization.
+/// Returns the number of deliveries created.
+pub async fn emit_test(db: &PgPool, org: i64, subscription: Option<i64>) -> sqlx::Result<i32> {
+    let data = serde_json::json!({
+        "message": "A test event from TNS: your endpoint receives and verifies deliveries.",
+        "subscription_id": subscription,
+    });
+    sqlx::query_scalar("SELECT webhook_emit(ARRAY[$1::bigint], ARRAY['test'], ARRAY[$2::jsonb], ARRAY[$3::bigint])")
+        .bind(org)
+        .bind(data)
+        .bind(subscription)
+        .fetch_one(db)
+        .await
+}
+
+/// One event on its way to one subscription.
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct DeliveryRecord {
+    pub id: i64,
+    /// The event's id: the `X-Webhook-Id` header and the payload's `id`, the same on every
+    /// attempt (receivers dedupe on it).
+    pub event_id: i64,
+    pub event_type: String,
+    pub subscription_id: i64,
+    /// `pending`, `delivered` or `failed`.
+    pub delivery_status: String,
+    /// Attempts made so far.
+    pub attempts: i32,
+    /// The HTTP status of the last attempt's answer, if one came.
+    pub last_response_status: Option<i32>,
+    pub last_error: Option<String>,
+    /// When a pending delivery is next tried.
+    pub next_attempt_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl Keyed for DeliveryRecord {
+    fn key(&self) -> i64 {
+        self.id
+    }
+}
+
+const DELIVERY_COLUMNS: &str = "d.id, d.event_id, d.event_type, d.subscription_id, d.state AS delivery_status, \
+     d.attempts, d.last_response_status, d.last_error, \
+     CASE WHEN d.state = 'pending' THEN d.run_at END AS next_attempt_at, d.created_at, d.finished_at";
+
+#[derive(Debug, Default)]
+pub struct DeliveryFilter {
+    pub delivery_status: Option<String>,
+    pub event_type: Option<String>,
+    pub subscription_id: Option<i64>,
+}
+
+pub async fn deliveries(db: &PgPool, org: i64, f: &DeliveryFilter, page: &Page) -> sqlx::Result<Vec<DeliveryRecord>> {
+    let mut qb =
+        QueryBuilder::<Postgres>::new(format!("SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.org_id = "));
+    qb.push_bind(org);
+    if let Some(s) = &f.delivery_status {
+        qb.push(" AND d.state = ").push_bind(s.clone());
+    }
+    if let Some(t) = &f.event_type {
+        qb.push(" AND d.event_type = ").push_bind(t.clone());
+    }
+    if let Some(s) = f.subscription_id {
+        qb.push(" AND d.subscription_id = ").push_bind(s);
+    }
+    page.push(&mut qb, "d.id");
+    qb.build_query_as().fetch_all(db).await
+}
+
+/// A delivery record with the exact body that is sent.
+#[derive(Debug, sqlx::FromRow)]
+pub struct DeliveryDetail {
+    #[sqlx(flatten)]
+    pub record: DeliveryRecord,
+    pub body: String,
+}
+
+pub async fn delivery(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<DeliveryDetail>> {
+    sqlx::query_as(&format!(
+        "SELECT {DELIVERY_COLUMNS}, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+          WHERE d.org_id = $1 AND d.id = $2"
+    ))
+    .bind(org)
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+/// One attempt of a delivery.
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct DeliveryAttempt {
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    pub duration_ms: Option<i32>,
+    /// `delivered` (2xx), `rejected` (another status), `timeout`, `unreachable`, `refused`
+    /// (the address is not allowed), `abandoned` (the scheduler sending it stopped) or
+    /// `skipped` (the subscription was no longer active).
+    pub outcome: String,
+    pub response_status: Option<i32>,
+    pub error: Option<String>,
+}
+
+pub async fn delivery_attempts(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Vec<DeliveryAttempt>> {
+    sqlx::query_as(
+        "SELECT started_at, duration_ms, outcome, response_status, error FROM webhook_attempts
+          WHERE org_id = $1 AND delivery_id = $2 ORDER BY id",
+    )
+    .bind(org)
+    .bind(id)
+    .fetch_all(db)
+    .await
+}

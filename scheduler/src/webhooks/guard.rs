@@ -1,0 +1,208 @@
+//! The SSRF guard: a hosted platform must not be a proxy into its own network. Endpoint URLs
+//! must be http(s) with a host; an address that is loopback, private, link-local or otherwise
+//! not on the public internet is refused when a subscription is created and again on every
+//! delivery (the delivery client resolves names through [`GuardedResolver`], so the address
+//! checked is the address connected to, whatever DNS says by then). Operators may allow
+//! internal addresses (`TNS_WEBHOOK_ALLOW_PRIVATE`, on in `tns dev`).
+
+use std::{
+    net::{IpAddr, Ipv4Addr, SocketAddr},
+    sync::Arc,
+};
+
+use reqwest::{
+    dns::{Addrs, Name, Resolve, Resolving},
+    Url,
+};
+
+pub const MAX_URL_LEN: usize = 2048;
+
+/// Why an endpoint URL is not accepted; the text is shown to the subscriber.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Parse an endpoint URL: http or https, a host, no credentials, and, unless `allow_private`,
+/// not an internal address literal. Names are checked by [`check_resolves`].
+pub fn parse_endpoint(raw: &str, allow_private: bool) -> Result<Url, Refused> {
+    if raw.len() > MAX_URL_LEN {
+        return Err(Refused(format!("must be at most {MAX_URL_LEN} characters")));
+    }
+    let url = Url::parse(raw).map_err(|e| Refused(format!("is not a URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(Refused("must be an http or https URL".into()));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(Refused("must not carry credentials; use the signature to authenticate deliveries".into()));
+    }
+    let host = url.host().ok_or_else(|| Refused("has no host".into()))?;
+    if !allow_private {
+        let literal = match host {
+            url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
+            url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
+            url::Host::Domain(_) => None,
+        };
+        if let Some(ip) = literal {
+            check_ip(ip)?;
+        }
+    }
+    Ok(url)
+}
+
+/// Resolve the URL's host now and refuse it if any address is internal.
+pub async fn check_resolves(url: &Url, allow_private: bool) -> Result<(), Refused> {
+    if allow_private {
+        return Ok(());
+    }
+    let Some(url::Host::Domain(name)) = url.host() else { return Ok(()) };
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name, 0))
+        .await
+        .map_err(|_| Refused(format!("host `{name}` does not resolve")))?
+        .collect();
+    if addrs.is_empty() {
+        return Err(Refused(format!("host `{name}` does not resolve")));
+    }
+    addrs.iter().try_for_each(|a| check_ip(a.ip()))
+}
+
+pub fn check_ip(ip: IpAddr) -> Result<(), Refused> {
+    if is_public(ip) {
+        Ok(())
+    } else {
+        Err(Refused(format!("resolves to {ip}, an internal address; deliveries go to public addresses only")))
+    }
+}
+
+/// Whether an address is on the public internet (not loopback, private, link-local, shared,
+/// multicast, reserved, documentation, …); IPv4 embedded in IPv6 is judged as IPv4.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public_v4(v4);
+            }
+            let s = v6.segments();
+            // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
+            if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
+                return is_public_v4(Ipv4Addr::from(((s[6] as u32) << 16) | s[7] as u32));
+            }
+            !(v6.is_unspecified()
+                || v6.is_loopback()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local fc00::/7
+                || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
+                || (s[0] & 0xffc0) == 0xfec0 // site-local (deprecated) fec0::/10
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x0100 && s[1..4] == [0, 0, 0]) // discard 100::/64
+                || s[..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible (deprecated) ::/96
+        }
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(a == 0 // "this network"
+        || a == 10
+        || a == 127
+        || (a == 100 && (64..128).contains(&b)) // shared address space (carrier NAT)
+        || (a == 169 && b == 254) // link-local, cloud metadata
+        || (a == 172 && (16..32).contains(&b))
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 192 && b == 0 && c == 2) // documentation
+        || (a == 192 && b == 168)
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking
+        || (a == 198 && b == 51 && c == 100) // documentation
+        || (a == 203 && b == 0 && c == 113) // documentation
+        || a >= 224) // multicast, reserved, broadcast
+}
+
+/// The delivery client's resolver: the system resolver, with internal addresses removed
+/// (unless allowed). A name left with no address fails the delivery as `refused`.
+#[derive(Debug, Clone)]
+pub struct GuardedResolver {
+    pub allow_private: bool,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let all: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> = all.iter().copied().filter(|a| allow_private || is_public(a.ip())).collect();
+            if allowed.is_empty() {
+                let shown = all.first().map(|a| a.ip().to_string()).unwrap_or_else(|| "nothing".into());
+                return Err(Box::new(Refused(format!("`{host}` resolves to {shown}, an internal address")))
+                    as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(allowed.into_iter()) as Addrs)
+        })
+    }
+}
+
+impl GuardedResolver {
+    pub fn shared(allow_private: bool) -> Arc<GuardedResolver> {
+        Arc::new(GuardedResolver { allow_private })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "::1",
+            "::",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "2001:db8::1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn endpoint_urls() {
+        assert!(parse_endpoint("https://hooks.example.com/tns", false).is_ok());
+        assert!(parse_endpoint("http://127.0.0.1:9000/x", true).is_ok(), "allowed by the operator");
+        for bad in [
+            "ftp://example.com/",
+            "file:///etc/passwd",
+            "not a url",
+            "http://127.0.0.1/",
+            "http://[::1]:8080/",
+            "http://169.254.169.254/latest/meta-data",
+            "http://0x7f000001/",
+            "http://user:pw@example.com/",
+        ] {
+            assert!(parse_endpoint(bad, false).is_err(), "{bad}");
+        }
+        assert!(parse_endpoint(&format!("https://e.com/{}", "a".repeat(MAX_URL_LEN)), true).is_err());
+    }
+}

@@ -1,0 +1,506 @@
+//! Webhooks end to end: subscriptions through the API, events written by the real statements,
+//! the scheduler delivering to real HTTP receivers on loopback; signatures checked with an
+//! HMAC written here, independently of the code under test.
+
+use std::{
+    collections::{HashMap, VecDeque},
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use axum::{
+    body::Bytes,
+    extract::State,
+    http::{HeaderMap, StatusCode},
+    response::IntoResponse,
+    Router,
+};
+use reqwest::Method;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::{fixtures::*, helpers::*};
+
+/// HMAC-SHA256 (RFC 2104) from the hash alone, so the check does not share code with the
+/// signer.
+fn hmac_sha256_hex(key: &[u8], msg: &[u8]) -> String {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let pad = |b: u8| k.iter().map(|x| x ^ b).collect::<Vec<u8>>();
+    let inner = Sha256::new().chain_update(pad(0x36)).chain_update(msg).finalize();
+    hex::encode(Sha256::new().chain_update(pad(0x5c)).chain_update(inner).finalize())
+}
+
+#[test]
+fn independent_hmac_matches_rfc_4231() {
+    assert_eq!(
+        hmac_sha256_hex(b"Jefe", b"what do ya want for nothing?"),
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    );
+}
+
+/// What a receiver does with a request.
+#[derive(Clone, Copy, Debug)]
+enum Answer {
+    Status(u16),
+    /// 429 with `Retry-After: N`.
+    RetryAfter(u64),
+    /// Never answers (the scheduler's timeout must end the attempt).
+    Hang,
+}
+
+#[derive(Debug, Clone)]
+struct Received {
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+#[derive(Default)]
+struct ReceiverState {
+    /// Answers in order; once used up, 200.
+    script: Mutex<VecDeque<Answer>>,
+    got: Mutex<Vec<Received>>,
+}
+
+/// A webhook receiver on loopback.
+struct Receiver {
+    addr: SocketAddr,
+    state: Arc<ReceiverState>,
+}
+
+impl Receiver {
+    async fn start(script: &[Answer]) -> Receiver {
+        let state =
+            Arc::new(ReceiverState { script: Mutex::new(script.iter().copied().collect()), ..Default::default() });
+        async fn hook(
+            State(st): State<Arc<ReceiverState>>,
+            headers: HeaderMap,
+            body: Bytes,
+        ) -> axum::response::Response {
+            st.got.lock().unwrap().push(Received { headers, body });
+            let answer = st.script.lock().unwrap().pop_front().unwrap_or(Answer::Status(200));
+            match answer {
+                Answer::Status(s) => StatusCode::from_u16(s).unwrap().into_response(),
+                Answer::RetryAfter(n) => {
+                    (StatusCode::TOO_MANY_REQUESTS, [("retry-after", n.to_string())]).into_response()
+                }
+                Answer::Hang => {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    StatusCode::OK.into_response()
+                }
+            }
+        }
+        let app = Router::new().route("/hook", axum::routing::post(hook)).with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        Receiver { addr, state }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/hook", self.addr)
+    }
+
+    fn got(&self) -> Vec<Received> {
+        self.state.got.lock().unwrap().clone()
+    }
+
+    async fn wait_for(&self, n: usize) -> Vec<Received> {
+        for _ in 0..400 {
+            let got = self.got();
+            if got.len() >= n {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the receiver got {} requests, expected {n}", self.got().len());
+    }
+}
+
+fn header<'a>(r: &'a Received, name: &str) -> &'a str {
+    r.headers.get(name).unwrap_or_else(|| panic!("{name} missing")).to_str().unwrap()
+}
+
+async fn subscribe(app: &Api, key: &str, event_type: &str, url: &str, secret: Option<&str>) -> Value {
+    let mut body = json!({"event_type": event_type, "endpoint_url": url});
+    if let Some(s) = secret {
+        body["secret"] = json!(s);
+    }
+    app.post_ok("/portal/webhooks", key, body, 201).await
+}
+
+/// Poll a delivery record until it is final.
+async fn final_delivery(app: &Api, key: &str, id: i64) -> Value {
+    for _ in 0..600 {
+        let d = app.get_ok(&format!("/portal/webhooks/events/{id}"), key).await;
+        if d["delivery_status"] != "pending" {
+            return d;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("delivery {id} still pending after 15 s");
+}
+
+/// The organization's only delivery record.
+async fn only_delivery(app: &Api, key: &str) -> Value {
+    let list = app.get_ok("/portal/webhooks/events", key).await;
+    let data = list["data"].as_array().unwrap();
+    assert_eq!(data.len(), 1, "{list}");
+    data[0].clone()
+}
+
+fn outcomes(detail: &Value) -> Vec<&str> {
+    detail["history"].as_array().unwrap().iter().map(|a| a["outcome"].as_str().unwrap()).collect()
+}
+
+fn fast_retries(env: &Env) -> Env {
+    env.with_scheduler().with(&[("TNS_WEBHOOK_RETRY_SCHEDULE", "100ms,100ms"), ("TNS_SCHEDULER_POLL_MS", "20")])
+}
+
+#[tokio::test]
+async fn journey_created_and_submission_events_are_signed_and_verifiable() {
+    let env = fast_retries(&Env::new().await);
+    let app = TestApp::start(env.clone()).await;
+    let scheduler = InProcessScheduler::start(&env).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[]).await;
+    let secret = "my-own-secret-0123456789";
+    let created = subscribe(&app, f.key(), "journey.created", &rx.url(), Some(secret)).await;
+    assert_eq!(created["secret"], secret, "shown once at creation");
+    assert_eq!(created["active"], 1);
+    let generated = subscribe(&app, f.key(), "submission.delivered", &rx.url(), None).await;
+    let generated_secret = generated["secret"].as_str().unwrap().to_string();
+    assert!(generated_secret.starts_with("whsec_") && generated_secret.len() > 30, "{generated_secret}");
+    let listed = app.get_ok("/portal/webhooks", f.key()).await;
+    assert_eq!(listed["data"].as_array().unwrap().len(), 2);
+    assert!(
+        !listed.to_string().contains(secret) && !listed.to_string().contains(&generated_secret),
+        "never shown again"
+    );
+    let stored: Vec<Vec<u8>> =
+        sqlx::query_scalar("SELECT secret_sealed FROM webhook_subscriptions").fetch_all(&app.db).await.unwrap();
+    assert!(stored.iter().all(|s| !s.windows(secret.len()).any(|w| w == secret.as_bytes())), "sealed at rest");
+
+    let journey = f.journey(&app).await;
+    let got = rx.wait_for(1).await;
+    let r = &got[0];
+    assert_eq!(
+        header(r, "x-webhook-signature"),
+        hmac_sha256_hex(secret.as_bytes(), &r.body),
+        "signature of the raw body"
+    );
+    assert_eq!(header(r, "x-webhook-event"), "journey.created");
+    assert_eq!(header(r, "content-type"), "application/json");
+    let ts: i64 = header(r, "x-webhook-timestamp").parse().unwrap();
+    assert!((chrono::Utc::now().timestamp() - ts).abs() < 60);
+    let payload: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(header(r, "x-webhook-id"), payload["id"].to_string());
+    assert_eq!(payload["type"], "journey.created");
+    assert!(payload["created_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(payload["data"]["id"], journey);
+    assert_eq!(payload["data"]["status"], "draft");
+    assert_eq!(payload["data"]["departure"]["time"].as_str().unwrap().len(), 5, "HH:MM like the API");
+    let d = only_delivery(&app, f.key()).await;
+    let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
+    assert_eq!((d["delivery_status"].as_str(), d["attempts"].as_i64()), (Some("delivered"), Some(1)));
+    assert_eq!(d["last_response_status"], 200);
+    assert_eq!(d["payload"].as_str().unwrap().as_bytes(), &r.body[..], "the record shows the exact bytes sent");
+
+    // A delivered submission: `submission.delivered`, signed with the generated secret.
+    let sub = app.post_ok(&format!("/portal/journeys/{journey}/submit"), f.key(), json!({}), 202).await;
+    let got = rx.wait_for(2).await;
+    let r = &got[1];
+    assert_eq!(header(r, "x-webhook-event"), "submission.delivered");
+    assert_eq!(header(r, "x-webhook-signature"), hmac_sha256_hex(generated_secret.as_bytes(), &r.body));
+    assert_ne!(header(r, "x-webhook-signature"), hmac_sha256_hex(secret.as_bytes(), &r.body));
+    let payload: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(payload["data"]["id"], sub["submission_id"]);
+    assert_eq!(payload["data"]["state"], "delivered");
+    assert!(payload["data"]["downstream_reference"].is_string());
+
+    // A test event to one subscription.
+    let one = json!({"subscription_id": created["id"]});
+    assert_eq!(
+        app.post_ok("/portal/webhooks/test-event", f.key(), one, 200).await,
+        json!({"ok": true, "deliveries": 1})
+    );
+    let got = rx.wait_for(3).await;
+    assert_eq!(header(&got[2], "x-webhook-event"), "test");
+    assert_eq!(header(&got[2], "x-webhook-signature"), hmac_sha256_hex(secret.as_bytes(), &got[2].body));
+    // Without a body: every active subscription.
+    let res = app.req(Method::POST, "/portal/webhooks/test-event", Some(f.key())).send().await.unwrap();
+    assert_eq!(json_of(res, 200).await["deliveries"], 2);
+    rx.wait_for(5).await;
+    scheduler.stop().await;
+    assert_eq!(rx.got().len(), 5, "nothing delivered twice");
+}
+
+#[tokio::test]
+async fn failing_twice_then_succeeding_is_three_recorded_attempts_and_retry_after_is_honoured() {
+    let env = fast_retries(&Env::new().await);
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[Answer::Status(500), Answer::Status(503)]).await;
+    subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
+    app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    let d = only_delivery(&app, f.key()).await;
+    let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
+    assert_eq!(d["delivery_status"], "delivered");
+    assert_eq!(d["attempts"], 3);
+    assert_eq!(outcomes(&d), ["rejected", "rejected", "delivered"]);
+    let statuses: Vec<&Value> = d["history"].as_array().unwrap().iter().map(|a| &a["response_status"]).collect();
+    assert_eq!(statuses, [&json!(500), &json!(503), &json!(200)]);
+    let got = rx.got();
+    assert_eq!(got.len(), 3);
+    assert!(got.iter().all(|r| r.body == got[0].body), "every retry carries the same bytes");
+    let ids: Vec<&str> = got.iter().map(|r| header(r, "x-webhook-id")).collect();
+    assert!(ids.iter().all(|i| *i == ids[0]), "and the same event id");
+
+    // 429 with Retry-After: 1 — the next attempt waits the second, not the 100 ms schedule.
+    let rx2 = Receiver::start(&[Answer::RetryAfter(1)]).await;
+    let f2 = Fleet::new(&app).await;
+    subscribe(&app, f2.key(), "journey.created", &rx2.url(), None).await;
+    app.post_ok("/portal/webhooks/test-event", f2.key(), json!({}), 200).await;
+    let d = only_delivery(&app, f2.key()).await;
+    let d = final_delivery(&app, f2.key(), d["id"].as_i64().unwrap()).await;
+    assert_eq!(outcomes(&d), ["rejected", "delivered"]);
+    let at = |i: usize| chrono::DateTime::parse_from_rfc3339(d["history"][i]["started_at"].as_str().unwrap()).unwrap();
+    assert!(at(1) - at(0) >= chrono::Duration::milliseconds(950), "{} then {}", at(0), at(1));
+}
+
+#[tokio::test]
+async fn a_hanging_receiver_is_a_recorded_timeout_and_the_delivery_fails_after_the_schedule() {
+    let env =
+        fast_retries(&Env::new().await).with(&[("TNS_WEBHOOK_TIMEOUT_SECS", "1"), ("TNS_WEBHOOK_LEASE_SECS", "10")]);
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[Answer::Hang, Answer::Hang, Answer::Hang]).await;
+    subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
+    app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    let d = only_delivery(&app, f.key()).await;
+    let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
+    assert_eq!(d["delivery_status"], "failed");
+    assert_eq!(outcomes(&d), ["timeout", "timeout", "timeout"], "1 try + 2 scheduled retries");
+    assert!(d["last_error"].as_str().unwrap().contains("timed out"), "{d}");
+    assert!(d["next_attempt_at"].is_null());
+    let failing = app.get_ok("/portal/webhooks", f.key()).await["data"][0].clone();
+    assert!(failing["failing_since"].is_string(), "{failing}");
+    assert_eq!(failing["active"], 1, "not yet failing for 5 days");
+}
+
+#[tokio::test]
+async fn a_subscription_failing_for_the_configured_period_is_deactivated() {
+    let env = Env::new().await.with_scheduler().with(&[
+        ("TNS_WEBHOOK_RETRY_SCHEDULE", "200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms"),
+        ("TNS_WEBHOOK_DISABLE_AFTER_SECS", "1"),
+    ]);
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[Answer::Status(500); 20]).await;
+    let sub = subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
+    let id = sub["id"].as_i64().unwrap();
+    app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    let d = only_delivery(&app, f.key()).await;
+    let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
+    assert_eq!(d["delivery_status"], "failed");
+    let s = app.get_ok(&format!("/portal/webhooks/{id}"), f.key()).await;
+    assert_eq!((s["active"].as_i64(), s["inactive_reason"].as_str()), (Some(0), Some("failing")), "{s}");
+    // The schedule allows 9 attempts (8 retries of at least 160 ms, longer than the 1 s
+    // allowance): fewer means the deactivation cut it short.
+    let tries = rx.got().len();
+    assert!((2..9).contains(&tries), "deactivation stopped the retries: {tries} attempts");
+    assert_eq!(d["attempts"].as_u64(), Some(tries as u64));
+    assert_eq!(d["last_error"], "the subscription is no longer active", "{d}");
+    // New events no longer go to it; a test event to it says why.
+    f.journey(&app).await;
+    let err =
+        error_body(app.post("/portal/webhooks/test-event", Some(f.key()), json!({"subscription_id": id})).await, 409)
+            .await;
+    assert!(err["detail"].as_str().unwrap().contains("inactive"));
+    // Reactivating starts afresh.
+    let s = app.put(&format!("/portal/webhooks/{id}"), f.key(), json!({"active": 1})).await;
+    let s = json_of(s, 200).await;
+    assert_eq!((s["active"].as_i64(), s["failing_since"].is_null()), (Some(1), true), "{s}");
+    assert_eq!(app.get_ok("/portal/webhooks/events", f.key()).await["data"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_rolled_back_change_emits_nothing() {
+    let env = fast_retries(&Env::new().await);
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[]).await;
+    subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
+    // A fault inside the journey-creating statement, after its events were written.
+    sqlx::raw_sql(
+        "CREATE FUNCTION refuse_crew() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'injected fault'; END $$;
+         CREATE TRIGGER refuse_crew AFTER INSERT ON journey_crew FOR EACH ROW EXECUTE FUNCTION refuse_crew();",
+    )
+    .execute(&app.db)
+    .await
+    .unwrap();
+    let mut body = journey(json!(f.vehicle_id));
+    body["personnel_ids"] = json!([f.driver_id]);
+    assert_eq!(app.post("/portal/journeys", Some(f.key()), body.clone()).await.status(), 500);
+    let count = |table: &'static str| {
+        let db = app.db.clone();
+        async move { sqlx::query_scalar::<_, i64>(&format!("SELECT count(*) FROM {table}")).fetch_one(&db).await.unwrap() }
+    };
+    assert_eq!((count("journeys").await, count("webhook_events").await, count("webhook_deliveries").await), (0, 0, 0));
+    // The same statement without the fault: the journey and its event, together.
+    sqlx::raw_sql("DROP TRIGGER refuse_crew ON journey_crew").execute(&app.db).await.unwrap();
+    let j = app.post_ok("/portal/journeys", f.key(), body, 201).await;
+    assert_eq!((count("journeys").await, count("webhook_events").await), (1, 1));
+    let got = rx.wait_for(1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(rx.got().len(), 1, "exactly the committed journey's event");
+    assert_eq!(serde_json::from_slice::<Value>(&got[0].body).unwrap()["data"]["id"], j["id"]);
+}
+
+#[tokio::test]
+async fn two_schedulers_deliver_each_event_once() {
+    let env = fast_retries(&Env::new().await).with(&[("TNS_QUOTA_ENABLED", "false")]);
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[]).await;
+    for _ in 0..3 {
+        subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
+    }
+    let (a, b) = (InProcessScheduler::start(&env).await, InProcessScheduler::start(&env).await);
+    futures::future::join_all((0..50).map(|_| app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200)))
+        .await;
+    rx.wait_for(150).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.stop().await;
+    b.stop().await;
+    let mut per: HashMap<(String, String), usize> = HashMap::new();
+    for r in rx.got() {
+        *per.entry((header(&r, "x-webhook-id").to_string(), header(&r, "x-webhook-signature").to_string()))
+            .or_default() += 1;
+    }
+    assert_eq!(per.len(), 150, "50 events × 3 subscriptions");
+    assert!(per.values().all(|n| *n == 1), "none delivered twice");
+    let attempts: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_attempts").fetch_one(&app.db).await.unwrap();
+    assert_eq!(attempts, 150);
+}
+
+#[tokio::test]
+async fn the_ssrf_guard_refuses_internal_addresses_at_creation_and_at_delivery() {
+    let env = fast_retries(&Env::new().await);
+    let guarded = env.with(&[("TNS_WEBHOOK_ALLOW_PRIVATE", "false")]);
+    let app = TestApp::start(guarded.clone()).await;
+    let f = Fleet::new(&app).await;
+    for url in [
+        "http://127.0.0.1:8080/hook",
+        "http://localhost:8080/hook",
+        "http://[::1]/hook",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.8/hook",
+        "http://0x7f000001/hook",
+        "ftp://example.com/hook",
+        "file:///etc/passwd",
+        "https://user:pw@example.com/hook",
+        "not a url",
+    ] {
+        let res = app
+            .post("/portal/webhooks", Some(f.key()), json!({"event_type": "journey.created", "endpoint_url": url}))
+            .await;
+        let err = error_body(res, 422).await;
+        assert_eq!(err["field"], "endpoint_url", "{url}: {err}");
+    }
+    // Allowed when it was created (an operator-allowed API), refused when a guarded scheduler
+    // resolves it at delivery time.
+    let open = TestApp::start(env.clone()).await;
+    let rx = Receiver::start(&[]).await;
+    let url = format!("http://localhost:{}/hook", rx.addr.port());
+    subscribe(&open, f.key(), "journey.created", &url, None).await;
+    let _scheduler = InProcessScheduler::start(&guarded).await;
+    open.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    let d = only_delivery(&app, f.key()).await;
+    let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
+    assert_eq!(d["delivery_status"], "failed");
+    assert_eq!(outcomes(&d), ["refused", "refused", "refused"]);
+    assert!(d["last_error"].as_str().unwrap().contains("internal address"), "{d}");
+    assert!(rx.got().is_empty(), "nothing reached the internal receiver");
+}
+
+#[tokio::test]
+async fn subscriptions_validate_limit_scope_and_stop_on_delete() {
+    let app = TestApp::spawn().await;
+    let f = Fleet::new(&app).await;
+    let k = f.key();
+    let url = "http://127.0.0.1:9/hook";
+    for (body, field) in [
+        (json!({"event_type": "journey.deleted", "endpoint_url": url}), "event_type"),
+        (json!({"event_type": "journey.created", "endpoint_url": url, "secret": "short"}), "secret"),
+        (
+            json!({"event_type": "journey.created", "endpoint_url": url, "secret": "has spaces in it, sixteen+"}),
+            "secret",
+        ),
+        (json!({"event_type": "journey.created"}), "endpoint_url"),
+    ] {
+        assert_eq!(error_body(app.post("/portal/webhooks", Some(k), body).await, 422).await["field"], field);
+    }
+    let s = subscribe(&app, k, "journey.created", url, None).await;
+    let id = s["id"].as_i64().unwrap();
+    // A pending delivery (no scheduler runs here), failed by deactivation.
+    app.post_ok("/portal/webhooks/test-event", k, json!({}), 200).await;
+    let off = json_of(app.put(&format!("/portal/webhooks/{id}"), k, json!({"active": false})).await, 200).await;
+    assert_eq!((off["active"].as_i64(), off["inactive_reason"].as_str()), (Some(0), Some("by request")));
+    let d = only_delivery(&app, k).await;
+    assert_eq!(d["delivery_status"], "failed");
+    let err = error_body(app.put(&format!("/portal/webhooks/{id}"), k, json!({"active": "yes"})).await, 422).await;
+    assert_eq!(err["field"], "active");
+    let moved = json_of(
+        app.put(&format!("/portal/webhooks/{id}"), k, json!({"active": true, "event_type": "submission.failed"})).await,
+        200,
+    )
+    .await;
+    assert_eq!((moved["active"].as_i64(), moved["event_type"].as_str()), (Some(1), Some("submission.failed")));
+    // Filters on delivery records.
+    let failed = app.get_ok("/portal/webhooks/events?delivery_status=failed&event_type=test", k).await;
+    assert_eq!(failed["data"].as_array().unwrap().len(), 1);
+    assert_eq!(app.get_ok("/portal/webhooks/events?delivery_status=pending", k).await["data"], json!([]));
+    let bad = error_body(app.get("/portal/webhooks/events?delivery_status=lost", k).await, 422).await;
+    assert_eq!(bad["field"], "delivery_status");
+
+    // Scopes: a read-only key lists but cannot change anything.
+    let ro = app.post_ok("/portal/api-keys", k, json!({"name": "ro", "scopes": ["webhooks:read"]}), 201).await
+        ["api_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(app.get_ok("/portal/webhooks", &ro).await["data"].as_array().unwrap().len(), 1);
+    error_body(
+        app.post("/portal/webhooks", Some(&ro), json!({"event_type": "journey.created", "endpoint_url": url})).await,
+        403,
+    )
+    .await;
+    error_body(app.post("/portal/webhooks/test-event", Some(&ro), json!({})).await, 403).await;
+
+    // Delete: gone from the API, its delivery record stays.
+    assert_eq!(json_of(app.delete(&format!("/portal/webhooks/{id}"), k).await, 200).await, json!({"ok": true}));
+    error_body(app.get(&format!("/portal/webhooks/{id}"), k).await, 404).await;
+    error_body(app.delete(&format!("/portal/webhooks/{id}"), k).await, 404).await;
+    assert_eq!(app.get_ok("/portal/webhooks/events", k).await["data"].as_array().unwrap().len(), 1);
+
+    // At most 50 live subscriptions.
+    for _ in 0..50 {
+        subscribe(&app, k, "journey.created", url, None).await;
+    }
+    error_body(
+        app.post("/portal/webhooks", Some(k), json!({"event_type": "journey.created", "endpoint_url": url})).await,
+        409,
+    )
+    .await;
+}
