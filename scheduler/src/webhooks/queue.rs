@@ -26,7 +26,6 @@ pub struct Claimed {
     /// False when the subscription was deactivated or deleted after the event: not sent.
     pub active: bool,
     pub body: String,
-    pub event_created_at: DateTime<Utc>,
 }
 
 /// Claim up to `n` due deliveries for `lease`, oldest due first. A due row whose lease ran
@@ -52,7 +51,7 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64) -> sqlx::
              WHERE d.id = due.id
             RETURNING d.id, d.org_id, d.event_id, d.event_type, d.subscription_id, d.attempts, d.lease_token
          )
-         SELECT c.*, s.endpoint_url, s.secret_sealed, s.active, e.body, e.created_at AS event_created_at
+         SELECT c.*, s.endpoint_url, s.secret_sealed, s.active, e.body
            FROM claimed c
            JOIN webhook_subscriptions s ON s.id = c.subscription_id
            JOIN webhook_events e ON e.id = c.event_id",
