@@ -96,8 +96,18 @@ async fn dev_creates_its_database_and_serves() {
     assert_eq!(res.headers()["preference-applied"], "wait=20");
     let s = json_of(res, 202).await;
     assert_eq!(s["status"], "delivered", "{s}");
-    let metrics = p.metrics().await;
-    assert!(metrics.contains(r#"tns_submissions_finished_total{adapter="sandbox",state="delivered"} 1"#), "{metrics}");
+    // The scheduler counts the outcome just after recording it, which is when the answer above
+    // could come: give the counter a moment.
+    let delivered = r#"tns_submissions_finished_total{adapter="sandbox",state="delivered"} 1"#;
+    let mut metrics = p.metrics().await;
+    for _ in 0..100 {
+        if metrics.contains(delivered) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        metrics = p.metrics().await;
+    }
+    assert!(metrics.contains(delivered), "{metrics}");
     assert!(metrics.contains("tns_adapter_call_duration_seconds_bucket"));
 }
 

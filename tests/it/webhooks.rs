@@ -251,13 +251,13 @@ async fn failing_twice_then_succeeding_is_three_recorded_attempts_and_retry_afte
     app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
     let d = only_delivery(&app, f.key()).await;
     let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
-    assert_eq!(d["delivery_status"], "delivered");
-    assert_eq!(d["attempts"], 3);
-    assert_eq!(outcomes(&d), ["rejected", "rejected", "delivered"]);
+    assert_eq!(d["delivery_status"], "delivered", "{d}");
+    assert_eq!(d["attempts"], 3, "{d}");
+    assert_eq!(outcomes(&d), ["rejected", "rejected", "delivered"], "{d}");
     let statuses: Vec<&Value> = d["history"].as_array().unwrap().iter().map(|a| &a["response_status"]).collect();
     assert_eq!(statuses, [&json!(500), &json!(503), &json!(200)]);
     let got = rx.got();
-    assert_eq!(got.len(), 3);
+    assert_eq!(got.len(), 3, "{d}");
     assert!(got.iter().all(|r| r.body == got[0].body), "every retry carries the same bytes");
     let ids: Vec<&str> = got.iter().map(|r| header(r, "x-webhook-id")).collect();
     assert!(ids.iter().all(|i| *i == ids[0]), "and the same event id");
@@ -269,7 +269,7 @@ async fn failing_twice_then_succeeding_is_three_recorded_attempts_and_retry_afte
     app.post_ok("/portal/webhooks/test-event", f2.key(), json!({}), 200).await;
     let d = only_delivery(&app, f2.key()).await;
     let d = final_delivery(&app, f2.key(), d["id"].as_i64().unwrap()).await;
-    assert_eq!(outcomes(&d), ["rejected", "delivered"]);
+    assert_eq!(outcomes(&d), ["rejected", "delivered"], "{d}");
     let at = |i: usize| chrono::DateTime::parse_from_rfc3339(d["history"][i]["started_at"].as_str().unwrap()).unwrap();
     assert!(at(1) - at(0) >= chrono::Duration::milliseconds(950), "{} then {}", at(0), at(1));
 }

@@ -174,11 +174,10 @@ pub async fn get(
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<SubmissionDetail>> {
     p.require(Scope::SubmissionsRead)?;
-    let (detail, history) = tokio::try_join!(
-        db::submissions::detail(&st.db, p.org_id, id),
-        db::submissions::attempts(&st.db, p.org_id, id),
-    )?;
-    let d = detail.ok_or_else(|| not_found("submission", id))?;
+    // The submission first, then its attempts (recorded in the same statement as its change):
+    // read concurrently, a final submission could come with its last attempt missing.
+    let d = db::submissions::detail(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("submission", id))?;
+    let history = db::submissions::attempts(&st.db, p.org_id, id).await?;
     Ok(Json(SubmissionDetail {
         submission: d.submission,
         history,

@@ -244,11 +244,11 @@ pub async fn delivery(
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<DeliveryDetail>> {
     p.require(Scope::WebhooksRead)?;
-    let (detail, history) = tokio::try_join!(
-        db::webhooks::delivery(&st.db, p.org_id, id),
-        db::webhooks::delivery_attempts(&st.db, p.org_id, id),
-    )?;
-    let d = detail.ok_or_else(|| not_found("webhook delivery", id))?;
+    // The record first, then its attempts: an attempt is recorded in the same statement as the
+    // record's change, so read in this order the history holds every attempt the record counts
+    // (read concurrently, a final record could come with its last attempt missing).
+    let d = db::webhooks::delivery(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("webhook delivery", id))?;
+    let history = db::webhooks::delivery_attempts(&st.db, p.org_id, id).await?;
     Ok(Json(DeliveryDetail { record: d.record, payload: d.body, history }))
 }
 
