@@ -81,22 +81,24 @@ pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Resu
     .await
 }
 
-/// Change a subscription. Deactivating fails its waiting deliveries (in the same
-/// transaction); reactivating starts it afresh (no failure streak).
+/// Change a subscription: each of `event_type`, `endpoint_url`, `active` that is given, in one
+/// statement (no read-then-write race between concurrent changes). Deactivating fails its
+/// waiting deliveries in the same transaction; reactivating starts it afresh (no failure streak).
 pub async fn update(
     tx: &mut PgConnection,
     org: i64,
     id: i64,
-    event_type: &str,
-    endpoint_url: &str,
-    active: bool,
+    event_type: Option<&str>,
+    endpoint_url: Option<&str>,
+    active: Option<bool>,
 ) -> sqlx::Result<Option<Subscription>> {
     let sub: Option<Subscription> = sqlx::query_as(&format!(
         "UPDATE webhook_subscriptions
-            SET event_type = $3, endpoint_url = $4,
-                inactive_reason = CASE WHEN $5 THEN NULL WHEN active THEN 'by request' ELSE inactive_reason END,
+            SET event_type = COALESCE($3, event_type), endpoint_url = COALESCE($4, endpoint_url),
+                inactive_reason = CASE WHEN COALESCE($5, active) THEN NULL
+                                       WHEN active THEN 'by request' ELSE inactive_reason END,
                 failing_since = CASE WHEN $5 AND NOT active THEN NULL ELSE failing_since END,
-                active = $5, updated_at = now()
+                active = COALESCE($5, active), updated_at = now()
           WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL
          RETURNING {SUB_COLUMNS}"
     ))

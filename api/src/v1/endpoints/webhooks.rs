@@ -153,18 +153,9 @@ pub async fn update(
         None => None,
     };
     let mut tx = st.db.begin().await?;
-    let current =
-        db::webhooks::get(&mut *tx, p.org_id, id).await?.ok_or_else(|| not_found("webhook subscription", id))?;
-    let updated = db::webhooks::update(
-        &mut tx,
-        p.org_id,
-        id,
-        event_type.as_deref().unwrap_or(&current.event_type),
-        url.as_deref().unwrap_or(&current.endpoint_url),
-        active.unwrap_or(current.active == 1),
-    )
-    .await?
-    .ok_or_else(|| not_found("webhook subscription", id))?;
+    let updated = db::webhooks::update(&mut tx, p.org_id, id, event_type.as_deref(), url.as_deref(), active)
+        .await?
+        .ok_or_else(|| not_found("webhook subscription", id))?;
     tx.commit().await?;
     Ok(Json(updated))
 }
