@@ -1,11 +1,20 @@
 //! Benchmark (not a test): webhook delivery throughput, on the local PostgreSQL.
 //!
-//! `N` events (fanned out by `webhook_emit` to one subscription in each of 10 organizations)
-//! are delivered by the scheduler — claim, unseal, sign, POST, record — to a local receiver
-//! that answers 200 at once; the baseline is a plain reqwest loop POSTing the very same bodies
-//! to the same receiver with the same concurrency, in the same run. Ratio target ≥ 0.5.
+//! Each round queues `N` new events (fanned out by `webhook_emit` to one subscription in each
+//! of 10 organizations) and then, back to back:
+//! - the baseline, a plain reqwest loop POSTing the very same bodies to the same local receiver
+//!   (which answers 200 at once) with the same concurrency;
+//! - a plain loop on hyper's client, which the scheduler's deliveries go through, for the
+//!   stricter comparison (what the scheduler costs over its own HTTP path);
+//! - a fresh scheduler delivering the round's events: claim, unseal, sign, POST, record.
 //!
-//! Run with `bench/webhooks.sh [N]` (builds in release first).
+//! Each phase is timed over its steady middle (from 10 % to 90 % of its deliveries received),
+//! so starting and draining do not count. The machines this runs on change speed from one
+//! second to the next, so a single pair of timings can land far from the truth either way;
+//! the figure is the median over the rounds of each round's ratio. Target: scheduler / plain
+//! reqwest loop ≥ 0.5.
+//!
+//! Run with `bench/webhooks.sh [N] [rounds]` (builds in release first).
 
 use std::{
     collections::HashMap,
@@ -17,6 +26,8 @@ use std::{
 };
 
 use anyhow::Context;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
 use tns_api::{
     config::{Config, Role},
     db,
@@ -59,20 +70,86 @@ async fn receiver() -> anyhow::Result<(String, Arc<AtomicUsize>)> {
     Ok((url, got))
 }
 
-/// POST every body with `concurrency` workers, as plainly as reqwest allows.
-async fn plain_loop(url: &str, bodies: Arc<Vec<String>>, concurrency: usize) -> anyhow::Result<()> {
-    let client = reqwest::Client::new();
+/// CPU seconds used so far by this process and by the local PostgreSQL's processes (read from
+/// /proc; `None` where that is not possible), to show where a phase's time went.
+fn cpu_seconds() -> (Option<f64>, Option<f64>) {
+    fn ticks(stat: &str) -> Option<u64> {
+        // Fields after the command name: utime and stime are the 12th and 13th.
+        let rest = stat.get(stat.rfind(')')? + 2..)?;
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+    }
+    const HZ: f64 = 100.0; // USER_HZ on Linux
+    let own = std::fs::read_to_string("/proc/self/stat").ok().and_then(|s| ticks(&s)).map(|t| t as f64 / HZ);
+    let pg = std::fs::read_dir("/proc").ok().map(|dir| {
+        dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("stat")).ok())
+            .filter(|s| s.contains("(postgres)"))
+            .filter_map(|s| ticks(&s))
+            .sum::<u64>() as f64
+            / HZ
+    });
+    (own, pg)
+}
+
+/// One timed phase: deliveries per second, and CPU per delivery in this process and in
+/// PostgreSQL (µs), over its steady middle: from the moment the receiver has 10 % of the
+/// phase's deliveries to the moment it has 90 %. A phase's first and last moments measure
+/// starting and draining (a fresh scheduler's first claim, the last record), not throughput,
+/// and weigh more the shorter the phase.
+struct Phase {
+    rate: f64,
+    own_us: Option<f64>,
+    pg_us: Option<f64>,
+}
+
+impl Phase {
+    /// Run `work` (which delivers `n` to the receiver counting in `got`, from zero) and time it.
+    async fn time<F>(n: usize, got: &AtomicUsize, work: F) -> anyhow::Result<Phase>
+    where
+        F: std::future::Future<Output = anyhow::Result<()>>,
+    {
+        let (lo, hi) = (n / 10, n - n / 10);
+        let watch = async {
+            let mut marks = vec![];
+            for mark in [lo, hi] {
+                while got.load(Ordering::Relaxed) < mark {
+                    tokio::time::sleep(Duration::from_micros(500)).await;
+                }
+                marks.push((Instant::now(), cpu_seconds(), got.load(Ordering::Relaxed)));
+            }
+            marks
+        };
+        let (done, marks) = tokio::join!(work, watch);
+        done?;
+        let ((t0, c0, n0), (t1, c1, n1)) = (marks[0], marks[1]);
+        let count = (n1 - n0) as f64;
+        let per = |a: Option<f64>, b: Option<f64>| Some((a? - b?) * 1e6 / count);
+        Ok(Phase { rate: count / (t1 - t0).as_secs_f64(), own_us: per(c1.0, c0.0), pg_us: per(c1.1, c0.1) })
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let us = |v: Option<f64>| v.map_or("n/a".to_string(), |v| format!("{v:.1} µs"));
+        write!(f, "{:>7.0}/s  (CPU per delivery: here {}, PostgreSQL {})", self.rate, us(self.own_us), us(self.pg_us))
+    }
+}
+
+/// POST every body with `concurrency` workers; `post` sends one and checks it was a success.
+async fn plain_loop<F, Fut>(bodies: Arc<Vec<String>>, concurrency: usize, post: F) -> anyhow::Result<()>
+where
+    F: Fn(String) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = anyhow::Result<()>> + Send,
+{
     let next = Arc::new(AtomicUsize::new(0));
     let mut workers = tokio::task::JoinSet::new();
     for _ in 0..concurrency {
-        let (client, next, bodies, url) = (client.clone(), next.clone(), bodies.clone(), url.to_string());
+        let (next, bodies, post) = (next.clone(), bodies.clone(), post.clone());
         workers.spawn(async move {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(body) = bodies.get(i) else { return anyhow::Ok(()) };
-                let r = client.post(&url).header("content-type", "application/json").body(body.clone()).send().await?;
-                anyhow::ensure!(r.status().is_success());
-                r.bytes().await?;
+                post(body.clone()).await?;
             }
         });
     }
@@ -82,11 +159,87 @@ async fn plain_loop(url: &str, bodies: Arc<Vec<String>>, concurrency: usize) -> 
     Ok(())
 }
 
+/// The baseline: as plainly as reqwest allows.
+async fn reqwest_loop(url: &str, bodies: Arc<Vec<String>>, concurrency: usize) -> anyhow::Result<()> {
+    let (client, url) = (reqwest::Client::new(), url.to_string());
+    plain_loop(bodies, concurrency, move |body| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            let r = client.post(&url).header("content-type", "application/json").body(body).send().await?;
+            anyhow::ensure!(r.status().is_success());
+            r.bytes().await?;
+            Ok(())
+        }
+    })
+    .await
+}
+
+/// The same on hyper's pooled client, the scheduler's HTTP path.
+async fn hyper_loop(url: &str, bodies: Arc<Vec<String>>, concurrency: usize) -> anyhow::Result<()> {
+    let client: hyper_util::client::legacy::Client<_, Full<Bytes>> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http();
+    let uri: hyper::Uri = url.parse()?;
+    plain_loop(bodies, concurrency, move |body| {
+        let (client, uri) = (client.clone(), uri.clone());
+        async move {
+            let req = hyper::Request::post(uri)
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from(body)))?;
+            let r = client.request(req).await?;
+            anyhow::ensure!(r.status().is_success());
+            r.into_body().collect().await?;
+            Ok(())
+        }
+    })
+    .await
+}
+
+/// Let `scheduler` (prepared: plugins loaded, pool connected) deliver `n` queued events;
+/// returns when all are recorded delivered.
+async fn scheduler_drains(
+    scheduler: Scheduler,
+    pool: &sqlx::PgPool,
+    got: &AtomicUsize,
+    n: usize,
+) -> anyhow::Result<()> {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(scheduler.run(async move {
+        stopped.await.ok();
+    }));
+    let t = Instant::now();
+    // Wait on the receiver's count first: polling the table meanwhile would load the database
+    // being measured.
+    while got.load(Ordering::Relaxed) < n {
+        anyhow::ensure!(t.elapsed() < Duration::from_secs(300), "stalled at {} of {n}", got.load(Ordering::Relaxed));
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    loop {
+        let pending: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries WHERE state <> 'delivered'")
+            .fetch_one(pool)
+            .await?;
+        if pending == 0 {
+            break;
+        }
+        anyhow::ensure!(t.elapsed() < Duration::from_secs(300), "{pending} not recorded delivered");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    stop.send(()).ok();
+    running.await?
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tns_api::telemetry::init(tns_api::config::LogFormat::Text);
-    let n: i64 = std::env::args().nth(1).map(|a| a.parse()).transpose()?.unwrap_or(20_000);
-    let n = n / ORGS * ORGS;
+    let mut args = std::env::args().skip(1);
+    let n: i64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(20_000);
+    let rounds: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(9);
+    let n = (n / ORGS * ORGS).max(ORGS);
+    anyhow::ensure!(rounds >= 1, "at least one round");
 
     let admin = db::connect("postgres://postgres@127.0.0.1:5432/postgres", 1, "tns-bench").await?;
     sqlx::query("DROP DATABASE IF EXISTS tns_bench_webhooks WITH (FORCE)").execute(&admin).await?;
@@ -112,65 +265,63 @@ async fn main() -> anyhow::Result<()> {
         .await?
         .context("subscription")?;
     }
-    // The events, before any scheduler runs: `test` events to every organization's subscription.
-    sqlx::query(
-        "SELECT webhook_emit(array_agg(o.id), array_agg('test'::text), array_agg(jsonb_build_object('n', g)))
-           FROM (SELECT id FROM organizations) o, generate_series(1, $1) g",
-    )
-    .bind(n / ORGS)
-    .execute(&pool)
-    .await?;
-    sqlx::query("VACUUM ANALYZE webhook_deliveries").execute(&pool).await?;
-    let bodies: Arc<Vec<String>> = Arc::new(
-        sqlx::query_scalar("SELECT e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id")
-            .fetch_all(&pool)
-            .await?,
-    );
-    anyhow::ensure!(bodies.len() as i64 == n, "{} deliveries queued, expected {n}", bodies.len());
-
-    // --- baseline: plain reqwest loop -----------------------------------------------------
     tns_scheduler::webhooks::send::install_tls_provider();
-    let t = Instant::now();
-    plain_loop(&url, bodies.clone(), hooks.concurrency).await?;
-    let plain_rate = n as f64 / t.elapsed().as_secs_f64();
-    anyhow::ensure!(got.swap(0, Ordering::Relaxed) as i64 == n);
-
-    // --- the scheduler ------------------------------------------------------------------------
-    let scheduler = Scheduler::prepare(&cfg, &prometheus::Registry::new()).await.context("scheduler")?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let t = Instant::now();
-    let running = tokio::spawn(scheduler.run(async move {
-        stopped.await.ok();
-    }));
-    // Wait on the receiver's count first: polling the table meanwhile would load the database
-    // being measured.
-    while (got.load(Ordering::Relaxed) as i64) < n {
-        anyhow::ensure!(t.elapsed() < Duration::from_secs(300), "stalled at {} of {n}", got.load(Ordering::Relaxed));
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    loop {
-        let delivered: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'delivered'")
-            .fetch_one(&pool)
-            .await?;
-        if delivered == n {
-            break;
-        }
-        anyhow::ensure!(t.elapsed() < Duration::from_secs(300), "stalled at {delivered} of {n}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let sched_rate = n as f64 / t.elapsed().as_secs_f64();
-    stop.send(()).ok();
-    running.await??;
-    let received = got.load(Ordering::Relaxed) as i64;
-    anyhow::ensure!(received == n, "the receiver got {received} deliveries, expected {n} (none twice)");
-    let attempts: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_attempts").fetch_one(&pool).await?;
 
     println!(
-        "webhook deliveries: {n} events to a local receiver that answers at once, concurrency {}",
+        "webhook deliveries: {rounds} rounds of {n} events to a local receiver that answers at once, concurrency {}",
         hooks.concurrency
     );
-    println!("  plain reqwest loop (same bodies):        {plain_rate:>8.0}/s");
-    println!("  scheduler (claim, sign, POST, record):   {sched_rate:>8.0}/s   ({attempts} attempts recorded)");
-    println!("  ratio scheduler / plain loop:            {:>8.2}   (target ≥ 0.5)", sched_rate / plain_rate);
+    let (mut ratios, mut strict) = (vec![], vec![]);
+    let total = n as usize;
+    for round in 1..=rounds {
+        // The round's events, queued before its scheduler starts: `test` events to every
+        // organization's subscription.
+        sqlx::query(
+            "SELECT webhook_emit(array_agg(o.id), array_agg('test'::text), array_agg(jsonb_build_object('n', g)))
+               FROM (SELECT id FROM organizations) o, generate_series(1, $1) g",
+        )
+        .bind(n / ORGS)
+        .execute(&pool)
+        .await?;
+        let bodies: Arc<Vec<String>> = Arc::new(
+            sqlx::query_scalar(
+                "SELECT e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+                  WHERE d.state = 'pending'",
+            )
+            .fetch_all(&pool)
+            .await?,
+        );
+        anyhow::ensure!(bodies.len() == total, "{} deliveries queued, expected {n}", bodies.len());
+        sqlx::query("VACUUM ANALYZE webhook_deliveries").execute(&pool).await?;
+
+        let plain = Phase::time(total, &got, reqwest_loop(&url, bodies.clone(), hooks.concurrency)).await?;
+        anyhow::ensure!(got.swap(0, Ordering::Relaxed) == total);
+        let hyper = Phase::time(total, &got, hyper_loop(&url, bodies.clone(), hooks.concurrency)).await?;
+        anyhow::ensure!(got.swap(0, Ordering::Relaxed) == total);
+        let scheduler = Scheduler::prepare(&cfg, &prometheus::Registry::new()).await.context("scheduler")?;
+        let sched = Phase::time(total, &got, scheduler_drains(scheduler, &pool, &got, total)).await?;
+        let received = got.swap(0, Ordering::Relaxed);
+        anyhow::ensure!(received == total, "the receiver got {received} deliveries, expected {n} (none twice)");
+
+        println!("round {round}");
+        println!("  plain reqwest loop (same bodies):       {plain}");
+        println!("  plain hyper loop (scheduler's HTTP):    {hyper}");
+        println!("  scheduler (claim, sign, POST, record):  {sched}");
+        println!(
+            "  ratio scheduler / plain reqwest loop: {:.2}   (scheduler / plain hyper loop: {:.2})",
+            sched.rate / plain.rate,
+            sched.rate / hyper.rate
+        );
+        ratios.push(sched.rate / plain.rate);
+        strict.push(sched.rate / hyper.rate);
+    }
+    let attempts: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_attempt_history").fetch_one(&pool).await?;
+    anyhow::ensure!(attempts == total as i64 * rounds as i64, "{attempts} attempts recorded");
+    println!("every delivery recorded with exactly one attempt ({attempts})");
+    println!(
+        "median ratio scheduler / plain reqwest loop: {:.2}   (target ≥ 0.5; scheduler / plain hyper loop: {:.2})",
+        median(ratios),
+        median(strict)
+    );
     Ok(())
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): webhook deliveries per second through the scheduler against a plain
 # reqwest loop posting the same bodies. See bench/webhooks.rs. Needs PostgreSQL locally.
-# Usage: bench/webhooks.sh [events, default 20000]
+# Usage: bench/webhooks.sh [events per round, default 20000] [rounds, default 9]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The scheduler refuses to start without an adapter; the sandbox sits next to the binary.

@@ -12,7 +12,7 @@ use std::{
 
 use tns_scheduler::{
     adapters::AdapterSettings,
-    settings::{parse_schedule, WebhookSettings, DEFAULT_WEBHOOK_SCHEDULE, WEBHOOK_HELD_PER_SLOT},
+    settings::{parse_schedule, WebhookSettings, DEFAULT_WEBHOOK_SCHEDULE, WEBHOOK_RECORD_MARGIN},
     webhooks::sealing::DataKey,
 };
 
@@ -259,12 +259,17 @@ fn webhook_settings<F: Fn(&str) -> Option<String>>(
     let schedule = vars.get("TNS_WEBHOOK_RETRY_SCHEDULE").unwrap_or_else(|| DEFAULT_WEBHOOK_SCHEDULE.to_string());
     let timeout = vars.parse_secs("TNS_WEBHOOK_TIMEOUT_SECS", 10, 1, 60)?;
     let lease = vars.parse_secs("TNS_WEBHOOK_LEASE_SECS", 120, 2, 3600)?;
-    // A held delivery may wait for a few others' timeouts before its own POST; the lease must
-    // outlast that, or a second scheduler could send it meanwhile.
-    if lease <= timeout * WEBHOOK_HELD_PER_SLOT as u32 {
+    // A POST must end, and be recorded, inside its lease (or a second scheduler could send the
+    // delivery meanwhile); a held delivery that cannot start in time is given back. The lease
+    // leaves room to wait for a slot besides.
+    if lease < timeout * WebhookSettings::MIN_LEASE_TIMEOUTS + WEBHOOK_RECORD_MARGIN {
         return Err(vars.bad(
             "TNS_WEBHOOK_LEASE_SECS",
-            &format!("must be longer than {WEBHOOK_HELD_PER_SLOT} × TNS_WEBHOOK_TIMEOUT_SECS"),
+            &format!(
+                "must be at least {} × TNS_WEBHOOK_TIMEOUT_SECS + {} s",
+                WebhookSettings::MIN_LEASE_TIMEOUTS,
+                WEBHOOK_RECORD_MARGIN.as_secs()
+            ),
         ));
     }
     Ok(WebhookSettings {
@@ -376,8 +381,10 @@ mod tests {
         assert_eq!(e.var, "TNS_QUOTA_FAIL_MODE");
         let e = parse(Role::Dev, &[("TNS_WEBHOOK_RETRY_SCHEDULE", "5s,soon")]).unwrap_err();
         assert_eq!(e.var, "TNS_WEBHOOK_RETRY_SCHEDULE");
-        let e = parse(Role::Dev, &[("TNS_WEBHOOK_TIMEOUT_SECS", "30"), ("TNS_WEBHOOK_LEASE_SECS", "120")]).unwrap_err();
+        // The lease must hold two timeouts and the recording margin: 2 × 30 s + 5 s.
+        let e = parse(Role::Dev, &[("TNS_WEBHOOK_TIMEOUT_SECS", "30"), ("TNS_WEBHOOK_LEASE_SECS", "64")]).unwrap_err();
         assert_eq!(e.var, "TNS_WEBHOOK_LEASE_SECS");
+        assert!(parse(Role::Dev, &[("TNS_WEBHOOK_TIMEOUT_SECS", "30"), ("TNS_WEBHOOK_LEASE_SECS", "65")]).is_ok());
         let e = parse(Role::Dev, &[("TNS_LISTEN_ADDR", "nowhere")]).unwrap_err();
         assert_eq!(e.var, "TNS_LISTEN_ADDR");
     }

@@ -67,16 +67,20 @@ pub async fn run(
         let _ = rx.wait_for(|s| *s).await;
     };
     let submissions = Submissions { db: db.clone(), ctx, after_org: AtomicI64::new(0) };
+    // Every held submission is attempted at once (the adapters' own limits apply inside).
     let sub_limits = Limits {
         batch: settings.batch,
         max_in_flight: settings.max_in_flight,
+        runners: settings.max_in_flight,
         poll_interval: settings.poll_interval,
         shutdown_grace: settings.shutdown_grace,
     };
     // Deliveries are claimed and recorded in batches larger than the POSTs in flight, so the
-    // database round trips overlap the HTTP ones (see WebhookSettings::held).
+    // database round trips overlap the HTTP ones (see WebhookSettings::held); one runner per
+    // POST slot.
     let held = settings.webhooks.held();
-    let hook_limits = Limits { max_in_flight: held, batch: held / 2, ..sub_limits };
+    let hook_limits =
+        Limits { max_in_flight: held, batch: held / 2, runners: settings.webhooks.concurrency, ..sub_limits };
     let both = async {
         tokio::join!(
             worker::drive(Arc::new(submissions), db.clone(), sub_limits, stopped(stop_rx.clone())),
@@ -157,6 +161,12 @@ impl Queue for Submissions {
         }
         m.in_flight.sub(batch.len() as i64);
         Ok(())
+    }
+
+    /// Every held submission is attempted at once, so this finds little; it is released as
+    /// though abandoned, so whoever claims it next asks the downstream first.
+    async fn give_back(&self, held: &[(i64, i64)]) -> sqlx::Result<u64> {
+        leases::release(&self.db, leases::Table::Submissions, held).await
     }
 
     fn depth_gauge(&self) -> &IntGaugeVec {

@@ -1,7 +1,7 @@
 //! How a scheduler works its queue. Parsed from `TNS_*` variables by the `tns` binary's
 //! configuration (README.md lists them with their defaults).
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::webhooks::sealing::DataKey;
 
@@ -64,7 +64,8 @@ pub struct WebhookSettings {
     pub timeout: Duration,
     /// POSTs in progress at once in this process.
     pub concurrency: usize,
-    /// How long a claim holds a delivery; longer than `WEBHOOK_HELD_PER_SLOT` timeouts.
+    /// How long a claim holds a delivery (at least [`WebhookSettings::MIN_LEASE_TIMEOUTS`]
+    /// timeouts and the recording margin; see [`WebhookSettings::send_by`]).
     pub lease: Duration,
     /// A subscription without a successful delivery for this long is deactivated.
     pub disable_after: Duration,
@@ -92,16 +93,30 @@ impl Default for WebhookSettings {
 }
 
 /// Deliveries a scheduler holds per POST in flight (see [`WebhookSettings::held`]).
-pub const WEBHOOK_HELD_PER_SLOT: usize = 8;
+pub const WEBHOOK_HELD_PER_SLOT: usize = 32;
+
+/// Kept free at the end of a lease to record the attempt before the lease runs out.
+pub const WEBHOOK_RECORD_MARGIN: Duration = Duration::from_secs(5);
 
 impl WebhookSettings {
+    /// The shortest lease, in timeouts (plus [`WEBHOOK_RECORD_MARGIN`]): room for a held
+    /// delivery to wait for one timeout's worth before its own POST.
+    pub const MIN_LEASE_TIMEOUTS: u32 = 2;
+
     /// Deliveries one scheduler holds at once: claimed and waiting for a POST slot, being
-    /// POSTed, or being recorded. A held delivery waits for at most `WEBHOOK_HELD_PER_SLOT − 1`
-    /// timeouts before its own POST starts, so the lease must outlast `WEBHOOK_HELD_PER_SLOT`
-    /// timeouts (checked by the configuration) and a delivery is never sent after its lease ran
-    /// out, when another scheduler may be sending it.
+    /// POSTed, or being recorded. Claims and records are batches this size allows, so the
+    /// database round trips overlap the HTTP ones. How long a held delivery may wait is
+    /// bounded by [`WebhookSettings::send_by`], not by this number.
     pub fn held(&self) -> usize {
         self.concurrency * WEBHOOK_HELD_PER_SLOT
+    }
+
+    /// The last moment a delivery claimed at `claimed` (taken before the claim statement was
+    /// sent, so never after the lease began) may start its POST: one that starts later could
+    /// still be running, or not yet be recorded, when its lease runs out and another scheduler
+    /// sends it too. A delivery that waited for a POST slot past this is given back untried.
+    pub fn send_by(&self, claimed: Instant) -> Instant {
+        claimed + self.lease.saturating_sub(self.timeout + WEBHOOK_RECORD_MARGIN)
     }
 
     /// The wait after `attempts` attempts failed, or `None` when the schedule is exhausted.

@@ -1,12 +1,13 @@
 //! The loop every leased queue is worked by (submissions, webhook deliveries): claim in
-//! batches as room allows, run each item's attempt as its own task, record outcomes in
-//! batches, wake on NOTIFY or poll, and on shutdown stop claiming, let in-flight attempts
-//! finish for a grace period and release what is left.
+//! batches as room allows, hand the items to a fixed set of runner tasks that attempt them one
+//! at a time, record outcomes in batches, wake on NOTIFY or poll, and on shutdown stop
+//! claiming, give back at once what no runner has started, let the attempts in progress finish
+//! for a grace period and release what is left.
 //!
 //! ```text
-//!   NOTIFY / poll ──▶ claim loop ──(≤ max_in_flight)──▶ attempt tasks ──▶ recorder ──▶ PostgreSQL
-//!                        ▲                                                  │
-//!                        └───────────── slots freed as outcomes land ◀──────┘
+//!   NOTIFY / poll ──▶ claim loop ──(≤ max_in_flight)──▶ runners ──▶ recorder ──▶ PostgreSQL
+//!                        ▲                                            │
+//!                        └──────── slots freed as outcomes land ◀─────┘
 //! ```
 
 use std::{
@@ -41,6 +42,9 @@ pub trait Queue: Send + Sync + 'static {
     fn id_of(outcome: &Self::Outcome) -> i64;
     /// Record a batch of outcomes in one statement (and whatever follows from them).
     fn record(&self, batch: &[Self::Outcome]) -> impl Future<Output = sqlx::Result<()>> + Send;
+    /// Give back held items no attempt was started for (by id and lease token; on shutdown):
+    /// due again at once for any scheduler. Returns how many were still held.
+    fn give_back(&self, held: &[(i64, i64)]) -> impl Future<Output = sqlx::Result<u64>> + Send;
     /// Pending rows by ready / waiting / leased.
     fn depth_gauge(&self) -> &IntGaugeVec;
 }
@@ -52,17 +56,26 @@ pub struct Limits {
     pub batch: usize,
     /// Items this process holds at once (claimed, in attempt, or being recorded).
     pub max_in_flight: usize,
+    /// Attempts in progress at once: the runner tasks (long-lived, so an item costs no task
+    /// of its own). Claimed items wait for a free runner in claim order.
+    pub runners: usize,
     pub poll_interval: Duration,
     pub shutdown_grace: Duration,
 }
 
 /// How long the claim loop and the recorder wait for a batch to fill up.
 const BATCH_WAIT: Duration = Duration::from_millis(2);
-/// Outcomes recorded per statement at most.
-const RECORD_BATCH: usize = 256;
+/// The recorder waits for this many outcomes (or `BATCH_WAIT`) before writing.
+const RECORD_MIN: usize = 32;
 
 /// Items this process holds, by id with their lease token (released on shutdown).
 type Held = Arc<Mutex<HashMap<i64, i64>>>;
+
+/// An item or outcome with the slot it occupies until its outcome is recorded.
+type Slotted<T> = (T, OwnedSemaphorePermit);
+
+/// Claimed items waiting for a runner; the runners share the receiving end.
+type Waiting<T> = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Slotted<T>>>>;
 
 fn lock(held: &Held) -> std::sync::MutexGuard<'_, HashMap<i64, i64>> {
     held.lock().unwrap_or_else(|p| p.into_inner())
@@ -76,7 +89,14 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
     let listener = tokio::spawn(listen(db.clone(), Q::CHANNEL, wake.clone()));
     let gauges = tokio::spawn(report_depth(db.clone(), Q::TABLE, queue.depth_gauge().clone()));
     let (done_tx, done_rx) = mpsc::unbounded_channel();
-    let recorder = tokio::spawn(record_loop(queue.clone(), done_rx, held.clone()));
+    let recorder = tokio::spawn(record_loop(queue.clone(), done_rx, held.clone(), limits.batch));
+    let (claimed_tx, claimed_rx) = mpsc::unbounded_channel();
+    let waiting: Waiting<Q::Item> = Arc::new(tokio::sync::Mutex::new(claimed_rx));
+    let mut runners = tokio::task::JoinSet::new();
+    for _ in 0..limits.runners.max(1) {
+        runners.spawn(run_attempts(queue.clone(), waiting.clone(), done_tx.clone()));
+    }
+    drop(done_tx);
 
     tokio::pin!(shutdown);
     loop {
@@ -106,16 +126,15 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
         };
         let got = claimed.len();
         tracing::debug!(queue = Q::NAME, asked = n, got, ms = t0.elapsed().as_secs_f64() * 1e3, "claimed");
-        for item in claimed {
-            let slot = slots.clone().try_acquire_owned().expect("room was counted before claiming");
-            let (id, token) = Q::lease_of(&item);
-            lock(&held).insert(id, token);
-            let (q, done) = (queue.clone(), done_tx.clone());
-            tokio::spawn(async move {
-                let outcome = q.attempt(item).await;
-                // The recorder is gone only when shutdown gave up waiting; the lease covers us.
-                let _ = done.send((outcome, slot));
-            });
+        {
+            let mut h = lock(&held);
+            for item in claimed {
+                let slot = slots.clone().try_acquire_owned().expect("room was counted before claiming");
+                let (id, token) = Q::lease_of(&item);
+                h.insert(id, token);
+                // The runners are gone only when shutdown gave up waiting; the lease covers us.
+                let _ = claimed_tx.send((item, slot));
+            }
         }
         if got == 0 {
             // Drained for now: sleep until new work is announced, a retry may be due, or we stop.
@@ -128,14 +147,21 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
     }
 
     tracing::info!(queue = Q::NAME, "stopping: no new claims; letting in-flight attempts finish");
-    drop(done_tx);
+    drop(claimed_tx);
+    give_back_unstarted(queue.as_ref(), &waiting, &held).await;
     let all = u32::try_from(limits.max_in_flight).unwrap_or(u32::MAX);
     let drained = tokio::time::timeout(limits.shutdown_grace, slots.acquire_many(all)).await.is_ok();
     listener.abort();
     gauges.abort();
     if !drained {
+        // No attempt may start (or go on) once its lease is given to other schedulers.
+        runners.abort_all();
         recorder.abort();
-        let left: Vec<(i64, i64)> = lock(&held).drain().collect();
+    }
+    // Unfinished attempts (and anything that could not be given back) go to other schedulers
+    // now rather than when their leases expire; the next claim records them as abandoned.
+    let left: Vec<(i64, i64)> = lock(&held).drain().collect();
+    if !left.is_empty() {
         match leases::release(&db, Q::TABLE, &left).await {
             Ok(n) => tracing::warn!(queue = Q::NAME, released = n, "released unfinished work to other schedulers"),
             Err(e) => tracing::error!(queue = Q::NAME, error = %e, "releasing failed; the leases will expire"),
@@ -143,20 +169,65 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
     }
 }
 
-/// Record outcomes in batches: whatever has arrived is written in one statement. A database
-/// error is retried (the leases are long); the slots are freed once the outcomes are stored.
+/// On shutdown: take what no runner has started out of the waiting line and give it back
+/// untried, so other schedulers take it at once instead of after the grace period (and no
+/// attempt is counted for it). What cannot be given back stays held, to be released.
+async fn give_back_unstarted<Q: Queue>(queue: &Q, waiting: &Waiting<Q::Item>, held: &Held) {
+    let unstarted: Vec<Slotted<Q::Item>> = {
+        let mut rx = waiting.lock().await;
+        std::iter::from_fn(|| rx.try_recv().ok()).collect()
+    };
+    if unstarted.is_empty() {
+        return;
+    }
+    let back: Vec<(i64, i64)> = unstarted.iter().map(|(item, _)| Q::lease_of(item)).collect();
+    match queue.give_back(&back).await {
+        Ok(n) => {
+            let mut h = lock(held);
+            for (id, _) in &back {
+                h.remove(id);
+            }
+            tracing::info!(queue = Q::NAME, given_back = n, "gave back what no attempt had started");
+        }
+        Err(e) => tracing::warn!(queue = Q::NAME, error = %e, "giving back unstarted work failed; released instead"),
+    }
+}
+
+/// A runner: attempt claimed items one at a time until the claim loop has stopped and
+/// nothing is left waiting.
+async fn run_attempts<Q: Queue>(
+    queue: Arc<Q>,
+    waiting: Waiting<Q::Item>,
+    done: mpsc::UnboundedSender<Slotted<Q::Outcome>>,
+) {
+    loop {
+        let next = waiting.lock().await.recv().await;
+        let Some((item, slot)) = next else { return };
+        let outcome = queue.clone().attempt(item).await;
+        // The recorder is gone only when shutdown gave up waiting; the lease covers us.
+        if done.send((outcome, slot)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Record outcomes in batches of up to `max`: whatever has arrived is written in one
+/// statement, and what arrives while it is written makes the next batch (so batches grow with
+/// the load). A database error is retried (the leases are long); the slots are freed once the
+/// outcomes are stored.
 async fn record_loop<Q: Queue>(
     queue: Arc<Q>,
-    mut rx: mpsc::UnboundedReceiver<(Q::Outcome, OwnedSemaphorePermit)>,
+    mut rx: mpsc::UnboundedReceiver<Slotted<Q::Outcome>>,
     held: Held,
+    max: usize,
 ) {
-    let mut buf = Vec::with_capacity(RECORD_BATCH);
-    while rx.recv_many(&mut buf, RECORD_BATCH).await > 0 {
-        if buf.len() < 32 {
+    let mut buf = Vec::with_capacity(max);
+    while rx.recv_many(&mut buf, max).await > 0 {
+        if buf.len() < RECORD_MIN {
             // Outcomes arrive one by one; a moment later there are usually more to write with them.
             let _ = tokio::time::timeout(BATCH_WAIT, async {
-                while buf.len() < 32 {
-                    let room = RECORD_BATCH - buf.len();
+                while buf.len() < RECORD_MIN {
+                    let room = max - buf.len();
                     if rx.recv_many(&mut buf, room).await == 0 {
                         break;
                     }

@@ -390,7 +390,8 @@ async fn two_schedulers_deliver_each_event_once() {
     }
     assert_eq!(per.len(), 150, "50 events × 3 subscriptions");
     assert!(per.values().all(|n| *n == 1), "none delivered twice");
-    let attempts: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_attempts").fetch_one(&app.db).await.unwrap();
+    let attempts: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM webhook_attempt_history").fetch_one(&app.db).await.unwrap();
     assert_eq!(attempts, 150);
 }
 
@@ -503,4 +504,226 @@ async fn subscriptions_validate_limit_scope_and_stop_on_delete() {
         409,
     )
     .await;
+}
+
+/// A receiver answering every POST with a redirect to `to`.
+async fn redirector(to: &str) -> String {
+    let to = to.to_string();
+    let app = Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let to = to.clone();
+            async move { (StatusCode::FOUND, [("location", to)]).into_response() }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+/// A TLS endpoint whose certificate (tests/it/tls, self-signed) no trusted authority issued;
+/// counts the TLS sessions a client completed with it.
+async fn untrusted_tls_endpoint() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use rustls::pki_types::{pem::PemObject, CertificateDer, PrivateKeyDer};
+    tns_scheduler::webhooks::send::install_tls_provider();
+    let cert = CertificateDer::from_pem_slice(include_bytes!("tls/untrusted-cert.pem")).unwrap();
+    let key = PrivateKeyDer::from_pem_slice(include_bytes!("tls/untrusted-key.pem")).unwrap();
+    let config = rustls::ServerConfig::builder().with_no_client_auth().with_single_cert(vec![cert], key).unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("https://{}/hook", listener.local_addr().unwrap());
+    let sessions = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = sessions.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, counted) = (acceptor.clone(), counted.clone());
+            tokio::spawn(async move {
+                if acceptor.accept(tcp).await.is_ok() {
+                    counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    (url, sessions)
+}
+
+#[tokio::test]
+async fn the_delivery_client_follows_no_redirect_and_trusts_no_unknown_certificate() {
+    let env = fast_retries(&Env::new().await);
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app).await;
+    let target = Receiver::start(&[]).await;
+    let closed = {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        format!("http://{}/hook", l.local_addr().unwrap())
+    };
+    let (tls, sessions) = untrusted_tls_endpoint().await;
+    let mut name_of = HashMap::new();
+    for (name, url) in [("redirect", redirector(&target.url()).await), ("closed", closed), ("untrusted tls", tls)] {
+        let s = subscribe(&app, f.key(), "journey.created", &url, None).await;
+        name_of.insert(s["id"].as_i64().unwrap(), name);
+    }
+    let _scheduler = InProcessScheduler::start(&env).await;
+    // One test event: a delivery to each subscription.
+    app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    let list = app.get_ok("/portal/webhooks/events", f.key()).await;
+    assert_eq!(list["data"].as_array().unwrap().len(), 3, "{list}");
+    for d in list["data"].as_array().unwrap() {
+        let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
+        let name = name_of[&d["subscription_id"].as_i64().unwrap()];
+        let (outcome, said) = match name {
+            "redirect" => ("rejected", "redirects are not followed"),
+            "closed" => ("unreachable", "refused"),
+            _ => ("unreachable", "certificate"),
+        };
+        assert_eq!(d["delivery_status"], "failed", "{name}: {d}");
+        assert_eq!(outcomes(&d), [outcome; 3], "{name}: {d}");
+        assert!(d["last_error"].as_str().unwrap().contains(said), "{name}: {d}");
+    }
+    assert!(target.got().is_empty(), "the redirect was not followed");
+    assert_eq!(sessions.load(std::sync::atomic::Ordering::SeqCst), 0, "no TLS session with an untrusted certificate");
+}
+
+#[tokio::test]
+async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
+    use tns_scheduler::webhooks::queue::{self, Attempted, START};
+    let env = fast_retries(&Env::new().await);
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[]).await;
+    subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
+    app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    // A first scheduler tries the delivery and records a rejection, due again at once …
+    let claimed = queue::claim(&app.db, 10, Duration::from_secs(60), 1, START).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    let c = &claimed[0];
+    let rejected = Attempted {
+        id: c.id,
+        tid: c.tid.clone(),
+        lease_token: 1,
+        subscription_id: c.subscription_id,
+        outcome: "rejected",
+        response_status: Some(500),
+        error: Some("HTTP 500".into()),
+        started_at: chrono::Utc::now(),
+        duration_ms: 4,
+        retry_at: Some(chrono::Utc::now()),
+    };
+    let (recorded, _) = queue::record(&app.db, &[&rejected], Duration::from_secs(3600)).await.unwrap();
+    assert_eq!(recorded, [c.id]);
+    // … a second claims it with a short lease and stops without a word, and while that lease
+    // runs nobody else may take it …
+    assert_eq!(queue::claim(&app.db, 10, Duration::from_millis(300), 2, START).await.unwrap().len(), 1);
+    assert!(queue::claim(&app.db, 10, Duration::from_secs(60), 3, START).await.unwrap().is_empty());
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // … then a running scheduler takes it over.
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let d = final_delivery(&app, f.key(), c.id).await;
+    assert_eq!(d["delivery_status"], "delivered", "{d}");
+    assert_eq!(d["attempts"], 3, "{d}");
+    assert_eq!(outcomes(&d), ["rejected", "abandoned", "delivered"], "{d}");
+    assert_eq!(d["history"][0]["response_status"], 500, "{d}");
+    assert_eq!(rx.got().len(), 1, "only the last attempt was sent here");
+}
+
+#[tokio::test]
+async fn a_delivery_that_cannot_start_within_its_lease_is_given_back_untried() {
+    // One POST at a time, a 1 s timeout and the shortest lease allowed (2 × 1 s + 5 s): the
+    // deliveries claimed with one that hangs may start only within 1 s of their claim, so they
+    // are given back, and delivered afterwards with no attempt counted for the claim.
+    let env = fast_retries(&Env::new().await).with(&[
+        ("TNS_WEBHOOK_TIMEOUT_SECS", "1"),
+        ("TNS_WEBHOOK_LEASE_SECS", "7"),
+        ("TNS_WEBHOOK_CONCURRENCY", "1"),
+    ]);
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[Answer::Hang]).await;
+    subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
+    for _ in 0..3 {
+        app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    }
+    // Started after the events, so one claim holds all three.
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let list = app.get_ok("/portal/webhooks/events", f.key()).await;
+    let mut histories = vec![];
+    for d in list["data"].as_array().unwrap() {
+        let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
+        assert_eq!(d["delivery_status"], "delivered", "{d}");
+        assert_eq!(d["attempts"].as_u64(), Some(outcomes(&d).len() as u64), "claims given back are not counted: {d}");
+        histories.push(outcomes(&d).join(","));
+    }
+    histories.sort();
+    assert_eq!(histories, ["delivered", "delivered", "timeout,delivered"]);
+    let got = rx.got();
+    assert_eq!(got.len(), 4, "the hanging request, its retry and the two given back, each sent once");
+    let ids: std::collections::HashSet<&str> = got.iter().map(|r| header(r, "x-webhook-id")).collect();
+    assert_eq!(ids.len(), 3);
+}
+
+#[tokio::test]
+async fn claims_resume_after_their_cursor_and_a_rescan_finds_what_is_behind_it() {
+    use tns_scheduler::webhooks::queue::{self, START};
+    let app = TestApp::spawn().await;
+    let f = Fleet::new(&app).await;
+    subscribe(&app, f.key(), "journey.created", "http://127.0.0.1:9/hook", None).await;
+    for _ in 0..4 {
+        app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    }
+    let lease = Duration::from_secs(60);
+    let ids = |c: &[queue::Claimed]| {
+        let mut v: Vec<i64> = c.iter().map(|d| d.id).collect();
+        v.sort();
+        v
+    };
+    let first = queue::claim(&app.db, 2, lease, 1, START).await.unwrap();
+    let cursor = first.iter().map(|d| (d.run_at, d.id)).max().unwrap();
+    let second = queue::claim(&app.db, 2, lease, 2, cursor).await.unwrap();
+    assert_eq!(second.len(), 2);
+    assert!(ids(&first).last() < ids(&second).first(), "oldest first, then after the cursor");
+    // The first two are given back: behind the cursor, so a claim from it finds nothing …
+    let back: Vec<(i64, i64)> = first.iter().map(|d| (d.id, d.lease_token)).collect();
+    assert_eq!(queue::give_back(&app.db, &back).await.unwrap(), 2);
+    let after = second.iter().map(|d| (d.run_at, d.id)).max().unwrap();
+    assert!(queue::claim(&app.db, 2, lease, 3, after).await.unwrap().is_empty());
+    // … and a claim from the start does, with the untried claim not counted.
+    let again = queue::claim(&app.db, 10, lease, 4, START).await.unwrap();
+    assert_eq!(ids(&again), ids(&first));
+    assert!(again.iter().all(|d| d.attempts == 1), "{again:?}");
+}
+
+#[tokio::test]
+async fn a_stopping_scheduler_gives_back_at_once_what_it_had_not_started() {
+    let env = fast_retries(&Env::new().await).with(&[
+        ("TNS_WEBHOOK_TIMEOUT_SECS", "2"),
+        ("TNS_WEBHOOK_LEASE_SECS", "60"),
+        ("TNS_WEBHOOK_CONCURRENCY", "1"),
+        ("TNS_WEBHOOK_RETRY_SCHEDULE", "1h"),
+    ]);
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[Answer::Hang]).await;
+    subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
+    for _ in 0..3 {
+        app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    }
+    let scheduler = InProcessScheduler::start(&env).await;
+    rx.wait_for(1).await;
+    // Stopping waits for the attempt in progress (it times out), not for the two behind it.
+    scheduler.stop().await;
+    let rows: Vec<(i32, Option<i64>, String)> =
+        sqlx::query_as("SELECT attempts, lease_token, state FROM webhook_deliveries ORDER BY attempts")
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(
+        rows,
+        [(0, None, "pending".into()), (0, None, "pending".into()), (1, None, "pending".into())],
+        "two given back untried and free for any scheduler, one tried and due for its retry"
+    );
+    let history: Vec<String> =
+        sqlx::query_scalar("SELECT outcome FROM webhook_attempt_history").fetch_all(&app.db).await.unwrap();
+    assert_eq!(history, ["timeout"]);
+    assert_eq!(rx.got().len(), 1);
 }

@@ -238,10 +238,12 @@ pub struct DeliveryAttempt {
     pub error: Option<String>,
 }
 
+/// A delivery's attempts, oldest first (earlier ones are in `webhook_attempts`, the latest on
+/// the delivery; the view reads both from one snapshot).
 pub async fn delivery_attempts(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Vec<DeliveryAttempt>> {
     sqlx::query_as(
-        "SELECT started_at, duration_ms, outcome, response_status, error FROM webhook_attempts
-          WHERE org_id = $1 AND delivery_id = $2 ORDER BY id",
+        "SELECT started_at, duration_ms, outcome, response_status, error FROM webhook_attempt_history
+          WHERE org_id = $1 AND delivery_id = $2 ORDER BY seq NULLS LAST",
     )
     .bind(org)
     .bind(id)

@@ -6,14 +6,14 @@
 //! internal addresses (`TNS_WEBHOOK_ALLOW_PRIVATE`, on in `tns dev`).
 
 use std::{
+    future::Future,
     net::{IpAddr, Ipv4Addr, SocketAddr},
-    sync::Arc,
+    pin::Pin,
+    task::{Context, Poll},
 };
 
-use reqwest::{
-    dns::{Addrs, Name, Resolve, Resolving},
-    Url,
-};
+use hyper_util::client::legacy::connect::dns::Name;
+use url::Url;
 
 pub const MAX_URL_LEN: usize = 2048;
 
@@ -126,31 +126,34 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 
 /// The delivery client's resolver: the system resolver, with internal addresses removed
 /// (unless allowed). A name left with no address fails the delivery as `refused`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct GuardedResolver {
     pub allow_private: bool,
 }
 
-impl Resolve for GuardedResolver {
-    fn resolve(&self, name: Name) -> Resolving {
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl tower_service::Service<Name> for GuardedResolver {
+    type Response = std::vec::IntoIter<SocketAddr>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, name: Name) -> Self::Future {
         let allow_private = self.allow_private;
         Box::pin(async move {
-            let host = name.as_str().to_string();
-            let all: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let host = name.as_str();
+            let all: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
             let allowed: Vec<SocketAddr> = all.iter().copied().filter(|a| allow_private || is_public(a.ip())).collect();
             if allowed.is_empty() {
                 let shown = all.first().map(|a| a.ip().to_string()).unwrap_or_else(|| "nothing".into());
-                return Err(Box::new(Refused(format!("`{host}` resolves to {shown}, an internal address")))
-                    as Box<dyn std::error::Error + Send + Sync>);
+                return Err(Box::new(Refused(format!("`{host}` resolves to {shown}, an internal address"))) as BoxError);
             }
-            Ok(Box::new(allowed.into_iter()) as Addrs)
+            Ok(allowed.into_iter())
         })
-    }
-}
-
-impl GuardedResolver {
-    pub fn shared(allow_private: bool) -> Arc<GuardedResolver> {
-        Arc::new(GuardedResolver { allow_private })
     }
 }
 

@@ -1,8 +1,8 @@
-//! The webhook delivery queue's statements: claim a batch, record a batch of attempts, fail
-//! what is left of deactivated subscriptions (releasing and depth are in `leases`). Schema and rules:
-//! migrations/…_webhooks.sql.
+//! The webhook delivery queue's statements: claim a batch, record a batch of attempts, give
+//! back what was not sent, fail what is left of deactivated subscriptions (releasing and depth
+//! are in `leases`). Schema and rules: migrations/…_webhooks.sql and …_webhook_queue_tuning.sql.
 
-use std::time::Duration;
+use std::{collections::BTreeMap, time::Duration};
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -10,10 +10,22 @@ use sqlx::PgPool;
 /// `webhook_emit` NOTIFYs here when it creates deliveries (see the migration).
 pub const CHANNEL: &str = "tns_webhooks";
 
+/// A position in the queue's order, `(run_at, id)`: a claim takes due rows after it.
+pub type Cursor = (DateTime<Utc>, i64);
+
+/// Before every row: a claim from here scans the whole queue.
+pub const START: Cursor = (DateTime::<Utc>::UNIX_EPOCH, 0);
+
 /// A claimed delivery with what is needed to send it.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Claimed {
     pub id: i64,
+    /// Where the leased row version is (its `ctid`, as text): recording finds it there without
+    /// an index lookup. Nothing else changes a leased row, so it stays there; if it has moved
+    /// anyway, the lease check fails and the delivery is treated as lost (sent again later).
+    pub tid: String,
+    /// With `id`, its place in the queue (see [`Cursor`]).
+    pub run_at: DateTime<Utc>,
     pub org_id: i64,
     pub event_id: i64,
     pub event_type: String,
@@ -28,28 +40,42 @@ pub struct Claimed {
     pub body: String,
 }
 
-/// Claim up to `n` due deliveries for `lease`, oldest due first. A due row whose lease ran
-/// out was claimed by a scheduler that stopped: recorded as an `abandoned` attempt.
-pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64) -> sqlx::Result<Vec<Claimed>> {
+/// Claim up to `n` due deliveries after `after` for `lease`, oldest due first. A delivery
+/// tried before moves its latest attempt from the row to `webhook_attempts`; a due row whose
+/// lease ran out was claimed by a scheduler that stopped: recorded as an `abandoned` attempt
+/// after it.
+pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after: Cursor) -> sqlx::Result<Vec<Claimed>> {
     sqlx::query_as(
         "WITH due AS (
-            SELECT id, org_id, lease_token AS old_token, leased_at AS old_leased_at
+            SELECT ctid AS tid, id, org_id, lease_token AS old_token, leased_at AS old_leased_at, attempt_started_at,
+                   attempt_duration_ms, attempt_outcome, attempt_status, attempt_error
               FROM webhook_deliveries
-             WHERE state = 'pending' AND run_at <= now() AND (lease_token IS NULL OR lease_expires_at <= now())
-             ORDER BY run_at
+             WHERE state = 'pending' AND (run_at, id) > ($4, $5) AND run_at <= now()
+               AND (lease_token IS NULL OR lease_expires_at <= now())
+             ORDER BY run_at, id
              LIMIT $1
                FOR UPDATE SKIP LOCKED
-         ), abandoned AS (
-            INSERT INTO webhook_attempts (delivery_id, org_id, started_at, outcome, error)
-            SELECT id, org_id, old_leased_at, 'abandoned', 'the scheduler sending it stopped before recording the outcome'
-              FROM due WHERE old_token IS NOT NULL
+         ), history AS (
+            INSERT INTO webhook_attempts (delivery_id, org_id, started_at, duration_ms, outcome, response_status, error)
+            SELECT id, org_id, started_at, duration_ms, outcome, status, error FROM (
+                SELECT id, org_id, attempt_started_at AS started_at, attempt_duration_ms AS duration_ms,
+                       attempt_outcome AS outcome, attempt_status AS status, attempt_error AS error, 1 AS k
+                  FROM due WHERE attempt_outcome IS NOT NULL
+                UNION ALL
+                SELECT id, org_id, old_leased_at, NULL, 'abandoned', NULL,
+                       'the scheduler sending it stopped before recording the outcome', 2
+                  FROM due WHERE old_token IS NOT NULL
+            ) moved
+            ORDER BY id, k
          ), claimed AS (
             UPDATE webhook_deliveries d
                SET lease_expires_at = now() + make_interval(secs => $2), lease_token = $3, leased_at = now(),
-                   attempts = d.attempts + 1
+                   attempts = d.attempts + 1, attempt_started_at = NULL, attempt_duration_ms = NULL,
+                   attempt_outcome = NULL, attempt_status = NULL, attempt_error = NULL
               FROM due
-             WHERE d.id = due.id
-            RETURNING d.id, d.org_id, d.event_id, d.event_type, d.subscription_id, d.attempts, d.lease_token
+             WHERE d.ctid = due.tid
+            RETURNING d.id, d.ctid::text AS tid, d.run_at, d.org_id, d.event_id, d.event_type, d.subscription_id,
+                      d.attempts, d.lease_token
          )
          SELECT c.*, s.endpoint_url, s.secret_sealed, s.active, e.body
            FROM claimed c
@@ -59,15 +85,37 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64) -> sqlx::
     .bind(n as i64)
     .bind(lease.as_secs_f64())
     .bind(token)
+    .bind(after.0)
+    .bind(after.1)
     .fetch_all(db)
     .await
+}
+
+/// Give back held deliveries that were not sent (held too long to send within their lease):
+/// due again at once, and the claim that did not lead to an attempt is not counted. Only rows
+/// still held by the given tokens are touched. Returns how many were given back.
+pub async fn give_back(db: &PgPool, held: &[(i64, i64)]) -> sqlx::Result<u64> {
+    let (ids, tokens): (Vec<i64>, Vec<i64>) = held.iter().copied().unzip();
+    let r = sqlx::query(
+        "UPDATE webhook_deliveries d SET lease_token = NULL, attempts = d.attempts - 1
+           FROM unnest($1::bigint[], $2::bigint[]) AS h(id, token)
+          WHERE d.id = h.id AND d.lease_token = h.token",
+    )
+    .bind(&ids)
+    .bind(&tokens)
+    .execute(db)
+    .await?;
+    Ok(r.rows_affected())
 }
 
 /// One attempt's outcome, as recorded.
 #[derive(Debug, Clone)]
 pub struct Attempted {
     pub id: i64,
+    /// See [`Claimed::tid`].
+    pub tid: String,
     pub lease_token: i64,
+    pub subscription_id: i64,
     /// `delivered`, `rejected`, `timeout`, `unreachable`, `refused` or `skipped`.
     pub outcome: &'static str,
     pub response_status: Option<i32>,
@@ -78,32 +126,34 @@ pub struct Attempted {
     pub retry_at: Option<DateTime<Utc>>,
 }
 
-/// A recorded delivery's new state.
-#[derive(Debug, sqlx::FromRow)]
-pub struct Recorded {
-    pub id: i64,
-    pub state: String,
+/// What a batch says about each subscription it touched (`skipped` attempts say nothing):
+/// whether any delivery succeeded, and when the first failed attempt started. In subscription
+/// order, so concurrent recorders lock subscription rows in the same order.
+fn health(batch: &[&Attempted]) -> BTreeMap<i64, (bool, Option<DateTime<Utc>>)> {
+    let mut h: BTreeMap<i64, (bool, Option<DateTime<Utc>>)> = BTreeMap::new();
+    for a in batch.iter().filter(|a| a.outcome != "skipped") {
+        let (ok, first_failure) = h.entry(a.subscription_id).or_default();
+        if a.outcome == "delivered" {
+            *ok = true;
+        } else if first_failure.is_none_or(|f| a.started_at < f) {
+            *first_failure = Some(a.started_at);
+        }
+    }
+    h
 }
 
 /// Record a batch of attempts in one statement: the deliveries (only those still held by this
-/// token), their attempt rows, and each subscription's health: a success clears
+/// token) with their attempt, and each subscription's health: a success clears
 /// `failing_since`; a failure sets it if unset, and deactivates the subscription (reason
-/// `failing`) once it has gone `disable_after` without a success. Returns the deliveries'
-/// new states and the ids of subscriptions this batch deactivated.
-pub async fn record(
-    db: &PgPool,
-    batch: &[Attempted],
-    disable_after: Duration,
-) -> sqlx::Result<(Vec<Recorded>, Vec<i64>)> {
-    fn col<T>(batch: &[Attempted], f: impl Fn(&Attempted) -> T) -> Vec<T> {
-        batch.iter().map(f).collect()
+/// `failing`) once it has gone `disable_after` without a success. Returns the ids of the
+/// deliveries recorded and of the subscriptions this batch deactivated.
+pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) -> sqlx::Result<(Vec<i64>, Vec<i64>)> {
+    fn col<'a, T>(batch: &[&'a Attempted], f: impl Fn(&'a Attempted) -> T) -> Vec<T> {
+        batch.iter().map(|a| f(a)).collect()
     }
-    let rows: Vec<(Option<i64>, Option<String>, Option<i64>)> = sqlx::query_as(
-        "WITH r AS (
-            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::timestamptz[],
-                                 $7::int[], $8::timestamptz[])
-                AS r(id, token, outcome, status, error, started_at, duration_ms, retry_at)
-         ), d AS (
+    let health = health(batch);
+    let rows: Vec<(Option<i64>, Option<i64>)> = sqlx::query_as(
+        "WITH d AS (
             UPDATE webhook_deliveries d
                SET state = CASE WHEN r.outcome = 'delivered' THEN 'delivered'
                                 WHEN r.retry_at IS NULL THEN 'failed' ELSE 'pending' END,
@@ -111,29 +161,25 @@ pub async fn record(
                    lease_token = NULL,
                    last_response_status = r.status,
                    last_error = r.error,
-                   finished_at = CASE WHEN r.outcome = 'delivered' OR r.retry_at IS NULL THEN now() END
-              FROM r
-             WHERE d.id = r.id AND d.lease_token = r.token
-            RETURNING d.id, d.org_id, d.subscription_id, d.state
-         ), attempts AS (
-            INSERT INTO webhook_attempts (delivery_id, org_id, started_at, duration_ms, outcome, response_status, error)
-            SELECT r.id, d.org_id, r.started_at, r.duration_ms, r.outcome, r.status, r.error FROM r JOIN d ON d.id = r.id
-         ), health AS (
-            SELECT d.subscription_id, bool_or(r.outcome = 'delivered') AS ok, min(r.started_at) AS first_failure
-              FROM d JOIN r ON r.id = d.id
-             WHERE r.outcome <> 'skipped'
-             GROUP BY d.subscription_id
+                   finished_at = CASE WHEN r.outcome = 'delivered' OR r.retry_at IS NULL THEN now() END,
+                   attempt_started_at = r.started_at, attempt_duration_ms = r.duration_ms, attempt_outcome = r.outcome,
+                   attempt_status = r.status, attempt_error = r.error
+              FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::timestamptz[],
+                          $7::int[], $8::timestamptz[], $13::tid[])
+                   AS r(id, token, outcome, status, error, started_at, duration_ms, retry_at, tid)
+             WHERE d.ctid = r.tid AND d.id = r.id AND d.lease_token = r.token
+            RETURNING d.id
          ), subs AS (
             UPDATE webhook_subscriptions s
                SET last_success_at = CASE WHEN h.ok THEN now() ELSE s.last_success_at END,
                    failing_since = CASE WHEN h.ok THEN NULL ELSE COALESCE(s.failing_since, h.first_failure) END,
                    active = s.active AND (h.ok OR COALESCE(s.failing_since, h.first_failure)
-                                                  > now() - make_interval(secs => $9)),
+                                                  > now() - make_interval(secs => $12)),
                    inactive_reason = CASE WHEN s.active AND NOT h.ok AND COALESCE(s.failing_since, h.first_failure)
-                                               <= now() - make_interval(secs => $9)
+                                               <= now() - make_interval(secs => $12)
                                           THEN 'failing' ELSE s.inactive_reason END,
                    updated_at = now()
-              FROM health h
+              FROM unnest($9::bigint[], $10::bool[], $11::timestamptz[]) AS h(subscription_id, ok, first_failure)
              -- A healthy subscription's row is rewritten at most once a minute (last_success_at
              -- is that precise), not once per batch.
              WHERE s.id = h.subscription_id
@@ -141,27 +187,31 @@ pub async fn record(
                     OR s.last_success_at < now() - interval '1 minute')
             RETURNING s.id, s.active, s.inactive_reason
          )
-         SELECT d.id, d.state, NULL::bigint FROM d
+         SELECT d.id, NULL::bigint FROM d
          UNION ALL
-         SELECT NULL, NULL, subs.id FROM subs WHERE NOT subs.active AND subs.inactive_reason = 'failing'",
+         SELECT NULL, subs.id FROM subs WHERE NOT subs.active AND subs.inactive_reason = 'failing'",
     )
     .bind(col(batch, |a| a.id))
     .bind(col(batch, |a| a.lease_token))
     .bind(col(batch, |a| a.outcome))
     .bind(col(batch, |a| a.response_status))
-    .bind(col(batch, |a| a.error.clone()))
+    .bind(col(batch, |a| a.error.as_deref()))
     .bind(col(batch, |a| a.started_at))
     .bind(col(batch, |a| a.duration_ms))
     .bind(col(batch, |a| a.retry_at))
+    .bind(health.keys().copied().collect::<Vec<i64>>())
+    .bind(health.values().map(|h| h.0).collect::<Vec<bool>>())
+    .bind(health.values().map(|h| h.1).collect::<Vec<Option<DateTime<Utc>>>>())
     .bind(disable_after.as_secs_f64())
+    .bind(col(batch, |a| a.tid.as_str()))
     .fetch_all(db)
     .await?;
     let mut recorded = vec![];
     let mut deactivated = vec![];
-    for (id, state, sub) in rows {
-        match (id, state, sub) {
-            (Some(id), Some(state), _) => recorded.push(Recorded { id, state }),
-            (_, _, Some(sub)) => deactivated.push(sub),
+    for (id, sub) in rows {
+        match (id, sub) {
+            (Some(id), _) => recorded.push(id),
+            (_, Some(sub)) => deactivated.push(sub),
             _ => {}
         }
     }

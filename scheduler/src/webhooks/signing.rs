@@ -9,8 +9,36 @@ use ring::{
 
 pub const SECRET_PREFIX: &str = "whsec_";
 
+/// A subscription's signing key, prepared once for the many bodies it signs.
+#[derive(Clone)]
+pub struct Key(hmac::Key);
+
+impl Key {
+    pub fn new(secret: &[u8]) -> Key {
+        Key(hmac::Key::new(hmac::HMAC_SHA256, secret))
+    }
+
+    /// Lowercase hex HMAC-SHA256 of `body`.
+    pub fn sign(&self, body: &[u8]) -> String {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let tag = hmac::sign(&self.0, body);
+        let mut out = String::with_capacity(2 * tag.as_ref().len());
+        for b in tag.as_ref() {
+            out.push(DIGITS[usize::from(b >> 4)] as char);
+            out.push(DIGITS[usize::from(b & 0xf)] as char);
+        }
+        out
+    }
+}
+
+impl std::fmt::Debug for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Key(<redacted>)")
+    }
+}
+
 pub fn sign(secret: &[u8], body: &[u8]) -> String {
-    hex::encode(hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, secret), body).as_ref())
+    Key::new(secret).sign(body)
 }
 
 /// A new secret: `whsec_` and 32 random bytes, base64url.
@@ -30,6 +58,10 @@ mod tests {
             sign(b"Jefe", b"what do ya want for nothing?"),
             "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
         );
+        let key = Key::new(b"Jefe");
+        assert_eq!(key.sign(b"what do ya want for nothing?"), sign(b"Jefe", b"what do ya want for nothing?"));
+        assert_eq!(key.sign(b""), hex::encode(hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, b"Jefe"), b"")));
+        assert_eq!(format!("{key:?}"), "Key(<redacted>)");
     }
 
     #[test]
