@@ -627,16 +627,16 @@ async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
     assert_eq!(rx.got().len(), 1, "only the last attempt was sent here");
 }
 
-#[tokio::test]
-async fn a_delivery_that_cannot_start_within_its_lease_is_given_back_untried() {
-    // One POST at a time, a 1 s timeout and the shortest lease allowed (2 × 1 s + 5 s): the
-    // deliveries claimed with one that hangs may start only within 1 s of their claim, so they
-    // are given back, and delivered afterwards with no attempt counted for the claim.
-    let env = fast_retries(&Env::new().await).with(&[
-        ("TNS_WEBHOOK_TIMEOUT_SECS", "1"),
-        ("TNS_WEBHOOK_LEASE_SECS", "7"),
-        ("TNS_WEBHOOK_CONCURRENCY", "1"),
-    ]);
+/// Three deliveries queued for a receiver that hangs on the first request it gets, to be sent
+/// one at a time (`TNS_WEBHOOK_CONCURRENCY` 1) with the given timeout and lease (seconds).
+async fn three_behind_a_hang(timeout: &str, lease: &str, more: &[(&str, &str)]) -> (Env, TestApp, Fleet, Receiver) {
+    let env = fast_retries(&Env::new().await)
+        .with(&[
+            ("TNS_WEBHOOK_TIMEOUT_SECS", timeout),
+            ("TNS_WEBHOOK_LEASE_SECS", lease),
+            ("TNS_WEBHOOK_CONCURRENCY", "1"),
+        ])
+        .with(more);
     let app = TestApp::start(env.clone()).await;
     let f = Fleet::new(&app).await;
     let rx = Receiver::start(&[Answer::Hang]).await;
@@ -644,6 +644,15 @@ async fn a_delivery_that_cannot_start_within_its_lease_is_given_back_untried() {
     for _ in 0..3 {
         app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
     }
+    (env, app, f, rx)
+}
+
+#[tokio::test]
+async fn a_delivery_that_cannot_start_within_its_lease_is_given_back_untried() {
+    // A 1 s timeout and the shortest lease allowed (2 × 1 s + 5 s): the deliveries claimed with
+    // the one that hangs may start only within 1 s of their claim, so they are given back, and
+    // delivered afterwards with no attempt counted for the claim.
+    let (env, app, f, rx) = three_behind_a_hang("1", "7", &[]).await;
     // Started after the events, so one claim holds all three.
     let _scheduler = InProcessScheduler::start(&env).await;
     let list = app.get_ok("/portal/webhooks/events", f.key()).await;
@@ -695,19 +704,7 @@ async fn claims_resume_after_their_cursor_and_a_rescan_finds_what_is_behind_it()
 
 #[tokio::test]
 async fn a_stopping_scheduler_gives_back_at_once_what_it_had_not_started() {
-    let env = fast_retries(&Env::new().await).with(&[
-        ("TNS_WEBHOOK_TIMEOUT_SECS", "2"),
-        ("TNS_WEBHOOK_LEASE_SECS", "60"),
-        ("TNS_WEBHOOK_CONCURRENCY", "1"),
-        ("TNS_WEBHOOK_RETRY_SCHEDULE", "1h"),
-    ]);
-    let app = TestApp::start(env.clone()).await;
-    let f = Fleet::new(&app).await;
-    let rx = Receiver::start(&[Answer::Hang]).await;
-    subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
-    for _ in 0..3 {
-        app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
-    }
+    let (env, app, _f, rx) = three_behind_a_hang("2", "60", &[("TNS_WEBHOOK_RETRY_SCHEDULE", "1h")]).await;
     let scheduler = InProcessScheduler::start(&env).await;
     rx.wait_for(1).await;
     // Stopping waits for the attempt in progress (it times out), not for the two behind it.
