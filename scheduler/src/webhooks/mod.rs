@@ -118,12 +118,7 @@ impl Deliveries {
         let started_at = Utc::now();
         let t0 = Instant::now();
         let resp = if !item.active {
-            send::Response {
-                outcome: "skipped",
-                status: None,
-                error: Some("the subscription is no longer active".into()),
-                retry_after: None,
-            }
+            send::Response::failed("skipped", "the subscription is no longer active".into())
         } else {
             match self.targets.get(&item, &self.settings.data_key, &self.client) {
                 Ok(target) => {
@@ -168,11 +163,11 @@ impl Queue for Deliveries {
     const CHANNEL: &'static str = queue::CHANNEL;
 
     async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<Held>> {
-        let (after, claimed) = (self.claim_from(), Instant::now());
-        let delivered = queue::claim(&self.db, n, self.settings.lease, token, after).await?;
-        self.advance(n, &delivered);
-        let send_by = self.settings.send_by(claimed);
-        Ok(delivered.into_iter().map(|delivery| Held { delivery, send_by }).collect())
+        let (after, asked_at) = (self.claim_from(), Instant::now());
+        let claimed = queue::claim(&self.db, n, self.settings.lease, token, after).await?;
+        self.advance(n, &claimed);
+        let send_by = self.settings.send_by(asked_at);
+        Ok(claimed.into_iter().map(|delivery| Held { delivery, send_by }).collect())
     }
 
     fn lease_of(item: &Held) -> (i64, i64) {

@@ -85,7 +85,8 @@ pub struct Response {
 }
 
 impl Response {
-    fn failed(outcome: &'static str, error: String) -> Response {
+    /// An attempt that got no answer (or was not made), with why.
+    pub fn failed(outcome: &'static str, error: String) -> Response {
         Response { outcome, status: None, error: Some(error), retry_after: None }
     }
 }

@@ -51,12 +51,7 @@ impl Targets {
             // Our problem (TNS_DATA_KEY is not the key it was sealed with): retried on the
             // schedule, so a corrected key still delivers.
             tracing::error!(subscription = d.subscription_id, "webhook secret cannot be unsealed: check TNS_DATA_KEY");
-            Response {
-                outcome: "unreachable",
-                status: None,
-                error: Some("the platform could not sign this delivery; it is retried".into()),
-                retry_after: None,
-            }
+            Response::failed("unreachable", "the platform could not sign this delivery; it is retried".into())
         })?;
         let target = Arc::new(Target { uri: send::target(client, &d.endpoint_url)?, key: signing::Key::new(&secret) });
         let mut entries = self.lock();
