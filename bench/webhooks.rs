@@ -258,7 +258,7 @@ async fn main() -> anyhow::Result<()> {
         tns_api::db::webhooks::insert(
             &pool,
             org,
-            "journey.created",
+            tns_api::domain::kinds::EventType::JourneyCreated,
             &url,
             &hooks.data_key.seal(org, secret.as_bytes()),
         )

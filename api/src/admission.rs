@@ -19,8 +19,13 @@ use crate::{
 
 /// Routes that are counted but never refused for quota: a customer over quota must still
 /// be able to see usage and change plan.
-const QUOTA_EXEMPT: &[&str] =
-    &["/portal/usage", "/portal/billing/plans", "/portal/billing/subscription", "/portal/billing/subscription/change"];
+pub const QUOTA_EXEMPT: &[&str] = &[
+    "/portal/usage",
+    "/portal/billing/plans",
+    "/portal/billing/subscription",
+    "/portal/billing/subscription/change",
+    "/portal/billing/invoices",
+];
 
 pub const API_PREFIX: &str = "/api/v1";
 

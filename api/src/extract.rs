@@ -7,7 +7,7 @@ use axum::{
     extract::{FromRequest, FromRequestParts, Path, Request},
     http::{header, request::Parts},
 };
-use serde::de::DeserializeOwned;
+use serde::{de::DeserializeOwned, Deserialize};
 
 use crate::error::ApiError;
 
@@ -43,25 +43,37 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// Parse a JSON document into `T`, classifying failures as 400 (not JSON) or 422 (wrong shape).
+/// Parse a JSON document into `T`, classifying failures as 400 (not one JSON value: malformed,
+/// or followed by anything but whitespace) or 422 (a JSON value of the wrong shape).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    // Every request body of this API is an object; say so rather than "invalid type: sequence".
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if first.is_some_and(|b| *b != b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
-        return Err(ApiError::validation("body", "must be a JSON object"));
-    }
+    let not_json = |e: serde_json::Error| ApiError::BadRequest(format!("request body is not valid JSON: {e}"));
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner();
-        match inner.classify() {
-            serde_json::error::Category::Data => data_error(&path, &inner),
-            _ => ApiError::BadRequest(format!("request body is not valid JSON: {inner}")),
+    match serde_path_to_error::deserialize(&mut de) {
+        Ok(value) => {
+            de.end().map_err(not_json)?;
+            Ok(value)
         }
-    })?;
-    de.end().map_err(|e| ApiError::BadRequest(format!("request body is not valid JSON: {e}")))?;
-    Ok(value)
+        Err(err) => {
+            // A shape error stops reading early, so first make sure the whole body is one JSON
+            // value: `{"plate":"X"}}` is malformed (400) before it misses fields (422).
+            let mut whole = serde_json::Deserializer::from_slice(bytes);
+            serde::de::IgnoredAny::deserialize(&mut whole).and_then(|_| whole.end()).map_err(not_json)?;
+            // Every request body of this API is an object; say so rather than "invalid type: sequence".
+            if bytes.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b != b'{') {
+                return Err(ApiError::validation("body", "must be a JSON object"));
+            }
+            let path = err.path().to_string();
+            let inner = err.into_inner();
+            match inner.classify() {
+                serde_json::error::Category::Data => Err(data_error(&path, &inner)),
+                _ => Err(not_json(inner)),
+            }
+        }
+    }
 }
+
+/// The reason given for a missing required field.
+pub const REQUIRED: &str = "is required";
 
 /// Deserialize an already parsed JSON value, with the same 422 naming the field.
 pub fn parse_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
@@ -106,7 +118,7 @@ fn data_error(path: &str, err: &impl std::fmt::Display) -> ApiError {
     }
     if let Some(missing) = msg.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
         let field = if path == "." { missing.to_string() } else { format!("{path}.{missing}") };
-        return ApiError::validation(field, "is required");
+        return ApiError::validation(field, REQUIRED);
     }
     if path == "." {
         return ApiError::validation("body", format!("must be a JSON object ({msg})"));
@@ -173,6 +185,11 @@ mod tests {
         assert!(matches!(parse_json::<Body>(b"{nope"), Err(ApiError::BadRequest(_))));
         assert!(matches!(parse_json::<Body>(b""), Err(ApiError::BadRequest(_))));
         assert!(matches!(parse_json::<Body>(br#"{"email":"a"} x"#), Err(ApiError::BadRequest(_))));
+        // Trailing bytes make the body malformed even when its value has the wrong shape.
+        assert!(matches!(parse_json::<Body>(br#"{"plate":"34ABC123"}}"#), Err(ApiError::BadRequest(_))));
+        assert!(matches!(parse_json::<Body>(b"{} []"), Err(ApiError::BadRequest(_))));
+        assert!(matches!(parse_json::<Body>(b"[] x"), Err(ApiError::BadRequest(_))));
+        assert!(parse_json::<Body>(b" {\"email\":\"a\"}\n\t ").is_ok(), "whitespace around the value is fine");
         assert_eq!(field_of(parse_json::<Body>(b"{}").unwrap_err()), "email");
         assert_eq!(field_of(parse_json::<Body>(br#"{"email":1}"#).unwrap_err()), "email");
         assert_eq!(field_of(parse_json::<Body>(br#"{"email":"a","inner":{}}"#).unwrap_err()), "inner.n");

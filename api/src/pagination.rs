@@ -1,12 +1,11 @@
 //! Keyset pagination shared by every list: newest first by id, `limit` (default 50, max
 //! 200), an opaque `next_cursor`, and `has_more`.
 
-use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
 use serde::Serialize;
 use sqlx::{Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
-use crate::error::ApiError;
+use crate::domain::fields::{Cursor, Int, Limit};
 
 pub const DEFAULT_LIMIT: i64 = 50;
 pub const MAX_LIMIT: i64 = 200;
@@ -19,18 +18,9 @@ pub struct Page {
 }
 
 impl Page {
-    pub fn parse(limit: Option<i64>, cursor: Option<&str>) -> Result<Page, ApiError> {
-        let limit = limit.unwrap_or(DEFAULT_LIMIT);
-        if !(1..=MAX_LIMIT).contains(&limit) {
-            return Err(ApiError::validation("limit", format!("must be between 1 and {MAX_LIMIT}")));
-        }
-        let before = match cursor.filter(|c| !c.is_empty()) {
-            None => None,
-            Some(c) => {
-                Some(decode(c).ok_or_else(|| ApiError::validation("cursor", "is not a cursor this API issued"))?)
-            }
-        };
-        Ok(Page { limit, before })
+    /// A page from the list's `limit` and `cursor` parameters, parsed by their field types.
+    pub fn new(limit: Option<Limit>, cursor: Option<Cursor>) -> Page {
+        Page { limit: limit.map_or(DEFAULT_LIMIT, Int::get), before: cursor.map(|c| c.0) }
     }
 
     /// Append ` AND <id_col> < cursor ORDER BY <id_col> DESC LIMIT limit+1` to a query whose
@@ -58,15 +48,6 @@ pub fn close_ids_then_rows(qb: &mut QueryBuilder<'_, Postgres>, page: &Page, ali
     qb.push(format!(") ORDER BY {alias}.id DESC"));
 }
 
-fn encode(id: i64) -> String {
-    URL_SAFE_NO_PAD.encode(format!("v1:{id}"))
-}
-
-fn decode(c: &str) -> Option<i64> {
-    let raw = URL_SAFE_NO_PAD.decode(c).ok()?;
-    std::str::from_utf8(&raw).ok()?.strip_prefix("v1:")?.parse().ok()
-}
-
 /// Rows that know their keyset position.
 pub trait Keyed {
     fn key(&self) -> i64;
@@ -77,6 +58,7 @@ pub trait Keyed {
 pub struct Paged<T> {
     pub data: Vec<T>,
     /// Pass as `cursor` for the next page; null on the last page.
+    #[schema(value_type = Option<Cursor>)]
     pub next_cursor: Option<String>,
     pub has_more: bool,
 }
@@ -86,7 +68,7 @@ impl<T: Keyed> Paged<T> {
     pub fn from_rows(mut rows: Vec<T>, page: &Page) -> Paged<T> {
         let has_more = rows.len() as i64 > page.limit;
         rows.truncate(page.limit as usize);
-        let next_cursor = if has_more { rows.last().map(|r| encode(r.key())) } else { None };
+        let next_cursor = if has_more { rows.last().map(|r| Cursor::encode(r.key())) } else { None };
         Paged { data: rows, next_cursor, has_more }
     }
 }
@@ -95,13 +77,22 @@ impl<T: Keyed> Paged<T> {
 mod tests {
     use super::*;
 
+    struct Row(i64);
+    impl Keyed for Row {
+        fn key(&self) -> i64 {
+            self.0
+        }
+    }
+
     #[test]
-    fn cursors_round_trip_and_bounds() {
-        assert_eq!(decode(&encode(42)), Some(42));
-        assert!(Page::parse(Some(0), None).is_err());
-        assert!(Page::parse(Some(201), None).is_err());
-        assert!(Page::parse(None, Some("garbage!")).is_err());
-        let p = Page::parse(None, Some(&encode(7))).unwrap();
+    fn pages_and_cursors() {
+        let p = Page::new(None, Some(Cursor::parse(&Cursor::encode(7)).unwrap()));
         assert_eq!((p.limit, p.before), (50, Some(7)));
+        let page = Page::new(Some(Int::new(2).unwrap()), None);
+        let paged = Paged::from_rows(vec![Row(9), Row(8), Row(7)], &page);
+        assert!(paged.has_more);
+        assert_eq!(paged.data.len(), 2);
+        assert_eq!(Cursor::parse(paged.next_cursor.as_deref().unwrap()).unwrap().0, 8);
+        assert!(Paged::from_rows(vec![Row(1)], &page).next_cursor.is_none());
     }
 }

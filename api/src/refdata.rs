@@ -1,7 +1,7 @@
 //! Reference data (MERNIS provinces, districts and airports, the ids U-ETDS uses): shipped
 //! by a migration, loaded once at start-up, and served and checked from memory.
 
-use std::collections::HashMap;
+use std::{collections::HashMap, sync::OnceLock};
 
 use serde::Serialize;
 use sqlx::PgPool;
@@ -30,6 +30,21 @@ pub struct RefData {
     pub districts: Vec<District>,
     district_at: HashMap<i32, usize>,
     city_at: HashMap<i32, usize>,
+}
+
+/// The reference data of this process, once installed. It is the same in every database of a
+/// build (a migration ships it), so one copy serves every request, the field parsers and the
+/// OpenAPI document's enums.
+static INSTALLED: OnceLock<&'static RefData> = OnceLock::new();
+
+/// Make `data` the process's reference data (the first call wins) and return it.
+pub fn install(data: RefData) -> &'static RefData {
+    INSTALLED.get_or_init(|| Box::leak(Box::new(data)))
+}
+
+/// The installed reference data, if start-up has loaded it.
+pub fn installed() -> Option<&'static RefData> {
+    INSTALLED.get().copied()
 }
 
 impl RefData {

@@ -9,6 +9,7 @@ use tns_adapter::{Cargo, Journey, Party, Passenger, PassengerResult, Person, Rem
 
 use crate::{
     db::{self, submissions::Delivered},
+    domain::kinds::Operation,
     refdata::RefData,
 };
 
@@ -34,16 +35,16 @@ fn stop(refdata: &RefData, date: String, time: String, district_id: i32) -> Stop
 }
 
 fn journey_stop(refdata: &RefData, s: &db::journeys::Stop) -> Stop {
-    stop(refdata, s.date.clone(), s.time.clone(), s.district_id.parse().unwrap_or_default())
+    stop(refdata, s.date.0.to_string(), s.time.0.format("%H:%M").to_string(), s.district_id)
 }
 
 pub fn crew_member(p: &db::personnel::Person) -> Person {
     Person {
-        role: p.role_type.clone(),
+        role: p.role_type.as_str().to_string(),
         identity_number: p.identity_number.clone(),
         first_name: p.first_name.clone(),
         last_name: p.last_name.clone(),
-        gender: p.gender.clone(),
+        gender: p.gender.as_str().to_string(),
         nationality: p.nationality.clone(),
         phone: p.phone.clone(),
     }
@@ -57,7 +58,7 @@ pub fn passenger(p: &db::passengers::Passenger) -> Passenger {
             identity_number: p.identity_number.clone(),
             first_name: p.first_name.clone(),
             last_name: p.last_name.clone(),
-            gender: p.gender.clone(),
+            gender: p.gender.as_str().to_string(),
             nationality: p.nationality.clone(),
             phone: p.phone.clone(),
         },
@@ -100,7 +101,7 @@ pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, driver: Opt
         cargo_type: c.cargo_type,
         transport_mode: c.transport_mode,
         amount: c.cargo_amount,
-        unit: c.cargo_unit.clone(),
+        unit: c.cargo_unit.as_str().to_string(),
         sender: Party { tax_number: c.sender_tax_number.clone(), name: c.sender_name.clone() },
         receiver: Party { tax_number: c.receiver_tax_number.clone(), name: c.receiver_name.clone() },
         loading: Stop {
@@ -147,13 +148,13 @@ impl Delivery {
                     downstream_reference: r.and_then(|r| r.downstream_reference.clone()),
                 }),
             };
-            match d.operation.as_str() {
-                "journey" => {
+            match d.operation {
+                Operation::Journey => {
                     let j: Journey = serde_json::from_value(d.snapshot.0.clone())?;
                     let passengers = j.passengers.iter().filter_map(|p| held(p).map(|h| (p.key.clone(), h))).collect();
                     delivery = Some(Delivery { adapter: d.adapter.clone(), passengers });
                 }
-                "amendment" => {
+                Operation::Amendment => {
                     let a: Amendment = serde_json::from_value(d.snapshot.0.clone())?;
                     let Some(del) = delivery.as_mut() else { continue };
                     for p in a.added.iter().chain(&a.changed) {
@@ -165,7 +166,7 @@ impl Delivery {
                         del.passengers.remove(&r.key);
                     }
                 }
-                other => anyhow::bail!("journey submission with operation {other}"),
+                Operation::Cargo => anyhow::bail!("a journey's history holds a cargo submission"),
             }
         }
         Ok(delivery)
@@ -251,7 +252,7 @@ mod tests {
     #[test]
     fn replay_and_diff_send_only_the_difference() {
         let first = Delivered {
-            operation: "journey".into(),
+            operation: Operation::Journey,
             adapter: "sandbox".into(),
             snapshot: Json(journey_with(vec![pax("1", "A", "1"), pax("2", "FAIL1", "2"), pax("3", "C", "3")])),
             passenger_results: Some(Json(vec![result("1", None), result("2", Some("88")), result("3", None)])),
@@ -268,7 +269,7 @@ mod tests {
         // After that amendment is delivered (4 accepted, 2 refused again), a seat change of 1 is
         // the only difference.
         let second = Delivered {
-            operation: "amendment".into(),
+            operation: Operation::Amendment,
             adapter: "sandbox".into(),
             snapshot: Json(serde_json::to_value(&a).unwrap()),
             passenger_results: Some(Json(vec![result("2", Some("88")), result("4", None)])),

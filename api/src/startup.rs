@@ -22,7 +22,7 @@ use crate::{
     error::{error_response, ApiError},
     health, idempotency, metrics,
     redis_store::RedisStore,
-    refdata::RefData,
+    refdata::{self, RefData},
     state::AppState,
     v1,
 };
@@ -127,7 +127,8 @@ impl Application {
             .await
             .with_context(|| format!("cannot listen on {}", cfg.listen_addr))?;
         let addr = listener.local_addr()?;
-        let refdata = RefData::load(&db).await.context("cannot load reference data (are migrations applied?)")?;
+        let refdata =
+            refdata::install(RefData::load(&db).await.context("cannot load reference data (are migrations applied?)")?);
         Ok(Application { listener, addr, state: AppState::new(cfg, db, redis, refdata) })
     }
 
@@ -199,7 +200,7 @@ mod tests {
         // Lazy pool and Redis client: nothing here touches either.
         let db = sqlx::postgres::PgPoolOptions::new().connect_lazy(&cfg.database_url).unwrap();
         let redis = RedisStore::new(&cfg.redis_url, "unit:").unwrap();
-        let state = AppState::new(cfg, db, redis, RefData::default());
+        let state = AppState::new(cfg, db, redis, refdata::install(RefData::default()));
         let routes = Router::new().route("/boom", get(|| async { panic!("secret internal detail") as &str }));
         let app = with_platform_layers(routes, state.clone());
 

@@ -29,8 +29,8 @@ pub struct Inner {
     pub metrics: Arc<Metrics>,
     /// `GET /portal/me` answers by (organization, user), kept as long as API keys.
     pub profiles: TtlMap<(i64, i64), MeOut>,
-    /// Provinces and districts, loaded once at start-up.
-    pub refdata: RefData,
+    /// Provinces and districts, loaded once at start-up (the process's installed copy).
+    pub refdata: &'static RefData,
     pub journeys: JourneyWriter,
     /// Requests waiting (`Prefer: wait`) for submissions to finish.
     pub waiters: Waiters,
@@ -47,7 +47,7 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(cfg: Config, db: PgPool, redis: RedisStore, refdata: RefData) -> AppState {
+    pub fn new(cfg: Config, db: PgPool, redis: RedisStore, refdata: &'static RefData) -> AppState {
         let redis = Arc::new(redis);
         let metrics = Arc::new(Metrics::new());
         AppState(Arc::new(Inner {

@@ -1,31 +1,38 @@
 //! Submitting a journey or a cargo shipment: one transaction that locks the record, returns
-//! its pending submission if it has one, and otherwise freezes a snapshot of what will be sent
-//! and queues it (DESIGN.md "Submissions").
+//! its pending submission if it has one, and otherwise freezes a snapshot of what will be sent,
+//! with the warnings of what the downstream will want but the record lacks, and queues it.
+//!
+//! Submitting needs only a record that exists: U-ETDS takes a trip first and its crew and
+//! passengers in later calls, so nothing it lacks refuses the submission. A delivered record
+//! whose content has not changed since has nothing new to send: its delivering submission is
+//! the answer.
 
 use crate::{
     db::{
         self,
         submissions::{Submission, Target},
     },
-    error::{ApiError, ApiResult},
+    domain::{
+        kinds::{Operation, RecordStatus},
+        warnings::{self, JourneyFacts, Warning},
+    },
+    error::ApiResult,
     snapshot::{self, Delivery},
     state::AppState,
     v1::resource::not_found,
 };
 
-/// The adapters an organization may choose. The real U-ETDS adapter joins with its credentials.
-pub const OFFERED_ADAPTERS: &[&str] = &["sandbox"];
 /// Where submissions go until the organization chooses otherwise.
 pub const DEFAULT_ADAPTER: &str = "sandbox";
 
-/// What a new submission sends and where.
-struct Plan {
-    operation: &'static str,
-    adapter: String,
-    snapshot: serde_json::Value,
+/// What a new submission sends and where, or the submission that already answers it.
+enum Plan {
+    Send { operation: Operation, adapter: String, snapshot: serde_json::Value, warnings: Vec<Warning> },
+    Existing(Submission),
 }
 
-/// Queue a submission of `target` (or return the pending one).
+/// Queue a submission of `target` (or return the pending one, or the delivering one when
+/// nothing changed since).
 pub async fn submit(st: &AppState, org: i64, target: Target) -> ApiResult<Submission> {
     let mut tx = st.db.begin().await?;
     // Locking the record serializes concurrent submits of it: the second sees the first's
@@ -44,16 +51,15 @@ pub async fn submit(st: &AppState, org: i64, target: Target) -> ApiResult<Submis
             if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
                 return Ok(pending);
             }
-            if cargo.status == "delivered" {
-                return Err(ApiError::Conflict(format!(
-                    "cargo shipment {id} is already delivered (reference {})",
-                    cargo.downstream_reference.as_deref().unwrap_or("unknown")
-                )));
-            }
             cargo_plan(st, &mut tx, org, &cargo).await?
         }
     };
-    let sub = db::submissions::enqueue(&mut tx, org, target, plan.operation, &plan.adapter, &plan.snapshot).await?;
+    let sub = match plan {
+        Plan::Existing(sub) => sub,
+        Plan::Send { operation, adapter, snapshot, warnings } => {
+            db::submissions::enqueue(&mut tx, org, target, operation, &adapter, &snapshot, &warnings).await?
+        }
+    };
     tx.commit().await?;
     Ok(sub)
 }
@@ -62,43 +68,55 @@ async fn org_adapter(tx: &mut sqlx::PgConnection, org: i64) -> ApiResult<String>
     Ok(db::submissions::adapter_of(tx, org).await?.unwrap_or_else(|| DEFAULT_ADAPTER.to_string()))
 }
 
+/// The delivering submission of a record that has nothing new to send.
+async fn unchanged(tx: &mut sqlx::PgConnection, org: i64, target: Target) -> ApiResult<Plan> {
+    let sub = db::submissions::last_delivered(tx, org, target)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("{target:?} has a downstream reference but no delivered submission"))?;
+    Ok(Plan::Existing(sub))
+}
+
 /// A journey not yet delivered goes out whole; a delivered one as the difference of its
 /// passengers since, to the adapter that holds it.
 async fn journey_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, id: i64) -> ApiResult<Plan> {
     let journey = db::journeys::get(tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
     let passengers = db::passengers::all_of(tx, org, id).await?;
+    let crew = db::personnel::crew_of(tx, org, id).await?;
+    let roles: Vec<_> = crew.iter().map(|p| p.role_type).collect();
+    let warnings = warnings::journey(&JourneyFacts {
+        trip_kind: journey.trip_kind,
+        departure: journey.departure.date.0.and_time(journey.departure.time.0),
+        crew: &roles,
+        passengers: passengers.len(),
+    });
+    let to_json = |v: serde_json::Result<serde_json::Value>| v.map_err(anyhow::Error::from);
     if let Some(reference) = &journey.downstream_reference {
         let history = db::submissions::delivered_history(tx, org, id).await?;
         let delivery = Delivery::replay(&history)?
             .ok_or_else(|| anyhow::anyhow!("journey {id} has a downstream reference but no delivered submission"))?;
         let amendment = delivery.diff(reference, passengers.iter().map(snapshot::passenger).collect());
         if amendment.is_empty() {
-            return Err(ApiError::Conflict(format!(
-                "journey {id} is delivered (reference {reference}) and its passengers have not changed since"
-            )));
+            return unchanged(tx, org, Target::Journey(id)).await;
         }
-        return Ok(Plan {
-            operation: "amendment",
+        return Ok(Plan::Send {
+            operation: Operation::Amendment,
             adapter: delivery.adapter,
-            snapshot: serde_json::to_value(&amendment).map_err(anyhow::Error::from)?,
+            snapshot: to_json(serde_json::to_value(&amendment))?,
+            warnings,
         });
     }
-    let crew = db::personnel::crew_of(tx, org, id).await?;
-    if !crew.iter().any(|p| p.role_type == "driver") {
-        return Err(ApiError::validation(
-            "personnel_ids",
-            "a journey needs at least one crew member with role `driver` before it can be submitted",
-        ));
-    }
-    Ok(Plan {
-        operation: "journey",
+    Ok(Plan::Send {
+        operation: Operation::Journey,
         adapter: org_adapter(tx, org).await?,
-        snapshot: serde_json::to_value(snapshot::journey(&st.refdata, &journey, &crew, &passengers))
-            .map_err(anyhow::Error::from)?,
+        snapshot: to_json(serde_json::to_value(snapshot::journey(st.refdata, &journey, &crew, &passengers)))?,
+        warnings,
     })
 }
 
 async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db::cargo::Cargo) -> ApiResult<Plan> {
+    if c.status == RecordStatus::Delivered {
+        return unchanged(tx, org, Target::Cargo(c.id)).await;
+    }
     // Retired vehicles and drivers still went on the trip: read them whatever their status.
     let plate = db::vehicles::get(&mut *tx, org, c.vehicle_id)
         .await?
@@ -108,10 +126,11 @@ async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db
         Some(d) => db::personnel::get(&mut *tx, org, d).await?,
         None => None,
     };
-    Ok(Plan {
-        operation: "cargo",
+    Ok(Plan::Send {
+        operation: Operation::Cargo,
         adapter: org_adapter(tx, org).await?,
-        snapshot: serde_json::to_value(snapshot::cargo(&st.refdata, c, plate, driver.as_ref()))
+        snapshot: serde_json::to_value(snapshot::cargo(st.refdata, c, plate, driver.as_ref()))
             .map_err(anyhow::Error::from)?,
+        warnings: warnings::cargo(driver.as_ref().map(|d| d.role_type)),
     })
 }

@@ -148,7 +148,7 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
              -- to walk every pending row through the partial indexes instead of looking ids up.)
              WHERE s.id = r.id AND s.lease_token = r.token
             RETURNING s.id, s.org_id, s.target_type, s.target_id, s.operation, s.adapter, s.state,
-                      s.downstream_reference, s.error_message, s.attempts, s.created_at, s.finished_at
+                      s.downstream_reference, s.error_message, s.attempts, s.created_at, s.finished_at, s.warnings
          ), attempts AS (
             INSERT INTO submission_attempts (submission_id, org_id, started_at, outcome, error, downstream_reference)
             SELECT r.id, s.org_id, r.started_at, r.outcome, r.error, r.reference FROM r JOIN s ON s.id = r.id
@@ -168,13 +168,15 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
             SELECT pg_notify($11, string_agg(id::text, ',')) FROM s WHERE s.state <> 'pending'
             HAVING count(*) > 0
          ), events AS (
-            -- submission.delivered / submission.failed, in the statement that finishes them.
+            -- submission.delivered / submission.failed, in the statement that finishes them. The data
+            -- is the submission as GET /portal/submissions lists it (a final one: no next attempt).
             SELECT webhook_emit(array_agg(s.org_id), array_agg('submission.' || s.state), array_agg(
                        jsonb_build_object('id', s.id, 'target_type', s.target_type, 'target_id', s.target_id,
                                           'operation', s.operation, 'adapter', s.adapter, 'state', s.state,
                                           'downstream_reference', s.downstream_reference,
                                           'error_message', s.error_message, 'attempts', s.attempts,
-                                          'created_at', s.created_at, 'finished_at', s.finished_at)))
+                                          'next_attempt_at', NULL, 'created_at', s.created_at,
+                                          'finished_at', s.finished_at, 'warnings', s.warnings)))
               FROM s WHERE s.state <> 'pending'
          )
          SELECT s.id, s.state FROM s LEFT JOIN notified ON true CROSS JOIN events",

@@ -67,7 +67,7 @@ async fn scopes_are_enforced_and_only_subsets_can_be_minted() {
 
     for (body, field) in [
         (json!({"name": "x", "scopes": []}), "scopes"),
-        (json!({"name": "x", "scopes": ["journeys:admin"]}), "scopes"),
+        (json!({"name": "x", "scopes": ["journeys:admin"]}), "scopes[0]"),
         (json!({"name": "", "scopes": ["journeys:read"]}), "name"),
         (json!({"name": "x", "scopes": "journeys:read"}), "scopes"),
         (json!({"scopes": ["journeys:read"]}), "name"),

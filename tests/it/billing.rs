@@ -39,12 +39,12 @@ async fn subscription_and_plan_change() {
     );
     assert_eq!(sub["price_try"], 99.0);
 
-    let b = error_body(
+    // A plan code names a plan: one that does not exist is not found.
+    assert_missing(
         app.post("/portal/billing/subscription/change", Some(&org.key), json!({"plan_code": "Y-1"})).await,
-        422,
+        "plan_code",
     )
     .await;
-    assert_eq!(b["field"], "plan_code");
     error_body(app.post("/portal/billing/subscription/change", Some(&org.key), json!({})).await, 422).await;
     let (_, reader) = app.create_key(&org.key, &["account:read"]).await;
     error_body(
@@ -64,4 +64,46 @@ async fn subscription_and_plan_change() {
     let res = app.get("/portal/me", &org.key).await;
     assert_eq!(header_i64(&res, "x-ratelimit-limit"), 10000);
     error_body(app.get_anon("/portal/billing/subscription").await, 401).await;
+}
+
+#[tokio::test]
+async fn invoices_are_listed_per_organization() {
+    let app = TestApp::spawn().await;
+    let org = app.register().await;
+    let other = app.register().await;
+    // Nothing issued yet: an empty list, as the spec's shape.
+    assert_eq!(app.get_ok("/portal/billing/invoices", &org.key).await["data"], json!([]));
+    for (owner, total, status) in [(org.id, 116.82, "paid"), (org.id, 99.0, "open"), (other.id, 1.0, "open")] {
+        sqlx::query(
+            "INSERT INTO invoices (org_id, period_start, period_end, total_amount, status)
+             VALUES ($1, '2026-10-01', '2026-10-31', $2, $3)",
+        )
+        .bind(owner)
+        .bind(total)
+        .bind(status)
+        .execute(&app.db)
+        .await
+        .unwrap();
+    }
+    let list = app.get_ok("/portal/billing/invoices", &org.key).await;
+    let data = list["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2, "only the organization's own");
+    assert_eq!(
+        (data[0]["total_amount"].as_f64(), data[0]["status"].as_str()),
+        (Some(99.0), Some("open")),
+        "newest first"
+    );
+    assert_eq!(data[1]["total_amount"], 116.82);
+    assert_eq!(
+        (data[1]["period_start"].as_str(), data[1]["period_end"].as_str()),
+        (Some("2026-10-01"), Some("2026-10-31"))
+    );
+    for field in ["id", "period_start", "period_end", "total_amount", "status", "created_at"] {
+        assert!(!data[1][field].is_null(), "{field}");
+    }
+    let one = app.get_ok("/portal/billing/invoices?limit=1", &org.key).await;
+    assert_eq!(one["has_more"], true);
+    let (_, journeys) = app.create_key(&org.key, &["journeys:write"]).await;
+    error_body(app.get("/portal/billing/invoices", &journeys).await, 403).await;
+    error_body(app.get_anon("/portal/billing/invoices").await, 401).await;
 }

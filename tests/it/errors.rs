@@ -14,6 +14,20 @@ async fn malformed_requests_get_json_errors() {
     error_body(post(r#"{"name":"x","scopes":["journeys:read"]}"#, "text/plain").await.unwrap(), 400).await;
     error_body(post(r#"{"name":"x","#, "application/json").await.unwrap(), 400).await;
     error_body(post(r#"{"name":"x","scopes":["journeys:read"]} {}"#, "application/json").await.unwrap(), 400).await;
+    // Trailing bytes make a body malformed even when its value would also miss fields: 400, not 422.
+    let vehicle = |body: &'static str| {
+        app.req(Method::POST, "/portal/vehicles", Some(&org.key))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+    };
+    let b = error_body(vehicle(r#"{"plate":"34ABC123"}}"#).await.unwrap(), 400).await;
+    assert_eq!(b["error"], "Bad Request");
+    error_body(vehicle(r#"{"plate":"34ABC123"} x"#).await.unwrap(), 400).await;
+    error_body(vehicle("[1] 2").await.unwrap(), 400).await;
+    // Whitespace after the value is fine; the missing field is then the problem.
+    let b = error_body(vehicle("{\"plate\":\"34ABC123\"}\n\t ").await.unwrap(), 422).await;
+    assert_eq!(b["field"], "vehicle_type");
     // JSON of the wrong shape: 422 naming the field.
     let b = error_body(post(r#"{"name":7,"scopes":[]}"#, "application/json").await.unwrap(), 422).await;
     assert_eq!(b["field"], "name");

@@ -25,12 +25,28 @@ pub fn person(n: u64, role: &str) -> Value {
     json!({"identity_number": tckn(n), "first_name": "Mehmet", "last_name": "Demir", "gender": "E", "role_type": role})
 }
 
+/// A scheduled journey exactly as the spec writes one (no crew).
 pub fn journey(vehicle_id: Value) -> Value {
     json!({
         "vehicle_id": vehicle_id,
         "departure": {"date": "2026-12-01", "time": "08:30", "district_id": KADIKOY.to_string()},
         "arrival": {"date": "2026-12-01", "time": "20:15", "district_id": CEYHAN.to_string()},
+        "tarifeli_context": tarifeli(),
     })
+}
+
+/// The context of a scheduled trip Kadıköy → Ceyhan.
+pub fn tarifeli() -> Value {
+    json!({"firma_id": 1, "unet_guzergah_kodu": 1001, "kalkis_yer_id": KADIKOY, "varis_yer_id": CEYHAN,
+           "seyahat_suresi_saat": 12})
+}
+
+/// A non-scheduled (tarifesiz) journey.
+pub fn tarifesiz(vehicle_id: Value) -> Value {
+    let mut j = journey(vehicle_id);
+    j["trip_kind"] = json!("tarifesiz");
+    j.as_object_mut().unwrap().remove("tarifeli_context");
+    j
 }
 
 pub fn passenger(n: u64) -> Value {

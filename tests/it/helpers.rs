@@ -282,6 +282,13 @@ pub async fn assert_invalid(res: Response, field: &str) {
     assert!(b["detail"].as_str().unwrap().contains(field), "detail names the field: {b}");
 }
 
+/// Assert a 404 for a record the body names: the detail starts with the field's name.
+pub async fn assert_missing(res: Response, field: &str) {
+    let b = json_of(res, 404).await;
+    assert_eq!(b["error"], "Not Found");
+    assert!(b["detail"].as_str().unwrap().starts_with(&format!("{field}: ")), "404 names {field}: {b}");
+}
+
 /// The `n`-th valid T.C. identity number of a family (check digits computed the
 /// python-stdnum way, independently of the code under test).
 pub fn tckn(n: u64) -> String {

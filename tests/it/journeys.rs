@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use crate::{
     fixtures::{journey, passenger, Fleet, CEYHAN, IST_AIRPORT, KADIKOY},
-    helpers::{assert_invalid, error_body, json_of, tckn, TestApp},
+    helpers::{assert_invalid, assert_missing, error_body, json_of, tckn, TestApp},
 };
 
 #[tokio::test]
@@ -29,20 +29,46 @@ async fn create_get_update_delete_a_draft_journey() {
     let id = j["id"].as_i64().unwrap();
     assert_eq!(app.get_ok(&format!("/portal/journeys/{id}"), k).await, j);
 
-    // A partial update of a nested field keeps the rest; dropping the context makes it tarifesiz.
-    let res = app
-        .put(&format!("/portal/journeys/{id}"), k, json!({"departure": {"time": "09:00"}, "tarifeli_context": null}))
-        .await;
+    // A partial update of a nested field keeps the rest.
+    let res = app.put(&format!("/portal/journeys/{id}"), k, json!({"departure": {"time": "09:00"}})).await;
     let upd = json_of(res, 200).await;
     assert_eq!(upd["departure"], json!({"date": "2026-12-01", "time": "09:00", "district_id": "1421"}));
-    assert_eq!(upd["trip_kind"], "tarifesiz");
-    assert!(upd["tarifeli_context"].is_null());
+    assert_eq!(upd["trip_kind"], "tarifeli");
     assert_eq!(upd["personnel_ids"], json!([fleet.driver_id]));
+    // Fields each valid that break a rule across fields once merged: the record's state refuses them.
+    for (patch, field) in [
+        (json!({"arrival": {"date": "2026-11-30"}}), "arrival"),
+        (json!({"tarifeli_context": null}), "tarifeli_context"),
+        (json!({"trip_kind": "tarifesiz"}), "tarifeli_context"),
+    ] {
+        let b = error_body(app.put(&format!("/portal/journeys/{id}"), k, patch).await, 409).await;
+        assert!(b["detail"].as_str().unwrap().starts_with(&format!("{field}: ")), "{b}");
+    }
+    // A field that breaks its own rule is the patch's fault.
     assert_invalid(
-        app.put(&format!("/portal/journeys/{id}"), k, json!({"arrival": {"date": "2026-11-30"}})).await,
-        "arrival",
+        app.put(&format!("/portal/journeys/{id}"), k, json!({"departure": {"time": "9"}})).await,
+        "departure.time",
     )
     .await;
+    // Changing the kind with its context is one valid change.
+    let res = app
+        .put(&format!("/portal/journeys/{id}"), k, json!({"trip_kind": "tarifesiz", "tarifeli_context": null}))
+        .await;
+    let upd = json_of(res, 200).await;
+    assert_eq!(upd["trip_kind"], "tarifesiz");
+    assert!(upd["tarifeli_context"].is_null());
+    // Part of a context the journey does not hold is not a context: the whole object is needed.
+    let b = error_body(
+        app.put(
+            &format!("/portal/journeys/{id}"),
+            k,
+            json!({"trip_kind": "tarifeli", "tarifeli_context": {"firma_id": 3}}),
+        )
+        .await,
+        409,
+    )
+    .await;
+    assert!(b["detail"].as_str().unwrap().starts_with("tarifeli_context."), "{b}");
 
     // Once submitted, a journey can no longer be changed or deleted.
     sqlx::query("UPDATE journeys SET status = 'submitted' WHERE id = $1").bind(id).execute(&app.db).await.unwrap();
@@ -69,12 +95,12 @@ async fn vehicle_by_plate_registered_or_not() {
     let j = app.post_ok("/portal/journeys", k, journey(json!(lower)), 201).await;
     assert_eq!(j["plate"], fleet.plate);
     assert_eq!(j["vehicle_record_id"], fleet.vehicle_id, "a registered plate links its record");
-    assert_eq!(j["trip_kind"], "tarifesiz");
+    assert_eq!(j["trip_kind"], "tarifeli", "the spec's default");
     let j = app.post_ok("/portal/journeys", k, journey(json!("06 TARIFESIZ 123")), 201).await;
     assert_eq!(j["plate"], "06TARIFESIZ123");
     assert!(j["vehicle_record_id"].is_null());
     // An id that is not this organization's vehicle.
-    assert_invalid(app.post("/portal/journeys", Some(k), journey(json!(999_999_999))).await, "vehicle_id").await;
+    assert_missing(app.post("/portal/journeys", Some(k), journey(json!(999_999_999))).await, "vehicle_id").await;
     assert_invalid(app.post("/portal/journeys", Some(k), journey(json!("34-AB-12"))).await, "vehicle_id").await;
     // Airports are valid places.
     let mut body = journey(json!(fleet.vehicle_id));
@@ -197,9 +223,15 @@ async fn bulk_upsert_is_keyed_counted_and_all_or_nothing() {
     let mut bad: Vec<Value> = (2000..2010).map(passenger).collect();
     bad[7]["identity_number"] = json!("12345678901");
     assert_invalid(app.post(&path, Some(k), json!({"passengers": bad})).await, "passengers[7].identity_number").await;
+    // An identity number listed twice is one passenger: the last entry's fields, the first's place.
     let mut dup: Vec<Value> = (3000..3003).map(passenger).collect();
     dup[2]["identity_number"] = json!(tckn(3000));
-    assert_invalid(app.post(&path, Some(k), json!({"passengers": dup})).await, "passengers[2].identity_number").await;
+    dup[2]["first_name"] = json!("Son");
+    let out = app.post_ok(&path, k, json!({"passengers": dup}), 200).await;
+    assert_eq!((out["created"].as_u64(), out["updated"].as_u64()), (Some(2), Some(0)));
+    assert_eq!(out["data"][0]["identity_number"], tckn(3000));
+    assert_eq!(out["data"][0]["first_name"], "Son");
+    assert_eq!(stored_passengers(&app, j).await, 1012);
     let mut unknown_place: Vec<Value> = (4000..4002).map(passenger).collect();
     unknown_place[1]["destination_place_code"] = json!(77777);
     assert_invalid(
@@ -207,7 +239,7 @@ async fn bulk_upsert_is_keyed_counted_and_all_or_nothing() {
         "passengers[1].destination_place_code",
     )
     .await;
-    assert_eq!(stored_passengers(&app, j).await, 1010);
+    assert_eq!(stored_passengers(&app, j).await, 1012);
 
     let too_many: Vec<Value> = (0..1001).map(passenger).collect();
     assert_invalid(app.post(&path, Some(k), json!({"passengers": too_many})).await, "passengers").await;
@@ -237,7 +269,7 @@ async fn concurrent_creates_are_batched_and_each_answered_for_itself() {
     });
     for (i, org, res) in futures::future::join_all(calls).await {
         if i % 3 == 2 {
-            assert_invalid(res, "vehicle_id").await;
+            assert_missing(res, "vehicle_id").await;
             continue;
         }
         let j = json_of(res, 201).await;
@@ -268,6 +300,7 @@ async fn a_failing_row_fails_only_its_own_create() {
         vehicle: VehicleChoice::Record(fleet.vehicle_id),
         departure: ("2026-12-01".parse().unwrap(), "08:00".parse().unwrap(), KADIKOY as i32),
         arrival: ("2026-12-01".parse().unwrap(), "12:00".parse().unwrap(), CEYHAN as i32),
+        trip_kind: tns_api::domain::kinds::TripKind::Tarifesiz,
         tarifeli_context: None,
         personnel_ids: crew,
     };

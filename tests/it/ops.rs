@@ -1,4 +1,4 @@
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::helpers::*;
 
@@ -56,6 +56,7 @@ async fn openapi_document_covers_every_route() {
         ("get", "/portal/billing/plans"),
         ("get", "/portal/billing/subscription"),
         ("post", "/portal/billing/subscription/change"),
+        ("get", "/portal/billing/invoices"),
         ("get", "/openapi.json"),
         ("get", "/portal/vehicles"),
         ("post", "/portal/vehicles"),
@@ -117,4 +118,120 @@ async fn openapi_document_covers_every_route() {
     }
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
     assert!(doc["components"]["schemas"]["ErrorBody"].is_object());
+}
+
+/// The document is precise enough to generate a client and fuzz the API from: parameters where
+/// they are, one schema per name, every status with the error body and the rate headers, links
+/// from creates, partial-update schemas, the webhook events.
+#[tokio::test]
+async fn openapi_document_states_what_the_api_does() {
+    let app = TestApp::spawn().await;
+    let doc: Value = app.get_anon("/openapi.json").await.json().await.unwrap();
+    let resolve = |v: &Value| -> Value {
+        match v["$ref"].as_str() {
+            Some(r) => doc.pointer(r.strip_prefix('#').unwrap()).cloned().unwrap_or_else(|| panic!("unresolved {r}")),
+            None => v.clone(),
+        }
+    };
+    let mut operation_ids = std::collections::HashSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let label = format!("{method} {path}");
+            assert!(
+                operation_ids.insert(op["operationId"].as_str().unwrap().to_string()),
+                "{label}: unique operationId"
+            );
+            let params = op["parameters"].as_array().cloned().unwrap_or_default();
+            for p in &params {
+                let in_path = path.contains(&format!("{{{}}}", p["name"].as_str().unwrap()));
+                match p["in"].as_str().unwrap() {
+                    "path" => assert!(in_path && p["required"] == true, "{label}: {p}"),
+                    "query" => assert!(!in_path && p["required"] != true, "{label}: optional query {p}"),
+                    "header" => {}
+                    other => panic!("{label}: parameter in {other}"),
+                }
+            }
+            let statuses: Vec<&str> = op["responses"].as_object().unwrap().keys().map(String::as_str).collect();
+            let must =
+                |s: &str, why: &str| assert!(statuses.contains(&s), "{label} documents {s} ({why}): {statuses:?}");
+            must("429", "every call is rate limited");
+            must("500", "any call can fail");
+            if op["security"].as_array().unwrap().iter().any(|r| r != &json!({})) {
+                must("401", "authenticated");
+            }
+            if op.get("requestBody").is_some() {
+                must("400", "has a body");
+                must("413", "has a body");
+                must("422", "has a body");
+            }
+            if params.iter().any(|p| p["in"] == "path") {
+                must("404", "names a record");
+            }
+            for (status, response) in op["responses"].as_object().unwrap() {
+                let response = resolve(response);
+                if !status.starts_with('2') {
+                    let schema = &response["content"]["application/json"]["schema"]["$ref"];
+                    assert_eq!(schema, "#/components/schemas/ErrorBody", "{label} {status}");
+                }
+                if status != "500" && status != "503" {
+                    for h in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] {
+                        assert!(response["headers"][h].is_object(), "{label} {status} declares {h}");
+                    }
+                }
+            }
+        }
+    }
+    // The list filters are query parameters of the list, optional.
+    let journeys: Vec<&str> = doc["paths"]["/portal/journeys"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(journeys, ["limit", "cursor", "status", "departure_from", "departure_to"]);
+
+    // Two different records, two names.
+    let schema_of = |path: &str, method: &str, status: &str| {
+        doc["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]["$ref"].clone()
+    };
+    assert_eq!(schema_of("/portal/billing/subscription", "get", "200"), "#/components/schemas/PlanSubscription");
+    assert_eq!(schema_of("/portal/webhooks/{id}", "get", "200"), "#/components/schemas/WebhookSubscription");
+    assert!(doc["components"]["schemas"].get("Subscription").is_none());
+
+    // Request schemas carry the rules: patterns, bounds, enums of the reference data.
+    let schemas = &doc["components"]["schemas"];
+    assert!(schemas["Plate"]["pattern"].is_string() && schemas["Date"]["pattern"].is_string());
+    assert_eq!(schemas["Text50"]["maxLength"], 50);
+    let places = schemas["PlaceId"]["anyOf"][0]["enum"].as_array().unwrap();
+    assert!(places.contains(&json!(1421)) && places.contains(&json!(99157)) && places.len() == 972 + 56);
+    assert_eq!(schemas["JourneyIn"]["if"]["properties"]["trip_kind"]["const"], "tarifesiz");
+    assert_eq!(schemas["JourneyIn"]["else"]["required"], json!(["tarifeli_context"]));
+    // A partial update has no required field and takes the create's field rules.
+    let patch = &doc["paths"]["/portal/vehicles/{id}"]["put"]["requestBody"]["content"]["application/json"]["schema"];
+    let patch = resolve(patch);
+    assert!(patch.get("required").is_none());
+    assert_eq!(patch["properties"]["plate"]["$ref"], "#/components/schemas/Plate");
+
+    // Links from creates to what takes their id.
+    let links = &doc["paths"]["/portal/journeys"]["post"]["responses"]["201"]["links"];
+    assert_eq!(links["submit_journey"]["parameters"]["id"], "$response.body#/id");
+    let links = &doc["paths"]["/portal/journeys/{id}/submit"]["post"]["responses"]["202"]["links"];
+    assert_eq!(links["get_submission"]["parameters"]["id"], "$response.body#/submission_id");
+    let links = &doc["paths"]["/portal/journeys/{id}/passengers"]["post"]["responses"]["201"]["links"];
+    assert_eq!(
+        links["update_passenger"]["parameters"],
+        json!({"id": "$request.path.id", "passenger_id": "$response.body#/id"})
+    );
+
+    // The webhook events with their payloads.
+    let hooks = doc["webhooks"].as_object().unwrap();
+    assert_eq!(
+        hooks.keys().collect::<Vec<_>>(),
+        ["journey.created", "submission.delivered", "submission.failed", "test"]
+    );
+    let body = resolve(&hooks["submission.failed"]["post"]["requestBody"]["content"]["application/json"]["schema"]);
+    assert_eq!(body["properties"]["data"]["$ref"], "#/components/schemas/Submission");
+    assert_eq!(body["properties"]["type"]["const"], "submission.failed");
+    let signature = hooks["journey.created"]["post"]["parameters"].as_array().unwrap();
+    assert!(signature.iter().any(|p| p["name"] == "X-Webhook-Signature" && p["in"] == "header"));
 }

@@ -150,7 +150,7 @@ async fn every_sandbox_scenario_end_to_end() {
     let after = journey_on(&app, &f, "34ABC125", &[]).await;
     assert_eq!(submit_journey(&app, key, after, Some(10)).await["status"], "delivered");
 
-    // Cargo: delivered once; a second submit of a delivered shipment is refused.
+    // Cargo: delivered once; a second submit of a delivered shipment answers with that delivery.
     let c = app.post_ok("/portal/cargo", key, cargo(f.vehicle_id), 201).await["id"].as_i64().unwrap();
     let s = submit(&app, key, &format!("/portal/cargo/{c}/submit"), Some(10)).await;
     assert_eq!(s["status"], "delivered");
@@ -160,8 +160,11 @@ async fn every_sandbox_scenario_end_to_end() {
     let d = app.get_ok(&format!("/portal/submissions/{}", s["submission_id"]), key).await;
     assert_eq!(d["snapshot"]["plate"], f.plate.as_str());
     assert_eq!(d["snapshot"]["sender"]["tax_number"], VKN);
-    let again = app.req(Method::POST, &format!("/portal/cargo/{c}/submit"), Some(key)).send().await.unwrap();
-    assert!(error_body(again, 409).await["detail"].as_str().unwrap().contains("already delivered"));
+    let again = submit(&app, key, &format!("/portal/cargo/{c}/submit"), None).await;
+    assert_eq!((&again["submission_id"], again["status"].as_str()), (&s["submission_id"], Some("delivered")));
+    // Without a driver the shipment goes out all the same, with the warning.
+    assert_eq!(s["warnings"][0]["code"], "no_driver");
+    assert_eq!(s["warnings"][0]["field"], "driver_id");
 
     // The sandbox recorded each accepted notification exactly once.
     let records = sandbox_records(&env.sandbox_state());
@@ -181,14 +184,23 @@ async fn resubmission_sends_only_the_difference_and_pending_submits_are_one() {
     let f = Fleet::new(&app).await;
     let key = f.key();
 
-    // No driver in the crew: 422 naming the crew field, nothing queued.
+    // No driver in the crew: it goes downstream all the same, with a warning naming the field.
     let mut body = journey(json!("34NODRIVER"));
     let host = app.post_ok("/portal/personnel", key, person(f.org.id as u64 * 10 + 2, "host"), 201).await;
     body["personnel_ids"] = json!([host["id"]]);
     let no_driver = app.post_ok("/portal/journeys", key, body, 201).await["id"].as_i64().unwrap();
-    let res = app.req(Method::POST, &format!("/portal/journeys/{no_driver}/submit"), Some(key)).send().await.unwrap();
-    assert_invalid(res, "personnel_ids").await;
-    assert_eq!(app.get_ok(&format!("/portal/journeys/{no_driver}"), key).await["status"], "draft");
+    let s = submit_journey(&app, key, no_driver, Some(10)).await;
+    assert_eq!(s["status"], "delivered");
+    let codes: Vec<&str> = s["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"no_driver") && codes.contains(&"no_passengers"), "{s}");
+    assert_eq!(s["warnings"], s["submission"]["warnings"]);
+    let w = s["warnings"].as_array().unwrap().iter().find(|w| w["code"] == "no_driver").unwrap();
+    assert_eq!(w["field"], "personnel_ids");
+    assert!(w["detail"].as_str().unwrap().starts_with("personnel_ids: "));
+    assert_eq!(
+        app.get_ok(&format!("/portal/submissions/{}", s["submission_id"]), key).await["warnings"],
+        s["warnings"]
+    );
 
     // Submitting twice while pending returns the same submission.
     let j = journey_on(&app, &f, "34SLOW700", &[passenger(1), passenger(2), passenger(3)]).await;
@@ -200,9 +212,9 @@ async fn resubmission_sends_only_the_difference_and_pending_submits_are_one() {
     let list = app.get_ok(&format!("/portal/submissions?target_type=journey&target_id={j}"), key).await;
     assert_eq!(list["data"].as_array().unwrap().len(), 1);
 
-    // Unchanged since delivery: nothing to send.
-    let res = app.req(Method::POST, &format!("/portal/journeys/{j}/submit"), Some(key)).send().await.unwrap();
-    assert!(error_body(res, 409).await["detail"].as_str().unwrap().contains("not changed"));
+    // Unchanged since delivery: nothing new to send; the answer is the delivering submission.
+    let again = submit_journey(&app, key, j, None).await;
+    assert_eq!((&again["submission_id"], again["status"].as_str()), (&first["submission_id"], Some("delivered")));
 
     // Add one, change one, remove one: only that goes downstream, as an amendment of the
     // delivered journey.
@@ -234,7 +246,7 @@ async fn resubmission_sends_only_the_difference_and_pending_submits_are_one() {
     assert_eq!(j_now["downstream_reference"], d["downstream_reference"]);
     let kinds: Vec<String> =
         sandbox_records(&env.sandbox_state()).iter().map(|r| r["kind"].as_str().unwrap().to_string()).collect();
-    assert_eq!(kinds, ["journey", "amendment"]);
+    assert_eq!(kinds, ["journey", "journey", "amendment"], "the driverless journey, this one, its amendment");
 
     // Unknown and other tenants' records: 404, nothing queued.
     let other = app.register().await;
@@ -483,4 +495,43 @@ async fn wait_for_sessions_gone(db: &sqlx::PgPool, application_name: &str) {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     panic!("{application_name} sessions still open 5 s after the process died");
+}
+
+/// A client that knows only the spec: a journey as the spec writes it (no crew), its passengers,
+/// a submit, and the submission delivered; a non-scheduled trip without crew the same way. What
+/// U-ETDS will want but the journeys lack comes back as warnings.
+#[tokio::test]
+async fn spec_shaped_journeys_are_delivered_with_warnings_never_refused() {
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let org = app.register().await;
+    let key = org.key.as_str();
+    app.post_ok("/portal/vehicles", key, vehicle("34SPEC01"), 201).await;
+
+    let scheduled = app.post_ok("/portal/journeys", key, journey(json!("34SPEC01")), 201).await;
+    assert_eq!((scheduled["status"].as_str(), scheduled["trip_kind"].as_str()), (Some("draft"), Some("tarifeli")));
+    let id = scheduled["id"].as_i64().unwrap();
+    app.post_ok(&format!("/portal/journeys/{id}/passengers"), key, passenger(1), 201).await;
+    let s = submit_journey(&app, key, id, Some(10)).await;
+    assert_eq!(s["status"], "delivered", "{s}");
+    let codes = |s: &Value| -> Vec<String> {
+        s["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap().to_string()).collect()
+    };
+    assert!(codes(&s).contains(&"no_driver".to_string()) && !codes(&s).contains(&"no_passengers".to_string()), "{s}");
+    let listed = app.get_ok("/portal/submissions", key).await;
+    assert_eq!(listed["data"][0]["state"], "delivered");
+    assert_eq!(listed["data"][0]["target_type"], "journey");
+    assert!(listed["data"][0]["downstream_reference"].is_string());
+
+    let open = app.post_ok("/portal/journeys", key, tarifesiz(json!("34SPEC02")), 201).await;
+    assert_eq!(open["trip_kind"], "tarifesiz");
+    assert!(open["tarifeli_context"].is_null());
+    let s = submit_journey(&app, key, open["id"].as_i64().unwrap(), Some(10)).await;
+    assert_eq!(s["status"], "delivered", "{s}");
+    assert!(codes(&s).contains(&"no_passengers".to_string()), "{s}");
+    // The sandbox took both as U-ETDS would, crew or not.
+    let kinds: Vec<String> =
+        sandbox_records(&env.sandbox_state()).iter().map(|r| r["kind"].as_str().unwrap().to_string()).collect();
+    assert_eq!(kinds, ["journey", "journey"]);
 }

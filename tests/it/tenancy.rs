@@ -78,10 +78,10 @@ async fn another_organizations_records_are_invisible_and_untouched() {
     // The intruder cannot point its own records at the owner's either.
     let mut body = cargo(owner.vehicle_id);
     body["driver_id"] = json!(owner.driver_id);
-    assert_eq!(app.post("/portal/cargo", Some(x), body).await.status(), 422);
+    assert_eq!(app.post("/portal/cargo", Some(x), body).await.status(), 404);
     let mut jb = crate::fixtures::journey(json!(owner.vehicle_id));
     jb["personnel_ids"] = json!([owner.driver_id]);
-    assert_eq!(app.post("/portal/journeys", Some(x), jb).await.status(), 422);
+    assert_eq!(app.post("/portal/journeys", Some(x), jb).await.status(), 404);
 
     // Lists show only one's own.
     for list in ["/portal/vehicles", "/portal/personnel", "/portal/journeys", "/portal/cargo"] {

@@ -69,9 +69,12 @@ async fn invalid_input_is_refused_naming_the_field() {
         (
             "/portal/journeys",
             with(journey(v.clone()), json!({"personnel_ids": [fleet.driver_id, fleet.driver_id]})),
-            "personnel_ids[1]",
+            "personnel_ids",
         ),
-        ("/portal/journeys", with(journey(v.clone()), json!({"personnel_ids": [424242424]})), "personnel_ids[0]"),
+        // Scheduled by default: the context is required; a tarifesiz trip must not carry one.
+        ("/portal/journeys", with(journey(v.clone()), json!({"tarifeli_context": null})), "tarifeli_context"),
+        ("/portal/journeys", with(journey(v.clone()), json!({"trip_kind": "tarifesiz"})), "tarifeli_context"),
+        ("/portal/journeys", with(journey(v.clone()), json!({"trip_kind": "charter"})), "trip_kind"),
         (
             "/portal/journeys",
             with(
@@ -83,7 +86,11 @@ async fn invalid_input_is_refused_naming_the_field() {
         ),
         (
             "/portal/journeys",
-            with(journey(v.clone()), json!({"tarifeli_context": {"firma_id": 1}})),
+            {
+                let mut partial = journey(v.clone());
+                partial["tarifeli_context"] = json!({"firma_id": 1});
+                partial
+            },
             "tarifeli_context.unet_guzergah_kodu",
         ),
         ("/portal/journeys", json!({"vehicle_id": v.clone()}), "departure"),
@@ -128,6 +135,10 @@ async fn invalid_input_is_refused_naming_the_field() {
         assert_eq!(res.status(), 422, "{path} {body}");
         assert_invalid(res, field).await;
     }
+    // A record the body names that the organization does not have: 404 naming the field.
+    let res =
+        app.post("/portal/journeys", Some(k), with(journey(v.clone()), json!({"personnel_ids": [424242424]}))).await;
+    crate::helpers::assert_missing(res, "personnel_ids[0]").await;
     for (table, expected) in [("passengers", 0), ("journeys", 1), ("vehicles", 1), ("personnel", 1), ("cargo", 0)] {
         let n: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table}")).fetch_one(&app.db).await.unwrap();
         assert_eq!(n, expected, "nothing stored in {table} by refused calls");
@@ -141,6 +152,15 @@ async fn invalid_input_is_refused_naming_the_field() {
     ] {
         json_of(app.post(&passengers, Some(k), body).await, 201).await;
     }
+    // A non-scheduled trip has no context; a scheduled one as the spec writes it has one.
+    let mut tarifesiz = journey(v.clone());
+    tarifesiz["trip_kind"] = json!("tarifesiz");
+    tarifesiz["tarifeli_context"] = Value::Null;
+    assert_eq!(json_of(app.post("/portal/journeys", Some(k), tarifesiz).await, 201).await["trip_kind"], "tarifesiz");
+    assert_eq!(
+        json_of(app.post("/portal/journeys", Some(k), journey(v.clone())).await, 201).await["trip_kind"],
+        "tarifeli"
+    );
     let mut c = cargo(fleet.vehicle_id);
     c["sender_tax_number"] = json!("1234567890");
     c["receiver_tax_number"] = json!("10000000146");

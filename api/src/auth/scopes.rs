@@ -1,7 +1,11 @@
 //! Scopes (DESIGN.md): `X:write` implies `X:read`; a key mints only keys with a subset of
 //! its own scopes.
 
-use std::fmt;
+use std::{borrow::Cow, fmt};
+
+use serde_json::{json, Value};
+
+use crate::domain::fields::{field_impls, string, Field};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -56,6 +60,24 @@ impl Scope {
     }
 }
 
+impl Field for Scope {
+    fn name() -> Cow<'static, str> {
+        "Scope".into()
+    }
+    fn json_schema() -> Value {
+        let names: Vec<&str> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+        json!({"type": "string", "enum": names, "description": "`X:write` implies `X:read`."})
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        let name = string(v)?;
+        Scope::parse(&name).ok_or_else(|| {
+            let known: Vec<_> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+            format!("unknown scope `{name}` (known: {})", known.join(", "))
+        })
+    }
+}
+field_impls!(Scope);
+
 /// A set of scopes as granted (implied reads are not stored, they are checked).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Scopes(u16);
@@ -63,6 +85,11 @@ pub struct Scopes(u16);
 impl Scopes {
     pub fn all() -> Scopes {
         Scopes(Scope::ALL.iter().fold(0, |acc, s| acc | s.bit()))
+    }
+
+    /// The set of these scopes.
+    pub fn of(scopes: &[Scope]) -> Scopes {
+        Scopes(scopes.iter().fold(0, |acc, s| acc | s.bit()))
     }
 
     /// Parse scope names; the error is the first unknown name.

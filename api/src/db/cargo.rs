@@ -5,7 +5,10 @@ use serde::Serialize;
 use sqlx::{PgConnection, PgPool, Postgres};
 use utoipa::ToSchema;
 
-use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
+use crate::{
+    domain::kinds::{CargoUnit, RecordStatus},
+    pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page},
+};
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Cargo {
@@ -16,27 +19,27 @@ pub struct Cargo {
     pub cargo_type: i32,
     pub transport_mode: i16,
     pub cargo_amount: f64,
-    pub cargo_unit: String,
+    pub cargo_unit: CargoUnit,
     pub sender_tax_number: String,
     pub sender_name: String,
     pub receiver_tax_number: String,
     pub receiver_name: String,
-    #[schema(value_type = String)]
+    #[schema(value_type = crate::domain::fields::Day)]
     pub loading_date: NaiveDate,
     #[serde(serialize_with = "hh_mm")]
-    #[schema(value_type = String)]
+    #[schema(value_type = crate::domain::fields::Time)]
     pub loading_time: NaiveTime,
     pub loading_city_id: i32,
     pub loading_district_id: i32,
-    #[schema(value_type = String)]
+    #[schema(value_type = crate::domain::fields::Day)]
     pub unloading_date: NaiveDate,
     #[serde(serialize_with = "hh_mm")]
-    #[schema(value_type = String)]
+    #[schema(value_type = crate::domain::fields::Time)]
     pub unloading_time: NaiveTime,
     pub unloading_city_id: i32,
     pub unloading_district_id: i32,
-    /// `draft`, `submitted`, `delivered` or `failed`.
-    pub status: String,
+    /// Mirrors the latest submission: `draft` until submitted.
+    pub status: RecordStatus,
     /// The downstream's reference, once a submission of it was delivered.
     pub downstream_reference: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -61,7 +64,7 @@ pub struct CargoFields {
     pub cargo_type: i32,
     pub transport_mode: i16,
     pub cargo_amount: f64,
-    pub cargo_unit: String,
+    pub cargo_unit: CargoUnit,
     pub sender_tax_number: String,
     pub sender_name: String,
     pub receiver_tax_number: String,
@@ -109,7 +112,7 @@ fn bind_fields<'q>(
         .bind(c.cargo_type)
         .bind(c.transport_mode)
         .bind(c.cargo_amount)
-        .bind(&c.cargo_unit)
+        .bind(c.cargo_unit)
         .bind(&c.sender_tax_number)
         .bind(&c.sender_name)
         .bind(&c.receiver_tax_number)
@@ -170,11 +173,11 @@ pub async fn delete_draft(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> 
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn list(db: &PgPool, org: i64, status: Option<&str>, page: &Page) -> sqlx::Result<Vec<Cargo>> {
+pub async fn list(db: &PgPool, org: i64, status: Option<RecordStatus>, page: &Page) -> sqlx::Result<Vec<Cargo>> {
     let mut qb = ids_then_rows(&format!("SELECT {COLUMNS} FROM cargo c"), "c", "cargo");
     qb.push_bind(org);
     if let Some(s) = status {
-        qb.push(" AND status = ").push_bind(s.to_string());
+        qb.push(" AND status = ").push_bind(s);
     }
     close_ids_then_rows(&mut qb, page, "c");
     qb.build_query_as().fetch_all(db).await

@@ -5,10 +5,15 @@ use serde::{Deserialize, Serialize};
 use sqlx::{types::Json, PgConnection, PgPool, Postgres};
 use utoipa::ToSchema;
 
-use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
+use crate::{
+    domain::{
+        fields::{Day, Time},
+        kinds::{RecordStatus, TripKind},
+    },
+    pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page},
+};
 
-/// Context of a scheduled (tarifeli) trip. A journey without it is a non-scheduled
-/// (tarifesiz / arızi) trip.
+/// Context of a scheduled (tarifeli) trip, as stored and shown.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TarifeliContext {
@@ -25,12 +30,16 @@ pub struct TarifeliContext {
 /// Where and when a journey leaves or arrives.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Stop {
-    /// `YYYY-MM-DD`
-    pub date: String,
-    /// `HH:MM`
-    pub time: String,
-    /// District (or airport) id of the reference data.
-    pub district_id: String,
+    pub date: Day,
+    pub time: Time,
+    /// District (or airport) id of the reference data, as a string of its digits.
+    #[serde(serialize_with = "as_text")]
+    #[schema(value_type = String, pattern = "^[1-9][0-9]*$")]
+    pub district_id: i32,
+}
+
+fn as_text<S: serde::Serializer>(id: &i32, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(id)
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -44,13 +53,13 @@ pub struct Journey {
     pub vehicle_record_id: Option<i64>,
     pub departure: Stop,
     pub arrival: Stop,
+    /// Present exactly when `trip_kind` is `tarifeli`.
     pub tarifeli_context: Option<TarifeliContext>,
-    /// `tarifeli` (scheduled, has `tarifeli_context`) or `tarifesiz` (non-scheduled).
-    pub trip_kind: &'static str,
+    pub trip_kind: TripKind,
     /// Crew, in the order given.
     pub personnel_ids: Vec<i64>,
-    /// `draft`, `submitted`, `delivered` or `failed`.
-    pub status: String,
+    /// Mirrors the latest submission: `draft` until submitted.
+    pub status: RecordStatus,
     /// The downstream's reference, once a submission of it was delivered; later changes to its
     /// passengers are submitted as an amendment of it.
     pub downstream_reference: Option<String>,
@@ -77,15 +86,16 @@ struct Row {
     arrival_time: NaiveTime,
     arrival_district_id: i32,
     tarifeli_context: Option<Json<TarifeliContext>>,
+    trip_kind: TripKind,
     personnel_ids: Vec<i64>,
-    status: String,
+    status: RecordStatus,
     downstream_reference: Option<String>,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
 }
 
 fn stop(date: NaiveDate, time: NaiveTime, district: i32) -> Stop {
-    Stop { date: date.to_string(), time: time.format("%H:%M").to_string(), district_id: district.to_string() }
+    Stop { date: Day(date), time: Time(time), district_id: district }
 }
 
 impl From<Row> for Journey {
@@ -98,7 +108,7 @@ impl From<Row> for Journey {
             vehicle_record_id: r.vehicle_record_id,
             departure: stop(r.departure_date, r.departure_time, r.departure_district_id),
             arrival: stop(r.arrival_date, r.arrival_time, r.arrival_district_id),
-            trip_kind: if tarifeli_context.is_some() { "tarifeli" } else { "tarifesiz" },
+            trip_kind: r.trip_kind,
             tarifeli_context,
             personnel_ids: r.personnel_ids,
             status: r.status,
@@ -147,19 +157,21 @@ pub struct JourneyFields {
     pub vehicle: VehicleChoice,
     pub departure: (NaiveDate, NaiveTime, i32),
     pub arrival: (NaiveDate, NaiveTime, i32),
+    pub trip_kind: TripKind,
     pub tarifeli_context: Option<TarifeliContext>,
     pub personnel_ids: Vec<i64>,
 }
 
 const SELECT: &str = "SELECT j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
-       j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context, j.status,
+       j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context, j.trip_kind,
+       j.status,
        j.downstream_reference, j.created_at, j.updated_at,
        ARRAY(SELECT c.personnel_id FROM journey_crew c WHERE c.journey_id = j.id ORDER BY c.position) AS personnel_ids
   FROM journeys j";
 
 #[derive(Debug, Default)]
 pub struct Filter {
-    pub status: Option<String>,
+    pub status: Option<RecordStatus>,
     pub departure_from: Option<NaiveDate>,
     pub departure_to: Option<NaiveDate>,
 }
@@ -177,7 +189,7 @@ pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::
     let mut qb = ids_then_rows(SELECT, "j", "journeys");
     qb.push_bind(org);
     if let Some(s) = &filter.status {
-        qb.push(" AND status = ").push_bind(s.clone());
+        qb.push(" AND status = ").push_bind(*s);
     }
     if let Some(d) = filter.departure_from {
         qb.push(" AND departure_date >= ").push_bind(d);
@@ -200,7 +212,7 @@ const VEHICLE_CTE: &str = "WITH v AS (
            AND CASE WHEN $2::bigint IS NULL THEN rec.plate = $3::text ELSE rec.id = $2::bigint END
      WHERE $2::bigint IS NULL OR rec.id IS NOT NULL)";
 
-/// Bind `$2` to `$11`: the vehicle, the reference text, the stops and the context.
+/// Bind `$2` to `$12`: the vehicle, the reference text, the stops, the context and the kind.
 fn bind_fields<'q, O>(
     q: sqlx::query::QueryAs<'q, Postgres, O, sqlx::postgres::PgArguments>,
     f: &'q JourneyFields,
@@ -215,6 +227,7 @@ fn bind_fields<'q, O>(
         .bind(f.arrival.1)
         .bind(f.arrival.2)
         .bind(f.tarifeli_context.as_ref().map(Json))
+        .bind(f.trip_kind)
 }
 
 /// A journey row with the position of its input in a batch.
@@ -246,8 +259,9 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
         "WITH input AS (
             SELECT i.*, nextval(pg_get_serial_sequence('journeys', 'id')) AS new_id
               FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::date[], $6::time[], $7::int[],
-                          $8::date[], $9::time[], $10::int[], $11::jsonb[])
-                   WITH ORDINALITY AS i(org, rec, plate, ref, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx, n)
+                          $8::date[], $9::time[], $10::int[], $11::jsonb[], $15::text[])
+                   WITH ORDINALITY AS i(org, rec, plate, ref, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx,
+                                        kind, n)
          ), v AS (
             SELECT i.*, COALESCE(rec.plate, i.plate) AS v_plate, rec.id AS v_id
               FROM input i
@@ -258,30 +272,36 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
             SELECT * FROM unnest($12::bigint[], $13::bigint[], $14::smallint[]) AS c(n, personnel_id, position)
          ), j AS (
             INSERT INTO journeys (id, org_id, vehicle_ref, plate, vehicle_record_id, departure_date, departure_time,
-                                  departure_district_id, arrival_date, arrival_time, arrival_district_id, tarifeli_context)
-            SELECT new_id, org, ref, v_plate, v_id, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx
+                                  departure_district_id, arrival_date, arrival_time, arrival_district_id, tarifeli_context,
+                                  trip_kind)
+            SELECT new_id, org, ref, v_plate, v_id, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx, kind
               FROM v ORDER BY n
             RETURNING *
          ), crew_rows AS (
             INSERT INTO journey_crew (journey_id, personnel_id, org_id, position)
             SELECT v.new_id, c.personnel_id, v.org, c.position FROM crew c JOIN v ON v.n = c.n
          ), events AS (
-            -- journey.created, in the statement that creates the journeys (the outbox).
+            -- journey.created, in the statement that creates the journeys (the outbox). The data is
+            -- the journey as GET /portal/journeys/{id} shows it.
             SELECT webhook_emit(array_agg(j.org_id), array_agg('journey.created'::text), array_agg(
                        jsonb_build_object('id', j.id, 'vehicle_id', j.vehicle_ref, 'plate', j.plate,
-                                          'vehicle_record_id', j.vehicle_record_id, 'status', j.status,
+                                          'vehicle_record_id', j.vehicle_record_id,
                                           'departure', jsonb_build_object('date', j.departure_date,
                                               'time', to_char(j.departure_time, 'HH24:MI'),
                                               'district_id', j.departure_district_id::text),
                                           'arrival', jsonb_build_object('date', j.arrival_date,
                                               'time', to_char(j.arrival_time, 'HH24:MI'),
                                               'district_id', j.arrival_district_id::text),
-                                          'created_at', j.created_at))) AS deliveries
+                                          'tarifeli_context', j.tarifeli_context, 'trip_kind', j.trip_kind,
+                                          'personnel_ids', ARRAY(SELECT c.personnel_id FROM crew c JOIN v ON v.n = c.n
+                                                                  WHERE v.new_id = j.id ORDER BY c.position),
+                                          'status', j.status, 'downstream_reference', j.downstream_reference,
+                                          'created_at', j.created_at, 'updated_at', j.updated_at))) AS deliveries
               FROM j
          )
          SELECT v.n AS ordinal, j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
                 j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context,
-                j.status, j.downstream_reference, j.created_at, j.updated_at,
+                j.trip_kind, j.status, j.downstream_reference, j.created_at, j.updated_at,
                 ARRAY(SELECT c.personnel_id FROM crew c WHERE c.n = v.n ORDER BY c.position) AS personnel_ids
            FROM j JOIN v ON v.new_id = j.id CROSS JOIN events",
     )
@@ -299,6 +319,7 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
     .bind(&crew_n)
     .bind(&crew_id)
     .bind(&crew_pos)
+    .bind(col(batch, |j| j.trip_kind))
     .fetch_all(db)
     .await?;
     let mut out: Vec<Option<Journey>> = (0..batch.len()).map(|_| None).collect();
@@ -317,9 +338,9 @@ pub async fn update_draft(tx: &mut PgConnection, org: i64, id: i64, f: &JourneyF
         "{VEHICLE_CTE}
          UPDATE journeys j SET vehicle_ref = $4, plate = v.plate, vehicle_record_id = v.id, departure_date = $5,
                 departure_time = $6, departure_district_id = $7, arrival_date = $8, arrival_time = $9,
-                arrival_district_id = $10, tarifeli_context = $11, updated_at = now()
+                arrival_district_id = $10, tarifeli_context = $11, trip_kind = $12, updated_at = now()
            FROM v
-          WHERE j.org_id = $1 AND j.id = $12 AND j.status = 'draft'
+          WHERE j.org_id = $1 AND j.id = $13 AND j.status = 'draft'
          RETURNING j.id"
     );
     let updated: Option<(i64,)> =
@@ -351,7 +372,7 @@ pub async fn delete_draft(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> 
 }
 
 /// The journey's status, locking the row so passenger changes serialize with each other.
-pub async fn lock(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<String>> {
+pub async fn lock(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
     sqlx::query_scalar("SELECT status FROM journeys WHERE org_id = $1 AND id = $2 FOR UPDATE")
         .bind(org)
         .bind(id)
@@ -360,7 +381,7 @@ pub async fn lock(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Opti
 }
 
 /// The journey's status, if the organization has it.
-pub async fn status(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<String>> {
+pub async fn status(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
     sqlx::query_scalar("SELECT status FROM journeys WHERE org_id = $1 AND id = $2")
         .bind(org)
         .bind(id)

@@ -5,7 +5,10 @@ use serde::Serialize;
 use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
-use crate::pagination::{Keyed, Page};
+use crate::{
+    domain::kinds::Gender,
+    pagination::{Keyed, Page},
+};
 
 /// At most this many passengers on one journey.
 pub const MAX_PER_JOURNEY: i64 = 5000;
@@ -18,7 +21,7 @@ pub struct Passenger {
     pub first_name: String,
     pub last_name: String,
     pub identity_number: String,
-    pub gender: String,
+    pub gender: Gender,
     pub nationality: Option<String>,
     pub boarding_place_code: i32,
     pub destination_place_code: i32,
@@ -43,7 +46,7 @@ pub struct PassengerFields {
     pub first_name: String,
     pub last_name: String,
     pub identity_number: String,
-    pub gender: String,
+    pub gender: Gender,
     pub nationality: Option<String>,
     pub boarding_place_code: i32,
     pub destination_place_code: i32,
@@ -63,7 +66,7 @@ struct Columns {
     first_name: Vec<String>,
     last_name: Vec<String>,
     identity_number: Vec<String>,
-    gender: Vec<String>,
+    gender: Vec<Gender>,
     nationality: Vec<Option<String>>,
     boarding: Vec<i32>,
     destination: Vec<i32>,
@@ -81,7 +84,7 @@ impl Columns {
             c.first_name.push(p.first_name.clone());
             c.last_name.push(p.last_name.clone());
             c.identity_number.push(p.identity_number.clone());
-            c.gender.push(p.gender.clone());
+            c.gender.push(p.gender);
             c.nationality.push(p.nationality.clone());
             c.boarding.push(p.boarding_place_code);
             c.destination.push(p.destination_place_code);
@@ -181,7 +184,7 @@ pub async fn update(
     .bind(&p.first_name)
     .bind(&p.last_name)
     .bind(&p.identity_number)
-    .bind(&p.gender)
+    .bind(p.gender)
     .bind(&p.nationality)
     .bind(p.boarding_place_code)
     .bind(p.destination_place_code)

@@ -4,7 +4,10 @@ use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
-use crate::pagination::{Keyed, Page};
+use crate::{
+    domain::kinds::{Gender, RegistryStatus, RoleType},
+    pagination::{Keyed, Page},
+};
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Person {
@@ -12,15 +15,14 @@ pub struct Person {
     pub identity_number: String,
     pub first_name: String,
     pub last_name: String,
-    pub gender: String,
+    pub gender: Gender,
     pub nationality: Option<String>,
-    /// `driver`, `host`, `guide` or `other`.
-    pub role_type: String,
+    pub role_type: RoleType,
     pub phone: Option<String>,
     pub address: Option<String>,
     pub hes_code: Option<String>,
-    /// `active`; `inactive` once deleted while journeys or cargo refer to them.
-    pub status: String,
+    /// `inactive` once deleted while journeys or cargo refer to them (they then leave the list).
+    pub status: RegistryStatus,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -36,9 +38,9 @@ pub struct PersonFields {
     pub identity_number: String,
     pub first_name: String,
     pub last_name: String,
-    pub gender: String,
+    pub gender: Gender,
     pub nationality: Option<String>,
-    pub role_type: String,
+    pub role_type: RoleType,
     pub phone: Option<String>,
     pub address: Option<String>,
     pub hes_code: Option<String>,
@@ -58,9 +60,9 @@ pub async fn insert(db: &PgPool, org: i64, p: &PersonFields) -> sqlx::Result<Per
     .bind(&p.identity_number)
     .bind(&p.first_name)
     .bind(&p.last_name)
-    .bind(&p.gender)
+    .bind(p.gender)
     .bind(&p.nationality)
-    .bind(&p.role_type)
+    .bind(p.role_type)
     .bind(&p.phone)
     .bind(&p.address)
     .bind(&p.hes_code)
@@ -79,9 +81,9 @@ pub async fn update(db: &PgPool, org: i64, id: i64, p: &PersonFields) -> sqlx::R
     .bind(&p.identity_number)
     .bind(&p.first_name)
     .bind(&p.last_name)
-    .bind(&p.gender)
+    .bind(p.gender)
     .bind(&p.nationality)
-    .bind(&p.role_type)
+    .bind(p.role_type)
     .bind(&p.phone)
     .bind(&p.address)
     .bind(&p.hes_code)
@@ -112,7 +114,7 @@ pub async fn crew_of(db: &mut sqlx::PgConnection, org: i64, journey: i64) -> sql
 }
 
 /// The active people of the organization among `ids`, as (id, role_type).
-pub async fn active_roles(db: &PgPool, org: i64, ids: &[i64]) -> sqlx::Result<Vec<(i64, String)>> {
+pub async fn active_roles(db: &PgPool, org: i64, ids: &[i64]) -> sqlx::Result<Vec<(i64, RoleType)>> {
     sqlx::query_as("SELECT id, role_type FROM personnel WHERE org_id = $1 AND id = ANY($2) AND status = 'active'")
         .bind(org)
         .bind(ids)

@@ -18,8 +18,9 @@ pub struct Plan {
     pub overage_unit_try: Option<f64>,
 }
 
-/// The organization's current subscription.
+/// The organization's current subscription (its plan).
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[schema(as = PlanSubscription)]
 pub struct Subscription {
     pub code: String,
     pub name: String,

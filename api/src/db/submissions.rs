@@ -6,7 +6,13 @@ use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
 use tns_adapter::PassengerResult;
 use utoipa::ToSchema;
 
-use crate::pagination::{Keyed, Page};
+use crate::{
+    domain::{
+        kinds::{Operation, SubmissionState, TargetType},
+        warnings::Warning,
+    },
+    pagination::{Keyed, Page},
+};
 
 /// The queue's NOTIFY channels belong to the scheduler's queue; the API speaks on one and
 /// listens on the other.
@@ -20,10 +26,10 @@ pub enum Target {
 }
 
 impl Target {
-    pub fn kind(self) -> &'static str {
+    pub fn kind(self) -> TargetType {
         match self {
-            Target::Journey(_) => "journey",
-            Target::Cargo(_) => "cargo",
+            Target::Journey(_) => TargetType::Journey,
+            Target::Cargo(_) => TargetType::Cargo,
         }
     }
 
@@ -37,16 +43,14 @@ impl Target {
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Submission {
     pub id: i64,
-    /// `journey` or `cargo`.
-    pub target_type: String,
+    pub target_type: TargetType,
     pub target_id: i64,
     /// `journey` (a full notification), `amendment` (passengers added, changed or removed since
     /// the journey's last delivery) or `cargo`.
-    pub operation: String,
+    pub operation: Operation,
     /// The downstream it goes to (`sandbox`).
     pub adapter: String,
-    /// `pending`, `delivered` or `failed`.
-    pub state: String,
+    pub state: SubmissionState,
     pub downstream_reference: Option<String>,
     pub error_message: Option<String>,
     /// Attempts made so far.
@@ -55,6 +59,10 @@ pub struct Submission {
     pub next_attempt_at: Option<chrono::DateTime<chrono::Utc>>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// What the downstream will want but the record lacked when it was submitted; never a
+    /// refusal.
+    #[sqlx(json)]
+    pub warnings: Vec<Warning>,
 }
 
 impl Keyed for Submission {
@@ -64,7 +72,7 @@ impl Keyed for Submission {
 }
 
 const COLUMNS: &str = "id, target_type, target_id, operation, adapter, state, downstream_reference, error_message, \
-     attempts, CASE WHEN state = 'pending' THEN run_at END AS next_attempt_at, created_at, finished_at";
+     attempts, CASE WHEN state = 'pending' THEN run_at END AS next_attempt_at, created_at, finished_at, warnings";
 
 /// One attempt of a submission.
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
@@ -82,7 +90,7 @@ pub struct Attempt {
 /// A delivered journey or amendment submission, as history to replay.
 #[derive(Debug, sqlx::FromRow)]
 pub struct Delivered {
-    pub operation: String,
+    pub operation: Operation,
     pub adapter: String,
     pub snapshot: Json<serde_json::Value>,
     pub passenger_results: Option<Json<Vec<PassengerResult>>>,
@@ -93,6 +101,20 @@ pub async fn pending_for(tx: &mut PgConnection, org: i64, target: Target) -> sql
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM submissions
           WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'pending'"
+    ))
+    .bind(org)
+    .bind(target.kind())
+    .bind(target.id())
+    .fetch_optional(tx)
+    .await
+}
+
+/// The record's latest delivered submission.
+pub async fn last_delivered(tx: &mut PgConnection, org: i64, target: Target) -> sqlx::Result<Option<Submission>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM submissions
+          WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'delivered'
+          ORDER BY id DESC LIMIT 1"
     ))
     .bind(org)
     .bind(target.kind())
@@ -120,13 +142,14 @@ pub async fn enqueue(
     tx: &mut PgConnection,
     org: i64,
     target: Target,
-    operation: &str,
+    operation: Operation,
     adapter: &str,
     snapshot: &serde_json::Value,
+    warnings: &[Warning],
 ) -> sqlx::Result<Submission> {
     let sub: Submission = sqlx::query_as(&format!(
-        "INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING {COLUMNS}"
+        "INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLUMNS}"
     ))
     .bind(org)
     .bind(target.kind())
@@ -134,6 +157,7 @@ pub async fn enqueue(
     .bind(operation)
     .bind(adapter)
     .bind(Json(snapshot))
+    .bind(Json(warnings))
     .fetch_one(&mut *tx)
     .await?;
     let table = match target {
@@ -196,8 +220,8 @@ pub async fn is_final(db: &PgPool, id: i64) -> sqlx::Result<bool> {
 
 #[derive(Debug, Default)]
 pub struct Filter {
-    pub state: Option<String>,
-    pub target_type: Option<String>,
+    pub state: Option<SubmissionState>,
+    pub target_type: Option<TargetType>,
     pub target_id: Option<i64>,
 }
 
@@ -206,10 +230,10 @@ pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::
         QueryBuilder::new(format!("SELECT {COLUMNS} FROM submissions WHERE org_id = "));
     qb.push_bind(org);
     if let Some(s) = &filter.state {
-        qb.push(" AND state = ").push_bind(s.clone());
+        qb.push(" AND state = ").push_bind(*s);
     }
     if let Some(t) = &filter.target_type {
-        qb.push(" AND target_type = ").push_bind(t.clone());
+        qb.push(" AND target_type = ").push_bind(*t);
     }
     if let Some(id) = filter.target_id {
         qb.push(" AND target_id = ").push_bind(id);

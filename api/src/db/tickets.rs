@@ -4,7 +4,10 @@ use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
-use crate::pagination::{Keyed, Page};
+use crate::{
+    domain::kinds::{Priority, TicketStatus},
+    pagination::{Keyed, Page},
+};
 
 #[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Ticket {
@@ -13,10 +16,9 @@ pub struct Ticket {
     /// Present on the created record; lists leave it out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
-    /// `low`, `normal`, `high` or `urgent`.
-    pub priority: String,
+    pub priority: Priority,
     /// `open` when created.
-    pub status: String,
+    pub status: TicketStatus,
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
@@ -32,7 +34,7 @@ pub async fn insert(
     user: i64,
     subject: &str,
     body: &str,
-    priority: &str,
+    priority: Priority,
 ) -> sqlx::Result<Ticket> {
     sqlx::query_as(
         "INSERT INTO support_tickets (org_id, user_id, subject, body, priority) VALUES ($1, $2, $3, $4, $5)

@@ -4,20 +4,23 @@ use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
-use crate::pagination::{Keyed, Page};
+use crate::{
+    domain::kinds::{RegistryStatus, VehicleType},
+    pagination::{Keyed, Page},
+};
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Vehicle {
     pub id: i64,
     pub plate: String,
-    pub vehicle_type: String,
+    pub vehicle_type: VehicleType,
     pub brand: Option<String>,
     pub model: Option<String>,
     pub model_year: Option<i32>,
     pub capacity: Option<i32>,
     pub phone: Option<String>,
-    /// `active`; `inactive` once deleted while journeys or cargo refer to it.
-    pub status: String,
+    /// `inactive` once deleted while journeys or cargo refer to it (it then leaves the list).
+    pub status: RegistryStatus,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -31,7 +34,7 @@ impl Keyed for Vehicle {
 /// Validated vehicle fields.
 pub struct VehicleFields {
     pub plate: String,
-    pub vehicle_type: String,
+    pub vehicle_type: VehicleType,
     pub brand: Option<String>,
     pub model: Option<String>,
     pub model_year: Option<i32>,
@@ -50,7 +53,7 @@ pub async fn insert(db: &PgPool, org: i64, v: &VehicleFields) -> sqlx::Result<Ve
     ))
     .bind(org)
     .bind(&v.plate)
-    .bind(&v.vehicle_type)
+    .bind(v.vehicle_type)
     .bind(&v.brand)
     .bind(&v.model)
     .bind(v.model_year)
@@ -70,7 +73,7 @@ pub async fn update(db: &PgPool, org: i64, id: i64, v: &VehicleFields) -> sqlx::
     .bind(org)
     .bind(id)
     .bind(&v.plate)
-    .bind(&v.vehicle_type)
+    .bind(v.vehicle_type)
     .bind(&v.brand)
     .bind(&v.model)
     .bind(v.model_year)

@@ -7,19 +7,22 @@ use serde::Serialize;
 use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
-use crate::pagination::{Keyed, Page};
+use crate::{
+    domain::kinds::{AnyEventType, DeliveryStatus, EventType},
+    pagination::{Keyed, Page},
+};
 
 /// Subscriptions an organization may keep (deleted ones do not count).
 pub const MAX_SUBSCRIPTIONS: i64 = 50;
-pub const EVENT_TYPES: &[&str] = &["journey.created", "submission.delivered", "submission.failed"];
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[schema(as = WebhookSubscription)]
 pub struct Subscription {
     pub id: i64,
-    /// `journey.created`, `submission.delivered` or `submission.failed`.
-    pub event_type: String,
+    pub event_type: EventType,
     pub endpoint_url: String,
     /// 1 while deliveries are made, 0 when deactivated.
+    #[schema(minimum = 0, maximum = 1)]
     pub active: i32,
     /// Why it is inactive: `by request`, or `failing` (no successful delivery for 5 days).
     pub inactive_reason: Option<String>,
@@ -43,7 +46,7 @@ const SUB_COLUMNS: &str = "id, event_type, endpoint_url, active::int AS active, 
 pub async fn insert(
     db: &PgPool,
     org: i64,
-    event_type: &str,
+    event_type: EventType,
     endpoint_url: &str,
     secret_sealed: &[u8],
 ) -> sqlx::Result<Option<Subscription>> {
@@ -88,7 +91,7 @@ pub async fn update(
     tx: &mut PgConnection,
     org: i64,
     id: i64,
-    event_type: Option<&str>,
+    event_type: Option<EventType>,
     endpoint_url: Option<&str>,
     active: Option<bool>,
 ) -> sqlx::Result<Option<Subscription>> {
@@ -157,10 +160,10 @@ pub struct DeliveryRecord {
     /// The event's id: the `X-Webhook-Id` header and the payload's `id`, the same on every
     /// attempt (receivers dedupe on it).
     pub event_id: i64,
-    pub event_type: String,
+    pub event_type: AnyEventType,
     pub subscription_id: i64,
     /// `pending`, `delivered` or `failed`.
-    pub delivery_status: String,
+    pub delivery_status: DeliveryStatus,
     /// Attempts made so far.
     pub attempts: i32,
     /// The HTTP status of the last attempt's answer, if one came.
@@ -184,8 +187,8 @@ const DELIVERY_COLUMNS: &str = "d.id, d.event_id, d.event_type, d.subscription_i
 
 #[derive(Debug, Default)]
 pub struct DeliveryFilter {
-    pub delivery_status: Option<String>,
-    pub event_type: Option<String>,
+    pub delivery_status: Option<DeliveryStatus>,
+    pub event_type: Option<AnyEventType>,
     pub subscription_id: Option<i64>,
 }
 
@@ -194,10 +197,10 @@ pub async fn deliveries(db: &PgPool, org: i64, f: &DeliveryFilter, page: &Page) 
         QueryBuilder::<Postgres>::new(format!("SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.org_id = "));
     qb.push_bind(org);
     if let Some(s) = &f.delivery_status {
-        qb.push(" AND d.state = ").push_bind(s.clone());
+        qb.push(" AND d.state = ").push_bind(*s);
     }
     if let Some(t) = &f.event_type {
-        qb.push(" AND d.event_type = ").push_bind(t.clone());
+        qb.push(" AND d.event_type = ").push_bind(*t);
     }
     if let Some(s) = f.subscription_id {
         qb.push(" AND d.subscription_id = ").push_bind(s);

@@ -1,56 +1,31 @@
-//! Field rules of the downstream (U-ETDS, `uetds/PROTOCOL.md` §5–6), checked before anything is
-//! stored so that bad data fails now with a 422 naming the field instead of later downstream.
+//! Field rules of the downstream (U-ETDS), checked before anything is stored so that bad data
+//! fails now with a 422 naming the field instead of later downstream. Each rule is a field type
+//! (see [`super::fields`]) whose schema in the OpenAPI document states the same rule.
+//!
+//! String limits are U-ETDS's own: names 50, identity numbers 30, plates and phones 20,
+//! addresses 100, HES codes 50, seat numbers 10. Identity and tax numbers carry check digits
+//! (T.C. kimlik: d10 = (7·(d1+d3+d5+d7+d9) − (d2+d4+d6+d8)) mod 10, d11 = (d1+…+d10) mod 10,
+//! d1 ≠ 0; VKN: the Revenue Administration's weighted rule), which the document names as the
+//! formats `tckn` and `vkn`.
 
-use chrono::{NaiveDate, NaiveTime};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use std::borrow::Cow;
 
-use crate::error::ApiError;
+use serde::Serialize;
+use serde_json::{json, Value};
 
-/// Downstream string limits (PROTOCOL.md §2.1): names 50, identity numbers 30, plates and
-/// phones 20, addresses 100, HES codes 50, seat numbers 10, country codes 10.
+use super::fields::{bounds, field_impls, pattern, string, Field, Text};
+use crate::refdata;
+
 pub const NAME_MAX: usize = 50;
-pub const IDENTITY_MAX: usize = 30;
-pub const PLATE_MAX: usize = 20;
-pub const PHONE_MAX: usize = 20;
 pub const ADDRESS_MAX: usize = 100;
 pub const HES_MAX: usize = 50;
 pub const SEAT_MAX: usize = 10;
+pub const TICKET_SERIAL_MAX: usize = 30;
 /// Sender and receiver titles (`gonderenUnvan`, `aliciUnvan`) have no published bound; this
 /// one is generous for a company title and keeps rows small.
 pub const TITLE_MAX: usize = 250;
 
-/// A code or id sent either as a JSON integer or as a string of digits (the spec types some
-/// ids as strings, others as integers; integrators send both).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
-#[serde(untagged)]
-pub enum IdOrText {
-    Int(i64),
-    Text(String),
-}
-
-impl IdOrText {
-    /// The value as an integer, if it is one (a digit string counts).
-    pub fn as_int(&self) -> Option<i64> {
-        match self {
-            IdOrText::Int(n) => Some(*n),
-            IdOrText::Text(s) => {
-                let t = s.trim();
-                (!t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok())?
-            }
-        }
-    }
-
-    /// A positive integer code that fits the database column.
-    pub fn code(&self, field: &str) -> Result<i32, ApiError> {
-        self.as_int()
-            .filter(|n| *n > 0 && *n <= i32::MAX as i64)
-            .map(|n| n as i32)
-            .ok_or_else(|| ApiError::validation(field, "must be a positive integer code"))
-    }
-}
-
-/// T.C. kimlik numarası checksum (PROTOCOL.md §6).
+/// T.C. kimlik numarası check digits.
 pub fn is_tckn(s: &str) -> bool {
     let d: Vec<i32> = s.bytes().map(|b| b.wrapping_sub(b'0') as i32).collect();
     if d.len() != 11 || d.iter().any(|x| !(0..=9).contains(x)) || d[0] == 0 {
@@ -63,7 +38,7 @@ pub fn is_tckn(s: &str) -> bool {
     d[9] == d10 && d[10] == d11
 }
 
-/// Vergi kimlik numarası (VKN) checksum (PROTOCOL.md §6).
+/// Vergi kimlik numarası (VKN) check digit.
 pub fn is_vkn(s: &str) -> bool {
     let d: Vec<u32> = s.bytes().map(|b| b.wrapping_sub(b'0') as u32).collect();
     if d.len() != 10 || d.iter().any(|x| *x > 9) {
@@ -83,111 +58,486 @@ pub fn is_vkn(s: &str) -> bool {
     (10 - sum % 10) % 10 == d[9]
 }
 
-/// A country code as U-ETDS takes it: two letters (ISO 3166-1 alpha-2 style), upper-cased.
-pub fn nationality(field: &str, raw: &str) -> Result<String, ApiError> {
-    let v = raw.trim().to_ascii_uppercase();
-    if v.len() != 2 || !v.bytes().all(|b| b.is_ascii_uppercase()) {
-        return Err(ApiError::validation(field, "must be a two-letter country code such as TR"));
-    }
-    Ok(v)
+/// serde and `Debug`/`Serialize` as the inner string, for the string field types below.
+macro_rules! string_field {
+    ($t:ident) => {
+        field_impls!($t);
+        impl Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+        impl $t {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+            pub fn into_inner(self) -> String {
+                self.0
+            }
+            /// A value read back from the database, where it was stored after parsing.
+            pub fn stored(s: String) -> Self {
+                $t(s)
+            }
+        }
+    };
 }
+
+pattern!(
+    /// Letters and digits, spaces anywhere; 1–20 of them once the spaces are removed.
+    PLATE = r"^ *(?:[A-Za-z0-9] *){1,20}$"
+);
+/// Raw length of a plate with its spaces.
+const PLATE_RAW_MAX: usize = 32;
+
+/// A vehicle plate, upper-cased and without spaces. The civil pattern is not enforced: the
+/// downstream's own test plate (`06TARIFESIZ123`) breaks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plate(String);
+
+impl Plate {
+    pub fn parse(raw: &str) -> Result<Plate, String> {
+        if raw.chars().count() > PLATE_RAW_MAX || !PLATE.is_match(raw) {
+            return Err("must be a plate of 1–20 letters and digits (spaces are removed)".into());
+        }
+        Ok(Plate(raw.chars().filter(|c| *c != ' ').collect::<String>().to_ascii_uppercase()))
+    }
+}
+
+impl Field for Plate {
+    fn name() -> Cow<'static, str> {
+        "Plate".into()
+    }
+    fn json_schema() -> Value {
+        json!({"type": "string", "pattern": PLATE.source(), "maxLength": PLATE_RAW_MAX,
+               "description": "1–20 letters and digits; spaces are removed and letters upper-cased.",
+               "examples": ["34 ABC 123"]})
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        Self::parse(&string(v)?)
+    }
+}
+string_field!(Plate);
+
+pattern!(
+    /// An 11-digit T.C. kimlik numarası (its check digits are the `tckn` format).
+    TCKN = r"^[1-9][0-9]{10}$"
+);
+pattern!(
+    /// A passport or foreign identity number.
+    PASSPORT = r"^[A-Za-z0-9-]{1,30}$"
+);
+
+/// The schema of a T.C. kimlik numarası: the shape, and the check digits as format `tckn`.
+fn tckn_schema() -> Value {
+    json!({"type": "string", "pattern": TCKN.source(), "format": "tckn"})
+}
+
+/// An identity number: a T.C. kimlik numarası or a passport or foreign identity number, 1–30
+/// letters, digits or `-`, upper-cased. Which one a person must have follows from their
+/// nationality: see [`check_identity`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdentityNumber(String);
+
+impl IdentityNumber {
+    pub fn parse(raw: &str) -> Result<IdentityNumber, String> {
+        if !PASSPORT.is_match(raw) {
+            return Err("must be 1–30 letters, digits or `-` (a T.C. identity number or a passport number)".into());
+        }
+        Ok(IdentityNumber(raw.to_ascii_uppercase()))
+    }
+}
+
+impl Field for IdentityNumber {
+    fn name() -> Cow<'static, str> {
+        "IdentityNumber".into()
+    }
+    fn json_schema() -> Value {
+        json!({"type": "string", "pattern": PASSPORT.source(),
+               "description": "A T.C. kimlik numarası (for Turkish nationals: 11 digits with valid check digits, format \
+                               `tckn`) or a passport or foreign identity number: 1–30 letters, digits or `-`. Upper-cased.",
+               "examples": ["10000000146", "U12345678"]})
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        Self::parse(&string(v)?)
+    }
+}
+string_field!(IdentityNumber);
+
+/// The rule across a person's fields: a Turkish national (nationality `TR`, or none given)
+/// is identified by a T.C. kimlik numarası with valid check digits. `Err` is the reason.
+pub fn check_identity(identity: &IdentityNumber, nationality: Option<&Nationality>) -> Result<(), &'static str> {
+    if is_turkish(nationality.map(Nationality::as_str)) && !is_tckn(identity.as_str()) {
+        return Err("must be a valid 11-digit T.C. identity number (check digits) for a Turkish national; for a \
+                    foreign national send `nationality` and the passport number");
+    }
+    Ok(())
+}
+
+/// [`check_identity`] in the document: when `nationality` is absent, null or TR (any case),
+/// `identity_number` has the T.C. shape and format.
+pub fn identity_rule() -> Value {
+    json!({
+        "if": {"anyOf": [
+            {"not": {"required": ["nationality"]}},
+            {"properties": {"nationality": {"anyOf": [{"type": "null"}, {"type": "string", "pattern": "^[Tt][Rr]$"}]}}},
+        ]},
+        "then": {"properties": {"identity_number": tckn_schema()}},
+    })
+}
+
+pattern!(NATIONALITY = r"^[A-Za-z]{2}$");
+
+/// A country code as U-ETDS takes it: two letters (ISO 3166-1 alpha-2 style), upper-cased.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Nationality(String);
+
+impl Nationality {
+    pub fn parse(raw: &str) -> Result<Nationality, String> {
+        if !NATIONALITY.is_match(raw) {
+            return Err("must be a two-letter country code such as TR".into());
+        }
+        Ok(Nationality(raw.to_ascii_uppercase()))
+    }
+}
+
+impl Field for Nationality {
+    fn name() -> Cow<'static, str> {
+        "Nationality".into()
+    }
+    fn json_schema() -> Value {
+        json!({"type": "string", "pattern": NATIONALITY.source(),
+               "description": "Two-letter country code (ISO 3166-1 alpha-2), upper-cased; absent means TR.",
+               "examples": ["TR"]})
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        Self::parse(&string(v)?)
+    }
+}
+string_field!(Nationality);
 
 /// True when a nationality (absent means Turkish) calls for a T.C. identity number.
 pub fn is_turkish(nationality: Option<&str>) -> bool {
     nationality.is_none_or(|n| n == "TR")
 }
 
-/// An identity number: a checksum-valid T.C. number for Turkish nationals (nationality `TR`
-/// or absent), otherwise a passport or foreign id number of 1–30 letters, digits or `-`.
-pub fn identity_number(field: &str, raw: &str, nationality: Option<&str>) -> Result<String, ApiError> {
-    let v = raw.trim().to_ascii_uppercase();
-    if is_turkish(nationality) {
-        if !is_tckn(&v) {
-            return Err(ApiError::validation(
-                field,
-                "must be a valid 11-digit T.C. identity number (checksum failed); for foreign nationals \
-                 send `nationality` and the passport number",
-            ));
+pattern!(
+    /// Digits with `+`, spaces, `-` and parentheses; at least 3 digits.
+    PHONE = r"^[ +()-]*(?:[0-9][ +()-]*){3,20}$"
+);
+const PHONE_MAX: usize = 20;
+
+/// A phone number: digits with optional `+`, spaces, `-` and parentheses, at most 20
+/// characters, at least 3 digits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phone(String);
+
+impl Phone {
+    pub fn parse(raw: &str) -> Result<Phone, String> {
+        if raw.chars().count() > PHONE_MAX || !PHONE.is_match(raw) {
+            return Err("must be a phone number of at most 20 characters (digits, +, spaces, -, parentheses)".into());
         }
-        return Ok(v);
-    }
-    if v.is_empty() || v.len() > IDENTITY_MAX || !v.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
-        return Err(ApiError::validation(field, "must be a passport number of 1–30 letters, digits or `-`"));
-    }
-    Ok(v)
-}
-
-/// A tax number of a sender or receiver: a 10-digit VKN (company) or an 11-digit T.C. number
-/// (person), checksum verified.
-pub fn tax_id(field: &str, raw: &str) -> Result<String, ApiError> {
-    let v = raw.trim();
-    let ok = match v.len() {
-        10 => is_vkn(v),
-        11 => is_tckn(v),
-        _ => false,
-    };
-    if !ok {
-        return Err(ApiError::validation(
-            field,
-            "must be a 10-digit VKN or an 11-digit T.C. identity number with a valid checksum",
-        ));
-    }
-    Ok(v.to_string())
-}
-
-/// `E` (erkek) or `K` (kadın).
-pub fn gender(field: &str, raw: &str) -> Result<String, ApiError> {
-    match raw.trim() {
-        "E" | "e" => Ok("E".into()),
-        "K" | "k" => Ok("K".into()),
-        _ => Err(ApiError::validation(field, "must be `E` or `K`")),
+        Ok(Phone(raw.trim().to_string()))
     }
 }
 
-/// A plate, upper-cased and stripped of spaces: letters and digits only, at most 20. The civil
-/// pattern is not enforced: the downstream's own test plate (`06TARIFESIZ123`) breaks it.
-pub fn plate(field: &str, raw: &str) -> Result<String, ApiError> {
-    let v: String = raw.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_ascii_uppercase();
-    if v.is_empty() || v.len() > PLATE_MAX || !v.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(ApiError::validation(field, "must be a plate of 1–20 letters and digits (spaces are removed)"));
+impl Field for Phone {
+    fn name() -> Cow<'static, str> {
+        "Phone".into()
     }
-    Ok(v)
-}
-
-/// A phone number: digits with optional `+`, spaces, `-` and parentheses, at most 20.
-pub fn phone(field: &str, raw: &str) -> Result<String, ApiError> {
-    let v = raw.trim();
-    let digits = v.bytes().filter(u8::is_ascii_digit).count();
-    if v.len() > PHONE_MAX || digits < 3 || !v.bytes().all(|b| b.is_ascii_digit() || b" +-()".contains(&b)) {
-        return Err(ApiError::validation(field, "must be a phone number of at most 20 characters"));
+    fn json_schema() -> Value {
+        json!({"type": "string", "pattern": PHONE.source(), "maxLength": PHONE_MAX,
+               "description": "Digits with optional +, spaces, - and parentheses; at least 3 digits.",
+               "examples": ["+90 532 000 00 00"]})
     }
-    Ok(v.to_string())
-}
-
-/// A calendar date, exactly `YYYY-MM-DD`.
-pub fn date(field: &str, raw: &str) -> Result<NaiveDate, ApiError> {
-    let v = raw.trim();
-    let d = (v.len() == 10).then(|| NaiveDate::parse_from_str(v, "%Y-%m-%d").ok()).flatten();
-    d.filter(|d| (2000..=2100).contains(&chrono::Datelike::year(d)))
-        .ok_or_else(|| ApiError::validation(field, "must be a date YYYY-MM-DD (years 2000–2100)"))
-}
-
-/// A time of day, exactly `HH:MM` (24-hour).
-pub fn time(field: &str, raw: &str) -> Result<NaiveTime, ApiError> {
-    let v = raw.trim();
-    (v.len() == 5)
-        .then(|| NaiveTime::parse_from_str(v, "%H:%M").ok())
-        .flatten()
-        .ok_or_else(|| ApiError::validation(field, "must be a time HH:MM (24-hour)"))
-}
-
-/// A money or quantity amount: finite, non-negative, below `max`.
-pub fn amount(field: &str, v: f64, max: f64) -> Result<f64, ApiError> {
-    if !v.is_finite() || v < 0.0 || v >= max {
-        return Err(ApiError::validation(field, format!("must be a non-negative number below {max}")));
+    fn from_json(v: Value) -> Result<Self, String> {
+        Self::parse(&string(v)?)
     }
-    Ok(v)
 }
+string_field!(Phone);
+
+pattern!(VKN = r"^[0-9]{10}$");
+
+/// A sender's or receiver's tax number: a 10-digit VKN (a company) or an 11-digit T.C. number
+/// (a person), check digits verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaxId(String);
+
+impl TaxId {
+    pub fn parse(raw: &str) -> Result<TaxId, String> {
+        if (VKN.is_match(raw) && is_vkn(raw)) || (TCKN.is_match(raw) && is_tckn(raw)) {
+            Ok(TaxId(raw.to_string()))
+        } else {
+            Err("must be a 10-digit VKN or an 11-digit T.C. identity number with valid check digits".into())
+        }
+    }
+}
+
+impl Field for TaxId {
+    fn name() -> Cow<'static, str> {
+        "TaxId".into()
+    }
+    fn json_schema() -> Value {
+        json!({
+            "description": "A 10-digit VKN (format `vkn`) or an 11-digit T.C. identity number (format `tckn`), \
+                            check digits verified.",
+            "anyOf": [{"type": "string", "pattern": VKN.source(), "format": "vkn"}, tckn_schema()],
+            "examples": ["4540536920"],
+        })
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        Self::parse(&string(v)?)
+    }
+}
+string_field!(TaxId);
+
+/// The ids of the reference data in the document: every valid value listed.
+fn place_ids() -> Vec<i32> {
+    refdata::installed().map(|r| r.districts.iter().map(|d| d.id).collect()).unwrap_or_default()
+}
+
+/// A district or airport id of the reference data (`GET /ref/districts`), sent as an integer
+/// or as a string of its digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlaceId(pub i32);
+
+impl PlaceId {
+    fn parse(v: &Value) -> Result<PlaceId, String> {
+        let id = match v {
+            Value::Number(_) => super::fields::whole(v),
+            // The canonical digits only, so a string is valid exactly when the document's list has it.
+            Value::String(s) if s.bytes().all(|b| b.is_ascii_digit()) && !s.starts_with('0') && s.len() <= 9 => {
+                s.parse().ok()
+            }
+            _ => None,
+        };
+        let unknown =
+            || "must be a district or airport id of GET /ref/districts (an integer or its digits)".to_string();
+        let id = id.and_then(|n| i32::try_from(n).ok()).ok_or_else(unknown)?;
+        let data = refdata::installed().ok_or("reference data is not loaded")?;
+        data.district(id).map(|d| PlaceId(d.id)).ok_or_else(unknown)
+    }
+}
+
+impl PlaceId {
+    /// The province the place is in.
+    pub fn city(self) -> Option<i32> {
+        refdata::installed()?.district(self.0).map(|d| d.city_id)
+    }
+}
+
+impl Field for PlaceId {
+    fn name() -> Cow<'static, str> {
+        "PlaceId".into()
+    }
+    fn json_schema() -> Value {
+        let ids = place_ids();
+        let texts: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+        json!({
+            "description": "A district or airport id of the reference data (GET /ref/districts), as an integer or \
+                            as a string of its digits.",
+            "anyOf": [{"type": "integer", "enum": ids}, {"type": "string", "enum": texts}],
+            "examples": [1421],
+        })
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        Self::parse(&v)
+    }
+}
+field_impls!(PlaceId);
+
+impl Serialize for PlaceId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i32(self.0)
+    }
+}
+
+/// A province id of the reference data (`GET /ref/cities`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CityId(pub i32);
+
+impl CityId {
+    fn new(id: i64) -> Result<CityId, String> {
+        let unknown = || "must be a province id of GET /ref/cities".to_string();
+        let id = i32::try_from(id).map_err(|_| unknown())?;
+        let data = refdata::installed().ok_or("reference data is not loaded")?;
+        data.city(id).map(|c| CityId(c.id)).ok_or_else(unknown)
+    }
+}
+
+impl Field for CityId {
+    fn name() -> Cow<'static, str> {
+        "CityId".into()
+    }
+    fn json_schema() -> Value {
+        let ids: Vec<i32> = refdata::installed().map(|r| r.cities.iter().map(|c| c.id).collect()).unwrap_or_default();
+        json!({"type": "integer", "enum": ids, "description": "A province id of the reference data (GET /ref/cities).",
+               "examples": [34]})
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        Self::new(super::fields::integer(&v)?)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for CityId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        CityId::new(super::fields::deserialize_integer(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+impl utoipa::PartialSchema for CityId {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        super::fields::raw_schema(Self::json_schema())
+    }
+}
+
+impl utoipa::ToSchema for CityId {
+    fn name() -> Cow<'static, str> {
+        <Self as Field>::name()
+    }
+}
+
+impl Serialize for CityId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_i32(self.0)
+    }
+}
+
+/// How a journey names its vehicle: a vehicle record id (an integer, or a string of its digits)
+/// or a plate (linked to the active vehicle record holding it, if any).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VehicleRef {
+    Record(i64),
+    Plate(Plate),
+}
+
+impl VehicleRef {
+    /// The caller's words as stored (`vehicle_ref`), read back.
+    pub fn stored(s: &str) -> VehicleRef {
+        Self::from_json(Value::String(s.to_string())).unwrap_or_else(|_| VehicleRef::Plate(Plate::stored(s.into())))
+    }
+}
+
+impl Field for VehicleRef {
+    fn name() -> Cow<'static, str> {
+        "VehicleRef".into()
+    }
+    fn json_schema() -> Value {
+        json!({
+            "description": "A vehicle record id (an integer, or a string of its digits) or a plate.",
+            "anyOf": [{"type": "integer", "minimum": 1}, Plate::json_schema()],
+            "examples": ["34ABC123", 12],
+        })
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        match v {
+            Value::Number(_) => match super::fields::whole(&v) {
+                Some(id) if id >= 1 => Ok(VehicleRef::Record(id)),
+                _ => Err("must be a vehicle record id (a positive integer) or a plate".into()),
+            },
+            Value::String(s) => {
+                let id = (!s.starts_with('0') && s.len() <= 18 && s.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| s.parse::<i64>().ok())
+                    .flatten();
+                match id {
+                    Some(id) => Ok(VehicleRef::Record(id)),
+                    None => Plate::parse(&s).map(VehicleRef::Plate),
+                }
+            }
+            other => Err(format!("must be a vehicle record id or a plate, not {other}")),
+        }
+    }
+}
+field_impls!(VehicleRef);
+
+impl Serialize for VehicleRef {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            VehicleRef::Record(id) => s.serialize_i64(*id),
+            VehicleRef::Plate(p) => s.serialize_str(p.as_str()),
+        }
+    }
+}
+
+/// Crew members one journey may name.
+pub const MAX_CREW: usize = 10;
+
+/// A journey's crew: personnel record ids, each once, at most [`MAX_CREW`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Crew(pub Vec<i64>);
+
+impl Field for Crew {
+    fn name() -> Cow<'static, str> {
+        "Crew".into()
+    }
+    fn json_schema() -> Value {
+        json!({"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": MAX_CREW, "uniqueItems": true,
+               "description": "Personnel record ids of the crew, in order, each once, at most 10."})
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        let Value::Array(items) = v else { return Err("must be an array of personnel record ids".into()) };
+        if items.len() > MAX_CREW {
+            return Err(format!("must name at most {MAX_CREW} crew members"));
+        }
+        let mut ids = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            match super::fields::whole(item) {
+                Some(id) if id >= 1 => {
+                    if ids.contains(&id) {
+                        return Err(format!("lists {id} twice (at {i})"));
+                    }
+                    ids.push(id);
+                }
+                _ => return Err(format!("[{i}] must be a personnel record id (a positive integer)")),
+            }
+        }
+        Ok(Crew(ids))
+    }
+}
+field_impls!(Crew);
+
+impl Serialize for Crew {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+bounds!(
+    /// Hours a scheduled trip takes.
+    TravelHours / TravelHoursRange, 1, 72, "Travel duration in hours, 1–72."
+);
+bounds!(
+    /// A positive code of the downstream (firm id, UNET route code).
+    PositiveCode / PositiveCodeRange, 1, i64::MAX, "A positive integer code."
+);
+bounds!(
+    /// A vehicle's model year: 1950 up to next year's models.
+    ModelYear / ModelYearRange, 1950, super::fields::next_year(), "Model year, from 1950 to next year."
+);
+bounds!(
+    /// Seats or load a vehicle takes.
+    Capacity / CapacityRange, 0, 100_000, "Passenger or cargo capacity, 0–100000."
+);
+bounds!(
+    /// The downstream's transport type: 1 road, 2 rail, 3 sea, 4 air.
+    TransportType / TransportTypeRange, 1, 4, "1 road, 2 rail, 3 sea, 4 air."
+);
+bounds!(
+    /// 1 full load, 2 partial load.
+    TransportMode / TransportModeRange, 1, 2, "1 full load, 2 partial load."
+);
+bounds!(
+    /// A cargo kind code of the downstream.
+    CargoTypeCode / CargoTypeCodeRange, 1, i32::MAX as i64, "Cargo kind code (positive)."
+);
+
+/// A person's first or last name.
+pub type PersonName = Text<NAME_MAX>;
+pub type Address = Text<ADDRESS_MAX>;
+pub type HesCode = Text<HES_MAX>;
+pub type SeatNo = Text<SEAT_MAX>;
+pub type TicketSerial = Text<TICKET_SERIAL_MAX>;
+/// A company or person's title (sender, receiver).
+pub type Title = Text<TITLE_MAX>;
 
 #[cfg(test)]
 mod tests {
@@ -213,33 +563,34 @@ mod tests {
 
     #[test]
     fn identity_depends_on_nationality() {
-        assert!(identity_number("i", "17291716060", None).is_ok());
-        assert!(identity_number("i", "17291716060", Some("TR")).is_ok());
-        assert!(identity_number("i", "U1234567", Some("TR")).is_err());
-        assert_eq!(identity_number("i", "u123-45", Some("DE")).unwrap(), "U123-45");
-        assert!(identity_number("i", &"A".repeat(31), Some("DE")).is_err());
-        assert!(identity_number("i", "", Some("DE")).is_err());
+        let id = |s: &str| IdentityNumber::parse(s).unwrap();
+        let tr = Nationality::parse("tr").unwrap();
+        let de = Nationality::parse("DE").unwrap();
+        assert!(check_identity(&id("17291716060"), None).is_ok());
+        assert!(check_identity(&id("17291716060"), Some(&tr)).is_ok());
+        assert!(check_identity(&id("U1234567"), Some(&tr)).is_err());
+        assert!(check_identity(&id("17291716050"), None).is_err(), "check digits");
+        assert!(check_identity(&id("17291716050"), Some(&de)).is_ok(), "a foreign id may have 11 digits");
+        assert_eq!(id("u123-45").as_str(), "U123-45");
+        assert!(IdentityNumber::parse(&"A".repeat(31)).is_err());
+        assert!(IdentityNumber::parse("").is_err());
+        assert!(IdentityNumber::parse(" 17291716060").is_err());
     }
 
     #[test]
     fn formats() {
-        assert_eq!(plate("p", " 34 abc 123 ").unwrap(), "34ABC123");
-        assert_eq!(plate("p", "06TARIFESIZ123").unwrap(), "06TARIFESIZ123");
-        assert!(plate("p", "34-ABC-12").is_err());
-        assert!(plate("p", &"1".repeat(21)).is_err());
-        assert!(date("d", "2026-02-29").is_err());
-        assert!(date("d", "2026-2-1").is_err());
-        assert!(date("d", "2028-02-29").is_ok());
-        assert!(time("t", "24:00").is_err());
-        assert!(time("t", "9:30").is_err());
-        assert!(time("t", "09:30").is_ok());
-        assert!(tax_id("t", "4540536920").is_ok());
-        assert!(tax_id("t", "17291716060").is_ok());
-        assert!(tax_id("t", "4540536921").is_err());
-        assert!(nationality("n", "de").unwrap() == "DE");
-        assert!(nationality("n", "DEU").is_err());
-        assert_eq!(IdOrText::Text("1421".into()).code("x").unwrap(), 1421);
-        assert!(IdOrText::Text("14x".into()).code("x").is_err());
-        assert!(IdOrText::Int(-3).code("x").is_err());
+        assert_eq!(Plate::parse(" 34 abc 123 ").unwrap().as_str(), "34ABC123");
+        assert_eq!(Plate::parse("06TARIFESIZ123").unwrap().as_str(), "06TARIFESIZ123");
+        assert!(Plate::parse("34-ABC-12").is_err());
+        assert!(Plate::parse(&"1".repeat(21)).is_err());
+        assert!(Plate::parse("   ").is_err());
+        assert!(TaxId::parse("4540536920").is_ok());
+        assert!(TaxId::parse("17291716060").is_ok());
+        assert!(TaxId::parse("4540536921").is_err());
+        assert_eq!(Nationality::parse("de").unwrap().as_str(), "DE");
+        assert!(Nationality::parse("DEU").is_err());
+        assert!(Phone::parse("+90 (532) 000-00-00").is_ok());
+        assert!(Phone::parse("12").is_err());
+        assert!(Phone::parse("+90 532 000 00 00 000").is_err(), "21 characters");
     }
 }

@@ -1,6 +1,7 @@
 //! The versioned API (`/api/v1`): routes, their OpenAPI document, and the admission layer.
 
 pub mod endpoints;
+pub mod openapi;
 pub mod registry;
 pub mod resource;
 
@@ -8,10 +9,7 @@ use std::sync::OnceLock;
 
 use axum::{http::header, middleware::from_fn_with_state, response::IntoResponse, Router};
 use serde::Serialize;
-use utoipa::{
-    openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme},
-    Modify, OpenApi, ToSchema,
-};
+use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
@@ -32,54 +30,16 @@ impl Default for Ok {
     }
 }
 
-#[derive(OpenApi)]
-#[openapi(
-    info(title = "TNS — Transport Notification Service", version = "1.0.0",
-         description = "Multi-tenant API for U-ETDS notifications. Every authenticated response carries \
-X-RateLimit-Limit, X-RateLimit-Remaining (-1 = unlimited) and X-RateLimit-Reset (Unix time of the next UTC month); \
-unauthenticated calls carry the same headers for the per-client-IP limit."),
-    servers((url = "/api/v1")),
-    modifiers(&Security),
-    components(schemas(crate::error::ErrorBody)),
-    tags((name = "auth"), (name = "account"), (name = "billing"), (name = "journeys"), (name = "vehicles"),
-         (name = "personnel"), (name = "cargo"), (name = "submissions"), (name = "reference"), (name = "support"), (name = "webhooks"), (name = "meta"))
-)]
-struct ApiDoc;
-
-struct Security;
-
-impl Modify for Security {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some("An API key (`sk_live_…`) or an access token from /auth/token"))
-                    .build(),
-            ),
-        );
-        components.add_security_scheme(
-            "session",
-            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
-                "tns_session",
-                "Portal session from /auth/login; unsafe methods also need X-CSRF-Token",
-            ))),
-        );
-    }
-}
-
 static DOCUMENT: OnceLock<String> = OnceLock::new();
 
 /// This document.
-#[utoipa::path(get, path = "/openapi.json", tag = "meta", responses((status = 200, description = "OpenAPI 3.1 document")), security(()))]
+#[utoipa::path(get, path = "/openapi.json", operation_id = "get_openapi", tag = "meta", responses((status = 200, description = "OpenAPI 3.1 document", body = Object)), security(()))]
 async fn openapi_json() -> impl IntoResponse {
     ([(header::CONTENT_TYPE, "application/json")], DOCUMENT.get().cloned().unwrap_or_default())
 }
 
 fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
-    OpenApiRouter::with_openapi(ApiDoc::openapi())
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .routes(routes!(auth::register))
         .routes(routes!(auth::token))
         .routes(routes!(auth::login))
@@ -90,6 +50,7 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(billing::plans))
         .routes(routes!(billing::subscription))
         .routes(routes!(billing::change))
+        .routes(routes!(billing::invoices))
         .routes(routes!(vehicles::list, vehicles::create))
         .routes(routes!(vehicles::get, vehicles::update, vehicles::delete))
         .routes(routes!(personnel::list, personnel::create))
@@ -118,9 +79,19 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts()
 }
 
-/// The OpenAPI document as JSON.
+/// The OpenAPI document as JSON. Built once, after the reference data is installed (its
+/// enums list the reference data).
 pub fn openapi_document() -> &'static str {
-    DOCUMENT.get_or_init(|| build().1.to_pretty_json().expect("OpenAPI document serializes"))
+    DOCUMENT.get_or_init(|| {
+        use openapi::AcrossFields;
+        let across = [
+            (journeys::JourneyIn::name().to_string(), journeys::JourneyIn::json_rules()),
+            (cargo::CargoIn::name().to_string(), cargo::CargoIn::json_rules()),
+            (personnel::PersonIn::name().to_string(), personnel::PersonIn::json_rules()),
+            (passengers::PassengerIn::name().to_string(), passengers::PassengerIn::json_rules()),
+        ];
+        serde_json::to_string(&openapi::finish(build().1, &across)).expect("the document serializes")
+    })
 }
 
 pub fn router(state: AppState) -> Router {

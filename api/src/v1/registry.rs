@@ -13,7 +13,7 @@ use crate::{
     error::ApiResult,
     pagination::{Keyed, Page, Paged},
     state::AppState,
-    v1::resource::{conflict_on, created, not_found, patched, Created, ListQuery},
+    v1::resource::{conflict_on, created, merged_conflict, not_found, patched, Created, ListQuery},
 };
 
 pub trait Registry {
@@ -27,7 +27,12 @@ pub trait Registry {
     /// The unique index that makes a duplicate a 409.
     const UNIQUE_KEY: &'static str;
 
-    fn validate(input: &Self::Input) -> ApiResult<Self::Fields>;
+    /// The rules across the input's fields (each field's own rule was applied by parsing).
+    fn check_across(_input: &Self::Input) -> ApiResult<()> {
+        Ok(())
+    }
+    /// The validated fields.
+    fn fields(input: Self::Input) -> Self::Fields;
     /// The 409 detail for a duplicate.
     fn duplicate(fields: &Self::Fields) -> String;
     fn is_active(record: &Self::Record) -> bool;
@@ -44,7 +49,8 @@ pub trait Registry {
 
 pub async fn create<R: Registry>(st: &AppState, p: &Principal, input: R::Input) -> ApiResult<Created<R::Record>> {
     p.require(Scope::JourneysWrite)?;
-    let f = R::validate(&input)?;
+    R::check_across(&input)?;
+    let f = R::fields(input);
     let rec = R::insert(&st.db, p.org_id, &f).await.map_err(|e| conflict_on(e, R::UNIQUE_KEY, || R::duplicate(&f)))?;
     Ok(created(rec))
 }
@@ -52,7 +58,7 @@ pub async fn create<R: Registry>(st: &AppState, p: &Principal, input: R::Input) 
 /// Active records, newest first.
 pub async fn list<R: Registry>(st: &AppState, p: &Principal, q: &ListQuery) -> ApiResult<Paged<R::Record>> {
     p.require(Scope::JourneysRead)?;
-    let page = q.page()?;
+    let page = q.page();
     Ok(Paged::from_rows(R::list(&st.db, p.org_id, &page).await?, &page))
 }
 
@@ -71,7 +77,9 @@ pub async fn update<R: Registry>(
 ) -> ApiResult<R::Record> {
     p.require(Scope::JourneysWrite)?;
     let current = R::get(&st.db, p.org_id, id).await?.filter(R::is_active).ok_or_else(|| not_found(R::KIND, id))?;
-    let f = R::validate(&patched(&R::Input::from(&current), patch)?)?;
+    let merged = patched(&R::Input::from(&current), patch)?;
+    R::check_across(&merged).map_err(merged_conflict)?;
+    let f = R::fields(merged);
     R::update(&st.db, p.org_id, id, &f)
         .await
         .map_err(|e| conflict_on(e, R::UNIQUE_KEY, || R::duplicate(&f)))?

@@ -1,13 +1,24 @@
-//! Pieces every resource endpoint shares: partial updates, enum fields, plain list queries,
-//! and mapping unique-key violations to 409.
+//! Pieces every resource endpoint shares: partial updates, list parameters, and the status a
+//! failure gets.
+//!
+//! Which status, by whose fault:
+//! - 422: the request itself breaks a rule — a field's own rule (what its schema states) or, on
+//!   create, a rule across the body's fields (arrival before departure).
+//! - 404: a record the request names does not exist for the organization — in the path, or a
+//!   reference in the body (`vehicle_id`, `personnel_ids[2]`).
+//! - 409: the request is valid but the record's state refuses it — not a draft any more, a
+//!   duplicate, a limit reached, or a partial update whose fields are fine on their own but
+//!   leave the merged record breaking a rule across fields.
 
 use axum::{http::StatusCode, Json};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_json::Value;
 use utoipa::IntoParams;
 
 use crate::{
+    domain::fields::{Cursor, Limit},
     error::{is_unique_violation, ApiError, ApiResult},
-    extract::{merge_patch, parse_value},
+    extract::{merge_patch, parse_value, REQUIRED},
     pagination::Page,
 };
 
@@ -18,21 +29,47 @@ pub fn created<T>(record: T) -> Created<T> {
     (StatusCode::CREATED, Json(record))
 }
 
-/// `PUT` with any subset of fields: the stored record's input view, patched (RFC 7396), then
-/// parsed and validated exactly as a create would be.
-pub fn patched<I: Serialize + DeserializeOwned>(current: &I, patch: &serde_json::Value) -> ApiResult<I> {
+/// `PUT` with any subset of fields (a JSON merge patch, RFC 7396, on the stored record's input
+/// view), parsed as a create would be. A field the patch sends that breaks its own rule, or a
+/// required field it sets to `null`, is a 422 of the patch; a field the merged record lacks
+/// because the stored record never had it (part of an object it does not hold) is a 409.
+pub fn patched<I: Serialize + DeserializeOwned>(current: &I, patch: &Value) -> ApiResult<I> {
+    if !patch.is_object() {
+        return Err(ApiError::validation("body", "must be a JSON object"));
+    }
     let mut merged = serde_json::to_value(current).map_err(anyhow::Error::from)?;
     merge_patch(&mut merged, patch);
-    parse_value(merged)
+    parse_value(merged).map_err(|e| match e {
+        ApiError::Validation { field, reason } if reason == REQUIRED && !set_to_null(patch, &field) => {
+            ApiError::Conflict(format!(
+                "{field}: is required, and the record has no value for it; send the whole object it belongs to"
+            ))
+        }
+        other => other,
+    })
 }
 
-/// One of a fixed set of values.
-pub fn one_of(field: &str, raw: &str, allowed: &[&str]) -> ApiResult<String> {
-    let v = raw.trim();
-    if allowed.contains(&v) {
-        Ok(v.to_string())
-    } else {
-        Err(ApiError::validation(field, format!("must be one of {}", allowed.join(", "))))
+/// True when the patch sets the dotted `path` (or an object above it) to `null`.
+fn set_to_null(patch: &Value, path: &str) -> bool {
+    let mut at = patch;
+    for key in path.split('.') {
+        match at.get(key) {
+            Some(Value::Null) => return true,
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
+    false
+}
+
+/// A rule across fields broken by the merged record of a partial update: the patch is valid on
+/// its own, so this is the record's state refusing it (409), not a bad request.
+pub fn merged_conflict(e: ApiError) -> ApiError {
+    match e {
+        ApiError::Validation { field, reason } => {
+            ApiError::Conflict(format!("{field}: {reason} (once this change is applied to the stored record)"))
+        }
+        other => other,
     }
 }
 
@@ -45,19 +82,24 @@ pub fn conflict_on(e: sqlx::Error, constraint: &str, detail: impl FnOnce() -> St
     }
 }
 
-/// A foreign key that failed because a referenced record was deleted between validation and
-/// the write: a 422 on `field` the client can retry; anything else is a 500.
+/// A record named in the body that the organization does not have (or no longer has active).
+pub fn missing_reference(field: &str, kind: &str, id: impl std::fmt::Display) -> ApiError {
+    ApiError::NotFound(format!("{field}: no {kind} with id {id}"))
+}
+
+/// A foreign key that failed because a referenced record was deleted between the check and the
+/// write: the record is gone, so a 404 naming the field the client can retry after fixing.
 pub fn vanished_reference(e: sqlx::Error, field: &str) -> ApiError {
     match &e {
         sqlx::Error::Database(d) if d.code().as_deref() == Some("23503") => {
-            ApiError::validation(field, "a record it refers to was deleted meanwhile; retry")
+            ApiError::NotFound(format!("{field}: a record it refers to was deleted meanwhile"))
         }
         _ => e.into(),
     }
 }
 
 /// 409 for a change only a `draft` journey or shipment allows.
-pub fn not_draft(kind: &str, id: i64, status: &str, verb: &str) -> ApiError {
+pub fn not_draft(kind: &str, id: i64, status: impl std::fmt::Display, verb: &str) -> ApiError {
     ApiError::Conflict(format!("{kind} {id} is `{status}`; only a draft can be {verb}"))
 }
 
@@ -67,15 +109,51 @@ pub fn not_found(kind: &str, id: i64) -> ApiError {
 
 /// `limit` and `cursor` of a list without filters.
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Page size, 1–200 (default 50).
-    pub limit: Option<i64>,
+    pub limit: Option<Limit>,
     /// `next_cursor` of the previous page.
-    pub cursor: Option<String>,
+    pub cursor: Option<Cursor>,
 }
 
 impl ListQuery {
-    pub fn page(&self) -> ApiResult<Page> {
-        Page::parse(self.limit, self.cursor.as_deref())
+    pub fn page(&self) -> Page {
+        Page::new(self.limit, self.cursor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct In {
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ctx: Option<Ctx>,
+    }
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Ctx {
+        a: i64,
+        b: i64,
+    }
+
+    #[test]
+    fn patch_outcomes() {
+        let current = In { name: "x".into(), ctx: None };
+        assert_eq!(patched(&current, &serde_json::json!({"name": "y"})).unwrap().name, "y");
+        // Nulling a required field: the patch is wrong.
+        assert!(matches!(
+            patched(&current, &serde_json::json!({"name": null})),
+            Err(ApiError::Validation { field, .. }) if field == "name"
+        ));
+        // Part of an object the record does not hold: the state refuses it.
+        assert!(matches!(patched(&current, &serde_json::json!({"ctx": {"a": 1}})), Err(ApiError::Conflict(_))));
+        // A bad value in the patch is the patch's fault.
+        assert!(matches!(patched(&current, &serde_json::json!({"name": 5})), Err(ApiError::Validation { .. })));
+        assert!(matches!(patched(&current, &serde_json::json!([1])), Err(ApiError::Validation { .. })));
     }
 }

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use crate::{
     auth::Auth,
     db::{self, accounts::Organization, accounts::User, plans::Subscription},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult},
     state::AppState,
 };
 
@@ -19,8 +19,8 @@ pub struct MeOut {
 }
 
 /// The caller's user, organization and subscription. Needs no particular scope.
-#[utoipa::path(get, path = "/portal/me", tag = "account",
-    responses((status = 200, body = MeOut), (status = 401, body = ErrorBody)), security(("bearer" = []), ("session" = [])))]
+#[utoipa::path(get, path = "/portal/me", operation_id = "get_me", tag = "account",
+    responses((status = 200, body = MeOut)), security(("bearer" = []), ("session" = [])))]
 pub async fn me(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<MeOut>> {
     // Cached as briefly as API keys (TNS_AUTH_CACHE_TTL_MS): a change made through another
     // process shows here within that time; this process drops the entry at once.

@@ -10,7 +10,7 @@ use crate::{
         self,
         api_keys::{ApiKeyInfo, CreatedKey, MAX_ACTIVE_KEYS},
     },
-    domain::text,
+    domain::fields::Text100,
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath},
     idempotency::NoReplay,
@@ -24,7 +24,7 @@ pub struct KeyList {
 }
 
 /// Active API keys of the organization, newest first. Scope `account:read`.
-#[utoipa::path(get, path = "/portal/api-keys", tag = "account",
+#[utoipa::path(get, path = "/portal/api-keys", operation_id = "list_api_keys", tag = "account",
     responses((status = 200, body = KeyList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<KeyList>> {
@@ -32,18 +32,20 @@ pub async fn list(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<K
     Ok(Json(KeyList { data: db::api_keys::list(&st.db, p.org_id).await? }))
 }
 
+/// Scopes one key may list.
+const MAX_SCOPES: usize = 32;
+
 #[derive(Deserialize, ToSchema)]
 pub struct CreateKeyIn {
-    /// 1–100 characters.
-    name: String,
-    /// Non-empty; each must be held by the calling credential.
-    scopes: Vec<String>,
+    name: Text100,
+    /// 1–32 entries; each must be held by the calling credential.
+    #[schema(min_items = 1, max_items = 32)]
+    scopes: Vec<Scope>,
 }
 
 /// Create an API key with a subset of the caller's scopes. Scope `account:write`.
-#[utoipa::path(post, path = "/portal/api-keys", tag = "account", request_body = CreateKeyIn,
-    responses((status = 201, body = CreatedKey), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
-              (status = 422, body = ErrorBody)),
+#[utoipa::path(post, path = "/portal/api-keys", operation_id = "create_api_key", tag = "account", request_body = CreateKeyIn,
+    responses((status = 201, body = CreatedKey), (status = 403, body = ErrorBody, description = "A scope the calling credential does not hold"), (status = 409, body = ErrorBody, description = "The organization holds the most active keys it may")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -51,17 +53,11 @@ pub async fn create(
     ApiJson(input): ApiJson<CreateKeyIn>,
 ) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedKey>)> {
     p.require(Scope::AccountWrite)?;
-    let name = text("name", &input.name, 100)?;
-    if input.scopes.is_empty() {
-        return Err(ApiError::validation("scopes", "must name at least one scope"));
+    if input.scopes.is_empty() || input.scopes.len() > MAX_SCOPES {
+        return Err(ApiError::validation("scopes", format!("must name 1 to {MAX_SCOPES} scopes")));
     }
-    if input.scopes.len() > 32 {
-        return Err(ApiError::validation("scopes", "too many entries"));
-    }
-    let scopes = Scopes::parse(input.scopes.iter().map(String::as_str)).map_err(|unknown| {
-        let known: Vec<_> = Scope::ALL.iter().map(|s| s.as_str()).collect();
-        ApiError::validation("scopes", format!("unknown scope `{unknown}` (known: {})", known.join(", ")))
-    })?;
+    let name = input.name.into_inner();
+    let scopes = Scopes::of(&input.scopes);
     if !p.scopes.covers(scopes) {
         return Err(ApiError::Forbidden("a key can only be given scopes the calling credential holds".into()));
     }
@@ -79,8 +75,8 @@ pub async fn create(
 
 /// Revoke a key: it and every token minted from it stop working on every API process
 /// within seconds. Scope `account:write`.
-#[utoipa::path(delete, path = "/portal/api-keys/{id}", tag = "account", params(("id" = i64, Path)),
-    responses((status = 200, body = OkBody), (status = 404, body = ErrorBody)),
+#[utoipa::path(delete, path = "/portal/api-keys/{id}", operation_id = "revoke_api_key", tag = "account", params(("id" = i64, Path)),
+    responses((status = 200, body = OkBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn revoke(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
     p.require(Scope::AccountWrite)?;

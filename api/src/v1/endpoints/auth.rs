@@ -8,7 +8,10 @@ use utoipa::ToSchema;
 use crate::{
     auth::{jwt::TOKEN_TTL_SECS, keys, password, scopes::Scopes, session},
     db,
-    domain::{text, Email, Password, TaxNumber},
+    domain::{
+        fields::{Opaque1024, Opaque254, Opaque256, Text200},
+        Email, Password, TaxNumber,
+    },
     error::{is_unique_violation, ApiError, ApiResult, ErrorBody},
     extract::ApiJson,
     state::AppState,
@@ -19,14 +22,12 @@ pub const DEFAULT_PLAN: &str = "starter";
 
 #[derive(Deserialize, ToSchema)]
 pub struct RegisterIn {
-    /// Company name, 1–200 characters.
-    organization_name: String,
-    /// 10 digits.
-    tax_number: String,
-    full_name: String,
-    email: String,
-    /// At least 8 characters.
-    password: String,
+    /// Company name.
+    organization_name: Text200,
+    tax_number: TaxNumber,
+    full_name: Text200,
+    email: Email,
+    password: Password,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -40,15 +41,11 @@ pub struct RegisterOut {
 }
 
 /// Register an organization with its owner and first API key.
-#[utoipa::path(post, path = "/auth/register", tag = "auth", request_body = RegisterIn,
-    responses((status = 201, body = RegisterOut), (status = 409, description = "e-mail already registered", body = ErrorBody),
-              (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)), security(()))]
+#[utoipa::path(post, path = "/auth/register", operation_id = "register", tag = "auth", request_body = RegisterIn,
+    responses((status = 201, body = RegisterOut), (status = 409, description = "e-mail already registered", body = ErrorBody)), security(()))]
 pub async fn register(State(st): State<AppState>, ApiJson(input): ApiJson<RegisterIn>) -> ApiResult<impl IntoResponse> {
-    let org_name = text("organization_name", &input.organization_name, 200)?;
-    let tax = TaxNumber::parse(&input.tax_number)?;
-    let full_name = text("full_name", &input.full_name, 200)?;
-    let email = Email::parse(&input.email)?;
-    let password = Password::parse(input.password)?;
+    let RegisterIn { organization_name, tax_number: tax, full_name, email, password } = input;
+    let (org_name, full_name) = (organization_name.into_inner(), full_name.into_inner());
     let hash = password::hash(password).await?;
 
     let mut tx = st.db.begin().await?;
@@ -79,9 +76,9 @@ pub async fn register(State(st): State<AppState>, ApiJson(input): ApiJson<Regist
 pub struct TokenIn {
     /// Unused; may be empty.
     #[allow(dead_code)]
-    client_id: Option<String>,
+    client_id: Option<Opaque256>,
     /// The API key.
-    client_secret: String,
+    client_secret: Opaque256,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -96,14 +93,15 @@ pub struct TokenOut {
 }
 
 /// Exchange an API key for a 24-hour access token. The token stops working when its key is revoked.
-#[utoipa::path(post, path = "/auth/token", tag = "auth", request_body = TokenIn,
-    responses((status = 200, body = TokenOut), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)), security(()))]
+#[utoipa::path(post, path = "/auth/token", operation_id = "create_token", tag = "auth", request_body = TokenIn,
+    responses((status = 200, body = TokenOut), (status = 401, body = ErrorBody, description = "`client_secret` is not a valid, unrevoked API key")), security(()))]
 pub async fn token(State(st): State<AppState>, ApiJson(input): ApiJson<TokenIn>) -> ApiResult<Json<TokenOut>> {
     let invalid = || ApiError::Unauthorized("client_secret is not a valid API key".into());
-    if !input.client_secret.starts_with(keys::KEY_PREFIX) {
+    let secret = input.client_secret.as_str();
+    if !secret.starts_with(keys::KEY_PREFIX) {
         return Err(invalid());
     }
-    let key = st.keys.by_hash(&st.db, keys::hash(&input.client_secret)).await?.ok_or_else(invalid)?;
+    let key = st.keys.by_hash(&st.db, keys::hash(secret)).await?.ok_or_else(invalid)?;
     if key.revoked {
         return Err(ApiError::Unauthorized("this API key has been revoked".into()));
     }
@@ -113,8 +111,8 @@ pub async fn token(State(st): State<AppState>, ApiJson(input): ApiJson<TokenIn>)
 
 #[derive(Deserialize, ToSchema)]
 pub struct LoginIn {
-    email: String,
-    password: String,
+    email: Opaque254,
+    password: Opaque1024,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -127,21 +125,16 @@ pub struct LoginOut {
 }
 
 /// Portal login: sets the `tns_session` cookie (HttpOnly, SameSite=Lax, Secure outside dev).
-#[utoipa::path(post, path = "/auth/login", tag = "auth", request_body = LoginIn,
-    responses((status = 200, body = LoginOut, headers(("set-cookie" = String))), (status = 401, body = ErrorBody),
-              (status = 422, body = ErrorBody)), security(()))]
+#[utoipa::path(post, path = "/auth/login", operation_id = "login", tag = "auth", request_body = LoginIn,
+    responses((status = 200, body = LoginOut, headers(("set-cookie" = String))), (status = 401, body = ErrorBody, description = "Wrong e-mail or password")), security(()))]
 pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>) -> ApiResult<impl IntoResponse> {
-    if input.password.len() > Password::MAX {
-        return Err(ApiError::validation("password", format!("must be at most {} bytes", Password::MAX)));
-    }
-    let found =
-        if input.email.len() <= Email::MAX { db::accounts::by_email(&st.db, input.email.trim()).await? } else { None };
+    let found = db::accounts::by_email(&st.db, input.email.as_str().trim()).await?;
     let (user, hash) = match found {
         Some((u, h)) => (Some(u), Some(h)),
         None => (None, None),
     };
     // Unknown e-mail and wrong password take the same time and give the same answer.
-    let ok = password::verify(hash, input.password).await?;
+    let ok = password::verify(hash, input.password.into_inner()).await?;
     let user = user.filter(|_| ok).ok_or_else(|| ApiError::Unauthorized("wrong e-mail or password".into()))?;
     let (token, sess) = session::create(&st.redis, st.cfg.session_ttl, user.user_id, user.organization_id)
         .await

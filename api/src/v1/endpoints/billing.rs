@@ -1,4 +1,4 @@
-//! `/portal/billing/*`: plans (public), the current subscription, plan change.
+//! `/portal/billing/*`: plans (public), the current subscription, plan change, invoices.
 
 use axum::{extract::State, Json};
 use serde::{Deserialize, Serialize};
@@ -8,12 +8,15 @@ use crate::{
     auth::{scopes::Scope, Auth},
     db::{
         self,
+        invoices::Invoice,
         plans::{Plan, Subscription},
     },
+    domain::fields::Opaque64,
     error::{ApiError, ApiResult, ErrorBody},
-    extract::ApiJson,
+    extract::{ApiJson, ApiQuery},
+    pagination::Paged,
     state::AppState,
-    v1::Ok as OkBody,
+    v1::{resource::ListQuery, Ok as OkBody},
 };
 
 #[derive(Serialize, ToSchema)]
@@ -22,14 +25,14 @@ pub struct PlanList {
 }
 
 /// Every plan. Public: no credentials needed.
-#[utoipa::path(get, path = "/portal/billing/plans", tag = "billing", responses((status = 200, body = PlanList)), security(()))]
+#[utoipa::path(get, path = "/portal/billing/plans", operation_id = "list_plans", tag = "billing", responses((status = 200, body = PlanList)), security(()))]
 pub async fn plans(State(st): State<AppState>) -> ApiResult<Json<PlanList>> {
     Ok(Json(PlanList { data: db::plans::list(&st.db).await? }))
 }
 
 /// The organization's current plan. Scope `account:read`.
-#[utoipa::path(get, path = "/portal/billing/subscription", tag = "billing",
-    responses((status = 200, body = Subscription), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/billing/subscription", operation_id = "get_subscription", tag = "billing",
+    responses((status = 200, body = Subscription)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn subscription(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Subscription>> {
     p.require(Scope::AccountRead)?;
@@ -41,12 +44,13 @@ pub async fn subscription(State(st): State<AppState>, Auth(p): Auth) -> ApiResul
 
 #[derive(Deserialize, ToSchema)]
 pub struct ChangeIn {
-    plan_code: String,
+    /// A plan's `code` from `GET /portal/billing/plans`.
+    plan_code: Opaque64,
 }
 
 /// Switch plan. The new quota applies at once on every API process. Scope `account:write`.
-#[utoipa::path(post, path = "/portal/billing/subscription/change", tag = "billing", request_body = ChangeIn,
-    responses((status = 200, body = OkBody), (status = 422, description = "unknown plan", body = ErrorBody)),
+#[utoipa::path(post, path = "/portal/billing/subscription/change", operation_id = "change_plan", tag = "billing", request_body = ChangeIn,
+    responses((status = 200, body = OkBody), (status = 404, description = "no plan with that code", body = ErrorBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn change(
     State(st): State<AppState>,
@@ -54,13 +58,28 @@ pub async fn change(
     ApiJson(input): ApiJson<ChangeIn>,
 ) -> ApiResult<Json<OkBody>> {
     p.require(Scope::AccountWrite)?;
-    let code = input.plan_code.trim();
-    if code.len() > 64 || !db::plans::exists(&st.db, code).await? {
-        return Err(ApiError::validation("plan_code", format!("unknown plan `{code}`; see GET /portal/billing/plans")));
+    let code = input.plan_code.as_str().trim();
+    if !db::plans::exists(&st.db, code).await? {
+        return Err(ApiError::NotFound(format!("plan_code: no plan `{code}`; see GET /portal/billing/plans")));
     }
     db::plans::change(&st.db, p.org_id, code).await?;
     st.quota.publish_limit(p.org_id).await?;
     st.profiles.remove_where(|(org, _), _| *org == p.org_id);
     tracing::info!(org = p.org_id, plan = code, "plan changed");
     Ok(Json(OkBody::default()))
+}
+
+/// The organization's invoices, newest first: one per billing period once it is issued.
+/// Scope `account:read`; never refused for quota.
+#[utoipa::path(get, path = "/portal/billing/invoices", operation_id = "list_invoices", tag = "billing", params(ListQuery),
+    responses((status = 200, body = Paged<Invoice>)),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn invoices(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiQuery(q): ApiQuery<ListQuery>,
+) -> ApiResult<Json<Paged<Invoice>>> {
+    p.require(Scope::AccountRead)?;
+    let page = q.page();
+    Ok(Json(Paged::from_rows(db::invoices::list(&st.db, p.org_id, &page).await?, &page)))
 }

@@ -10,149 +10,187 @@ use crate::{
         self,
         cargo::{Cargo, CargoFields},
     },
-    domain::{text, uetds},
+    domain::{
+        fields::{Amount, Ceiling, Cursor, Day, Int, Limit, RecordId, Text, Time},
+        kinds::{CargoUnit, RecordStatus, RegistryStatus},
+        uetds::{CargoTypeCode, CityId, PlaceId, TaxId, Title, TransportMode, TransportType},
+    },
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     pagination::{Page, Paged},
     state::AppState,
     v1::{
-        endpoints::journeys::STATUSES,
-        resource::{created, not_draft, not_found, one_of, patched, vanished_reference, Created},
+        openapi::{patch_schema, AcrossFields},
+        resource::{
+            created, merged_conflict, missing_reference, not_draft, not_found, patched, vanished_reference, Created,
+        },
         Ok as OkBody,
     },
 };
 
-pub const UNITS: &[&str] = &["KG", "TON", "ADET", "M3", "LITRE"];
+/// A cargo amount: non-negative, below ten billion units.
+pub struct CargoQuantity;
+pub type CargoAmount = Amount<CargoQuantity>;
+impl Ceiling for CargoQuantity {
+    const NAME: &'static str = "CargoAmount";
+    const DESCRIPTION: &'static str = "Amount of cargo in `cargo_unit`, non-negative, below 10000000000.";
+    const BELOW: f64 = 1e10;
+}
 
-/// A shipment as sent on create (every required field) or update (any subset).
+/// A shipment as sent on create; any subset of it on update.
+///
+/// Rules across fields: each district belongs to its city; unloading is not before loading.
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CargoIn {
     /// An active vehicle record of the organization.
-    vehicle_id: i64,
-    /// The driver (an active personnel record with role `driver`); the goods service needs
-    /// the driver's identity at submission.
+    vehicle_id: RecordId,
+    /// The driver, an active personnel record (U-ETDS's goods service wants the driver's
+    /// identity; a shipment without one, or with a person who is not a driver, is submitted with a
+    /// warning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    driver_id: Option<i64>,
-    /// 1 road, 2 rail, 3 sea, 4 air.
-    transport_type: i64,
-    /// Cargo kind code (positive).
-    cargo_type: i64,
-    /// 1 full load, 2 partial load.
-    transport_mode: i64,
-    /// Non-negative.
-    cargo_amount: f64,
-    /// `KG`, `TON`, `ADET`, `M3` or `LITRE`.
-    cargo_unit: String,
-    /// 10-digit VKN or 11-digit T.C. number, checksum verified.
-    sender_tax_number: String,
-    sender_name: String,
-    /// 10-digit VKN or 11-digit T.C. number, checksum verified.
-    receiver_tax_number: String,
-    receiver_name: String,
-    loading_date: String,
-    loading_time: String,
-    loading_city_id: i64,
-    loading_district_id: i64,
+    driver_id: Option<RecordId>,
+    transport_type: TransportType,
+    cargo_type: CargoTypeCode,
+    transport_mode: TransportMode,
+    cargo_amount: CargoAmount,
+    cargo_unit: CargoUnit,
+    sender_tax_number: TaxId,
+    sender_name: Title,
+    receiver_tax_number: TaxId,
+    receiver_name: Title,
+    loading_date: Day,
+    loading_time: Time,
+    loading_city_id: CityId,
+    /// A district of `loading_city_id`.
+    loading_district_id: PlaceId,
     /// Not before loading.
-    unloading_date: String,
-    unloading_time: String,
-    unloading_city_id: i64,
-    unloading_district_id: i64,
+    unloading_date: Day,
+    unloading_time: Time,
+    unloading_city_id: CityId,
+    /// A district of `unloading_city_id`.
+    unloading_district_id: PlaceId,
 }
 
-fn small(field: &str, v: i64, range: std::ops::RangeInclusive<i64>) -> ApiResult<i64> {
-    if range.contains(&v) {
-        Ok(v)
-    } else {
-        Err(ApiError::validation(field, format!("must be between {} and {}", range.start(), range.end())))
-    }
-}
+patch_schema!(CargoPatch, CargoIn);
 
 impl CargoIn {
-    fn place(&self, st: &AppState, kind: &str) -> ApiResult<(chrono::NaiveDate, chrono::NaiveTime, i32, i32)> {
-        let (date, time, city, district) = match kind {
-            "loading" => (&self.loading_date, &self.loading_time, self.loading_city_id, self.loading_district_id),
-            _ => (&self.unloading_date, &self.unloading_time, self.unloading_city_id, self.unloading_district_id),
-        };
-        let (cf, df) = (format!("{kind}_city_id"), format!("{kind}_district_id"));
-        let city = small(&cf, city, 1..=81)? as i32;
-        let district = i32::try_from(district).map_err(|_| ApiError::validation(&df, "unknown district id"))?;
-        st.refdata.check_city_district(&cf, city, &df, district)?;
-        Ok((uetds::date(&format!("{kind}_date"), date)?, uetds::time(&format!("{kind}_time"), time)?, city, district))
-    }
-
-    async fn resolve(&self, st: &AppState, org: i64) -> ApiResult<CargoFields> {
-        let loading = self.place(st, "loading")?;
-        let unloading = self.place(st, "unloading")?;
-        if (unloading.0, unloading.1) < (loading.0, loading.1) {
-            return Err(ApiError::validation("unloading_date", "unloading must not be before loading"));
-        }
-        let fields = CargoFields {
-            vehicle_id: self.vehicle_id,
-            driver_id: self.driver_id,
-            transport_type: small("transport_type", self.transport_type, 1..=4)? as i16,
-            cargo_type: small("cargo_type", self.cargo_type, 1..=i32::MAX as i64)? as i32,
-            transport_mode: small("transport_mode", self.transport_mode, 1..=2)? as i16,
-            cargo_amount: uetds::amount("cargo_amount", self.cargo_amount, 1e11)?,
-            cargo_unit: one_of("cargo_unit", &self.cargo_unit.to_ascii_uppercase(), UNITS)?,
-            sender_tax_number: uetds::tax_id("sender_tax_number", &self.sender_tax_number)?,
-            sender_name: text("sender_name", &self.sender_name, uetds::TITLE_MAX)?,
-            receiver_tax_number: uetds::tax_id("receiver_tax_number", &self.receiver_tax_number)?,
-            receiver_name: text("receiver_name", &self.receiver_name, uetds::TITLE_MAX)?,
-            loading,
-            unloading,
-        };
-        let vehicle = db::vehicles::get(&st.db, org, self.vehicle_id).await?.filter(|v| v.status == "active");
-        if vehicle.is_none() {
-            return Err(ApiError::validation("vehicle_id", format!("no active vehicle with id {}", self.vehicle_id)));
-        }
-        if let Some(driver) = self.driver_id {
-            let roles = db::personnel::active_roles(&st.db, org, &[driver]).await?;
-            match roles.first().map(|(_, role)| role.as_str()) {
-                None => return Err(ApiError::validation("driver_id", format!("no active person with id {driver}"))),
-                Some("driver") => {}
-                Some(other) => {
-                    return Err(ApiError::validation(
-                        "driver_id",
-                        format!("person {driver} is a {other}, not a driver"),
-                    ))
-                }
+    /// The rules across this shipment's fields: a 422 on create, a 409 on an update's merged
+    /// record.
+    fn check_across(&self) -> ApiResult<()> {
+        for (kind, city, district) in [
+            ("loading", self.loading_city_id, self.loading_district_id),
+            ("unloading", self.unloading_city_id, self.unloading_district_id),
+        ] {
+            if district.city() != Some(city.0) {
+                return Err(ApiError::validation(
+                    format!("{kind}_district_id"),
+                    format!("district {} is not in province {}", district.0, city.0),
+                ));
             }
         }
-        Ok(fields)
+        if (self.unloading_date, self.unloading_time) < (self.loading_date, self.loading_time) {
+            return Err(ApiError::validation("unloading_date", "unloading must not be before loading"));
+        }
+        Ok(())
+    }
+
+    /// The shipment's fields, its vehicle and driver checked within the organization (404 for a
+    /// record it does not have active).
+    async fn resolve(self, st: &AppState, org: i64) -> ApiResult<CargoFields> {
+        let vehicle = db::vehicles::get(&st.db, org, self.vehicle_id.get()).await?;
+        if !vehicle.is_some_and(|v| v.status == RegistryStatus::Active) {
+            return Err(missing_reference("vehicle_id", "active vehicle", self.vehicle_id.get()));
+        }
+        if let Some(driver) = self.driver_id {
+            if db::personnel::active_roles(&st.db, org, &[driver.get()]).await?.is_empty() {
+                return Err(missing_reference("driver_id", "active person", driver.get()));
+            }
+        }
+        Ok(CargoFields {
+            vehicle_id: self.vehicle_id.get(),
+            driver_id: self.driver_id.map(Int::get),
+            transport_type: self.transport_type.get() as i16,
+            cargo_type: self.cargo_type.get() as i32,
+            transport_mode: self.transport_mode.get() as i16,
+            cargo_amount: self.cargo_amount.get(),
+            cargo_unit: self.cargo_unit,
+            sender_tax_number: self.sender_tax_number.into_inner(),
+            sender_name: self.sender_name.into_inner(),
+            receiver_tax_number: self.receiver_tax_number.into_inner(),
+            receiver_name: self.receiver_name.into_inner(),
+            loading: (self.loading_date.0, self.loading_time.0, self.loading_city_id.0, self.loading_district_id.0),
+            unloading: (
+                self.unloading_date.0,
+                self.unloading_time.0,
+                self.unloading_city_id.0,
+                self.unloading_district_id.0,
+            ),
+        })
+    }
+}
+
+impl AcrossFields for CargoIn {
+    fn json_rules() -> serde_json::Value {
+        // Each district with its province: one alternative per province, listing its places.
+        let provinces = |kind: &str| -> serde_json::Value {
+            let data = crate::refdata::installed();
+            let alternatives: Vec<serde_json::Value> = data
+                .map(|r| {
+                    r.cities
+                        .iter()
+                        .map(|c| {
+                            let ids: Vec<i32> =
+                                r.districts.iter().filter(|d| d.city_id == c.id).map(|d| d.id).collect();
+                            let texts: Vec<String> = ids.iter().map(i32::to_string).collect();
+                            serde_json::json!({"properties": {
+                                format!("{kind}_city_id"): {"const": c.id},
+                                format!("{kind}_district_id"): {"anyOf": [{"enum": ids}, {"enum": texts}]},
+                            }})
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            serde_json::json!({"anyOf": alternatives})
+        };
+        serde_json::json!({
+            "allOf": [provinces("loading"), provinces("unloading")],
+            "x-tns-not-before": [[["/loading_date", "/loading_time"], ["/unloading_date", "/unloading_time"]]],
+        })
     }
 }
 
 impl From<&Cargo> for CargoIn {
     fn from(c: &Cargo) -> Self {
         CargoIn {
-            vehicle_id: c.vehicle_id,
-            driver_id: c.driver_id,
-            transport_type: c.transport_type.into(),
-            cargo_type: c.cargo_type.into(),
-            transport_mode: c.transport_mode.into(),
-            cargo_amount: c.cargo_amount,
-            cargo_unit: c.cargo_unit.clone(),
-            sender_tax_number: c.sender_tax_number.clone(),
-            sender_name: c.sender_name.clone(),
-            receiver_tax_number: c.receiver_tax_number.clone(),
-            receiver_name: c.receiver_name.clone(),
-            loading_date: c.loading_date.to_string(),
-            loading_time: c.loading_time.format("%H:%M").to_string(),
-            loading_city_id: c.loading_city_id.into(),
-            loading_district_id: c.loading_district_id.into(),
-            unloading_date: c.unloading_date.to_string(),
-            unloading_time: c.unloading_time.format("%H:%M").to_string(),
-            unloading_city_id: c.unloading_city_id.into(),
-            unloading_district_id: c.unloading_district_id.into(),
+            vehicle_id: Int::stored(c.vehicle_id),
+            driver_id: c.driver_id.map(Int::stored),
+            transport_type: Int::stored(c.transport_type.into()),
+            cargo_type: Int::stored(c.cargo_type.into()),
+            transport_mode: Int::stored(c.transport_mode.into()),
+            cargo_amount: Amount::stored(c.cargo_amount),
+            cargo_unit: c.cargo_unit,
+            sender_tax_number: TaxId::stored(c.sender_tax_number.clone()),
+            sender_name: Text::stored(c.sender_name.clone()),
+            receiver_tax_number: TaxId::stored(c.receiver_tax_number.clone()),
+            receiver_name: Text::stored(c.receiver_name.clone()),
+            loading_date: Day(c.loading_date),
+            loading_time: Time(c.loading_time),
+            loading_city_id: CityId(c.loading_city_id),
+            loading_district_id: PlaceId(c.loading_district_id),
+            unloading_date: Day(c.unloading_date),
+            unloading_time: Time(c.unloading_time),
+            unloading_city_id: CityId(c.unloading_city_id),
+            unloading_district_id: PlaceId(c.unloading_district_id),
         }
     }
 }
 
 /// Create a shipment (status `draft`). Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/cargo", tag = "cargo", request_body = CargoIn,
-    responses((status = 201, body = Cargo), (status = 422, body = ErrorBody)),
+#[utoipa::path(post, path = "/portal/cargo", operation_id = "create_cargo", tag = "cargo", request_body = CargoIn,
+    responses((status = 201, body = Cargo),
+              (status = 404, body = ErrorBody, description = "`vehicle_id` or `driver_id` names no active record of the organization"),
+              (status = 422, body = ErrorBody, description = "A field breaks its rule, or a rule across fields: a district not in its province, unloading before loading")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -160,23 +198,24 @@ pub async fn create(
     ApiJson(input): ApiJson<CargoIn>,
 ) -> ApiResult<Created<Cargo>> {
     p.require(Scope::JourneysWrite)?;
+    input.check_across()?;
     let f = input.resolve(&st, p.org_id).await?;
     Ok(created(db::cargo::insert(&st.db, p.org_id, &f).await.map_err(|e| vanished_reference(e, "vehicle_id"))?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct CargoQuery {
     /// Page size, 1–200 (default 50).
-    limit: Option<i64>,
+    limit: Option<Limit>,
     /// `next_cursor` of the previous page.
-    cursor: Option<String>,
-    /// `draft`, `submitted`, `delivered` or `failed`.
-    status: Option<String>,
+    cursor: Option<Cursor>,
+    status: Option<RecordStatus>,
 }
 
 /// Shipments, newest first, optionally by status. Scope `journeys:read`.
-#[utoipa::path(get, path = "/portal/cargo", tag = "cargo", params(CargoQuery),
-    responses((status = 200, body = Paged<Cargo>), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/cargo", operation_id = "list_cargo", tag = "cargo", params(CargoQuery),
+    responses((status = 200, body = Paged<Cargo>)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -184,9 +223,8 @@ pub async fn list(
     ApiQuery(q): ApiQuery<CargoQuery>,
 ) -> ApiResult<Json<Paged<Cargo>>> {
     p.require(Scope::JourneysRead)?;
-    let page = Page::parse(q.limit, q.cursor.as_deref())?;
-    let status = q.status.as_deref().map(|s| one_of("status", s, STATUSES)).transpose()?;
-    Ok(Json(Paged::from_rows(db::cargo::list(&st.db, p.org_id, status.as_deref(), &page).await?, &page)))
+    let page = Page::new(q.limit, q.cursor);
+    Ok(Json(Paged::from_rows(db::cargo::list(&st.db, p.org_id, q.status, &page).await?, &page)))
 }
 
 async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Cargo> {
@@ -194,8 +232,8 @@ async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Cargo> {
 }
 
 /// One shipment. Scope `journeys:read`.
-#[utoipa::path(get, path = "/portal/cargo/{id}", tag = "cargo", params(("id" = i64, Path)),
-    responses((status = 200, body = Cargo), (status = 404, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/cargo/{id}", operation_id = "get_cargo", tag = "cargo", params(("id" = i64, Path)),
+    responses((status = 200, body = Cargo)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Cargo>> {
     p.require(Scope::JourneysRead)?;
@@ -203,10 +241,11 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath
 }
 
 /// Change any subset of a draft shipment's fields; answers the whole record. Scope `journeys:write`.
-#[utoipa::path(put, path = "/portal/cargo/{id}", tag = "cargo", params(("id" = i64, Path)),
-    request_body(content = Object, description = "Any subset of the cargo fields"),
-    responses((status = 200, body = Cargo), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-              (status = 422, body = ErrorBody)),
+#[utoipa::path(put, path = "/portal/cargo/{id}", operation_id = "update_cargo", tag = "cargo", params(("id" = i64, Path)),
+    request_body = CargoPatch,
+    responses((status = 200, body = Cargo),
+              (status = 404, body = ErrorBody, description = "No such shipment, or `vehicle_id` / `driver_id` names no active record"),
+              (status = 409, body = ErrorBody, description = "Not a draft any more, or the merged shipment breaks a rule across fields")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -216,10 +255,12 @@ pub async fn update(
 ) -> ApiResult<Json<Cargo>> {
     p.require(Scope::JourneysWrite)?;
     let current = load(&st, p.org_id, id).await?;
-    if current.status != "draft" {
-        return Err(not_draft("cargo shipment", id, &current.status, "changed"));
+    if current.status != RecordStatus::Draft {
+        return Err(not_draft("cargo shipment", id, current.status, "changed"));
     }
-    let f = patched(&CargoIn::from(&current), &patch)?.resolve(&st, p.org_id).await?;
+    let merged = patched(&CargoIn::from(&current), &patch)?;
+    merged.check_across().map_err(merged_conflict)?;
+    let f = merged.resolve(&st, p.org_id).await?;
     db::cargo::update_draft(&st.db, p.org_id, id, &f)
         .await
         .map_err(|e| vanished_reference(e, "vehicle_id"))?
@@ -228,14 +269,14 @@ pub async fn update(
 }
 
 /// Delete a draft shipment. Scope `journeys:write`.
-#[utoipa::path(delete, path = "/portal/cargo/{id}", tag = "cargo", params(("id" = i64, Path)),
-    responses((status = 200, body = OkBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+#[utoipa::path(delete, path = "/portal/cargo/{id}", operation_id = "delete_cargo", tag = "cargo", params(("id" = i64, Path)),
+    responses((status = 200, body = OkBody), (status = 409, body = ErrorBody, description = "Not a draft: submitted shipments stay")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
     p.require(Scope::JourneysWrite)?;
     if !db::cargo::delete_draft(&st.db, p.org_id, id).await? {
         let current = load(&st, p.org_id, id).await?;
-        return Err(not_draft("cargo shipment", id, &current.status, "deleted"));
+        return Err(not_draft("cargo shipment", id, current.status, "deleted"));
     }
     Ok(Json(OkBody::default()))
 }

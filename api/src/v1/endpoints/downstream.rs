@@ -7,11 +7,11 @@ use utoipa::ToSchema;
 use crate::{
     auth::{scopes::Scope, Auth},
     db,
-    error::{ApiResult, ErrorBody},
+    domain::kinds::AdapterName,
+    error::ApiResult,
     extract::ApiJson,
     state::AppState,
-    submit::{DEFAULT_ADAPTER, OFFERED_ADAPTERS},
-    v1::resource::one_of,
+    submit::DEFAULT_ADAPTER,
 };
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -19,7 +19,7 @@ pub struct Downstream {
     /// The adapter new submissions go to (`sandbox` until changed).
     pub adapter: String,
     /// The adapters an organization may choose.
-    pub available: Vec<&'static str>,
+    pub available: &'static [AdapterName],
     /// When the setting was last changed; null while it is the default.
     pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
@@ -27,8 +27,7 @@ pub struct Downstream {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DownstreamIn {
-    /// One of `available`.
-    adapter: String,
+    adapter: AdapterName,
 }
 
 fn answer(setting: Option<(String, chrono::DateTime<chrono::Utc>)>) -> Json<Downstream> {
@@ -36,11 +35,11 @@ fn answer(setting: Option<(String, chrono::DateTime<chrono::Utc>)>) -> Json<Down
         Some((a, at)) => (a, Some(at)),
         None => (DEFAULT_ADAPTER.to_string(), None),
     };
-    Json(Downstream { adapter, available: OFFERED_ADAPTERS.to_vec(), updated_at })
+    Json(Downstream { adapter, available: AdapterName::ALL, updated_at })
 }
 
 /// The organization's downstream setting. Scope `account:read`.
-#[utoipa::path(get, path = "/portal/downstream", tag = "submissions",
+#[utoipa::path(get, path = "/portal/downstream", operation_id = "get_downstream", tag = "submissions",
     responses((status = 200, body = Downstream)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Downstream>> {
@@ -50,8 +49,8 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Do
 
 /// Choose the downstream for new submissions (pending ones keep theirs; amendments of a
 /// delivered journey go where the journey went). Scope `account:write`.
-#[utoipa::path(put, path = "/portal/downstream", tag = "submissions", request_body = DownstreamIn,
-    responses((status = 200, body = Downstream), (status = 422, body = ErrorBody)),
+#[utoipa::path(put, path = "/portal/downstream", operation_id = "set_downstream", tag = "submissions", request_body = DownstreamIn,
+    responses((status = 200, body = Downstream)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn put(
     State(st): State<AppState>,
@@ -59,6 +58,5 @@ pub async fn put(
     ApiJson(input): ApiJson<DownstreamIn>,
 ) -> ApiResult<Json<Downstream>> {
     p.require(Scope::AccountWrite)?;
-    let adapter = one_of("adapter", &input.adapter, OFFERED_ADAPTERS)?;
-    Ok(answer(Some(db::submissions::set_downstream(&st.db, p.org_id, &adapter).await?)))
+    Ok(answer(Some(db::submissions::set_downstream(&st.db, p.org_id, input.adapter.as_str()).await?)))
 }

@@ -3,7 +3,6 @@
 use std::collections::HashSet;
 
 use axum::{extract::State, Json};
-use chrono::{NaiveDate, NaiveTime};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -13,145 +12,169 @@ use crate::{
         self,
         journeys::{Filter, Journey, JourneyFields, TarifeliContext, VehicleChoice},
     },
-    domain::uetds::{self, IdOrText},
+    domain::{
+        fields::{Cursor, Day, Int, Limit, Time},
+        kinds::{RecordStatus, TripKind},
+        uetds::{Crew, PlaceId, PositiveCode, TravelHours, VehicleRef},
+    },
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     pagination::{Page, Paged},
     state::AppState,
     v1::{
-        resource::{created, not_draft, not_found, one_of, patched, vanished_reference, Created},
+        openapi::{patch_schema, AcrossFields},
+        resource::{
+            created, merged_conflict, missing_reference, not_draft, not_found, patched, vanished_reference, Created,
+        },
         Ok as OkBody,
     },
 };
 
-pub const STATUSES: &[&str] = &["draft", "submitted", "delivered", "failed"];
-/// Crew members one journey may name.
-pub const MAX_CREW: usize = 10;
-
 /// Departure or arrival.
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StopIn {
-    /// `YYYY-MM-DD`
-    date: String,
-    /// `HH:MM`
-    time: String,
+    date: Day,
+    time: Time,
     /// District or airport id of the reference data (`GET /ref/districts`), string or integer.
-    #[schema(value_type = String)]
-    district_id: IdOrText,
+    district_id: PlaceId,
 }
 
-/// A journey as sent on create (every required field) or update (any subset).
+/// Context of a scheduled (tarifeli) trip.
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TarifeliIn {
+    firma_id: PositiveCode,
+    unet_guzergah_kodu: PositiveCode,
+    /// Departure place id (reference data).
+    kalkis_yer_id: PlaceId,
+    /// Arrival place id (reference data).
+    varis_yer_id: PlaceId,
+    seyahat_suresi_saat: TravelHours,
+}
+
+/// A journey as sent on create; any subset of it on update.
+///
+/// Rules across fields: arrival is not before departure; `tarifeli_context` is present exactly
+/// when `trip_kind` is `tarifeli` (the default).
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct JourneyIn {
-    /// A vehicle record id, or a plate (linked to the vehicle record holding it, if any).
-    #[schema(value_type = String)]
-    vehicle_id: IdOrText,
+    vehicle_id: VehicleRef,
     departure: StopIn,
     /// Not before departure.
     arrival: StopIn,
-    /// Present for a scheduled (tarifeli) trip; absent for a non-scheduled (tarifesiz) one.
+    /// `tarifeli` (a scheduled trip, the default) or `tarifesiz` (a non-scheduled one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    tarifeli_context: Option<TarifeliContext>,
-    /// Crew (personnel record ids, at most 10). U-ETDS needs at least one driver; that is
-    /// checked when the journey is submitted.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    personnel_ids: Vec<i64>,
+    trip_kind: Option<TripKind>,
+    /// Required for a `tarifeli` trip; absent (or null) for a `tarifesiz` one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tarifeli_context: Option<TarifeliIn>,
+    /// Crew. What U-ETDS will want (a driver) is checked when the journey is submitted, as a
+    /// warning.
+    #[serde(default, skip_serializing_if = "crew_is_empty")]
+    personnel_ids: Crew,
+}
+
+fn crew_is_empty(c: &Crew) -> bool {
+    c.0.is_empty()
+}
+
+patch_schema!(JourneyPatch, JourneyIn);
+
+impl JourneyIn {
+    fn trip_kind(&self) -> TripKind {
+        self.trip_kind.unwrap_or(TripKind::Tarifeli)
+    }
+
+    /// The rules across this journey's fields: a 422 on create, a 409 on an update's merged
+    /// record (its parts were each valid).
+    fn check_across(&self) -> ApiResult<()> {
+        let at = |s: &StopIn| (s.date, s.time);
+        if at(&self.arrival) < at(&self.departure) {
+            return Err(ApiError::validation("arrival", "must not be before departure"));
+        }
+        match (self.trip_kind(), &self.tarifeli_context) {
+            (TripKind::Tarifeli, None) => Err(ApiError::validation(
+                "tarifeli_context",
+                "is required for a `tarifeli` (scheduled) trip; send `trip_kind: tarifesiz` for a non-scheduled one",
+            )),
+            (TripKind::Tarifesiz, Some(_)) => {
+                Err(ApiError::validation("tarifeli_context", "must be absent for a `tarifesiz` (non-scheduled) trip"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl AcrossFields for JourneyIn {
+    fn json_rules() -> serde_json::Value {
+        serde_json::json!({
+            "if": {"properties": {"trip_kind": {"const": TripKind::Tarifesiz.as_str()}}, "required": ["trip_kind"]},
+            "then": {"properties": {"tarifeli_context": {"type": "null"}}},
+            "else": {"required": ["tarifeli_context"], "properties": {"tarifeli_context": {"type": "object"}}},
+            "x-tns-not-before": [[["/departure/date", "/departure/time"], ["/arrival/date", "/arrival/time"]]],
+        })
+    }
 }
 
 impl From<&Journey> for JourneyIn {
     fn from(j: &Journey) -> Self {
-        let stop = |s: &db::journeys::Stop| StopIn {
-            date: s.date.clone(),
-            time: s.time.clone(),
-            district_id: IdOrText::Text(s.district_id.clone()),
-        };
+        let stop = |s: &db::journeys::Stop| StopIn { date: s.date, time: s.time, district_id: PlaceId(s.district_id) };
         JourneyIn {
-            vehicle_id: IdOrText::Text(j.vehicle_id.clone()),
+            vehicle_id: VehicleRef::stored(&j.vehicle_id),
             departure: stop(&j.departure),
             arrival: stop(&j.arrival),
-            tarifeli_context: j.tarifeli_context.clone(),
-            personnel_ids: j.personnel_ids.clone(),
+            trip_kind: Some(j.trip_kind),
+            tarifeli_context: j.tarifeli_context.as_ref().map(|t| TarifeliIn {
+                firma_id: Int::stored(t.firma_id),
+                unet_guzergah_kodu: Int::stored(t.unet_guzergah_kodu),
+                kalkis_yer_id: PlaceId(t.kalkis_yer_id as i32),
+                varis_yer_id: PlaceId(t.varis_yer_id as i32),
+                seyahat_suresi_saat: Int::stored(t.seyahat_suresi_saat),
+            }),
+            personnel_ids: Crew(j.personnel_ids.clone()),
         }
     }
 }
 
-fn parse_stop(st: &AppState, name: &str, s: &StopIn) -> ApiResult<(NaiveDate, NaiveTime, i32)> {
-    let district = s.district_id.code(&format!("{name}.district_id"))?;
-    Ok((
-        uetds::date(&format!("{name}.date"), &s.date)?,
-        uetds::time(&format!("{name}.time"), &s.time)?,
-        st.refdata.check_district(&format!("{name}.district_id"), district)?,
-    ))
-}
-
-fn check_tarifeli(st: &AppState, t: &TarifeliContext) -> ApiResult<()> {
-    let f = |n: &str| format!("tarifeli_context.{n}");
-    for (name, v) in [("firma_id", t.firma_id), ("unet_guzergah_kodu", t.unet_guzergah_kodu)] {
-        if v <= 0 {
-            return Err(ApiError::validation(f(name), "must be a positive integer"));
-        }
-    }
-    for (name, v) in [("kalkis_yer_id", t.kalkis_yer_id), ("varis_yer_id", t.varis_yer_id)] {
-        let code = i32::try_from(v).map_err(|_| ApiError::validation(f(name), "unknown place id"))?;
-        st.refdata.check_district(&f(name), code)?;
-    }
-    if !(1..=72).contains(&t.seyahat_suresi_saat) {
-        return Err(ApiError::validation(f("seyahat_suresi_saat"), "must be between 1 and 72 hours"));
-    }
-    Ok(())
-}
-
-/// Validate a journey and check its crew within the organization (the vehicle is resolved by
-/// the write itself).
-async fn resolve(st: &AppState, org: i64, input: &JourneyIn) -> ApiResult<JourneyFields> {
-    let vehicle = match &input.vehicle_id {
-        IdOrText::Int(id) => VehicleChoice::Record(*id),
-        IdOrText::Text(raw) => match input.vehicle_id.as_int() {
-            Some(id) => VehicleChoice::Record(id),
-            None => VehicleChoice::Plate(uetds::plate("vehicle_id", raw)?),
-        },
-    };
-    let departure = parse_stop(st, "departure", &input.departure)?;
-    let arrival = parse_stop(st, "arrival", &input.arrival)?;
-    if (arrival.0, arrival.1) < (departure.0, departure.1) {
-        return Err(ApiError::validation("arrival", "must not be before departure"));
-    }
-    if let Some(t) = &input.tarifeli_context {
-        check_tarifeli(st, t)?;
-    }
-    let crew = &input.personnel_ids;
-    if crew.len() > MAX_CREW {
-        return Err(ApiError::validation("personnel_ids", format!("at most {MAX_CREW} crew members")));
-    }
-    let mut seen = HashSet::new();
-    if let Some(i) = crew.iter().position(|id| !seen.insert(*id)) {
-        return Err(ApiError::validation(format!("personnel_ids[{i}]"), "is listed twice"));
-    }
+/// The journey's fields, its crew checked within the organization (404 for a person it does not
+/// have active; the vehicle is resolved by the write itself).
+async fn resolve(st: &AppState, org: i64, input: JourneyIn) -> ApiResult<JourneyFields> {
+    let crew = &input.personnel_ids.0;
     let active: HashSet<i64> = if crew.is_empty() {
         HashSet::new()
     } else {
         db::personnel::active_roles(&st.db, org, crew).await?.into_iter().map(|(id, _)| id).collect()
     };
     if let Some(i) = crew.iter().position(|id| !active.contains(id)) {
-        return Err(ApiError::validation(
-            format!("personnel_ids[{i}]"),
-            format!("no active person with id {}", crew[i]),
-        ));
+        return Err(missing_reference(&format!("personnel_ids[{i}]"), "active person", crew[i]));
     }
+    let stop = |s: &StopIn| (s.date.0, s.time.0, s.district_id.0);
     Ok(JourneyFields {
-        vehicle,
-        departure,
-        arrival,
-        tarifeli_context: input.tarifeli_context.clone(),
+        vehicle: match &input.vehicle_id {
+            VehicleRef::Record(id) => VehicleChoice::Record(*id),
+            VehicleRef::Plate(p) => VehicleChoice::Plate(p.as_str().to_string()),
+        },
+        departure: stop(&input.departure),
+        arrival: stop(&input.arrival),
+        trip_kind: input.trip_kind(),
+        tarifeli_context: input.tarifeli_context.as_ref().map(|t| TarifeliContext {
+            firma_id: t.firma_id.get(),
+            unet_guzergah_kodu: t.unet_guzergah_kodu.get(),
+            kalkis_yer_id: t.kalkis_yer_id.0.into(),
+            varis_yer_id: t.varis_yer_id.0.into(),
+            seyahat_suresi_saat: t.seyahat_suresi_saat.get(),
+        }),
         personnel_ids: crew.clone(),
     })
 }
 
 /// Create a journey (status `draft`). Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/journeys", tag = "journeys", request_body = JourneyIn,
-    responses((status = 201, body = Journey), (status = 422, body = ErrorBody)),
+#[utoipa::path(post, path = "/portal/journeys", operation_id = "create_journey", tag = "journeys", request_body = JourneyIn,
+    responses((status = 201, body = Journey),
+              (status = 404, body = ErrorBody, description = "`vehicle_id` (a record id) or a `personnel_ids` entry names no active record of the organization"),
+              (status = 422, body = ErrorBody, description = "A field breaks its rule, or a rule across fields: arrival before departure, `tarifeli_context` missing for a tarifeli trip or present for a tarifesiz one")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -159,28 +182,29 @@ pub async fn create(
     ApiJson(input): ApiJson<JourneyIn>,
 ) -> ApiResult<Created<Journey>> {
     p.require(Scope::JourneysWrite)?;
-    let f = resolve(&st, p.org_id, &input).await?;
+    input.check_across()?;
+    let f = resolve(&st, p.org_id, input).await?;
     let missing = no_vehicle(&f);
     st.journeys.insert(p.org_id, f).await.map_err(|e| vanished_reference(e, "vehicle_id"))?.map(created).ok_or(missing)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct JourneyQuery {
     /// Page size, 1–200 (default 50).
-    limit: Option<i64>,
+    limit: Option<Limit>,
     /// `next_cursor` of the previous page.
-    cursor: Option<String>,
-    /// `draft`, `submitted`, `delivered` or `failed`.
-    status: Option<String>,
-    /// Departure on or after this date (`YYYY-MM-DD`).
-    departure_from: Option<String>,
-    /// Departure on or before this date (`YYYY-MM-DD`).
-    departure_to: Option<String>,
+    cursor: Option<Cursor>,
+    status: Option<RecordStatus>,
+    /// Departure on or after this date.
+    departure_from: Option<Day>,
+    /// Departure on or before this date.
+    departure_to: Option<Day>,
 }
 
 /// Journeys, newest first, filtered by status and departure date range. Scope `journeys:read`.
-#[utoipa::path(get, path = "/portal/journeys", tag = "journeys", params(JourneyQuery),
-    responses((status = 200, body = Paged<Journey>), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/journeys", operation_id = "list_journeys", tag = "journeys", params(JourneyQuery),
+    responses((status = 200, body = Paged<Journey>)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -188,11 +212,11 @@ pub async fn list(
     ApiQuery(q): ApiQuery<JourneyQuery>,
 ) -> ApiResult<Json<Paged<Journey>>> {
     p.require(Scope::JourneysRead)?;
-    let page = Page::parse(q.limit, q.cursor.as_deref())?;
+    let page = Page::new(q.limit, q.cursor);
     let filter = Filter {
-        status: q.status.as_deref().map(|s| one_of("status", s, STATUSES)).transpose()?,
-        departure_from: q.departure_from.as_deref().map(|d| uetds::date("departure_from", d)).transpose()?,
-        departure_to: q.departure_to.as_deref().map(|d| uetds::date("departure_to", d)).transpose()?,
+        status: q.status,
+        departure_from: q.departure_from.map(|d| d.0),
+        departure_to: q.departure_to.map(|d| d.0),
     };
     let rows = db::journeys::list(&st.db, p.org_id, &filter, &page).await?;
     Ok(Json(Paged::from_rows(rows, &page)))
@@ -204,12 +228,12 @@ async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Journey> {
 }
 
 fn no_vehicle(f: &JourneyFields) -> ApiError {
-    ApiError::validation("vehicle_id", format!("no active vehicle with id {}", f.vehicle.as_ref_text()))
+    missing_reference("vehicle_id", "active vehicle", f.vehicle.as_ref_text())
 }
 
 /// One journey. Scope `journeys:read`.
-#[utoipa::path(get, path = "/portal/journeys/{id}", tag = "journeys", params(("id" = i64, Path)),
-    responses((status = 200, body = Journey), (status = 404, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/journeys/{id}", operation_id = "get_journey", tag = "journeys", params(("id" = i64, Path)),
+    responses((status = 200, body = Journey)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Journey>> {
     p.require(Scope::JourneysRead)?;
@@ -218,10 +242,11 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath
 
 /// Change any subset of a draft journey's fields; answers the whole record. 409 once it has
 /// been submitted. Scope `journeys:write`.
-#[utoipa::path(put, path = "/portal/journeys/{id}", tag = "journeys", params(("id" = i64, Path)),
-    request_body(content = Object, description = "Any subset of the journey fields"),
-    responses((status = 200, body = Journey), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-              (status = 422, body = ErrorBody)),
+#[utoipa::path(put, path = "/portal/journeys/{id}", operation_id = "update_journey", tag = "journeys", params(("id" = i64, Path)),
+    request_body = JourneyPatch,
+    responses((status = 200, body = Journey),
+              (status = 404, body = ErrorBody, description = "No such journey, or the body names a vehicle or person the organization has not active"),
+              (status = 409, body = ErrorBody, description = "Not a draft any more, or the merged journey breaks a rule across fields")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -231,15 +256,17 @@ pub async fn update(
 ) -> ApiResult<Json<Journey>> {
     p.require(Scope::JourneysWrite)?;
     let current = load(&st, p.org_id, id).await?;
-    if current.status != "draft" {
-        return Err(not_draft("journey", id, &current.status, "changed"));
+    if current.status != RecordStatus::Draft {
+        return Err(not_draft("journey", id, current.status, "changed"));
     }
-    let f = resolve(&st, p.org_id, &patched(&JourneyIn::from(&current), &patch)?).await?;
+    let merged = patched(&JourneyIn::from(&current), &patch)?;
+    merged.check_across().map_err(merged_conflict)?;
+    let f = resolve(&st, p.org_id, merged).await?;
     let mut tx = st.db.begin().await?;
     if !db::journeys::update_draft(&mut tx, p.org_id, id, &f).await.map_err(|e| vanished_reference(e, "vehicle_id"))? {
         // Either the vehicle record is gone or the journey stopped being a draft meanwhile.
         return Err(match db::journeys::status(&st.db, p.org_id, id).await? {
-            Some(s) if s != "draft" => ApiError::Conflict(format!("journey {id} is no longer a draft")),
+            Some(s) if s != RecordStatus::Draft => ApiError::Conflict(format!("journey {id} is no longer a draft")),
             _ => no_vehicle(&f),
         });
     }
@@ -250,14 +277,14 @@ pub async fn update(
 
 /// Delete a draft journey with its passengers. 409 once it has been submitted.
 /// Scope `journeys:write`.
-#[utoipa::path(delete, path = "/portal/journeys/{id}", tag = "journeys", params(("id" = i64, Path)),
-    responses((status = 200, body = OkBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+#[utoipa::path(delete, path = "/portal/journeys/{id}", operation_id = "delete_journey", tag = "journeys", params(("id" = i64, Path)),
+    responses((status = 200, body = OkBody), (status = 409, body = ErrorBody, description = "Not a draft: submitted journeys stay")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
     p.require(Scope::JourneysWrite)?;
     if !db::journeys::delete_draft(&st.db, p.org_id, id).await? {
         let current = load(&st, p.org_id, id).await?;
-        return Err(not_draft("journey", id, &current.status, "deleted"));
+        return Err(not_draft("journey", id, current.status, "deleted"));
     }
     Ok(Json(OkBody::default()))
 }

@@ -1,7 +1,7 @@
 //! `/portal/journeys/{id}/passengers`: add, list, change, remove, and bulk upsert (up to
 //! 1000 per call, keyed by identity number within the journey, all or nothing).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use axum::{extract::State, Json};
 use serde::{Deserialize, Serialize};
@@ -15,15 +15,20 @@ use crate::{
         passengers::{Passenger, PassengerFields, MAX_PER_JOURNEY},
     },
     domain::{
-        opt_text, text,
-        uetds::{self, IdOrText},
+        fields::{Amount, Ceiling, Day, Text},
+        kinds::Gender,
+        uetds::{
+            check_identity, identity_rule, IdentityNumber, Nationality, PersonName, Phone, PlaceId, SeatNo,
+            TicketSerial,
+        },
     },
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     pagination::Paged,
     state::AppState,
     v1::{
-        resource::{conflict_on, created, not_found, patched, Created, ListQuery},
+        openapi::{patch_schema, AcrossFields},
+        resource::{conflict_on, created, merged_conflict, not_found, patched, Created, ListQuery},
         Ok as OkBody,
     },
 };
@@ -31,87 +36,91 @@ use crate::{
 /// Passengers one bulk call may carry.
 pub const MAX_BULK: usize = 1000;
 
-/// A passenger as sent on create (every required field) or update (any subset).
+/// A ticket fare: non-negative, below a billion.
+pub struct Fare;
+pub type FareAmount = Amount<Fare>;
+impl Ceiling for Fare {
+    const NAME: &'static str = "Fare";
+    const DESCRIPTION: &'static str = "Ticket fare, non-negative, below 1000000000.";
+    const BELOW: f64 = 1e9;
+}
+
+/// A passenger as sent on create; any subset of it on update.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PassengerIn {
-    first_name: String,
-    last_name: String,
-    /// T.C. identity number (checksum verified) when `nationality` is `TR` or absent,
-    /// otherwise a passport number of 1–30 characters.
-    identity_number: String,
-    /// `E` or `K`.
-    gender: String,
-    /// Two-letter country code; absent means `TR`.
+    first_name: PersonName,
+    last_name: PersonName,
+    identity_number: IdentityNumber,
+    gender: Gender,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    nationality: Option<String>,
-    /// Place id of the reference data (district or airport).
-    #[schema(value_type = i64)]
-    boarding_place_code: IdOrText,
-    /// Place id of the reference data (district or airport).
-    #[schema(value_type = i64)]
-    destination_place_code: IdOrText,
+    nationality: Option<Nationality>,
+    boarding_place_code: PlaceId,
+    destination_place_code: PlaceId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    ticket_serial_no: Option<String>,
-    /// `YYYY-MM-DD`
+    ticket_serial_no: Option<TicketSerial>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    ticket_issue_date: Option<String>,
-    /// Ticket fare, non-negative.
+    ticket_issue_date: Option<Day>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    amount: Option<f64>,
-    /// Seat number (U-ETDS `koltukNo`), at most 10 characters.
+    amount: Option<FareAmount>,
+    /// Seat number (U-ETDS `koltukNo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    seat_no: Option<String>,
+    seat_no: Option<SeatNo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    phone: Option<String>,
+    phone: Option<Phone>,
+}
+
+patch_schema!(PassengerPatch, PassengerIn);
+
+impl AcrossFields for PassengerIn {
+    fn json_rules() -> serde_json::Value {
+        identity_rule()
+    }
 }
 
 impl PassengerIn {
-    /// Validate; `at` prefixes field names (`passengers[3].`) in bulk calls.
-    fn validate(&self, st: &AppState, at: &str) -> ApiResult<PassengerFields> {
-        let f = |n: &str| format!("{at}{n}");
-        let nationality = self.nationality.as_deref().map(|n| uetds::nationality(&f("nationality"), n)).transpose()?;
-        let place = |name: &str, v: &IdOrText| st.refdata.check_district(&f(name), v.code(&f(name))?);
-        Ok(PassengerFields {
-            first_name: text(&f("first_name"), &self.first_name, uetds::NAME_MAX)?,
-            last_name: text(&f("last_name"), &self.last_name, uetds::NAME_MAX)?,
-            identity_number: uetds::identity_number(
-                &f("identity_number"),
-                &self.identity_number,
-                nationality.as_deref(),
-            )?,
-            gender: uetds::gender(&f("gender"), &self.gender)?,
-            nationality,
-            boarding_place_code: place("boarding_place_code", &self.boarding_place_code)?,
-            destination_place_code: place("destination_place_code", &self.destination_place_code)?,
-            ticket_serial_no: opt_text(&f("ticket_serial_no"), self.ticket_serial_no.as_deref(), 30)?,
-            ticket_issue_date: self
-                .ticket_issue_date
-                .as_deref()
-                .map(|d| uetds::date(&f("ticket_issue_date"), d))
-                .transpose()?,
-            amount: self.amount.map(|a| uetds::amount(&f("amount"), a, 1e9)).transpose()?,
-            seat_no: opt_text(&f("seat_no"), self.seat_no.as_deref(), uetds::SEAT_MAX)?,
-            phone: self.phone.as_deref().map(|p| uetds::phone(&f("phone"), p)).transpose()?,
-        })
+    /// The rule across a passenger's fields; `at` prefixes the field (`passengers[3].`) in a
+    /// bulk call.
+    fn check_across(&self, at: &str) -> ApiResult<()> {
+        check_identity(&self.identity_number, self.nationality.as_ref())
+            .map_err(|why| ApiError::validation(format!("{at}identity_number"), why))
+    }
+}
+
+impl From<PassengerIn> for PassengerFields {
+    fn from(p: PassengerIn) -> Self {
+        PassengerFields {
+            first_name: p.first_name.into_inner(),
+            last_name: p.last_name.into_inner(),
+            identity_number: p.identity_number.into_inner(),
+            gender: p.gender,
+            nationality: p.nationality.map(Nationality::into_inner),
+            boarding_place_code: p.boarding_place_code.0,
+            destination_place_code: p.destination_place_code.0,
+            ticket_serial_no: p.ticket_serial_no.map(Text::into_inner),
+            ticket_issue_date: p.ticket_issue_date.map(|d| d.0),
+            amount: p.amount.map(Amount::get),
+            seat_no: p.seat_no.map(Text::into_inner),
+            phone: p.phone.map(Phone::into_inner),
+        }
     }
 }
 
 impl From<&Passenger> for PassengerIn {
     fn from(p: &Passenger) -> Self {
         PassengerIn {
-            first_name: p.first_name.clone(),
-            last_name: p.last_name.clone(),
-            identity_number: p.identity_number.clone(),
-            gender: p.gender.clone(),
-            nationality: p.nationality.clone(),
-            boarding_place_code: IdOrText::Int(p.boarding_place_code.into()),
-            destination_place_code: IdOrText::Int(p.destination_place_code.into()),
-            ticket_serial_no: p.ticket_serial_no.clone(),
-            ticket_issue_date: p.ticket_issue_date.map(|d| d.to_string()),
-            amount: p.amount,
-            seat_no: p.seat_no.clone(),
-            phone: p.phone.clone(),
+            first_name: Text::stored(p.first_name.clone()),
+            last_name: Text::stored(p.last_name.clone()),
+            identity_number: IdentityNumber::stored(p.identity_number.clone()),
+            gender: p.gender,
+            nationality: p.nationality.clone().map(Nationality::stored),
+            boarding_place_code: PlaceId(p.boarding_place_code),
+            destination_place_code: PlaceId(p.destination_place_code),
+            ticket_serial_no: p.ticket_serial_no.clone().map(Text::stored),
+            ticket_issue_date: p.ticket_issue_date.map(Day),
+            amount: p.amount.map(Amount::stored),
+            seat_no: p.seat_no.clone().map(Text::stored),
+            phone: p.phone.clone().map(Phone::stored),
         }
     }
 }
@@ -125,23 +134,20 @@ async fn lock_journey(tx: &mut PgConnection, org: i64, journey: i64) -> ApiResul
     db::journeys::lock(tx, org, journey).await?.map(|_| ()).ok_or_else(|| not_found("journey", journey))
 }
 
-/// Refuse a change that would take the journey past its passenger limit.
+/// Refuse a change that would take the journey past its passenger limit (the journey's state,
+/// so a 409).
 async fn check_capacity(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
     if db::passengers::count(tx, journey).await? > MAX_PER_JOURNEY {
-        return Err(ApiError::validation(
-            "passengers",
-            format!("a journey holds at most {MAX_PER_JOURNEY} passengers"),
-        ));
+        return Err(ApiError::Conflict(format!("a journey holds at most {MAX_PER_JOURNEY} passengers")));
     }
     Ok(())
 }
 
 /// Add a passenger. 409 when the journey already has this identity number.
 /// Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/journeys/{id}/passengers", tag = "journeys", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/portal/journeys/{id}/passengers", operation_id = "create_passenger", tag = "journeys", params(("id" = i64, Path)),
     request_body = PassengerIn,
-    responses((status = 201, body = Passenger), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-              (status = 422, body = ErrorBody)),
+    responses((status = 201, body = Passenger), (status = 409, body = ErrorBody, description = "The journey already has a passenger with this identity number, or would exceed its passenger limit")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -150,7 +156,8 @@ pub async fn create(
     ApiJson(input): ApiJson<PassengerIn>,
 ) -> ApiResult<Created<Passenger>> {
     p.require(Scope::JourneysWrite)?;
-    let fields = input.validate(&st, "")?;
+    input.check_across("")?;
+    let fields = PassengerFields::from(input);
     let mut tx = st.db.begin().await?;
     lock_journey(&mut tx, p.org_id, journey).await?;
     let mut rows = db::passengers::write(&mut tx, p.org_id, journey, std::slice::from_ref(&fields), false)
@@ -163,8 +170,8 @@ pub async fn create(
 }
 
 /// A journey's passengers, newest first. Scope `journeys:read`.
-#[utoipa::path(get, path = "/portal/journeys/{id}/passengers", tag = "journeys", params(("id" = i64, Path), ListQuery),
-    responses((status = 200, body = Paged<Passenger>), (status = 404, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/journeys/{id}/passengers", operation_id = "list_passengers", tag = "journeys", params(("id" = i64, Path), ListQuery),
+    responses((status = 200, body = Paged<Passenger>)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -173,7 +180,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Passenger>>> {
     p.require(Scope::JourneysRead)?;
-    let page = q.page()?;
+    let page = q.page();
     if db::journeys::status(&st.db, p.org_id, journey).await?.is_none() {
         return Err(not_found("journey", journey));
     }
@@ -181,11 +188,10 @@ pub async fn list(
 }
 
 /// Change any subset of a passenger's fields; answers the whole record. Scope `journeys:write`.
-#[utoipa::path(put, path = "/portal/journeys/{id}/passengers/{passenger_id}", tag = "journeys",
+#[utoipa::path(put, path = "/portal/journeys/{id}/passengers/{passenger_id}", operation_id = "update_passenger", tag = "journeys",
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
-    request_body(content = Object, description = "Any subset of the passenger fields"),
-    responses((status = 200, body = Passenger), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-              (status = 422, body = ErrorBody)),
+    request_body = PassengerPatch,
+    responses((status = 200, body = Passenger), (status = 409, body = ErrorBody, description = "Another passenger of the journey has this identity number")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -196,7 +202,9 @@ pub async fn update(
     p.require(Scope::JourneysWrite)?;
     let current =
         db::passengers::get(&st.db, p.org_id, journey, id).await?.ok_or_else(|| not_found("passenger", id))?;
-    let fields = patched(&PassengerIn::from(&current), &patch)?.validate(&st, "")?;
+    let merged = patched(&PassengerIn::from(&current), &patch)?;
+    merged.check_across("").map_err(merged_conflict)?;
+    let fields = PassengerFields::from(merged);
     db::passengers::update(&st.db, p.org_id, journey, id, &fields)
         .await
         .map_err(|e| conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(&fields.identity_number)))?
@@ -205,9 +213,9 @@ pub async fn update(
 }
 
 /// Remove a passenger. Scope `journeys:write`.
-#[utoipa::path(delete, path = "/portal/journeys/{id}/passengers/{passenger_id}", tag = "journeys",
+#[utoipa::path(delete, path = "/portal/journeys/{id}/passengers/{passenger_id}", operation_id = "delete_passenger", tag = "journeys",
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
-    responses((status = 200, body = OkBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = OkBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn delete(
     State(st): State<AppState>,
@@ -224,7 +232,9 @@ pub async fn delete(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BulkIn {
-    /// 1–1000 passengers; identity numbers must be unique within the call.
+    /// 1–1000 passengers. An identity number listed more than once is written once, with its
+    /// last entry's fields.
+    #[schema(min_items = 1, max_items = 1000)]
     passengers: Vec<PassengerIn>,
 }
 
@@ -232,15 +242,16 @@ pub struct BulkIn {
 pub struct BulkOut {
     created: usize,
     updated: usize,
-    /// The stored records, in the order sent.
+    /// The stored records, one per identity number, in the order of their first entry.
     data: Vec<Passenger>,
 }
 
 /// Create or update up to 1000 passengers by identity number, all or nothing: one invalid
 /// entry (named as `passengers[i].field`) stores nothing. Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/journeys/{id}/passengers:bulk-upsert", tag = "journeys", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/portal/journeys/{id}/passengers:bulk-upsert", operation_id = "bulk_upsert_passengers", tag = "journeys", params(("id" = i64, Path)),
     request_body = BulkIn,
-    responses((status = 200, body = BulkOut), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)),
+    responses((status = 200, body = BulkOut),
+              (status = 409, body = ErrorBody, description = "the journey would exceed its passenger limit")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn bulk_upsert(
     State(st): State<AppState>,
@@ -252,23 +263,27 @@ pub async fn bulk_upsert(
     if input.passengers.is_empty() || input.passengers.len() > MAX_BULK {
         return Err(ApiError::validation("passengers", format!("must hold 1 to {MAX_BULK} passengers")));
     }
-    let mut seen = HashSet::new();
-    let mut fields = Vec::with_capacity(input.passengers.len());
-    for (i, passenger) in input.passengers.iter().enumerate() {
-        let f = passenger.validate(&st, &format!("passengers[{i}]."))?;
-        if !seen.insert(f.identity_number.clone()) {
-            return Err(ApiError::validation(format!("passengers[{i}].identity_number"), "appears twice in this call"));
+    // Upsert semantics within the call too: a repeated identity number takes its last entry's
+    // fields, in its first entry's place.
+    let mut at: HashMap<String, usize> = HashMap::new();
+    let mut fields: Vec<PassengerFields> = Vec::with_capacity(input.passengers.len());
+    for (i, passenger) in input.passengers.into_iter().enumerate() {
+        passenger.check_across(&format!("passengers[{i}]."))?;
+        let f = PassengerFields::from(passenger);
+        match at.get(&f.identity_number) {
+            Some(&i) => fields[i] = f,
+            None => {
+                at.insert(f.identity_number.clone(), fields.len());
+                fields.push(f);
+            }
         }
-        fields.push(f);
     }
     let mut tx = st.db.begin().await?;
     lock_journey(&mut tx, p.org_id, journey).await?;
     let mut rows = db::passengers::write(&mut tx, p.org_id, journey, &fields, true).await?;
     check_capacity(&mut tx, journey).await?;
     tx.commit().await?;
-    let order: std::collections::HashMap<&str, usize> =
-        fields.iter().enumerate().map(|(i, f)| (f.identity_number.as_str(), i)).collect();
-    rows.sort_by_key(|r| order.get(r.passenger.identity_number.as_str()).copied().unwrap_or(usize::MAX));
+    rows.sort_by_key(|r| at.get(r.passenger.identity_number.as_str()).copied().unwrap_or(usize::MAX));
     let created = rows.iter().filter(|r| r.inserted).count();
     Ok(Json(BulkOut { created, updated: rows.len() - created, data: rows.into_iter().map(|r| r.passenger).collect() }))
 }

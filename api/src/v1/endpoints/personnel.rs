@@ -14,78 +14,83 @@ use crate::{
         personnel::{Person, PersonFields},
         retire::Retirable,
     },
-    domain::{opt_text, text, uetds},
+    domain::{
+        fields::Text,
+        kinds::{Gender, RegistryStatus, RoleType},
+        uetds::{check_identity, identity_rule, Address, HesCode, IdentityNumber, Nationality, PersonName, Phone},
+    },
     error::{ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     pagination::{Page, Paged},
     state::AppState,
     v1::{
+        openapi::{patch_schema, AcrossFields},
         registry::{self, Registry},
-        resource::{one_of, Created, ListQuery},
+        resource::{Created, ListQuery},
         Ok as OkBody,
     },
 };
 
-pub const ROLE_TYPES: &[&str] = &["driver", "host", "guide", "other"];
-
-/// A person as sent on create (every field) or update (any subset).
+/// A crew member as sent on create; any subset of it on update.
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PersonIn {
-    /// T.C. identity number (checksum verified) when `nationality` is `TR` or absent,
-    /// otherwise a passport number of 1–30 characters.
-    identity_number: String,
-    first_name: String,
-    last_name: String,
-    /// `E` or `K`.
-    gender: String,
-    /// Two-letter country code; absent means `TR`.
+    identity_number: IdentityNumber,
+    first_name: PersonName,
+    last_name: PersonName,
+    gender: Gender,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    nationality: Option<String>,
-    /// One of `driver`, `host`, `guide`, `other`.
-    role_type: String,
+    nationality: Option<Nationality>,
+    role_type: RoleType,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    phone: Option<String>,
+    phone: Option<Phone>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    address: Option<String>,
+    address: Option<Address>,
+    /// Health-code value (HES), an obsolete field U-ETDS still carries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    hes_code: Option<String>,
+    hes_code: Option<HesCode>,
 }
 
-impl PersonIn {
-    fn validate(&self) -> ApiResult<PersonFields> {
-        let nationality = self.nationality.as_deref().map(|n| uetds::nationality("nationality", n)).transpose()?;
-        Ok(PersonFields {
-            identity_number: uetds::identity_number("identity_number", &self.identity_number, nationality.as_deref())?,
-            first_name: text("first_name", &self.first_name, uetds::NAME_MAX)?,
-            last_name: text("last_name", &self.last_name, uetds::NAME_MAX)?,
-            gender: uetds::gender("gender", &self.gender)?,
-            nationality,
-            role_type: one_of("role_type", &self.role_type, ROLE_TYPES)?,
-            phone: self.phone.as_deref().map(|p| uetds::phone("phone", p)).transpose()?,
-            address: opt_text("address", self.address.as_deref(), uetds::ADDRESS_MAX)?,
-            hes_code: opt_text("hes_code", self.hes_code.as_deref(), uetds::HES_MAX)?,
-        })
+patch_schema!(PersonPatch, PersonIn);
+
+impl AcrossFields for PersonIn {
+    fn json_rules() -> serde_json::Value {
+        identity_rule()
+    }
+}
+
+impl From<PersonIn> for PersonFields {
+    fn from(p: PersonIn) -> Self {
+        PersonFields {
+            identity_number: p.identity_number.into_inner(),
+            first_name: p.first_name.into_inner(),
+            last_name: p.last_name.into_inner(),
+            gender: p.gender,
+            nationality: p.nationality.map(Nationality::into_inner),
+            role_type: p.role_type,
+            phone: p.phone.map(Phone::into_inner),
+            address: p.address.map(Text::into_inner),
+            hes_code: p.hes_code.map(Text::into_inner),
+        }
     }
 }
 
 impl From<&Person> for PersonIn {
     fn from(p: &Person) -> Self {
         PersonIn {
-            identity_number: p.identity_number.clone(),
-            first_name: p.first_name.clone(),
-            last_name: p.last_name.clone(),
-            gender: p.gender.clone(),
-            nationality: p.nationality.clone(),
-            role_type: p.role_type.clone(),
-            phone: p.phone.clone(),
-            address: p.address.clone(),
-            hes_code: p.hes_code.clone(),
+            identity_number: IdentityNumber::stored(p.identity_number.clone()),
+            first_name: Text::stored(p.first_name.clone()),
+            last_name: Text::stored(p.last_name.clone()),
+            gender: p.gender,
+            nationality: p.nationality.clone().map(Nationality::stored),
+            role_type: p.role_type,
+            phone: p.phone.clone().map(Phone::stored),
+            address: p.address.clone().map(Text::stored),
+            hes_code: p.hes_code.clone().map(Text::stored),
         }
     }
 }
 
-/// Vehicles and personnel share one flow ([`registry`]); this says what differs.
 pub struct Personnel;
 
 impl Registry for Personnel {
@@ -96,14 +101,18 @@ impl Registry for Personnel {
     const RETIRE: Retirable = Retirable::Person;
     const UNIQUE_KEY: &'static str = db::personnel::IDENTITY_KEY;
 
-    fn validate(input: &PersonIn) -> ApiResult<PersonFields> {
-        input.validate()
+    fn check_across(p: &PersonIn) -> ApiResult<()> {
+        check_identity(&p.identity_number, p.nationality.as_ref())
+            .map_err(|why| crate::error::ApiError::validation("identity_number", why))
+    }
+    fn fields(input: PersonIn) -> PersonFields {
+        input.into()
     }
     fn duplicate(f: &PersonFields) -> String {
         format!("an active person with identity number {} already exists", f.identity_number)
     }
     fn is_active(r: &Person) -> bool {
-        r.status == "active"
+        r.status == RegistryStatus::Active
     }
     fn insert(db: &PgPool, org: i64, f: &PersonFields) -> impl Future<Output = sqlx::Result<Person>> + Send {
         db::personnel::insert(db, org, f)
@@ -125,9 +134,8 @@ impl Registry for Personnel {
 }
 
 /// Register a person. Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/personnel", tag = "personnel", request_body = PersonIn,
-    responses((status = 201, body = Person), (status = 409, description = "identity number already registered", body = ErrorBody),
-              (status = 422, body = ErrorBody)),
+#[utoipa::path(post, path = "/portal/personnel", operation_id = "create_person", tag = "personnel", request_body = PersonIn,
+    responses((status = 201, body = Person), (status = 409, description = "identity number already registered", body = ErrorBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -138,8 +146,8 @@ pub async fn create(
 }
 
 /// Active personnel, newest first. Scope `journeys:read`.
-#[utoipa::path(get, path = "/portal/personnel", tag = "personnel", params(ListQuery),
-    responses((status = 200, body = Paged<Person>), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/personnel", operation_id = "list_personnel", tag = "personnel", params(ListQuery),
+    responses((status = 200, body = Paged<Person>)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -150,8 +158,8 @@ pub async fn list(
 }
 
 /// One person (also a retired one, status `inactive`). Scope `journeys:read`.
-#[utoipa::path(get, path = "/portal/personnel/{id}", tag = "personnel", params(("id" = i64, Path)),
-    responses((status = 200, body = Person), (status = 404, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/personnel/{id}", operation_id = "get_person", tag = "personnel", params(("id" = i64, Path)),
+    responses((status = 200, body = Person)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Person>> {
     registry::get::<Personnel>(&st, &p, id).await.map(Json)
@@ -159,10 +167,9 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath
 
 /// Change any subset of fields (`null` clears an optional one); answers the whole record.
 /// Scope `journeys:write`.
-#[utoipa::path(put, path = "/portal/personnel/{id}", tag = "personnel", params(("id" = i64, Path)),
-    request_body(content = Object, description = "Any subset of the personnel fields"),
-    responses((status = 200, body = Person), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-              (status = 422, body = ErrorBody)),
+#[utoipa::path(put, path = "/portal/personnel/{id}", operation_id = "update_person", tag = "personnel", params(("id" = i64, Path)),
+    request_body = PersonPatch,
+    responses((status = 200, body = Person), (status = 409, body = ErrorBody, description = "Another active person has this identity number")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -175,8 +182,8 @@ pub async fn update(
 
 /// Delete a person; one that journeys or cargo refer to is kept as `inactive` and leaves the
 /// list. Scope `journeys:write`.
-#[utoipa::path(delete, path = "/portal/personnel/{id}", tag = "personnel", params(("id" = i64, Path)),
-    responses((status = 200, body = OkBody), (status = 404, body = ErrorBody)),
+#[utoipa::path(delete, path = "/portal/personnel/{id}", operation_id = "delete_person", tag = "personnel", params(("id" = i64, Path)),
+    responses((status = 200, body = OkBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
     registry::delete::<Personnel>(&st, &p, id).await.map(|_| Json(OkBody::default()))

@@ -6,7 +6,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     auth::{scopes::Scope, Auth},
-    error::{ApiResult, ErrorBody},
+    domain::uetds::CityId,
+    error::ApiResult,
     extract::ApiQuery,
     refdata::{City, District},
     state::AppState,
@@ -23,8 +24,8 @@ pub struct DistrictList {
 }
 
 /// The 81 provinces with their MERNIS codes. Scope `journeys:read`.
-#[utoipa::path(get, path = "/ref/cities", tag = "reference",
-    responses((status = 200, body = CityList), (status = 401, body = ErrorBody)),
+#[utoipa::path(get, path = "/ref/cities", operation_id = "list_cities", tag = "reference",
+    responses((status = 200, body = CityList)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn cities(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<CityList>> {
     p.require(Scope::JourneysRead)?;
@@ -32,14 +33,15 @@ pub async fn cities(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DistrictQuery {
     /// Only this province's districts and airports; all when absent.
-    city_id: Option<i32>,
+    city_id: Option<CityId>,
 }
 
 /// Districts and airports (`kind`), by province then name. Scope `journeys:read`.
-#[utoipa::path(get, path = "/ref/districts", tag = "reference", params(DistrictQuery),
-    responses((status = 200, body = DistrictList), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/ref/districts", operation_id = "list_districts", tag = "reference", params(DistrictQuery),
+    responses((status = 200, body = DistrictList)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn districts(
     State(st): State<AppState>,
@@ -47,6 +49,6 @@ pub async fn districts(
     ApiQuery(q): ApiQuery<DistrictQuery>,
 ) -> ApiResult<Json<DistrictList>> {
     p.require(Scope::JourneysRead)?;
-    let data = st.refdata.districts.iter().filter(|d| q.city_id.is_none_or(|c| d.city_id == c)).cloned().collect();
+    let data = st.refdata.districts.iter().filter(|d| q.city_id.is_none_or(|c| d.city_id == c.0)).cloned().collect();
     Ok(Json(DistrictList { data }))
 }

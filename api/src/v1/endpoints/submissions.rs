@@ -17,22 +17,29 @@ use crate::{
         self,
         submissions::{Attempt, Filter, Submission, Target},
     },
-    error::{ApiResult, ErrorBody},
+    domain::{
+        fields::{Cursor, Int, Limit, RecordId},
+        kinds::{SubmissionState, TargetType},
+        warnings::Warning,
+    },
+    error::ApiResult,
     extract::{ApiPath, ApiQuery},
     pagination::{Page, Paged},
     state::AppState,
     submit::submit,
-    v1::resource::{not_found, one_of},
+    v1::resource::not_found,
     waiter::MAX_WAIT_SECS,
 };
 
-/// The answer of a submit: the submission's id and state, and the whole record.
+/// The answer of a submit: the submission's id, state and warnings, and the whole record.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubmitOut {
     pub submission_id: i64,
     /// The submission's state: `pending`, or `delivered` / `failed` when `Prefer: wait` saw it
-    /// finish.
-    pub status: String,
+    /// finish (or when the record had nothing new to send since its delivery).
+    pub status: SubmissionState,
+    /// What the downstream will want but the record lacks (the submission's own warnings).
+    pub warnings: Vec<Warning>,
     pub submission: Submission,
 }
 
@@ -62,7 +69,7 @@ async fn submit_and_answer(
     let mut sub = submit(st, org, target).await?;
     let mut out_headers = HeaderMap::new();
     if let Some(wait) = prefer_wait(headers) {
-        if sub.state == "pending" && wait > 0 {
+        if sub.state == SubmissionState::Pending && wait > 0 {
             st.waiters.wait(&st.db, sub.id, Duration::from_secs(wait)).await?;
             sub = db::submissions::get(&st.db, org, sub.id).await?.unwrap_or(sub);
         }
@@ -71,20 +78,20 @@ async fn submit_and_answer(
     Ok((
         StatusCode::ACCEPTED,
         out_headers,
-        Json(SubmitOut { submission_id: sub.id, status: sub.state.clone(), submission: sub }),
+        Json(SubmitOut { submission_id: sub.id, status: sub.state, warnings: sub.warnings.clone(), submission: sub }),
     ))
 }
 
-/// Submit a journey to its organization's downstream. A journey not yet delivered goes out
-/// whole (it needs a crew member with role `driver`); a delivered one whose passengers changed
-/// goes out as the difference (added, changed, removed). With a pending submission already,
-/// that one is returned. `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state.
+/// Submit a journey to its organization's downstream: any journey that exists. One not yet
+/// delivered goes out whole; a delivered one whose passengers changed goes out as the
+/// difference (added, changed, removed); a delivered one unchanged since answers with its
+/// delivering submission. With a pending submission already, that one is returned. What the
+/// downstream will want but the journey lacks (a driver, passengers, …) comes back as `warnings`,
+/// never as a refusal. `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state.
 /// Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/journeys/{id}/submit", tag = "submissions", params(("id" = i64, Path),
+#[utoipa::path(post, path = "/portal/journeys/{id}/submit", operation_id = "submit_journey", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    responses((status = 202, body = SubmitOut), (status = 404, body = ErrorBody),
-              (status = 409, body = ErrorBody, description = "delivered and unchanged since"),
-              (status = 422, body = ErrorBody, description = "no driver in the crew")),
+    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for")))),
     security(("bearer" = []), ("session" = [])))]
 pub async fn submit_journey(
     State(st): State<AppState>,
@@ -96,13 +103,13 @@ pub async fn submit_journey(
     submit_and_answer(&st, p.org_id, Target::Journey(id), &headers).await
 }
 
-/// Submit a cargo shipment (not once it is delivered). With a pending submission already, that
-/// one is returned. `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state.
-/// Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/cargo/{id}/submit", tag = "submissions", params(("id" = i64, Path),
+/// Submit a cargo shipment: any shipment that exists. With a pending submission already, that
+/// one is returned; a delivered shipment answers with its delivering submission. What the
+/// downstream will want but the shipment lacks (a driver) comes back as `warnings`.
+/// `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state. Scope `journeys:write`.
+#[utoipa::path(post, path = "/portal/cargo/{id}/submit", operation_id = "submit_cargo", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    responses((status = 202, body = SubmitOut), (status = 404, body = ErrorBody),
-              (status = 409, body = ErrorBody, description = "already delivered")),
+    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for")))),
     security(("bearer" = []), ("session" = [])))]
 pub async fn submit_cargo(
     State(st): State<AppState>,
@@ -115,22 +122,21 @@ pub async fn submit_cargo(
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct SubmissionsQuery {
     /// Page size, 1–200 (default 50).
-    limit: Option<i64>,
+    limit: Option<Limit>,
     /// `next_cursor` of the previous page.
-    cursor: Option<String>,
-    /// `pending`, `delivered` or `failed`.
-    state: Option<String>,
-    /// `journey` or `cargo`.
-    target_type: Option<String>,
+    cursor: Option<Cursor>,
+    state: Option<SubmissionState>,
+    target_type: Option<TargetType>,
     /// The journey or shipment id.
-    target_id: Option<i64>,
+    target_id: Option<RecordId>,
 }
 
 /// Submissions, newest first, with filters. Scope `submissions:read`.
-#[utoipa::path(get, path = "/portal/submissions", tag = "submissions", params(SubmissionsQuery),
-    responses((status = 200, body = Paged<Submission>), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/submissions", operation_id = "list_submissions", tag = "submissions", params(SubmissionsQuery),
+    responses((status = 200, body = Paged<Submission>)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -138,12 +144,8 @@ pub async fn list(
     ApiQuery(q): ApiQuery<SubmissionsQuery>,
 ) -> ApiResult<Json<Paged<Submission>>> {
     p.require(Scope::SubmissionsRead)?;
-    let page = Page::parse(q.limit, q.cursor.as_deref())?;
-    let filter = Filter {
-        state: q.state.as_deref().map(|s| one_of("state", s, &["pending", "delivered", "failed"])).transpose()?,
-        target_type: q.target_type.as_deref().map(|s| one_of("target_type", s, &["journey", "cargo"])).transpose()?,
-        target_id: q.target_id,
-    };
+    let page = Page::new(q.limit, q.cursor);
+    let filter = Filter { state: q.state, target_type: q.target_type, target_id: q.target_id.map(Int::get) };
     Ok(Json(Paged::from_rows(db::submissions::list(&st.db, p.org_id, &filter, &page).await?, &page)))
 }
 
@@ -165,8 +167,8 @@ pub struct SubmissionDetail {
 }
 
 /// One submission with its attempt history. Scope `submissions:read`.
-#[utoipa::path(get, path = "/portal/submissions/{id}", tag = "submissions", params(("id" = i64, Path)),
-    responses((status = 200, body = SubmissionDetail), (status = 404, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/submissions/{id}", operation_id = "get_submission", tag = "submissions", params(("id" = i64, Path)),
+    responses((status = 200, body = SubmissionDetail)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(
     State(st): State<AppState>,

@@ -7,30 +7,29 @@ use utoipa::ToSchema;
 use crate::{
     auth::{scopes::Scope, Auth},
     db::{self, tickets::Ticket},
-    domain::text,
-    error::{ApiResult, ErrorBody},
+    domain::{
+        fields::{Prose10000, Text200},
+        kinds::Priority,
+    },
+    error::ApiResult,
     extract::{ApiJson, ApiQuery},
     pagination::Paged,
     state::AppState,
-    v1::resource::{created, one_of, Created, ListQuery},
+    v1::resource::{created, Created, ListQuery},
 };
-
-pub const PRIORITIES: &[&str] = &["low", "normal", "high", "urgent"];
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TicketIn {
-    /// 1–200 characters.
-    subject: String,
-    /// 1–10000 characters.
-    body: String,
-    /// `low`, `normal`, `high` or `urgent`.
-    priority: String,
+    subject: Text200,
+    /// Several lines allowed.
+    body: Prose10000,
+    priority: Priority,
 }
 
 /// Open a support ticket (status `open`). Scope `account:write`.
-#[utoipa::path(post, path = "/portal/support/tickets", tag = "support", request_body = TicketIn,
-    responses((status = 201, body = Ticket), (status = 422, body = ErrorBody)),
+#[utoipa::path(post, path = "/portal/support/tickets", operation_id = "create_ticket", tag = "support", request_body = TicketIn,
+    responses((status = 201, body = Ticket)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -38,18 +37,13 @@ pub async fn create(
     ApiJson(input): ApiJson<TicketIn>,
 ) -> ApiResult<Created<Ticket>> {
     p.require(Scope::AccountWrite)?;
-    let subject = text("subject", &input.subject, 200)?;
-    let body = input.body.trim();
-    if body.is_empty() || body.chars().count() > 10_000 {
-        return Err(crate::error::ApiError::validation("body", "must be 1–10000 characters"));
-    }
-    let priority = one_of("priority", &input.priority, PRIORITIES)?;
-    Ok(created(db::tickets::insert(&st.db, p.org_id, p.user_id, &subject, body, &priority).await?))
+    let (subject, body) = (input.subject.into_inner(), input.body.into_inner());
+    Ok(created(db::tickets::insert(&st.db, p.org_id, p.user_id, &subject, &body, input.priority).await?))
 }
 
 /// The organization's tickets, newest first. Scope `account:read`.
-#[utoipa::path(get, path = "/portal/support/tickets", tag = "support", params(ListQuery),
-    responses((status = 200, body = Paged<Ticket>), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/support/tickets", operation_id = "list_tickets", tag = "support", params(ListQuery),
+    responses((status = 200, body = Paged<Ticket>)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -57,6 +51,6 @@ pub async fn list(
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Ticket>>> {
     p.require(Scope::AccountRead)?;
-    let page = q.page()?;
+    let page = q.page();
     Ok(Json(Paged::from_rows(db::tickets::list(&st.db, p.org_id, &page).await?, &page)))
 }

@@ -6,16 +6,18 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     auth::{scopes::Scope, Auth},
-    error::{ApiError, ApiResult, ErrorBody},
+    domain::fields::MonthField,
+    error::ApiResult,
     extract::ApiQuery,
     quota::Month,
     state::AppState,
 };
 
 #[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct UsageQuery {
-    /// `YYYY-MM` (UTC); the current month when absent.
-    month: Option<String>,
+    /// The month (UTC); the current one when absent.
+    month: Option<MonthField>,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -29,6 +31,7 @@ pub struct EndpointUsageOut {
 
 #[derive(Serialize, ToSchema)]
 pub struct UsageOut {
+    #[schema(value_type = MonthField)]
     month: String,
     monthly_total: i64,
     /// The current plan's quota; -1 means unlimited.
@@ -37,8 +40,8 @@ pub struct UsageOut {
 }
 
 /// Usage of the organization. Scope `account:read`; never refused for quota.
-#[utoipa::path(get, path = "/portal/usage", tag = "account", params(UsageQuery),
-    responses((status = 200, body = UsageOut), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/usage", operation_id = "get_usage", tag = "account", params(UsageQuery),
+    responses((status = 200, body = UsageOut)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn usage(
     State(st): State<AppState>,
@@ -46,10 +49,7 @@ pub async fn usage(
     ApiQuery(q): ApiQuery<UsageQuery>,
 ) -> ApiResult<Json<UsageOut>> {
     p.require(Scope::AccountRead)?;
-    let month = match q.month.as_deref() {
-        None => Month::now(),
-        Some(m) => Month::parse(m).ok_or_else(|| ApiError::validation("month", "must be YYYY-MM"))?,
-    };
+    let month = q.month.map_or_else(Month::now, |m| Month { year: m.year, month: m.month });
     let rows = st.quota.usage(p.org_id, month).await?;
     let limit = st.quota.load_limit(p.org_id).await?;
     Ok(Json(UsageOut {

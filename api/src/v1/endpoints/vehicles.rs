@@ -14,77 +14,72 @@ use crate::{
         retire::Retirable,
         vehicles::{Vehicle, VehicleFields},
     },
-    domain::{opt_text, uetds},
-    error::{ApiError, ApiResult, ErrorBody},
+    domain::{
+        fields::{Int, Text, Text50},
+        kinds::{RegistryStatus, VehicleType},
+        uetds::{Capacity, ModelYear, Phone, Plate},
+    },
+    error::{ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     pagination::{Page, Paged},
     state::AppState,
     v1::{
+        openapi::patch_schema,
         registry::{self, Registry},
-        resource::{one_of, Created, ListQuery},
+        resource::{Created, ListQuery},
         Ok as OkBody,
     },
 };
 
-pub const VEHICLE_TYPES: &[&str] = &["otobus", "minibus", "midibus", "sedan", "van", "kamyon", "tir", "dorse"];
-
-/// A vehicle as sent on create (every field) or update (any subset).
+/// A vehicle as sent on create; any subset of it on update.
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VehicleIn {
-    /// Upper-cased and stripped of spaces; letters and digits, at most 20.
-    plate: String,
-    /// One of `otobus`, `minibus`, `midibus`, `sedan`, `van`, `kamyon`, `tir`, `dorse`.
-    vehicle_type: String,
+    plate: Plate,
+    vehicle_type: VehicleType,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    brand: Option<String>,
+    brand: Option<Text50>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    model: Option<String>,
+    model: Option<Text50>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    model_year: Option<i32>,
-    /// Seats or load capacity, 0–100000.
+    model_year: Option<ModelYear>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    capacity: Option<i32>,
+    capacity: Option<Capacity>,
+    /// Contact phone of the vehicle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    phone: Option<String>,
+    phone: Option<Phone>,
 }
 
-impl VehicleIn {
-    fn validate(&self) -> ApiResult<VehicleFields> {
-        let this_year = chrono::Datelike::year(&chrono::Utc::now());
-        if let Some(y) = self.model_year.filter(|y| !(1950..=this_year + 1).contains(y)) {
-            return Err(ApiError::validation("model_year", format!("{y} is not between 1950 and {}", this_year + 1)));
+patch_schema!(VehiclePatch, VehicleIn);
+
+impl From<VehicleIn> for VehicleFields {
+    fn from(v: VehicleIn) -> Self {
+        VehicleFields {
+            plate: v.plate.into_inner(),
+            vehicle_type: v.vehicle_type,
+            brand: v.brand.map(Text::into_inner),
+            model: v.model.map(Text::into_inner),
+            model_year: v.model_year.map(|y| y.get() as i32),
+            capacity: v.capacity.map(|c| c.get() as i32),
+            phone: v.phone.map(Phone::into_inner),
         }
-        if self.capacity.is_some_and(|c| !(0..=100_000).contains(&c)) {
-            return Err(ApiError::validation("capacity", "must be between 0 and 100000"));
-        }
-        Ok(VehicleFields {
-            plate: uetds::plate("plate", &self.plate)?,
-            vehicle_type: one_of("vehicle_type", &self.vehicle_type, VEHICLE_TYPES)?,
-            brand: opt_text("brand", self.brand.as_deref(), 50)?,
-            model: opt_text("model", self.model.as_deref(), 50)?,
-            model_year: self.model_year,
-            capacity: self.capacity,
-            phone: self.phone.as_deref().map(|p| uetds::phone("phone", p)).transpose()?,
-        })
     }
 }
 
 impl From<&Vehicle> for VehicleIn {
     fn from(v: &Vehicle) -> Self {
         VehicleIn {
-            plate: v.plate.clone(),
-            vehicle_type: v.vehicle_type.clone(),
-            brand: v.brand.clone(),
-            model: v.model.clone(),
-            model_year: v.model_year,
-            capacity: v.capacity,
-            phone: v.phone.clone(),
+            plate: Plate::stored(v.plate.clone()),
+            vehicle_type: v.vehicle_type,
+            brand: v.brand.clone().map(Text::stored),
+            model: v.model.clone().map(Text::stored),
+            model_year: v.model_year.map(|y| Int::stored(y.into())),
+            capacity: v.capacity.map(|c| Int::stored(c.into())),
+            phone: v.phone.clone().map(Phone::stored),
         }
     }
 }
 
-/// Vehicles and personnel share one flow ([`registry`]); this says what differs.
 pub struct Vehicles;
 
 impl Registry for Vehicles {
@@ -95,14 +90,14 @@ impl Registry for Vehicles {
     const RETIRE: Retirable = Retirable::Vehicle;
     const UNIQUE_KEY: &'static str = db::vehicles::PLATE_KEY;
 
-    fn validate(input: &VehicleIn) -> ApiResult<VehicleFields> {
-        input.validate()
+    fn fields(input: VehicleIn) -> VehicleFields {
+        input.into()
     }
     fn duplicate(f: &VehicleFields) -> String {
         format!("an active vehicle with plate {} already exists", f.plate)
     }
     fn is_active(r: &Vehicle) -> bool {
-        r.status == "active"
+        r.status == RegistryStatus::Active
     }
     fn insert(db: &PgPool, org: i64, f: &VehicleFields) -> impl Future<Output = sqlx::Result<Vehicle>> + Send {
         db::vehicles::insert(db, org, f)
@@ -124,9 +119,8 @@ impl Registry for Vehicles {
 }
 
 /// Register a vehicle. Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/vehicles", tag = "vehicles", request_body = VehicleIn,
-    responses((status = 201, body = Vehicle), (status = 409, description = "plate already registered", body = ErrorBody),
-              (status = 422, body = ErrorBody)),
+#[utoipa::path(post, path = "/portal/vehicles", operation_id = "create_vehicle", tag = "vehicles", request_body = VehicleIn,
+    responses((status = 201, body = Vehicle), (status = 409, description = "plate already registered", body = ErrorBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -137,8 +131,8 @@ pub async fn create(
 }
 
 /// Active vehicles, newest first. Scope `journeys:read`.
-#[utoipa::path(get, path = "/portal/vehicles", tag = "vehicles", params(ListQuery),
-    responses((status = 200, body = Paged<Vehicle>), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/vehicles", operation_id = "list_vehicles", tag = "vehicles", params(ListQuery),
+    responses((status = 200, body = Paged<Vehicle>)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -149,8 +143,8 @@ pub async fn list(
 }
 
 /// One vehicle (also a retired one, status `inactive`). Scope `journeys:read`.
-#[utoipa::path(get, path = "/portal/vehicles/{id}", tag = "vehicles", params(("id" = i64, Path)),
-    responses((status = 200, body = Vehicle), (status = 404, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/vehicles/{id}", operation_id = "get_vehicle", tag = "vehicles", params(("id" = i64, Path)),
+    responses((status = 200, body = Vehicle)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Vehicle>> {
     registry::get::<Vehicles>(&st, &p, id).await.map(Json)
@@ -158,10 +152,9 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath
 
 /// Change any subset of fields (`null` clears an optional one); answers the whole record.
 /// Scope `journeys:write`.
-#[utoipa::path(put, path = "/portal/vehicles/{id}", tag = "vehicles", params(("id" = i64, Path)),
-    request_body(content = Object, description = "Any subset of the vehicle fields"),
-    responses((status = 200, body = Vehicle), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-              (status = 422, body = ErrorBody)),
+#[utoipa::path(put, path = "/portal/vehicles/{id}", operation_id = "update_vehicle", tag = "vehicles", params(("id" = i64, Path)),
+    request_body = VehiclePatch,
+    responses((status = 200, body = Vehicle), (status = 409, body = ErrorBody, description = "Another active vehicle has this plate")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -174,8 +167,8 @@ pub async fn update(
 
 /// Delete a vehicle; one that journeys or cargo refer to is kept as `inactive` and leaves
 /// the list. Scope `journeys:write`.
-#[utoipa::path(delete, path = "/portal/vehicles/{id}", tag = "vehicles", params(("id" = i64, Path)),
-    responses((status = 200, body = OkBody), (status = 404, body = ErrorBody)),
+#[utoipa::path(delete, path = "/portal/vehicles/{id}", operation_id = "delete_vehicle", tag = "vehicles", params(("id" = i64, Path)),
+    responses((status = 200, body = OkBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
     registry::delete::<Vehicles>(&st, &p, id).await.map(|_| Json(OkBody::default()))

@@ -11,7 +11,12 @@ use crate::{
     auth::{scopes::Scope, Auth},
     db::{
         self,
-        webhooks::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, Subscription, EVENT_TYPES, MAX_SUBSCRIPTIONS},
+        webhooks::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, Subscription, MAX_SUBSCRIPTIONS},
+    },
+    domain::{
+        fields::{Cursor, Int, Limit, RecordId},
+        kinds::{AnyEventType, DeliveryStatus, EventType},
+        webhooks::{EndpointUrl, Flag, WebhookSecret},
     },
     error::{ApiError, ApiResult, ErrorBody},
     extract::{parse_json, ApiJson, ApiPath, ApiQuery},
@@ -19,22 +24,20 @@ use crate::{
     pagination::{Page, Paged},
     state::AppState,
     v1::{
-        resource::{not_found, one_of, ListQuery},
+        resource::{missing_reference, not_found, ListQuery},
         Ok as OkBody,
     },
 };
 
-const SECRET_LEN: std::ops::RangeInclusive<usize> = 16..=128;
-
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubscriptionIn {
-    /// `journey.created`, `submission.delivered` or `submission.failed`.
-    event_type: String,
-    /// http(s) URL of a public address, at most 2048 characters.
-    endpoint_url: String,
-    /// Signing secret, 16–128 printable characters; generated (`whsec_…`) when left out.
-    secret: Option<String>,
+    event_type: EventType,
+    /// Where deliveries are POSTed: not an internal address.
+    endpoint_url: EndpointUrl,
+    /// Signing secret; generated (`whsec_…`) when left out.
+    #[serde(default)]
+    secret: Option<WebhookSecret>,
 }
 
 /// A new subscription with its signing secret, shown this once.
@@ -46,27 +49,19 @@ pub struct CreatedSubscription {
     secret: String,
 }
 
-/// Who may be called: an http(s) URL whose host is not internal now (DNS is checked again
-/// at every delivery).
-async fn endpoint(st: &AppState, raw: &str) -> ApiResult<String> {
+/// Who may be called: a well-formed URL (its field type) whose host is not internal now (DNS
+/// is checked again at every delivery).
+async fn endpoint(st: &AppState, url: &EndpointUrl) -> ApiResult<String> {
     let allow_private = st.cfg.scheduler.webhooks.allow_private;
     let url =
-        guard::parse_endpoint(raw.trim(), allow_private).map_err(|e| ApiError::validation("endpoint_url", e.0))?;
+        guard::parse_endpoint(url.as_str(), allow_private).map_err(|e| ApiError::validation("endpoint_url", e.0))?;
     guard::check_resolves(&url, allow_private).await.map_err(|e| ApiError::validation("endpoint_url", e.0))?;
     Ok(url.to_string())
 }
 
-fn secret(given: Option<String>) -> ApiResult<String> {
-    let Some(s) = given else { return Ok(signing::generate_secret()) };
-    if !SECRET_LEN.contains(&s.chars().count()) || !s.chars().all(|c| c.is_ascii_graphic()) {
-        return Err(ApiError::validation("secret", "must be 16–128 printable ASCII characters without spaces"));
-    }
-    Ok(s)
-}
-
 /// Subscribe an endpoint to an event type. The answer carries the signing secret once (an
 /// `Idempotency-Key` repeat does not replay it). Scope `webhooks:write`.
-#[utoipa::path(post, path = "/portal/webhooks", tag = "webhooks", request_body = SubscriptionIn,
+#[utoipa::path(post, path = "/portal/webhooks", operation_id = "create_webhook", tag = "webhooks", request_body = SubscriptionIn,
     responses((status = 201, body = CreatedSubscription), (status = 409, body = ErrorBody, description = "too many subscriptions"),
               (status = 422, body = ErrorBody, description = "bad event type, URL (scheme, internal address) or secret")),
     security(("bearer" = []), ("session" = [])))]
@@ -76,20 +71,20 @@ pub async fn create(
     ApiJson(input): ApiJson<SubscriptionIn>,
 ) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedSubscription>)> {
     p.require(Scope::WebhooksWrite)?;
-    let event_type = one_of("event_type", &input.event_type, EVENT_TYPES)?;
     let url = endpoint(&st, &input.endpoint_url).await?;
-    let secret = secret(input.secret)?;
+    let secret = input.secret.map_or_else(signing::generate_secret, WebhookSecret::into_inner);
     let sealed = st.cfg.scheduler.webhooks.data_key.seal(p.org_id, secret.as_bytes());
-    let subscription = db::webhooks::insert(&st.db, p.org_id, &event_type, &url, &sealed).await?.ok_or_else(|| {
-        ApiError::Conflict(format!("an organization keeps at most {MAX_SUBSCRIPTIONS} subscriptions"))
-    })?;
+    let subscription =
+        db::webhooks::insert(&st.db, p.org_id, input.event_type, &url, &sealed).await?.ok_or_else(|| {
+            ApiError::Conflict(format!("an organization keeps at most {MAX_SUBSCRIPTIONS} subscriptions"))
+        })?;
     Ok((StatusCode::CREATED, Extension(NoReplay), Json(CreatedSubscription { subscription, secret })))
 }
 
 /// The organization's subscriptions, newest first (secrets are never shown again).
 /// Scope `webhooks:read`.
-#[utoipa::path(get, path = "/portal/webhooks", tag = "webhooks", params(ListQuery),
-    responses((status = 200, body = Paged<Subscription>), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/webhooks", operation_id = "list_webhooks", tag = "webhooks", params(ListQuery),
+    responses((status = 200, body = Paged<Subscription>)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn list(
     State(st): State<AppState>,
@@ -97,13 +92,13 @@ pub async fn list(
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Subscription>>> {
     p.require(Scope::WebhooksRead)?;
-    let page = q.page()?;
+    let page = q.page();
     Ok(Json(Paged::from_rows(db::webhooks::list(&st.db, p.org_id, &page).await?, &page)))
 }
 
 /// One subscription. Scope `webhooks:read`.
-#[utoipa::path(get, path = "/portal/webhooks/{id}", tag = "webhooks", params(("id" = i64, Path)),
-    responses((status = 200, body = Subscription), (status = 404, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/webhooks/{id}", operation_id = "get_webhook", tag = "webhooks", params(("id" = i64, Path)),
+    responses((status = 200, body = Subscription)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(
     State(st): State<AppState>,
@@ -117,27 +112,20 @@ pub async fn get(
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubscriptionPatch {
-    /// `true`/`1` reactivates (its failure streak starts afresh), `false`/`0` deactivates:
-    /// waiting deliveries then fail.
-    #[schema(value_type = Option<bool>)]
-    active: Option<serde_json::Value>,
-    event_type: Option<String>,
-    endpoint_url: Option<String>,
-}
-
-fn flag(v: &serde_json::Value) -> ApiResult<bool> {
-    match v {
-        serde_json::Value::Bool(b) => Ok(*b),
-        serde_json::Value::Number(n) if n.as_i64() == Some(1) => Ok(true),
-        serde_json::Value::Number(n) if n.as_i64() == Some(0) => Ok(false),
-        _ => Err(ApiError::validation("active", "must be true, false, 1 or 0")),
-    }
+    /// Reactivate (its failure streak starts afresh) or deactivate (waiting deliveries then
+    /// fail).
+    #[serde(default)]
+    active: Option<Flag>,
+    #[serde(default)]
+    event_type: Option<EventType>,
+    #[serde(default)]
+    endpoint_url: Option<EndpointUrl>,
 }
 
 /// Change a subscription: any of `active`, `event_type`, `endpoint_url`. Answers the whole
 /// record. Scope `webhooks:write`.
-#[utoipa::path(put, path = "/portal/webhooks/{id}", tag = "webhooks", params(("id" = i64, Path)), request_body = SubscriptionPatch,
-    responses((status = 200, body = Subscription), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)),
+#[utoipa::path(put, path = "/portal/webhooks/{id}", operation_id = "update_webhook", tag = "webhooks", params(("id" = i64, Path)), request_body = SubscriptionPatch,
+    responses((status = 200, body = Subscription)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -146,14 +134,13 @@ pub async fn update(
     ApiJson(patch): ApiJson<SubscriptionPatch>,
 ) -> ApiResult<Json<Subscription>> {
     p.require(Scope::WebhooksWrite)?;
-    let active = patch.active.as_ref().map(flag).transpose()?;
-    let event_type = patch.event_type.as_deref().map(|t| one_of("event_type", t, EVENT_TYPES)).transpose()?;
+    let active = patch.active.map(|f| f.0);
     let url = match &patch.endpoint_url {
         Some(u) => Some(endpoint(&st, u).await?),
         None => None,
     };
     let mut tx = st.db.begin().await?;
-    let updated = db::webhooks::update(&mut tx, p.org_id, id, event_type.as_deref(), url.as_deref(), active)
+    let updated = db::webhooks::update(&mut tx, p.org_id, id, patch.event_type, url.as_deref(), active)
         .await?
         .ok_or_else(|| not_found("webhook subscription", id))?;
     tx.commit().await?;
@@ -162,8 +149,8 @@ pub async fn update(
 
 /// Delete a subscription: deliveries stop at once (waiting ones fail); its delivery records
 /// stay listed. Scope `webhooks:write`.
-#[utoipa::path(delete, path = "/portal/webhooks/{id}", tag = "webhooks", params(("id" = i64, Path)),
-    responses((status = 200, body = OkBody), (status = 404, body = ErrorBody)),
+#[utoipa::path(delete, path = "/portal/webhooks/{id}", operation_id = "delete_webhook", tag = "webhooks", params(("id" = i64, Path)),
+    responses((status = 200, body = OkBody)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
     p.require(Scope::WebhooksWrite)?;
@@ -176,22 +163,21 @@ pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiP
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DeliveriesQuery {
     /// Page size, 1–200 (default 50).
-    limit: Option<i64>,
+    limit: Option<Limit>,
     /// `next_cursor` of the previous page.
-    cursor: Option<String>,
-    /// `pending`, `delivered` or `failed`.
-    delivery_status: Option<String>,
-    /// `journey.created`, `submission.delivered`, `submission.failed` or `test`.
-    event_type: Option<String>,
-    subscription_id: Option<i64>,
+    cursor: Option<Cursor>,
+    delivery_status: Option<DeliveryStatus>,
+    event_type: Option<AnyEventType>,
+    subscription_id: Option<RecordId>,
 }
 
 /// Delivery records (one per event and subscription), newest first, with filters.
 /// Scope `webhooks:read`.
-#[utoipa::path(get, path = "/portal/webhooks/events", tag = "webhooks", params(DeliveriesQuery),
-    responses((status = 200, body = Paged<DeliveryRecord>), (status = 422, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/webhooks/events", operation_id = "list_webhook_events", tag = "webhooks", params(DeliveriesQuery),
+    responses((status = 200, body = Paged<DeliveryRecord>)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn deliveries(
     State(st): State<AppState>,
@@ -199,17 +185,11 @@ pub async fn deliveries(
     ApiQuery(q): ApiQuery<DeliveriesQuery>,
 ) -> ApiResult<Json<Paged<DeliveryRecord>>> {
     p.require(Scope::WebhooksRead)?;
-    let page = Page::parse(q.limit, q.cursor.as_deref())?;
-    let mut all_types = EVENT_TYPES.to_vec();
-    all_types.push("test");
+    let page = Page::new(q.limit, q.cursor);
     let filter = DeliveryFilter {
-        delivery_status: q
-            .delivery_status
-            .as_deref()
-            .map(|s| one_of("delivery_status", s, &["pending", "delivered", "failed"]))
-            .transpose()?,
-        event_type: q.event_type.as_deref().map(|s| one_of("event_type", s, &all_types)).transpose()?,
-        subscription_id: q.subscription_id,
+        delivery_status: q.delivery_status,
+        event_type: q.event_type,
+        subscription_id: q.subscription_id.map(Int::get),
     };
     Ok(Json(Paged::from_rows(db::webhooks::deliveries(&st.db, p.org_id, &filter, &page).await?, &page)))
 }
@@ -226,8 +206,8 @@ pub struct DeliveryDetail {
 }
 
 /// One delivery record with its payload and attempts. Scope `webhooks:read`.
-#[utoipa::path(get, path = "/portal/webhooks/events/{id}", tag = "webhooks", params(("id" = i64, Path)),
-    responses((status = 200, body = DeliveryDetail), (status = 404, body = ErrorBody)),
+#[utoipa::path(get, path = "/portal/webhooks/events/{id}", operation_id = "get_webhook_event", tag = "webhooks", params(("id" = i64, Path)),
+    responses((status = 200, body = DeliveryDetail)),
     security(("bearer" = []), ("session" = [])))]
 pub async fn delivery(
     State(st): State<AppState>,
@@ -247,7 +227,8 @@ pub async fn delivery(
 #[serde(deny_unknown_fields)]
 pub struct TestEventIn {
     /// Send to this subscription only; without it, to every active subscription.
-    subscription_id: Option<i64>,
+    #[serde(default)]
+    subscription_id: Option<RecordId>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -259,22 +240,25 @@ pub struct TestEventOut {
 
 /// Send a `test` event (optional body `{"subscription_id"}`), delivered like any other.
 /// Scope `webhooks:write`.
-#[utoipa::path(post, path = "/portal/webhooks/test-event", tag = "webhooks", request_body(content = Option<TestEventIn>),
-    responses((status = 200, body = TestEventOut), (status = 404, body = ErrorBody),
+#[utoipa::path(post, path = "/portal/webhooks/test-event", operation_id = "send_test_event", tag = "webhooks", request_body(content = Option<TestEventIn>),
+    responses((status = 200, body = TestEventOut), (status = 404, body = ErrorBody, description = "`subscription_id` names no subscription of the organization"),
               (status = 409, body = ErrorBody, description = "the subscription is inactive")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn test_event(State(st): State<AppState>, Auth(p): Auth, body: Bytes) -> ApiResult<Json<TestEventOut>> {
     p.require(Scope::WebhooksWrite)?;
-    // The body is optional: empty means "every active subscription".
-    let input: TestEventIn =
-        if body.iter().all(|b| b.is_ascii_whitespace()) { TestEventIn::default() } else { parse_json(&body)? };
-    if let Some(id) = input.subscription_id {
-        let sub =
-            db::webhooks::get(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("webhook subscription", id))?;
+    // The body is optional: empty (or `null`) means "every active subscription".
+    let input: Option<TestEventIn> =
+        if body.iter().all(|b| b.is_ascii_whitespace()) { None } else { parse_json(&body)? };
+    let input = input.unwrap_or_default();
+    let target = input.subscription_id.map(Int::get);
+    if let Some(id) = target {
+        let sub = db::webhooks::get(&st.db, p.org_id, id)
+            .await?
+            .ok_or_else(|| missing_reference("subscription_id", "webhook subscription", id))?;
         if sub.active == 0 {
             return Err(ApiError::Conflict(format!("webhook subscription {id} is inactive; reactivate it first")));
         }
     }
-    let deliveries = db::webhooks::emit_test(&st.db, p.org_id, input.subscription_id).await?;
+    let deliveries = db::webhooks::emit_test(&st.db, p.org_id, target).await?;
     Ok(Json(TestEventOut { ok: true, deliveries }))
 }

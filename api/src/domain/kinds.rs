@@ -1,0 +1,163 @@
+//! The closed sets of values the API takes and shows, as enums: the document lists exactly
+//! these, and an unknown value is a 422 naming the field.
+
+use super::fields::str_enum;
+
+str_enum! {
+    /// What kind of vehicle.
+    pub enum VehicleType {
+        Otobus = "otobus",
+        Minibus = "minibus",
+        Midibus = "midibus",
+        Sedan = "sedan",
+        Van = "van",
+        Kamyon = "kamyon",
+        Tir = "tir",
+        Dorse = "dorse",
+    }
+}
+
+str_enum! {
+    /// A crew member's role; U-ETDS's `turKodu` follows from it.
+    pub enum RoleType {
+        Driver = "driver",
+        Host = "host",
+        Guide = "guide",
+        Other = "other",
+    }
+}
+
+str_enum! {
+    /// `E` (erkek) or `K` (kadın), as U-ETDS writes it.
+    pub enum Gender {
+        E = "E",
+        K = "K",
+    }
+}
+
+str_enum! {
+    /// Unit of a cargo amount.
+    pub enum CargoUnit {
+        Kg = "KG",
+        Ton = "TON",
+        Adet = "ADET",
+        M3 = "M3",
+        Litre = "LITRE",
+    }
+}
+
+str_enum! {
+    /// Support ticket priority.
+    pub enum Priority {
+        Low = "low",
+        Normal = "normal",
+        High = "high",
+        Urgent = "urgent",
+    }
+}
+
+str_enum! {
+    /// A scheduled trip (`tarifeli`, with its `tarifeli_context`) or a non-scheduled one
+    /// (`tarifesiz`, U-ETDS's arızi service).
+    pub enum TripKind {
+        Tarifeli = "tarifeli",
+        Tarifesiz = "tarifesiz",
+    }
+}
+
+str_enum! {
+    /// A journey's or shipment's status, which mirrors its latest submission.
+    pub enum RecordStatus {
+        Draft = "draft",
+        Submitted = "submitted",
+        Delivered = "delivered",
+        Failed = "failed",
+    }
+}
+
+str_enum! {
+    /// A submission's state.
+    pub enum SubmissionState {
+        Pending = "pending",
+        Delivered = "delivered",
+        Failed = "failed",
+    }
+}
+
+str_enum! {
+    /// What a submission sends.
+    pub enum TargetType {
+        Journey = "journey",
+        Cargo = "cargo",
+    }
+}
+
+str_enum! {
+    /// A webhook delivery's state.
+    pub enum DeliveryStatus {
+        Pending = "pending",
+        Delivered = "delivered",
+        Failed = "failed",
+    }
+}
+
+str_enum! {
+    /// The events a subscription can be for.
+    pub enum EventType {
+        JourneyCreated = "journey.created",
+        SubmissionDelivered = "submission.delivered",
+        SubmissionFailed = "submission.failed",
+    }
+}
+
+str_enum! {
+    /// Every event type a delivery record can carry: the subscribable ones and `test`.
+    pub enum AnyEventType {
+        JourneyCreated = "journey.created",
+        SubmissionDelivered = "submission.delivered",
+        SubmissionFailed = "submission.failed",
+        Test = "test",
+    }
+}
+
+str_enum! {
+    /// The downstream systems an organization can choose.
+    pub enum AdapterName {
+        Sandbox = "sandbox",
+    }
+}
+
+str_enum! {
+    /// A vehicle's or person's standing: `inactive` once deleted while history refers to it.
+    pub enum RegistryStatus {
+        Active = "active",
+        Inactive = "inactive",
+    }
+}
+
+str_enum! {
+    /// A support ticket's state.
+    pub enum TicketStatus {
+        Open = "open",
+        Pending = "pending",
+        Closed = "closed",
+    }
+}
+
+str_enum! {
+    /// An invoice's state.
+    pub enum InvoiceStatus {
+        Open = "open",
+        Paid = "paid",
+        Void = "void",
+    }
+}
+
+str_enum! {
+    /// What a submission sends: a whole journey, the changes to a delivered one, or a shipment.
+    pub enum Operation {
+        Journey = "journey",
+        Amendment = "amendment",
+        Cargo = "cargo",
+    }
+}

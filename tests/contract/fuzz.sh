@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Fuzz the served OpenAPI document with schemathesis (every check, every phase, the stateful
+# one included) against a running TNS at BASE_URL; any finding fails.
+#
+# It signs up an organization on the unlimited plan and authenticates as its owner's portal
+# session (cookie + X-CSRF-Token): the fuzzer revokes API keys and changes plans as it explores,
+# and a session survives both.
+#
+# Usage: tests/contract/fuzz.sh BASE_URL [max-examples]
+set -euo pipefail
+cd "$(dirname "$0")"
+BASE=${1:?usage: fuzz.sh BASE_URL [max-examples]}
+EXAMPLES=${2:-${TNS_FUZZ_EXAMPLES:-25}}
+VENV=${TNS_CONTRACT_VENV:-/tmp/tns-contract-venv}
+ST_VERSION=4.32.5
+
+if [ ! -x "$VENV/bin/st" ] || ! "$VENV/bin/st" --version | grep -q "$ST_VERSION"; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q "schemathesis==$ST_VERSION"
+fi
+
+api="$BASE/api/v1"
+email="fuzz-$(date +%s)-$$@example.com"
+curl -sf "$api/auth/register" -H 'content-type: application/json' \
+  -d "{\"organization_name\":\"Fuzz\",\"tax_number\":\"1234567890\",\"full_name\":\"Fuzz\",\"email\":\"$email\",\"password\":\"correct horse\"}" \
+  -o /tmp/tns-fuzz-register.json
+key=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_key"])' /tmp/tns-fuzz-register.json)
+curl -sf "$api/portal/billing/subscription/change" -H "Authorization: Bearer $key" \
+  -H 'content-type: application/json' -d '{"plan_code":"Y-999"}' >/dev/null
+jar=$(mktemp)
+curl -sf -c "$jar" "$api/auth/login" -H 'content-type: application/json' \
+  -d "{\"email\":\"$email\",\"password\":\"correct horse\"}" -o /tmp/tns-fuzz-login.json
+csrf=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf_token"])' /tmp/tns-fuzz-login.json)
+session=$(awk '$6 == "tns_session" {print $7}' "$jar")
+rm -f "$jar"
+
+"$VENV/bin/st" --config-file schemathesis.toml run "$api/openapi.json" --url "$api" \
+  -H "Cookie: tns_session=$session" -H "X-CSRF-Token: $csrf" \
+  --checks all --phases examples,coverage,fuzzing,stateful --max-examples "$EXAMPLES" \
+  --suppress-health-check too_slow,filter_too_much
