@@ -83,27 +83,6 @@ pub fn parse_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, A
     })
 }
 
-/// Apply a JSON merge patch (RFC 7396): objects merge key by key, `null` removes a key,
-/// anything else replaces. This is how `PUT` with any subset of fields is applied.
-pub fn merge_patch(target: &mut serde_json::Value, patch: &serde_json::Value) {
-    use serde_json::Value;
-    let Value::Object(patch) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Default::default());
-    }
-    let map = target.as_object_mut().expect("made an object above");
-    for (k, v) in patch {
-        if v.is_null() {
-            map.remove(k);
-        } else {
-            merge_patch(map.entry(k.clone()).or_insert(Value::Null), v);
-        }
-    }
-}
-
 fn data_error(path: &str, err: &impl std::fmt::Display) -> ApiError {
     // serde_json appends " at line X column Y"; the field path says where instead.
     let msg = err.to_string();
@@ -206,11 +185,8 @@ mod tests {
     }
 
     #[test]
-    fn unknown_fields_and_merge_patch() {
+    fn unknown_fields() {
         assert_eq!(field_of(parse_json::<Strict>(br#"{"b":1}"#).unwrap_err()), "b");
-        let mut v = serde_json::json!({"a": 1, "o": {"x": 1, "y": 2}, "k": "keep"});
-        merge_patch(&mut v, &serde_json::json!({"a": null, "o": {"y": 3}, "n": [1]}));
-        assert_eq!(v, serde_json::json!({"o": {"x": 1, "y": 3}, "k": "keep", "n": [1]}));
         assert_eq!(field_of(parse_value::<Strict>(serde_json::json!({"a": "x"})).unwrap_err()), "a");
     }
 }

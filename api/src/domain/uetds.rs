@@ -424,7 +424,7 @@ impl Field for VehicleRef {
     fn json_schema() -> Value {
         json!({
             "description": "A vehicle record id (an integer, or a string of its digits) or a plate.",
-            "anyOf": [{"type": "integer", "minimum": 1}, Plate::json_schema()],
+            "anyOf": [{"type": "integer", "minimum": 1, "maximum": i64::MAX}, Plate::json_schema()],
             "examples": ["34ABC123", 12],
         })
     }
@@ -470,7 +470,8 @@ impl Field for Crew {
         "Crew".into()
     }
     fn json_schema() -> Value {
-        json!({"type": "array", "items": {"type": "integer", "minimum": 1}, "maxItems": MAX_CREW, "uniqueItems": true,
+        json!({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": i64::MAX}, "maxItems": MAX_CREW,
+               "uniqueItems": true,
                "description": "Personnel record ids of the crew, in order, each once, at most 10."})
     }
     fn from_json(v: Value) -> Result<Self, String> {

@@ -18,7 +18,7 @@ use utoipa::IntoParams;
 use crate::{
     domain::fields::{Cursor, Limit},
     error::{is_unique_violation, ApiError, ApiResult},
-    extract::{merge_patch, parse_value, REQUIRED},
+    extract::{parse_value, REQUIRED},
     pagination::Page,
 };
 
@@ -30,36 +30,40 @@ pub fn created<T>(record: T) -> Created<T> {
 }
 
 /// `PUT` with any subset of fields (a JSON merge patch, RFC 7396, on the stored record's input
-/// view), parsed as a create would be. A field the patch sends that breaks its own rule, or a
-/// required field it sets to `null`, is a 422 of the patch; a field the merged record lacks
-/// because the stored record never had it (part of an object it does not hold) is a 409.
+/// view), parsed as a create would be. A field the patch sends that breaks its own rule — an
+/// unknown one, or `null` for a required one — is a 422 of the patch; a field the merged record
+/// lacks because the stored record never had it (part of an object it does not hold) is a 409.
 pub fn patched<I: Serialize + DeserializeOwned>(current: &I, patch: &Value) -> ApiResult<I> {
     if !patch.is_object() {
         return Err(ApiError::validation("body", "must be a JSON object"));
     }
     let mut merged = serde_json::to_value(current).map_err(anyhow::Error::from)?;
-    merge_patch(&mut merged, patch);
+    overlay(&mut merged, patch);
     parse_value(merged).map_err(|e| match e {
-        ApiError::Validation { field, reason } if reason == REQUIRED && !set_to_null(patch, &field) => {
-            ApiError::Conflict(format!(
-                "{field}: is required, and the record has no value for it; send the whole object it belongs to"
-            ))
-        }
+        ApiError::Validation { field, reason } if reason == REQUIRED => ApiError::Conflict(format!(
+            "{field}: is required, and the record has no value for it; send the whole object it belongs to"
+        )),
         other => other,
     })
 }
 
-/// True when the patch sets the dotted `path` (or an object above it) to `null`.
-fn set_to_null(patch: &Value, path: &str) -> bool {
-    let mut at = patch;
-    for key in path.split('.') {
-        match at.get(key) {
-            Some(Value::Null) => return true,
-            Some(next) => at = next,
-            None => return false,
+/// RFC 7396 with `null` kept rather than removed: every optional field of an input reads `null`
+/// as absent, so the outcome is the RFC's, while the parser still sees which fields the patch
+/// named (an unknown one, or `null` for a required one, is refused naming it).
+fn overlay(target: &mut Value, patch: &Value) {
+    match (target, patch) {
+        (Value::Object(t), Value::Object(p)) => {
+            for (k, v) in p {
+                match t.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => overlay(existing, v),
+                    _ => {
+                        t.insert(k.clone(), v.clone());
+                    }
+                }
+            }
         }
+        (t, p) => *t = p.clone(),
     }
-    false
 }
 
 /// A rule across fields broken by the merged record of a partial update: the patch is valid on
@@ -145,11 +149,18 @@ mod tests {
     fn patch_outcomes() {
         let current = In { name: "x".into(), ctx: None };
         assert_eq!(patched(&current, &serde_json::json!({"name": "y"})).unwrap().name, "y");
-        // Nulling a required field: the patch is wrong.
+        // Nulling a required field, or naming an unknown one even as null: the patch is wrong.
         assert!(matches!(
             patched(&current, &serde_json::json!({"name": null})),
             Err(ApiError::Validation { field, .. }) if field == "name"
         ));
+        assert!(matches!(
+            patched(&current, &serde_json::json!({"": null})),
+            Err(ApiError::Validation { field, .. }) if field.is_empty()
+        ));
+        let with_ctx = patched(&current, &serde_json::json!({"ctx": {"a": 1, "b": 2}})).unwrap();
+        assert!(patched(&with_ctx, &serde_json::json!({"ctx": null})).unwrap().ctx.is_none(), "null removes");
+        assert_eq!(patched(&with_ctx, &serde_json::json!({"ctx": {"b": 5}})).unwrap().ctx.unwrap().a, 1, "merges");
         // Part of an object the record does not hold: the state refuses it.
         assert!(matches!(patched(&current, &serde_json::json!({"ctx": {"a": 1}})), Err(ApiError::Conflict(_))));
         // A bad value in the patch is the patch's fault.

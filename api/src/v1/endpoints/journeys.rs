@@ -70,14 +70,10 @@ pub struct JourneyIn {
     /// Required for a `tarifeli` trip; absent (or null) for a `tarifesiz` one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tarifeli_context: Option<TarifeliIn>,
-    /// Crew. What U-ETDS will want (a driver) is checked when the journey is submitted, as a
-    /// warning.
-    #[serde(default, skip_serializing_if = "crew_is_empty")]
-    personnel_ids: Crew,
-}
-
-fn crew_is_empty(c: &Crew) -> bool {
-    c.0.is_empty()
+    /// Crew; none when absent or null. What U-ETDS will want (a driver) is checked when the
+    /// journey is submitted, as a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    personnel_ids: Option<Crew>,
 }
 
 patch_schema!(JourneyPatch, JourneyIn);
@@ -133,7 +129,7 @@ impl From<&Journey> for JourneyIn {
                 varis_yer_id: PlaceId(t.varis_yer_id as i32),
                 seyahat_suresi_saat: Int::stored(t.seyahat_suresi_saat),
             }),
-            personnel_ids: Crew(j.personnel_ids.clone()),
+            personnel_ids: Some(Crew(j.personnel_ids.clone())).filter(|c| !c.0.is_empty()),
         }
     }
 }
@@ -141,7 +137,7 @@ impl From<&Journey> for JourneyIn {
 /// The journey's fields, its crew checked within the organization (404 for a person it does not
 /// have active; the vehicle is resolved by the write itself).
 async fn resolve(st: &AppState, org: i64, input: JourneyIn) -> ApiResult<JourneyFields> {
-    let crew = &input.personnel_ids.0;
+    let crew = input.personnel_ids.as_ref().map(|c| c.0.as_slice()).unwrap_or_default();
     let active: HashSet<i64> = if crew.is_empty() {
         HashSet::new()
     } else {
@@ -166,7 +162,7 @@ async fn resolve(st: &AppState, org: i64, input: JourneyIn) -> ApiResult<Journey
             varis_yer_id: t.varis_yer_id.0.into(),
             seyahat_suresi_saat: t.seyahat_suresi_saat.get(),
         }),
-        personnel_ids: crew.clone(),
+        personnel_ids: crew.to_vec(),
     })
 }
 
