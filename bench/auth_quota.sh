@@ -8,11 +8,14 @@
 #      target >= 0.85.
 #
 # Needs wrk (apt-get install wrk), PostgreSQL and Redis on their default local ports.
-# Usage: bench/auth_quota.sh [duration-seconds] [connections]
+# Usage: bench/auth_quota.sh [duration-seconds] [connections]   (TNS_BENCH_SMOKE=1: see bench/lib.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 DURATION=${1:-10}
 CONNS=${2:-32}
+WARMUP=2
+[ "$SMOKE" = 1 ] && { DURATION=1; CONNS=4; WARMUP=1; }
 DB=tns_bench_auth
 PORT_ON=18181
 PORT_OFF=18182
@@ -20,8 +23,8 @@ OUT=bench/out
 mkdir -p "$OUT"
 
 command -v wrk >/dev/null || { echo "wrk is required: apt-get install wrk" >&2; exit 1; }
-cargo build --release --bin tns -q
-BIN=target/release/tns
+bench_build --bin tns
+BIN=target/$PROFILE/tns
 
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
 psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $DB" >/dev/null
@@ -69,8 +72,8 @@ run() {
 
 AUTH="Authorization: Bearer $KEY"
 # Warm up caches and connection pools.
-wrk -t1 -c4 -d2s -H "$AUTH" "http://127.0.0.1:$PORT_ON/api/v1/portal/me" >/dev/null
-wrk -t1 -c4 -d2s -H "$AUTH" "http://127.0.0.1:$PORT_OFF/api/v1/portal/me" >/dev/null
+wrk -t1 -c4 -d${WARMUP}s -H "$AUTH" "http://127.0.0.1:$PORT_ON/api/v1/portal/me" >/dev/null
+wrk -t1 -c4 -d${WARMUP}s -H "$AUTH" "http://127.0.0.1:$PORT_OFF/api/v1/portal/me" >/dev/null
 
 read -r BARE_RPS BARE_P99 < <(run bare "http://127.0.0.1:$PORT_ON/healthz")
 read -r ME_RPS ME_P99 < <(run me_quota_on "http://127.0.0.1:$PORT_ON/api/v1/portal/me" "$AUTH")

@@ -10,10 +10,17 @@
 #
 # Needs wrk and pgbench (apt-get install wrk postgresql-contrib), PostgreSQL and Redis on their
 # default local ports. Usage: bench/operations.sh [duration-seconds] [connections]
+# (TNS_BENCH_SMOKE=1: see bench/lib.sh; the tables then hold 200 and 2000 journeys.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 DURATION=${1:-10}
 CONNS=${2:-16}
+ROUNDS=20
+SMALL=10000
+BIG=1000000
+WARMUP=2
+[ "$SMOKE" = 1 ] && { DURATION=1; CONNS=4; ROUNDS=2; SMALL=200; BIG=2000; WARMUP=1; }
 DB=tns_bench_ops
 PORT=18191
 OUT=bench/out
@@ -22,8 +29,8 @@ PSQL=(psql -h 127.0.0.1 -U postgres -qAt)
 
 command -v wrk >/dev/null || { echo "wrk is required: apt-get install wrk" >&2; exit 1; }
 command -v pgbench >/dev/null || { echo "pgbench is required" >&2; exit 1; }
-cargo build --release --bin tns -q
-BIN=target/release/tns
+bench_build --bin tns
+BIN=target/$PROFILE/tns
 
 "${PSQL[@]}" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
 "${PSQL[@]}" -c "CREATE DATABASE $DB" >/dev/null
@@ -48,7 +55,8 @@ db -c "UPDATE subscriptions SET plan_code = 'Y-999'" >/dev/null
 ORG=$(db -c "SELECT id FROM organizations LIMIT 1")
 VEHICLE=$(curl -s "$API/portal/vehicles" -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \
   -d '{"plate":"34BEN001","vehicle_type":"otobus"}' | sed -E 's/.*"id":([0-9]+).*/\1/')
-JOURNEY_BODY='{"vehicle_id":"'$VEHICLE'","departure":{"date":"2026-12-01","time":"08:30","district_id":"1421"},"arrival":{"date":"2026-12-01","time":"20:15","district_id":"1219"}}'
+# A non-scheduled trip: the same row as the raw INSERT below (no context to store).
+JOURNEY_BODY='{"vehicle_id":"'$VEHICLE'","trip_kind":"tarifesiz","departure":{"date":"2026-12-01","time":"08:30","district_id":"1421"},"arrival":{"date":"2026-12-01","time":"20:15","district_id":"1219"}}'
 
 # --- 1. journey creation vs pgbench -------------------------------------------------------
 cat >"$OUT/post_journey.lua" <<LUA
@@ -59,10 +67,11 @@ wrk.headers["Authorization"] = "Bearer $KEY"
 LUA
 cat >"$OUT/insert_journey.sql" <<SQL
 INSERT INTO journeys (org_id, vehicle_ref, plate, vehicle_record_id, departure_date, departure_time, departure_district_id,
-                      arrival_date, arrival_time, arrival_district_id)
-VALUES ($ORG, '$VEHICLE', '34BEN001', $VEHICLE, '2026-12-01', '08:30', 1421, '2026-12-01', '20:15', 1219) RETURNING *;
+                      arrival_date, arrival_time, arrival_district_id, trip_kind)
+VALUES ($ORG, '$VEHICLE', '34BEN001', $VEHICLE, '2026-12-01', '08:30', 1421, '2026-12-01', '20:15', 1219, 'tarifesiz')
+RETURNING *;
 SQL
-wrk -t2 -c4 -d2s -s "$OUT/post_journey.lua" "$API/portal/journeys" >/dev/null # warm-up
+wrk -t2 -c4 -d${WARMUP}s -s "$OUT/post_journey.lua" "$API/portal/journeys" >/dev/null # warm-up
 wrk -t2 -c"$CONNS" -d"${DURATION}s" -s "$OUT/post_journey.lua" "$API/portal/journeys" >"$OUT/wrk-post-journey.txt"
 API_RPS=$(awk '/^Requests\/sec/ {print $2}' "$OUT/wrk-post-journey.txt")
 if grep -q Non-2xx "$OUT/wrk-post-journey.txt"; then echo "non-2xx answers, see $OUT/wrk-post-journey.txt" >&2; exit 1; fi
@@ -71,7 +80,6 @@ pgbench -h 127.0.0.1 -U postgres -n -M prepared -c "$CONNS" -j 2 -T "$DURATION" 
 PG_TPS=$(awk '/^tps/ {print $3; exit}' "$OUT/pgbench-journey.txt")
 
 # --- 2. bulk upsert of 1000 passengers vs raw unnest INSERT --------------------------------
-ROUNDS=20
 python3 - "$OUT" "$ORG" <<'PY'
 import json, sys
 out, org = sys.argv[1], sys.argv[2]
@@ -126,31 +134,31 @@ RAW_ROWS=$(awk -v a="$T1" -v b="$T2" -v n=$ROUNDS 'BEGIN {printf "%.0f", n * 100
 # --- 3. first page with 10 k and with 1 M journeys ----------------------------------------
 seed() { # org total: top the organization up to `total` journeys
   db -c "INSERT INTO journeys (org_id, vehicle_ref, plate, departure_date, departure_time, departure_district_id,
-                               arrival_date, arrival_time, arrival_district_id, created_at)
+                               arrival_date, arrival_time, arrival_district_id, created_at, trip_kind)
          SELECT $1, '34BEN001', '34BEN001', DATE '2026-01-01' + (g % 300)::int, '08:00', 1421, DATE '2026-01-01' + (g % 300)::int,
-                '18:00', 1219, now() - (g || ' seconds')::interval
+                '18:00', 1219, now() - (g || ' seconds')::interval, 'tarifesiz'
            FROM generate_series(1, $2 - (SELECT count(*) FROM journeys WHERE org_id = $1)) g" >/dev/null
 }
 first_page() { # label -> mean latency in ms
-  wrk -t1 -c1 -d2s -H "Authorization: Bearer $KEY" "$API/portal/journeys" >/dev/null
+  wrk -t1 -c1 -d${WARMUP}s -H "Authorization: Bearer $KEY" "$API/portal/journeys" >/dev/null
   wrk -t1 -c4 -d"${DURATION}s" --latency -H "Authorization: Bearer $KEY" "$API/portal/journeys" >"$OUT/wrk-list-$1.txt"
   awk '$1=="Latency" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v; exit}' "$OUT/wrk-list-$1.txt"
 }
 # Start from an empty table: the rows the first two parts created would skew the sizes.
 db -c "TRUNCATE journeys CASCADE" >/dev/null 2>&1
-seed "$ORG" 10000
+seed "$ORG" $SMALL
 db -c "VACUUM ANALYZE journeys" >/dev/null
 SMALL_N=$(db -c "SELECT count(*) FROM journeys")
 SMALL_MS=$(first_page 10k)
 # Grow to 1 M: the caller's organization to 100 k, 900 k more in 90 other organizations.
-seed "$ORG" 100000
+seed "$ORG" $((BIG / 10))
 db -c "INSERT INTO organizations (name, tax_number) SELECT 'Other ' || g, '1234567890' FROM generate_series(1, 90) g" >/dev/null
 db -c "INSERT INTO journeys (org_id, vehicle_ref, plate, departure_date, departure_time, departure_district_id,
-                             arrival_date, arrival_time, arrival_district_id)
+                             arrival_date, arrival_time, arrival_district_id, trip_kind)
        SELECT o.id, '06OTH' || o.id, '06OTH' || o.id, DATE '2026-01-01' + (g % 300)::int, '08:00', 1421,
-              DATE '2026-01-01' + (g % 300)::int, '18:00', 1219
+              DATE '2026-01-01' + (g % 300)::int, '18:00', 1219, 'tarifesiz'
          FROM organizations o, generate_series(1, 10000) g WHERE o.id <> $ORG
-        LIMIT 1000000 - (SELECT count(*) FROM journeys)" >/dev/null
+        LIMIT $BIG - (SELECT count(*) FROM journeys)" >/dev/null
 db -c "VACUUM ANALYZE journeys" >/dev/null
 BIG_N=$(db -c "SELECT count(*) FROM journeys")
 BIG_MS=$(first_page 1m)

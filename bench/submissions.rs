@@ -201,7 +201,7 @@ async fn main() -> anyhow::Result<()> {
         .json()
         .await?;
     let journey = json!({
-        "vehicle_id": "34LAT001", "personnel_ids": [driver["id"]],
+        "vehicle_id": "34LAT001", "personnel_ids": [driver["id"]], "trip_kind": "tarifesiz",
         "departure": {"date": "2026-12-01", "time": "08:30", "district_id": "1421"},
         "arrival": {"date": "2026-12-01", "time": "20:15", "district_id": "1219"},
     });

@@ -3,8 +3,12 @@
 # the same claim/complete statements, and submit-to-delivered latency. See bench/submissions.rs.
 # Needs PostgreSQL and Redis on their default local ports.
 # Usage: bench/submissions.sh [submissions, default 20000] [latency samples, default 200]
+# (TNS_BENCH_SMOKE=1: see bench/lib.sh; 300 submissions, 5 samples.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
+ARGS=("$@")
+[ "$SMOKE" = 1 ] && ARGS=(300 5)
 # The sandbox plugin must sit next to the benchmark binary (the default TNS_ADAPTER_DIR).
-cargo build --release -q -p tns-adapter-sandbox -p tns-bench
-RUST_LOG=${RUST_LOG:-warn} cargo run --release -q -p tns-bench --bin bench-submissions -- "$@"
+bench_build -p tns-adapter-sandbox -p tns-bench
+RUST_LOG=${RUST_LOG:-warn} "target/$PROFILE/bench-submissions" "${ARGS[@]}"

@@ -2,8 +2,12 @@
 # Benchmark (not a test): webhook deliveries per second through the scheduler against a plain
 # reqwest loop posting the same bodies. See bench/webhooks.rs. Needs PostgreSQL locally.
 # Usage: bench/webhooks.sh [events per round, default 20000] [rounds, default 9]
+# (TNS_BENCH_SMOKE=1: see bench/lib.sh; one round of 300 events.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
+ARGS=("$@")
+[ "$SMOKE" = 1 ] && ARGS=(300 1)
 # The scheduler refuses to start without an adapter; the sandbox sits next to the binary.
-cargo build --release -q -p tns-adapter-sandbox -p tns-bench
-RUST_LOG=${RUST_LOG:-warn} cargo run --release -q -p tns-bench --bin bench-webhooks -- "$@"
+bench_build -p tns-adapter-sandbox -p tns-bench
+RUST_LOG=${RUST_LOG:-warn} "target/$PROFILE/bench-webhooks" "${ARGS[@]}"

@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 BASE=${1:?usage: fuzz.sh BASE_URL [max-examples]}
 EXAMPLES=${2:-${TNS_FUZZ_EXAMPLES:-25}}
-VENV=${TNS_CONTRACT_VENV:-/tmp/tns-contract-venv}
+VENV=${TNS_FUZZ_VENV:-/tmp/tns-fuzz-venv}
 ST_VERSION=4.32.5
 
 if [ ! -x "$VENV/bin/st" ] || ! "$VENV/bin/st" --version | grep -q "$ST_VERSION"; then
@@ -20,19 +20,19 @@ if [ ! -x "$VENV/bin/st" ] || ! "$VENV/bin/st" --version | grep -q "$ST_VERSION"
 fi
 
 api="$BASE/api/v1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 email="fuzz-$(date +%s)-$$@example.com"
 curl -sf "$api/auth/register" -H 'content-type: application/json' \
   -d "{\"organization_name\":\"Fuzz\",\"tax_number\":\"1234567890\",\"full_name\":\"Fuzz\",\"email\":\"$email\",\"password\":\"correct horse\"}" \
-  -o /tmp/tns-fuzz-register.json
-key=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_key"])' /tmp/tns-fuzz-register.json)
+  -o "$work/register.json"
+key=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_key"])' "$work/register.json")
 curl -sf "$api/portal/billing/subscription/change" -H "Authorization: Bearer $key" \
   -H 'content-type: application/json' -d '{"plan_code":"Y-999"}' >/dev/null
-jar=$(mktemp)
-curl -sf -c "$jar" "$api/auth/login" -H 'content-type: application/json' \
-  -d "{\"email\":\"$email\",\"password\":\"correct horse\"}" -o /tmp/tns-fuzz-login.json
-csrf=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf_token"])' /tmp/tns-fuzz-login.json)
-session=$(awk '$6 == "tns_session" {print $7}' "$jar")
-rm -f "$jar"
+curl -sf -c "$work/jar" "$api/auth/login" -H 'content-type: application/json' \
+  -d "{\"email\":\"$email\",\"password\":\"correct horse\"}" -o "$work/login.json"
+csrf=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["csrf_token"])' "$work/login.json")
+session=$(awk '$6 == "tns_session" {print $7}' "$work/jar")
 
 "$VENV/bin/st" --config-file schemathesis.toml run "$api/openapi.json" --url "$api" \
   -H "Cookie: tns_session=$session" -H "X-CSRF-Token: $csrf" \

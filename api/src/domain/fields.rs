@@ -113,6 +113,99 @@ macro_rules! field_impls {
 }
 pub(crate) use field_impls;
 
+/// Declare a string field checked by a [`Pattern`] (and at most `max` characters, as JSON
+/// Schema counts them), stored as `normalize` makes it: the type, its parser, its schema (the
+/// pattern's source, `maxLength`, and the extra keywords given), serde, `as_str`, `into_inner`
+/// and `stored`. `also` is a further check the schema names by a `format` (check digits).
+macro_rules! string_field {
+    (
+        $(#[$m:meta])*
+        $vis:vis struct $name:ident as $component:literal {
+            pattern: $pattern:expr,
+            max: $max:expr,
+            error: $error:expr,
+            normalize: $normalize:expr,
+            $(also: $also:expr,)?
+            schema: { $($schema:tt)* } $(,)?
+        }
+    ) => {
+        $(#[$m])*
+        #[derive(Clone, PartialEq, Eq)]
+        $vis struct $name(String);
+
+        impl $name {
+            pub fn parse(raw: &str) -> Result<$name, String> {
+                let max: Option<usize> = $max;
+                let fits = max.is_none_or(|m| raw.chars().count() <= m) && $pattern.is_match(raw);
+                $(let fits = fits && ($also)(raw);)?
+                if !fits {
+                    return Err(String::from($error));
+                }
+                Ok($name(($normalize)(raw)))
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            pub fn into_inner(self) -> String {
+                self.0
+            }
+
+            /// A value read back from the database, where it was stored after parsing.
+            pub fn stored(s: String) -> Self {
+                $name(s)
+            }
+        }
+
+        impl $crate::domain::fields::Field for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                $component.into()
+            }
+            fn json_schema() -> serde_json::Value {
+                let mut schema = serde_json::json!({$($schema)*});
+                if !schema.get("anyOf").is_some() {
+                    schema["type"] = serde_json::json!("string");
+                    schema["pattern"] = serde_json::json!($pattern.source());
+                }
+                let max: Option<usize> = $max;
+                if let Some(m) = max {
+                    schema["maxLength"] = serde_json::json!(m);
+                }
+                schema
+            }
+            fn from_json(v: serde_json::Value) -> Result<Self, String> {
+                Self::parse(&$crate::domain::fields::string(v)?)
+            }
+        }
+        $crate::domain::fields::field_impls!($name);
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.0)
+            }
+        }
+
+        // Values of these types may be credentials; their text stays out of logs.
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}({} characters)", stringify!($name), self.0.chars().count())
+            }
+        }
+    };
+}
+pub(crate) use string_field;
+
+/// The text unchanged.
+pub fn as_given(raw: &str) -> String {
+    raw.to_string()
+}
+
+/// The text upper-cased (ASCII).
+pub fn upper(raw: &str) -> String {
+    raw.to_ascii_uppercase()
+}
+
 /// A string value, or the reason it is not one.
 pub fn string(v: Value) -> Result<String, String> {
     match v {
@@ -340,71 +433,55 @@ pattern!(
     pub TIME = r"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"
 );
 
-/// A calendar date, `YYYY-MM-DD`, years 2000–2100.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Day(pub NaiveDate);
+/// Declare a chrono value written as text: checked by its [`Pattern`] (which makes the
+/// document exact), parsed with `fmt`, serialized back the same way.
+macro_rules! chrono_field {
+    ($(#[$m:meta])* $name:ident($inner:ty) as $component:literal, $pattern:ident, $fmt:literal, $error:literal,
+     $description:literal) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+        pub struct $name(pub $inner);
 
-impl Day {
-    pub fn parse(raw: &str) -> Result<Day, String> {
-        let bad = || "must be a date YYYY-MM-DD (years 2000–2100)".to_string();
-        if !DATE.is_match(raw) {
-            return Err(bad());
+        impl $name {
+            pub fn parse(raw: &str) -> Result<$name, String> {
+                let bad = || String::from($error);
+                if !$pattern.is_match(raw) {
+                    return Err(bad());
+                }
+                <$inner>::parse_from_str(raw, $fmt).map($name).map_err(|_| bad())
+            }
         }
-        NaiveDate::parse_from_str(raw, "%Y-%m-%d").map(Day).map_err(|_| bad())
-    }
-}
 
-impl Field for Day {
-    fn name() -> Cow<'static, str> {
-        "Date".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": DATE.source(), "description": "A calendar date YYYY-MM-DD, years 2000–2100."})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        Self::parse(&string(v)?)
-    }
-}
-field_impls!(Day);
-
-impl Serialize for Day {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0.format("%Y-%m-%d"))
-    }
-}
-
-/// A time of day, `HH:MM` (24-hour).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Time(pub NaiveTime);
-
-impl Time {
-    pub fn parse(raw: &str) -> Result<Time, String> {
-        let bad = || "must be a time HH:MM (24-hour)".to_string();
-        if !TIME.is_match(raw) {
-            return Err(bad());
+        impl Field for $name {
+            fn name() -> Cow<'static, str> {
+                $component.into()
+            }
+            fn json_schema() -> Value {
+                json!({"type": "string", "pattern": $pattern.source(), "description": $description})
+            }
+            fn from_json(v: Value) -> Result<Self, String> {
+                Self::parse(&string(v)?)
+            }
         }
-        NaiveTime::parse_from_str(raw, "%H:%M").map(Time).map_err(|_| bad())
-    }
+        field_impls!($name);
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(&self.0.format($fmt))
+            }
+        }
+    };
 }
 
-impl Field for Time {
-    fn name() -> Cow<'static, str> {
-        "Time".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": TIME.source(), "description": "A time of day HH:MM, 24-hour."})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        Self::parse(&string(v)?)
-    }
-}
-field_impls!(Time);
-
-impl Serialize for Time {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0.format("%H:%M"))
-    }
-}
+chrono_field!(
+    /// A calendar date, `YYYY-MM-DD`, years 2000–2100.
+    Day(NaiveDate) as "Date", DATE, "%Y-%m-%d", "must be a date YYYY-MM-DD (years 2000–2100)",
+    "A calendar date YYYY-MM-DD, years 2000–2100."
+);
+chrono_field!(
+    /// A time of day, `HH:MM` (24-hour).
+    Time(NaiveTime) as "Time", TIME, "%H:%M", "must be a time HH:MM (24-hour)", "A time of day HH:MM, 24-hour."
+);
 
 /// An integer rule with bounds: a named component of the document.
 pub trait Bounds {
@@ -531,6 +608,23 @@ pub trait Ceiling {
     /// Exclusive upper bound.
     const BELOW: f64;
 }
+
+/// Declare an amount field type: `ceiling!(Name / NameCeiling, below, "description")` makes
+/// `Name`, an [`Amount`] non-negative and below `below`.
+macro_rules! ceiling {
+    ($(#[$m:meta])* $name:ident / $marker:ident, $below:expr, $doc:literal) => {
+        #[doc(hidden)]
+        pub struct $marker;
+        impl $crate::domain::fields::Ceiling for $marker {
+            const NAME: &'static str = stringify!($name);
+            const DESCRIPTION: &'static str = $doc;
+            const BELOW: f64 = $below;
+        }
+        $(#[$m])*
+        pub type $name = $crate::domain::fields::Amount<$marker>;
+    };
+}
+pub(crate) use ceiling;
 
 /// A non-negative number below `C::BELOW`.
 pub struct Amount<C>(f64, PhantomData<C>);
@@ -701,7 +795,8 @@ macro_rules! str_enum {
                 let description = doc
                     .iter()
                     .filter_map(|m| m.strip_prefix("doc = "))
-                    .map(|d| d.trim_matches('"').trim())
+                    // `r" text"`: the literal's quotes (and raw-string prefix) off.
+                    .map(|d| d.trim_start_matches('r').trim_matches('"').trim())
                     .collect::<Vec<_>>()
                     .join(" ");
                 $crate::domain::fields::raw_schema(serde_json::json!({

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
-use fields::{blank, field_impls, pattern, string, Field};
+use fields::{as_given, blank, field_impls, pattern, string, string_field, Field};
 
 pattern!(
     /// One `@`, a local part of 1–64 characters, a dotted domain; no whitespace or control
@@ -20,39 +20,20 @@ pattern!(
     EMAIL = concat!("^[^@", blank!(), "]{1,64}@[^@.", blank!(), "]+(?:\\.[^@.", blank!(), "]+)+$")
 );
 
-/// An e-mail address: a pragmatic check (deliverability is not ours to prove). Stored as given;
-/// uniqueness is case-insensitive in the database.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Email(String);
+/// Longest e-mail address.
+pub const EMAIL_MAX: usize = 254;
 
-impl Email {
-    pub const MAX: usize = 254;
-
-    pub fn parse(raw: &str) -> Result<Email, String> {
-        if raw.chars().count() > Self::MAX || !EMAIL.is_match(raw) {
-            return Err("must be a valid e-mail address".into());
-        }
-        Ok(Email(raw.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
+string_field! {
+    /// An e-mail address: a pragmatic check (deliverability is not ours to prove). Stored as
+    /// given; uniqueness is case-insensitive in the database.
+    pub struct Email as "Email" {
+        pattern: EMAIL,
+        max: Some(EMAIL_MAX),
+        error: "must be a valid e-mail address",
+        normalize: as_given,
+        schema: {"description": "An e-mail address: one @, a dotted domain, no spaces.", "examples": ["ayse@acme.com.tr"]},
     }
 }
-
-impl Field for Email {
-    fn name() -> Cow<'static, str> {
-        "Email".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": EMAIL.source(), "maxLength": Email::MAX,
-               "description": "An e-mail address: one @, a dotted domain, no spaces.", "examples": ["ayse@acme.com.tr"]})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        Self::parse(&string(v)?)
-    }
-}
-field_impls!(Email);
 
 /// A new password: 8 to 1024 characters, anything allowed. Bounded so that hashing a huge one
 /// cannot be a denial of service. Never shown, never logged.
@@ -100,38 +81,18 @@ field_impls!(Password);
 
 pattern!(TAX_NUMBER = r"^[0-9]{10}$");
 
-/// A Turkish tax number (VKN) of an organization: exactly 10 digits. The VKN check digit is
-/// not enforced at sign-up (the spec asks only for 10 digits); U-ETDS checks it against the
-/// organization's own credentials.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaxNumber(String);
-
-impl TaxNumber {
-    pub fn parse(raw: &str) -> Result<TaxNumber, String> {
-        if !TAX_NUMBER.is_match(raw) {
-            return Err("must be exactly 10 digits".into());
-        }
-        Ok(TaxNumber(raw.to_string()))
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
+string_field! {
+    /// A Turkish tax number (VKN) of an organization: exactly 10 digits. The VKN check digit is
+    /// not enforced at sign-up (the spec asks only for 10 digits); U-ETDS checks it against the
+    /// organization's own credentials.
+    pub struct TaxNumber as "TaxNumber" {
+        pattern: TAX_NUMBER,
+        max: None,
+        error: "must be exactly 10 digits",
+        normalize: as_given,
+        schema: {"description": "Exactly 10 digits.", "examples": ["1234567890"]},
     }
 }
-
-impl Field for TaxNumber {
-    fn name() -> Cow<'static, str> {
-        "TaxNumber".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": TAX_NUMBER.source(), "description": "Exactly 10 digits.",
-               "examples": ["1234567890"]})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        Self::parse(&string(v)?)
-    }
-}
-field_impls!(TaxNumber);
 
 /// Free text of at most `MAX` characters (see [`fields::Text`]).
 pub type Text<const MAX: usize> = fields::Text<MAX>;

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::fields::{bounds, field_impls, pattern, string, Field, Text};
+use super::fields::{as_given, bounds, field_impls, pattern, string_field, upper, Field, Text};
 use crate::refdata;
 
 pub const NAME_MAX: usize = 50;
@@ -58,30 +58,6 @@ pub fn is_vkn(s: &str) -> bool {
     (10 - sum % 10) % 10 == d[9]
 }
 
-/// serde and `Debug`/`Serialize` as the inner string, for the string field types below.
-macro_rules! string_field {
-    ($t:ident) => {
-        field_impls!($t);
-        impl Serialize for $t {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                s.serialize_str(&self.0)
-            }
-        }
-        impl $t {
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-            pub fn into_inner(self) -> String {
-                self.0
-            }
-            /// A value read back from the database, where it was stored after parsing.
-            pub fn stored(s: String) -> Self {
-                $t(s)
-            }
-        }
-    };
-}
-
 pattern!(
     /// Letters and digits, spaces anywhere; 1–20 of them once the spaces are removed.
     PLATE = r"^ *(?:[A-Za-z0-9] *){1,20}$"
@@ -89,34 +65,18 @@ pattern!(
 /// Raw length of a plate with its spaces.
 const PLATE_RAW_MAX: usize = 32;
 
-/// A vehicle plate, upper-cased and without spaces. The civil pattern is not enforced: the
-/// downstream's own test plate (`06TARIFESIZ123`) breaks it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plate(String);
-
-impl Plate {
-    pub fn parse(raw: &str) -> Result<Plate, String> {
-        if raw.chars().count() > PLATE_RAW_MAX || !PLATE.is_match(raw) {
-            return Err("must be a plate of 1–20 letters and digits (spaces are removed)".into());
-        }
-        Ok(Plate(raw.chars().filter(|c| *c != ' ').collect::<String>().to_ascii_uppercase()))
+string_field! {
+    /// A vehicle plate, upper-cased and without spaces. The civil pattern is not enforced: the
+    /// downstream's own test plate (`06TARIFESIZ123`) breaks it.
+    pub struct Plate as "Plate" {
+        pattern: PLATE,
+        max: Some(PLATE_RAW_MAX),
+        error: "must be a plate of 1–20 letters and digits (spaces are removed)",
+        normalize: |raw: &str| raw.chars().filter(|c| *c != ' ').collect::<String>().to_ascii_uppercase(),
+        schema: {"description": "1–20 letters and digits; spaces are removed and letters upper-cased.",
+                 "examples": ["34 ABC 123"]},
     }
 }
-
-impl Field for Plate {
-    fn name() -> Cow<'static, str> {
-        "Plate".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": PLATE.source(), "maxLength": PLATE_RAW_MAX,
-               "description": "1–20 letters and digits; spaces are removed and letters upper-cased.",
-               "examples": ["34 ABC 123"]})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        Self::parse(&string(v)?)
-    }
-}
-string_field!(Plate);
 
 pattern!(
     /// An 11-digit T.C. kimlik numarası (its check digits are the `tckn` format).
@@ -132,36 +92,21 @@ fn tckn_schema() -> Value {
     json!({"type": "string", "pattern": TCKN.source(), "format": "tckn"})
 }
 
-/// An identity number: a T.C. kimlik numarası or a passport or foreign identity number, 1–30
-/// letters, digits or `-`, upper-cased. Which one a person must have follows from their
-/// nationality: see [`check_identity`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdentityNumber(String);
-
-impl IdentityNumber {
-    pub fn parse(raw: &str) -> Result<IdentityNumber, String> {
-        if !PASSPORT.is_match(raw) {
-            return Err("must be 1–30 letters, digits or `-` (a T.C. identity number or a passport number)".into());
-        }
-        Ok(IdentityNumber(raw.to_ascii_uppercase()))
+string_field! {
+    /// An identity number: a T.C. kimlik numarası or a passport or foreign identity number, 1–30
+    /// letters, digits or `-`, upper-cased. Which one a person must have follows from their
+    /// nationality: see [`check_identity`].
+    pub struct IdentityNumber as "IdentityNumber" {
+        pattern: PASSPORT,
+        max: None,
+        error: "must be 1–30 letters, digits or `-` (a T.C. identity number or a passport number)",
+        normalize: upper,
+        schema: {"description": "A T.C. kimlik numarası (for Turkish nationals: 11 digits with valid check digits, \
+                                 format `tckn`) or a passport or foreign identity number: 1–30 letters, digits or `-`. \
+                                 Upper-cased.",
+                 "examples": ["10000000146", "U12345678"]},
     }
 }
-
-impl Field for IdentityNumber {
-    fn name() -> Cow<'static, str> {
-        "IdentityNumber".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": PASSPORT.source(),
-               "description": "A T.C. kimlik numarası (for Turkish nationals: 11 digits with valid check digits, format \
-                               `tckn`) or a passport or foreign identity number: 1–30 letters, digits or `-`. Upper-cased.",
-               "examples": ["10000000146", "U12345678"]})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        Self::parse(&string(v)?)
-    }
-}
-string_field!(IdentityNumber);
 
 /// The rule across a person's fields: a Turkish national (nationality `TR`, or none given)
 /// is identified by a T.C. kimlik numarası with valid check digits. `Err` is the reason.
@@ -187,33 +132,17 @@ pub fn identity_rule() -> Value {
 
 pattern!(NATIONALITY = r"^[A-Za-z]{2}$");
 
-/// A country code as U-ETDS takes it: two letters (ISO 3166-1 alpha-2 style), upper-cased.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Nationality(String);
-
-impl Nationality {
-    pub fn parse(raw: &str) -> Result<Nationality, String> {
-        if !NATIONALITY.is_match(raw) {
-            return Err("must be a two-letter country code such as TR".into());
-        }
-        Ok(Nationality(raw.to_ascii_uppercase()))
+string_field! {
+    /// A country code as U-ETDS takes it: two letters (ISO 3166-1 alpha-2 style), upper-cased.
+    pub struct Nationality as "Nationality" {
+        pattern: NATIONALITY,
+        max: None,
+        error: "must be a two-letter country code such as TR",
+        normalize: upper,
+        schema: {"description": "Two-letter country code (ISO 3166-1 alpha-2), upper-cased; absent means TR.",
+                 "examples": ["TR"]},
     }
 }
-
-impl Field for Nationality {
-    fn name() -> Cow<'static, str> {
-        "Nationality".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": NATIONALITY.source(),
-               "description": "Two-letter country code (ISO 3166-1 alpha-2), upper-cased; absent means TR.",
-               "examples": ["TR"]})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        Self::parse(&string(v)?)
-    }
-}
-string_field!(Nationality);
 
 /// True when a nationality (absent means Turkish) calls for a T.C. identity number.
 pub fn is_turkish(nationality: Option<&str>) -> bool {
@@ -226,69 +155,42 @@ pattern!(
 );
 const PHONE_MAX: usize = 20;
 
-/// A phone number: digits with optional `+`, spaces, `-` and parentheses, at most 20
-/// characters, at least 3 digits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Phone(String);
-
-impl Phone {
-    pub fn parse(raw: &str) -> Result<Phone, String> {
-        if raw.chars().count() > PHONE_MAX || !PHONE.is_match(raw) {
-            return Err("must be a phone number of at most 20 characters (digits, +, spaces, -, parentheses)".into());
-        }
-        Ok(Phone(raw.trim().to_string()))
+string_field! {
+    /// A phone number: digits with optional `+`, spaces, `-` and parentheses, at most 20
+    /// characters, at least 3 digits; stored trimmed.
+    pub struct Phone as "Phone" {
+        pattern: PHONE,
+        max: Some(PHONE_MAX),
+        error: "must be a phone number of at most 20 characters (digits, +, spaces, -, parentheses)",
+        normalize: |raw: &str| raw.trim().to_string(),
+        schema: {"description": "Digits with optional +, spaces, - and parentheses; at least 3 digits.",
+                 "examples": ["+90 532 000 00 00"]},
     }
 }
-
-impl Field for Phone {
-    fn name() -> Cow<'static, str> {
-        "Phone".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": PHONE.source(), "maxLength": PHONE_MAX,
-               "description": "Digits with optional +, spaces, - and parentheses; at least 3 digits.",
-               "examples": ["+90 532 000 00 00"]})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        Self::parse(&string(v)?)
-    }
-}
-string_field!(Phone);
 
 pattern!(VKN = r"^[0-9]{10}$");
+pattern!(
+    /// Either shape of a tax number (which one, and its check digits, [`TaxId`] checks).
+    TAX_ID = r"^(?:[0-9]{10}|[1-9][0-9]{10})$"
+);
 
-/// A sender's or receiver's tax number: a 10-digit VKN (a company) or an 11-digit T.C. number
-/// (a person), check digits verified.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaxId(String);
-
-impl TaxId {
-    pub fn parse(raw: &str) -> Result<TaxId, String> {
-        if (VKN.is_match(raw) && is_vkn(raw)) || (TCKN.is_match(raw) && is_tckn(raw)) {
-            Ok(TaxId(raw.to_string()))
-        } else {
-            Err("must be a 10-digit VKN or an 11-digit T.C. identity number with valid check digits".into())
-        }
-    }
-}
-
-impl Field for TaxId {
-    fn name() -> Cow<'static, str> {
-        "TaxId".into()
-    }
-    fn json_schema() -> Value {
-        json!({
+string_field! {
+    /// A sender's or receiver's tax number: a 10-digit VKN (a company) or an 11-digit T.C.
+    /// number (a person), check digits verified.
+    pub struct TaxId as "TaxId" {
+        pattern: TAX_ID,
+        max: None,
+        error: "must be a 10-digit VKN or an 11-digit T.C. identity number with valid check digits",
+        normalize: as_given,
+        also: |raw: &str| is_vkn(raw) || is_tckn(raw),
+        schema: {
             "description": "A 10-digit VKN (format `vkn`) or an 11-digit T.C. identity number (format `tckn`), \
                             check digits verified.",
             "anyOf": [{"type": "string", "pattern": VKN.source(), "format": "vkn"}, tckn_schema()],
             "examples": ["4540536920"],
-        })
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        Self::parse(&string(v)?)
+        },
     }
 }
-string_field!(TaxId);
 
 /// The ids of the reference data in the document: every valid value listed.
 fn place_ids() -> Vec<i32> {

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::{json, Value};
 
-use super::fields::{field_impls, pattern, string, Field};
+use super::fields::{as_given, field_impls, pattern, string_field, Field};
 
 pattern!(
     /// An http(s) URL: a host name of letter-initial last label or a dotted IPv4 address, an
@@ -20,75 +20,35 @@ pattern!(
 /// As the SSRF guard bounds it.
 const URL_MAX: usize = 2048;
 
-/// A webhook endpoint: an http(s) URL of at most 2048 characters.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EndpointUrl(String);
-
-impl EndpointUrl {
-    pub fn as_str(&self) -> &str {
-        &self.0
+string_field! {
+    /// A webhook endpoint: an http(s) URL of at most 2048 characters.
+    pub struct EndpointUrl as "EndpointUrl" {
+        pattern: URL,
+        max: Some(URL_MAX),
+        error: "must be an http(s) URL: host, optional port, path and query; no credentials or fragment",
+        normalize: as_given,
+        schema: {"description": "An http(s) URL without credentials or fragment, at most 2048 characters. Hosts that \
+                                 are or resolve to loopback, private, link-local or other internal addresses are refused \
+                                 unless the operator allows them.",
+                 "examples": ["https://hooks.acme.com.tr/tns"]},
     }
 }
-
-impl Field for EndpointUrl {
-    fn name() -> Cow<'static, str> {
-        "EndpointUrl".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": URL.source(), "maxLength": URL_MAX,
-               "description": "An http(s) URL without credentials or fragment, at most 2048 characters. Hosts that \
-                               are or resolve to loopback, private, link-local or other internal addresses are refused \
-                               unless the operator allows them.",
-               "examples": ["https://hooks.acme.com.tr/tns"]})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        let s = string(v)?;
-        if s.chars().count() > URL_MAX || !URL.is_match(&s) {
-            return Err(
-                "must be an http(s) URL: host, optional port, path and query; no credentials or fragment".into()
-            );
-        }
-        Ok(EndpointUrl(s))
-    }
-}
-field_impls!(EndpointUrl);
 
 pattern!(
     /// Printable ASCII without spaces.
     SECRET = r"^[!-~]{16,128}$"
 );
 
-/// A signing secret the subscriber chose: 16–128 printable ASCII characters, no spaces.
-pub struct WebhookSecret(String);
-
-impl WebhookSecret {
-    pub fn into_inner(self) -> String {
-        self.0
+string_field! {
+    /// A signing secret the subscriber chose: 16–128 printable ASCII characters, no spaces.
+    pub struct WebhookSecret as "WebhookSecret" {
+        pattern: SECRET,
+        max: None,
+        error: "must be 16–128 printable ASCII characters without spaces",
+        normalize: as_given,
+        schema: {"description": "16–128 printable ASCII characters, no spaces."},
     }
 }
-
-impl std::fmt::Debug for WebhookSecret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("WebhookSecret(***)")
-    }
-}
-
-impl Field for WebhookSecret {
-    fn name() -> Cow<'static, str> {
-        "WebhookSecret".into()
-    }
-    fn json_schema() -> Value {
-        json!({"type": "string", "pattern": SECRET.source(), "description": "16–128 printable ASCII characters, no spaces."})
-    }
-    fn from_json(v: Value) -> Result<Self, String> {
-        let s = string(v)?;
-        if !SECRET.is_match(&s) {
-            return Err("must be 16–128 printable ASCII characters without spaces".into());
-        }
-        Ok(WebhookSecret(s))
-    }
-}
-field_impls!(WebhookSecret);
 
 /// On or off, written `true`/`false` or, as the spec shows `active`, `1`/`0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

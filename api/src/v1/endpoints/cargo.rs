@@ -11,7 +11,7 @@ use crate::{
         cargo::{Cargo, CargoFields},
     },
     domain::{
-        fields::{Amount, Ceiling, Cursor, Day, Int, Limit, RecordId, Text, Time},
+        fields::{ceiling, Amount, Cursor, Day, Int, Limit, RecordId, Text, Time},
         kinds::{CargoUnit, RecordStatus, RegistryStatus},
         uetds::{CargoTypeCode, CityId, PlaceId, TaxId, Title, TransportMode, TransportType},
     },
@@ -28,14 +28,10 @@ use crate::{
     },
 };
 
-/// A cargo amount: non-negative, below ten billion units.
-pub struct CargoQuantity;
-pub type CargoAmount = Amount<CargoQuantity>;
-impl Ceiling for CargoQuantity {
-    const NAME: &'static str = "CargoAmount";
-    const DESCRIPTION: &'static str = "Amount of cargo in `cargo_unit`, non-negative, below 10000000000.";
-    const BELOW: f64 = 1e10;
-}
+ceiling!(
+    /// A cargo amount: non-negative, below ten billion units.
+    CargoAmount / CargoCeiling, 1e10, "Amount of cargo in `cargo_unit`, non-negative, below 10000000000."
+);
 
 /// A shipment as sent on create; any subset of it on update.
 ///

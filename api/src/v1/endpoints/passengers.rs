@@ -15,7 +15,7 @@ use crate::{
         passengers::{Passenger, PassengerFields, MAX_PER_JOURNEY},
     },
     domain::{
-        fields::{Amount, Ceiling, Day, Text},
+        fields::{ceiling, Amount, Day, Text},
         kinds::Gender,
         uetds::{
             check_identity, identity_rule, IdentityNumber, Nationality, PersonName, Phone, PlaceId, SeatNo,
@@ -36,14 +36,10 @@ use crate::{
 /// Passengers one bulk call may carry.
 pub const MAX_BULK: usize = 1000;
 
-/// A ticket fare: non-negative, below a billion.
-pub struct Fare;
-pub type FareAmount = Amount<Fare>;
-impl Ceiling for Fare {
-    const NAME: &'static str = "Fare";
-    const DESCRIPTION: &'static str = "Ticket fare, non-negative, below 1000000000.";
-    const BELOW: f64 = 1e9;
-}
+ceiling!(
+    /// A ticket fare: non-negative, below a billion.
+    Fare / FareCeiling, 1e9, "Ticket fare, non-negative, below 1000000000."
+);
 
 /// A passenger as sent on create; any subset of it on update.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
@@ -62,7 +58,7 @@ pub struct PassengerIn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ticket_issue_date: Option<Day>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    amount: Option<FareAmount>,
+    amount: Option<Fare>,
     /// Seat number (U-ETDS `koltukNo`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     seat_no: Option<SeatNo>,

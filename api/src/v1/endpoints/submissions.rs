@@ -149,6 +149,18 @@ pub async fn list(
     Ok(Json(Paged::from_rows(db::submissions::list(&st.db, p.org_id, &filter, &page).await?, &page)))
 }
 
+/// One passenger's outcome downstream (the adapter contract's `PassengerResult`, described here:
+/// the contract crate does not depend on the document's machinery).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PassengerOutcome {
+    /// The passenger's id.
+    pub key: String,
+    /// The downstream's reference of the passenger, when it accepted them.
+    pub downstream_reference: Option<String>,
+    /// Why the downstream refused the passenger; null when accepted.
+    pub error: Option<String>,
+}
+
 /// A submission with what it sent, each passenger's outcome and every attempt.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubmissionDetail {
@@ -158,7 +170,7 @@ pub struct SubmissionDetail {
     pub history: Vec<Attempt>,
     /// Per-passenger outcomes of the delivering attempt (`key` is the passenger id; `error`
     /// set for a passenger the downstream refused).
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<PassengerOutcome>)]
     pub passengers: Vec<tns_adapter::PassengerResult>,
     /// What was sent, frozen at submit: the journey with crew and passengers, the amendment,
     /// or the shipment.
@@ -186,4 +198,17 @@ pub async fn get(
         passengers: d.passenger_results.map(|p| p.0).unwrap_or_default(),
         snapshot: d.snapshot.0,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The documented outcome is the contract's, field for field.
+    #[test]
+    fn passenger_outcome_describes_the_contracts_result() {
+        let contract = tns_adapter::PassengerResult { key: "1".into(), downstream_reference: None, error: None };
+        let described = PassengerOutcome { key: "1".into(), downstream_reference: None, error: None };
+        assert_eq!(serde_json::to_value(contract).unwrap(), serde_json::to_value(described).unwrap());
+    }
 }
