@@ -318,3 +318,51 @@ async fn a_failing_row_fails_only_its_own_create() {
     let n: i64 = sqlx::query_scalar("SELECT count(*) FROM journeys").fetch_one(&app.db).await.unwrap();
     assert_eq!(n, 2);
 }
+
+/// Journeys stored before the kind was an input keep the kind they had: a context meant a
+/// scheduled trip, none a non-scheduled one. (Migrated for real: the database is brought to the
+/// version before, journeys are written the old way, then the rest of the migrations run.)
+#[tokio::test]
+async fn existing_journeys_keep_their_kind() {
+    let url = crate::helpers::fresh_database().await;
+    let db = sqlx::PgPool::connect(&url).await.unwrap();
+    let all = &tns_api::db::MIGRATOR;
+    let before = sqlx::migrate::Migrator {
+        migrations: all.migrations.iter().filter(|m| m.version < 20261124000007).cloned().collect::<Vec<_>>().into(),
+        ..sqlx::migrate::Migrator::DEFAULT
+    };
+    before.run(&db).await.unwrap();
+    let org: i64 =
+        sqlx::query_scalar("INSERT INTO organizations (name, tax_number) VALUES ('Old', '1234567890') RETURNING id")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    for ctx in [
+        Some(json!({"firma_id": 1, "unet_guzergah_kodu": 2, "kalkis_yer_id": KADIKOY, "varis_yer_id": CEYHAN,
+                             "seyahat_suresi_saat": 3})),
+        None,
+    ] {
+        sqlx::query(
+            "INSERT INTO journeys (org_id, vehicle_ref, plate, departure_date, departure_time, departure_district_id,
+                                   arrival_date, arrival_time, arrival_district_id, tarifeli_context)
+             VALUES ($1, '34OLD1', '34OLD1', '2026-12-01', '08:00', 1421, '2026-12-01', '12:00', 1219, $2)",
+        )
+        .bind(org)
+        .bind(ctx)
+        .execute(&db)
+        .await
+        .unwrap();
+    }
+    all.run(&db).await.unwrap();
+    let kinds: Vec<(String, bool)> =
+        sqlx::query_as("SELECT trip_kind, tarifeli_context IS NOT NULL FROM journeys ORDER BY id")
+            .fetch_all(&db)
+            .await
+            .unwrap();
+    assert_eq!(kinds, [("tarifeli".to_string(), true), ("tarifesiz".to_string(), false)]);
+    // And the rule holds from now on, in the database too.
+    let mismatch = sqlx::query("UPDATE journeys SET trip_kind = 'tarifesiz' WHERE tarifeli_context IS NOT NULL")
+        .execute(&db)
+        .await;
+    assert!(mismatch.is_err(), "a tarifesiz journey with a context is refused by the constraint");
+}

@@ -457,15 +457,18 @@ async fn subscriptions_validate_limit_scope_and_stop_on_delete() {
     let url = "http://127.0.0.1:9/hook";
     for (body, field) in [
         (json!({"event_type": "journey.deleted", "endpoint_url": url}), "event_type"),
-        (json!({"event_type": "journey.created", "endpoint_url": url, "secret": "short"}), "secret"),
-        (
-            json!({"event_type": "journey.created", "endpoint_url": url, "secret": "has spaces in it, sixteen+"}),
-            "secret",
-        ),
+        (json!({"event_type": "journey.created", "endpoint_url": url, "secret": ""}), "secret"),
+        (json!({"event_type": "journey.created", "endpoint_url": url, "secret": "x".repeat(129)}), "secret"),
+        (json!({"event_type": "journey.created", "endpoint_url": url, "secret": "tab\there"}), "secret"),
+        (json!({"event_type": "journey.created", "endpoint_url": url, "secret": "şifre"}), "secret"),
         (json!({"event_type": "journey.created"}), "endpoint_url"),
     ] {
         assert_eq!(error_body(app.post("/portal/webhooks", Some(k), body).await, 422).await["field"], field);
     }
+    // The caller chooses the secret (the spec's words): a short one is theirs to choose.
+    let short = subscribe(&app, k, "submission.failed", url, Some("s3cr3t")).await;
+    assert_eq!(short["secret"], "s3cr3t");
+    json_of(app.delete(&format!("/portal/webhooks/{}", short["id"]), k).await, 200).await;
     let s = subscribe(&app, k, "journey.created", url, None).await;
     let id = s["id"].as_i64().unwrap();
     // A pending delivery (no scheduler runs here), failed by deactivation.

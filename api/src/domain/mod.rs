@@ -94,19 +94,6 @@ string_field! {
     }
 }
 
-/// Free text of at most `MAX` characters (see [`fields::Text`]).
-pub type Text<const MAX: usize> = fields::Text<MAX>;
-
-/// A string no longer than `max` characters with no further rule (credentials looked up as
-/// given, for instance): the schema says `maxLength`, and so does this check.
-pub fn bounded(raw: &str, max: usize) -> Result<&str, String> {
-    if raw.chars().count() > max {
-        Err(format!("must be at most {max} characters"))
-    } else {
-        Ok(raw)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,17 +36,20 @@ string_field! {
 
 pattern!(
     /// Printable ASCII without spaces.
-    SECRET = r"^[!-~]{16,128}$"
+    SECRET = r"^[ -~]{1,128}$"
 );
 
 string_field! {
-    /// A signing secret the subscriber chose: 16–128 printable ASCII characters, no spaces.
+    /// A signing secret the subscriber chose: 1–128 printable ASCII characters. The spec lets the
+    /// caller choose it, so no strength is imposed; the document recommends a long random one
+    /// (or none: a generated `whsec_` secret of 32 random bytes).
     pub struct WebhookSecret as "WebhookSecret" {
         pattern: SECRET,
         max: None,
-        error: "must be 16–128 printable ASCII characters without spaces",
+        error: "must be 1–128 printable ASCII characters",
         normalize: as_given,
-        schema: {"description": "16–128 printable ASCII characters, no spaces."},
+        schema: {"description": "1–128 printable ASCII characters. Prefer 32 or more random ones, or leave the \
+                                 secret out to get a generated `whsec_…` one."},
     }
 }
 

@@ -220,14 +220,19 @@ fn partial_property(doc: &mut Value, schema: Value) -> Value {
 
 /// The statuses every operation can answer, by what the operation is, with the error body; the
 /// rate-limit headers on every answer the admission layer makes.
+/// Statuses that can come without the rate headers.
+const UNMETERED: [&str; 3] = ["413", "500", "503"];
+
 fn responses(doc: &mut Value) {
     let rate_headers = json!({
         "X-RateLimit-Limit": {"$ref": "#/components/headers/X-RateLimit-Limit"},
         "X-RateLimit-Remaining": {"$ref": "#/components/headers/X-RateLimit-Remaining"},
         "X-RateLimit-Reset": {"$ref": "#/components/headers/X-RateLimit-Reset"},
     });
-    // (status, component name, description); the admission layer answers 500 and 503 before
-    // (or without) a rate decision, so those carry no rate headers.
+    // (status, component name, description). Some answers come before (or without) a rate
+    // decision, so they carry no rate headers: a body declared too large is refused by the body
+    // limit in front of the admission layer (413), a panic unwinds past it (500), and a store it
+    // needs may be down (503).
     let standard = [
         ("400", "BadRequest", "The body is not one JSON value (malformed, or followed by more than whitespace), or not sent as `application/json`."),
         ("401", "Unauthorized", "Missing or invalid credentials."),
@@ -244,7 +249,7 @@ fn responses(doc: &mut Value) {
     for (status, name, description) in standard {
         let mut response =
             json!({"description": description, "content": {"application/json": {"schema": reference("ErrorBody")}}});
-        if status != "500" && status != "503" {
+        if !UNMETERED.contains(&status) {
             response["headers"] = rate_headers.clone();
         }
         if status == "429" {
@@ -297,6 +302,9 @@ fn responses(doc: &mut Value) {
                     let reason = status.parse::<u16>().ok().and_then(|s| axum::http::StatusCode::from_u16(s).ok());
                     let text = reason.and_then(|s| s.canonical_reason()).unwrap_or("Answer");
                     response.insert("description".into(), json!(text));
+                }
+                if UNMETERED.contains(&status.as_str()) {
+                    continue;
                 }
                 let headers = response.entry("headers").or_insert_with(|| json!({}));
                 let headers = headers.as_object_mut().expect("headers");
