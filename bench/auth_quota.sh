@@ -38,36 +38,27 @@ common_env() {
   export RUST_LOG=warn
 }
 
-start() { # port quota_enabled
-  common_env
-  TNS_LISTEN_ADDR=127.0.0.1:$1 TNS_QUOTA_ENABLED=$2 "$BIN" api >"$OUT/tns-$1.log" 2>&1 &
-  echo $!
-  for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$1/healthz" >/dev/null && return 0; sleep 0.1; done
-  echo "server on $1 did not start" >&2; exit 1
-}
-
-PID_ON=$(start $PORT_ON true)
-PID_OFF=$(start $PORT_OFF false)
-trap 'kill $PID_ON $PID_OFF 2>/dev/null || true' EXIT
+# Servers started so far; stopped on any exit, also when the second one fails to start.
+trap 'kill "${TNS_PIDS[@]}" 2>/dev/null || true' EXIT
+common_env
+TNS_QUOTA_ENABLED=true tns_start $PORT_ON "$OUT/tns-$PORT_ON.log"
+TNS_QUOTA_ENABLED=false tns_start $PORT_OFF "$OUT/tns-$PORT_OFF.log"
 
 KEY=$(curl -s "http://127.0.0.1:$PORT_ON/api/v1/auth/register" -H 'content-type: application/json' \
   -d '{"organization_name":"Bench","tax_number":"1234567890","full_name":"B","email":"bench@example.com","password":"benchmark"}' \
   | sed -E 's/.*"api_key":"([^"]+)".*/\1/')
+[[ $KEY == sk_live_* ]] || { echo "registration failed: $KEY" >&2; exit 1; }
 # Unlimited plan: the quota script still runs on every call, nothing is refused.
 psql -h 127.0.0.1 -U postgres -d $DB -qc "UPDATE subscriptions SET plan_code = 'Y-999'" >/dev/null
 
-# run <label> <url> [header] -> prints "rps p99_ms"
+# run <label> <url> [header] -> sets RPS and P99 (ms); fails on errors (see wrk_check)
 run() {
   local args=(-t2 -c"$CONNS" -d"${DURATION}s" --latency)
   [ -n "${3:-}" ] && args+=(-H "$3")
   wrk "${args[@]}" "$2" >"$OUT/wrk-$1.txt"
-  local rps p99
-  rps=$(awk '/^Requests\/sec/ {print $2}' "$OUT/wrk-$1.txt")
-  p99=$(awk '$1=="99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' "$OUT/wrk-$1.txt")
-  local non2xx
-  non2xx=$(awk '/Non-2xx/ {print $NF}' "$OUT/wrk-$1.txt")
-  [ -z "$non2xx" ] || { echo "$1: $non2xx non-2xx answers, see $OUT/wrk-$1.txt" >&2; exit 1; }
-  echo "$rps $p99"
+  wrk_check "$OUT/wrk-$1.txt"
+  RPS=$(awk '/^Requests\/sec/ {print $2}' "$OUT/wrk-$1.txt")
+  P99=$(awk '$1=="99%" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v}' "$OUT/wrk-$1.txt")
 }
 
 AUTH="Authorization: Bearer $KEY"
@@ -75,9 +66,12 @@ AUTH="Authorization: Bearer $KEY"
 wrk -t1 -c4 -d${WARMUP}s -H "$AUTH" "http://127.0.0.1:$PORT_ON/api/v1/portal/me" >/dev/null
 wrk -t1 -c4 -d${WARMUP}s -H "$AUTH" "http://127.0.0.1:$PORT_OFF/api/v1/portal/me" >/dev/null
 
-read -r BARE_RPS BARE_P99 < <(run bare "http://127.0.0.1:$PORT_ON/healthz")
-read -r ME_RPS ME_P99 < <(run me_quota_on "http://127.0.0.1:$PORT_ON/api/v1/portal/me" "$AUTH")
-read -r OFF_RPS OFF_P99 < <(run me_quota_off "http://127.0.0.1:$PORT_OFF/api/v1/portal/me" "$AUTH")
+run bare "http://127.0.0.1:$PORT_ON/healthz"
+BARE_RPS=$RPS BARE_P99=$P99
+run me_quota_on "http://127.0.0.1:$PORT_ON/api/v1/portal/me" "$AUTH"
+ME_RPS=$RPS ME_P99=$P99
+run me_quota_off "http://127.0.0.1:$PORT_OFF/api/v1/portal/me" "$AUTH"
+OFF_RPS=$RPS OFF_P99=$P99
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 echo "connections=$CONNS duration=${DURATION}s (2 cores shared by wrk, tns, PostgreSQL and Redis)"

@@ -23,3 +23,62 @@ bench_build() {
 # The same data key on every process of a benchmark (TNS_DATA_KEY is required by api and
 # scheduler; benchmark data is not secret).
 export TNS_DATA_KEY=${TNS_DATA_KEY:-$(printf '5e%.0s' $(seq 32))}
+
+# tns_start PORT LOG: start "$BIN api" on 127.0.0.1:PORT in the background with the caller's
+# environment, add its pid to TNS_PIDS (the caller's EXIT trap kills them) and wait for
+# /healthz. A server that exits or never answers fails the benchmark, with the end of its log
+# (where a configuration error names its variable) on stderr: otherwise the failure would
+# surface later as an unexplained curl or wrk error, or not at all.
+TNS_PIDS=()
+tns_start() {
+  local port=$1 log=$2 pid
+  # Something already answering there would be measured instead of the server started here.
+  if curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; then
+    echo "port $port is already in use; stop what serves it first" >&2
+    exit 1
+  fi
+  TNS_LISTEN_ADDR=127.0.0.1:$port "$BIN" api >"$log" 2>&1 &
+  pid=$!
+  TNS_PIDS+=("$pid")
+  for _ in $(seq 1 300); do
+    curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && return 0
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "tns api on port $port exited at start-up; end of $log:" >&2
+      tail -n 20 "$log" >&2
+      exit 1
+    fi
+    sleep 0.1
+  done
+  echo "tns api on port $port did not answer /healthz within 30 s; end of $log:" >&2
+  tail -n 20 "$log" >&2
+  exit 1
+}
+
+# wrk_check FILE: fail unless the wrk run saved in FILE completed requests, all answered 2xx,
+# without connection errors: a figure made of failures means nothing, and a smoke run must
+# notice a server that broke or died. Timeouts are only reported (an overloaded 2-core
+# machine may see a few in a long run).
+wrk_check() {
+  local f=$1 n non2xx errs
+  n=$(awk '/ requests in / {print $1; exit}' "$f")
+  if [ "${n:-0}" -le 0 ]; then
+    echo "no request completed, see $f:" >&2
+    cat "$f" >&2
+    exit 1
+  fi
+  non2xx=$(awk '/Non-2xx/ {print $NF}' "$f")
+  if [ -n "$non2xx" ]; then
+    echo "$non2xx non-2xx answers, see $f" >&2
+    exit 1
+  fi
+  # "Socket errors: connect 0, read 0, write 0, timeout 0"
+  errs=$(awk '/Socket errors/ {gsub(",", ""); print $4 + $6 + $8; exit}' "$f")
+  if [ "${errs:-0}" -gt 0 ]; then
+    echo "$errs connection errors, see $f" >&2
+    exit 1
+  fi
+  if grep -q 'Socket errors:.*timeout [1-9]' "$f"; then
+    echo "note: $(grep -o 'timeout [0-9]*' "$f") in $f" >&2
+  fi
+  return 0
+}

@@ -41,20 +41,20 @@ export TNS_AUTH_RATE_LIMIT=100000000
 export TNS_COOKIE_SECURE=false
 export TNS_DB_MAX_CONNECTIONS=$CONNS
 export RUST_LOG=warn
-TNS_LISTEN_ADDR=127.0.0.1:$PORT "$BIN" api >"$OUT/tns-ops.log" 2>&1 &
-PID=$!
-trap 'kill $PID 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+trap 'kill "${TNS_PIDS[@]}" 2>/dev/null || true' EXIT
+tns_start $PORT "$OUT/tns-ops.log"
 API=http://127.0.0.1:$PORT/api/v1
 db() { "${PSQL[@]}" -d "$DB" "$@"; }
 
 KEY=$(curl -s "$API/auth/register" -H 'content-type: application/json' \
   -d '{"organization_name":"Bench","tax_number":"1234567890","full_name":"B","email":"ops@example.com","password":"benchmark"}' \
   | sed -E 's/.*"api_key":"([^"]+)".*/\1/')
+[[ $KEY == sk_live_* ]] || { echo "registration failed: $KEY" >&2; exit 1; }
 db -c "UPDATE subscriptions SET plan_code = 'Y-999'" >/dev/null
 ORG=$(db -c "SELECT id FROM organizations LIMIT 1")
 VEHICLE=$(curl -s "$API/portal/vehicles" -H "Authorization: Bearer $KEY" -H 'content-type: application/json' \
   -d '{"plate":"34BEN001","vehicle_type":"otobus"}' | sed -E 's/.*"id":([0-9]+).*/\1/')
+[[ $VEHICLE =~ ^[0-9]+$ ]] || { echo "vehicle creation failed: $VEHICLE" >&2; exit 1; }
 # A non-scheduled trip: the same row as the raw INSERT below (no context to store).
 JOURNEY_BODY='{"vehicle_id":"'$VEHICLE'","trip_kind":"tarifesiz","departure":{"date":"2026-12-01","time":"08:30","district_id":"1421"},"arrival":{"date":"2026-12-01","time":"20:15","district_id":"1219"}}'
 
@@ -73,10 +73,10 @@ RETURNING *;
 SQL
 wrk -t2 -c4 -d${WARMUP}s -s "$OUT/post_journey.lua" "$API/portal/journeys" >/dev/null # warm-up
 wrk -t2 -c"$CONNS" -d"${DURATION}s" -s "$OUT/post_journey.lua" "$API/portal/journeys" >"$OUT/wrk-post-journey.txt"
+wrk_check "$OUT/wrk-post-journey.txt"
 API_RPS=$(awk '/^Requests\/sec/ {print $2}' "$OUT/wrk-post-journey.txt")
-if grep -q Non-2xx "$OUT/wrk-post-journey.txt"; then echo "non-2xx answers, see $OUT/wrk-post-journey.txt" >&2; exit 1; fi
 pgbench -h 127.0.0.1 -U postgres -n -M prepared -c "$CONNS" -j 2 -T "$DURATION" -f "$OUT/insert_journey.sql" "$DB" \
-  >"$OUT/pgbench-journey.txt" 2>&1
+  >"$OUT/pgbench-journey.txt" 2>&1 || { echo "pgbench failed:" >&2; tail -n 20 "$OUT/pgbench-journey.txt" >&2; exit 1; }
 PG_TPS=$(awk '/^tps/ {print $3; exit}' "$OUT/pgbench-journey.txt")
 
 # --- 2. bulk upsert of 1000 passengers vs raw unnest INSERT --------------------------------
@@ -142,6 +142,7 @@ seed() { # org total: top the organization up to `total` journeys
 first_page() { # label -> mean latency in ms
   wrk -t1 -c1 -d${WARMUP}s -H "Authorization: Bearer $KEY" "$API/portal/journeys" >/dev/null
   wrk -t1 -c4 -d"${DURATION}s" --latency -H "Authorization: Bearer $KEY" "$API/portal/journeys" >"$OUT/wrk-list-$1.txt"
+  wrk_check "$OUT/wrk-list-$1.txt" # exits this $(...) only: the assignment then fails the script
   awk '$1=="Latency" {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v=v/1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v=v*1000}; print v; exit}' "$OUT/wrk-list-$1.txt"
 }
 # Start from an empty table: the rows the first two parts created would skew the sizes.

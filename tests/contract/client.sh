@@ -22,8 +22,12 @@ trap 'rm -rf "$work"' EXIT
 curl -sf "$BASE/api/v1/openapi.json" -o "$work/openapi.json"
 # No post-generation hooks (formatters): the code is used as generated.
 printf 'post_hooks: []\nproject_name_override: tns-client\npackage_name_override: tns_client\n' >"$work/config.yaml"
+# --fail-on-warning: the generator itself exits non-zero when it had to skip or guess anything
+# (an endpoint or model it could not read is left out, with only a warning otherwise); the grep
+# below also catches anything it reports without failing.
 "$VENV/bin/openapi-python-client" generate --path "$work/openapi.json" --config "$work/config.yaml" \
-  --output-path "$work/tns-client" --overwrite >"$work/generate.log" 2>&1 || { cat "$work/generate.log"; exit 1; }
+  --output-path "$work/tns-client" --overwrite --fail-on-warning >"$work/generate.log" 2>&1 \
+  || { cat "$work/generate.log"; echo "client.sh: openapi-python-client failed on the document" >&2; exit 1; }
 cat "$work/generate.log"
 if grep -qi "warning\|error" "$work/generate.log"; then
   echo "client.sh: the generator had something to say about the document" >&2

@@ -23,6 +23,7 @@ from tns_client.models import (
     EventType,
     Gender,
     Journey,
+    JourneyIn,
     PassengerIn,
     Person,
     PersonIn,
@@ -36,6 +37,7 @@ from tns_client.models import (
     SubmitOut,
     SubscriptionIn,
     TarifeliIn,
+    TripKind,
     Vehicle,
     VehicleIn,
     VehicleType,
@@ -125,12 +127,13 @@ def main(base):
         "create journey",
         create_journey.sync_detailed(
             client=client,
-            body=create_journey.JourneyIn(
+            body=JourneyIn(
                 vehicle_id=vehicle.id,
+                trip_kind=TripKind.TARIFELI,
                 departure=StopIn(date=day, time="08:30", district_id=PlaceIdType0(KADIKOY)),
                 arrival=StopIn(date=day, time="20:15", district_id=PlaceIdType0(CEYHAN)),
                 tarifeli_context=TarifeliIn(
-                    firma_id=1, unet_guzergah_kodu=1001, kalkis_yer_id=PlaceIdType0(KADIKOY),
+                    firma_id=1, unet_guzergah_kodu=1, kalkis_yer_id=PlaceIdType0(KADIKOY),
                     varis_yer_id=PlaceIdType0(CEYHAN), seyahat_suresi_saat=12,
                 ),
                 personnel_ids=[driver.id],
@@ -140,6 +143,11 @@ def main(base):
         Journey,
     )
     assert journey.status.value == "draft" and journey.trip_kind.value == "tarifeli", journey
+    assert journey.personnel_ids == [driver.id] and journey.vehicle_record_id == vehicle.id, journey
+    assert journey.tarifeli_context.to_dict() == {
+        "firma_id": 1, "unet_guzergah_kodu": 1, "kalkis_yer_id": KADIKOY, "varis_yer_id": CEYHAN,
+        "seyahat_suresi_saat": 12,
+    }, journey.tarifeli_context
 
     passengers = [
         PassengerIn(
