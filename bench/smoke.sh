@@ -36,7 +36,7 @@ export PATH
 export TNS_BENCH_SMOKE=1
 failed=()
 total_start=$(date +%s)
-for bench in auth_quota operations submissions webhooks; do
+for bench in auth_quota operations submissions webhooks uetds; do
   log "bench/$bench.sh"
   start=$(date +%s)
   # Inside `if`, a failure does not stop this script; pipefail gives the benchmark's status.

@@ -98,6 +98,8 @@ async fn raw_loop(db: PgPool, batch: usize) -> anyhow::Result<usize> {
                 outcome: "delivered",
                 error: None,
                 started_at: now,
+                downstream_state: Some(serde_json::Value::Null),
+                untried: false,
             })
             .collect();
         queue::complete(&db, &finished).await?;

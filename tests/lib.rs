@@ -1,1 +1,1 @@
-
+pub mod uetds_fake;

@@ -192,6 +192,7 @@ impl Config {
                         .unwrap_or_else(|| PathBuf::from(".")),
                 },
                 sandbox_state_dir: vars.get("TNS_SANDBOX_STATE_DIR").map(PathBuf::from),
+                uetds: uetds_config(&vars, &scheduler)?,
             },
             scheduler,
             log_format: match vars.get("TNS_LOG_FORMAT").as_deref() {
@@ -203,6 +204,82 @@ impl Config {
     }
 }
 
+/// The U-ETDS plugin's configuration (its JSON; the plugin checks it again when it loads).
+fn uetds_config<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<'_, F>,
+    scheduler: &tns_scheduler::Settings,
+) -> Result<serde_json::Value, ConfigError> {
+    let http_url = |var: &'static str, v: &str| -> Result<String, ConfigError> {
+        let ok = (v.starts_with("https://") || v.starts_with("http://")) && v.len() > "https://".len();
+        if ok {
+            Ok(v.trim_end_matches('/').to_string())
+        } else {
+            Err(vars.bad(var, "must be an http:// or https:// URL"))
+        }
+    };
+    let base_url = match vars.get("TNS_UETDS_BASE_URL") {
+        Some(v) => {
+            let url = http_url("TNS_UETDS_BASE_URL", &v)?;
+            // Only scheme, host and port: the services' paths stay U-ETDS's own.
+            if url.splitn(4, '/').nth(3).is_some_and(|path| !path.is_empty()) {
+                return Err(vars.bad("TNS_UETDS_BASE_URL", "must be scheme, host and port only (no path)"));
+            }
+            url
+        }
+        None => "https://servis.turkiye.gov.tr".to_string(),
+    };
+    let mut endpoints = serde_json::Map::new();
+    for pair in vars.get("TNS_UETDS_ENDPOINTS").unwrap_or_default().split(',').filter(|p| !p.trim().is_empty()) {
+        let (key, url) = pair.split_once('=').ok_or_else(|| {
+            vars.bad("TNS_UETDS_ENDPOINTS", "must be `service.environment=url` pairs separated by commas")
+        })?;
+        let key = key.trim();
+        let (service, env) = key.split_once('.').unwrap_or((key, ""));
+        if !["arizi", "esya", "tarifeli"].contains(&service) || !["test", "production"].contains(&env) {
+            return Err(vars.bad(
+                "TNS_UETDS_ENDPOINTS",
+                &format!("`{key}`: the service is arizi, esya or tarifeli and the environment test or production"),
+            ));
+        }
+        endpoints.insert(key.to_string(), http_url("TNS_UETDS_ENDPOINTS", url.trim())?.into());
+    }
+    // One plugin call may make a few SOAP calls (reconciling reads a list, then the trips in
+    // it): each must end well before the scheduler stops waiting for the plugin call.
+    let half = (scheduler.call_timeout / 2).max(Duration::from_millis(500));
+    let call_timeout = match vars.get("TNS_UETDS_CALL_TIMEOUT_SECS") {
+        None => half.min(Duration::from_secs(20)),
+        Some(_) => {
+            let t = vars.parse_secs("TNS_UETDS_CALL_TIMEOUT_SECS", 20, 1, 300)?;
+            if t > half {
+                return Err(vars.bad("TNS_UETDS_CALL_TIMEOUT_SECS", "must be at most half of TNS_ADAPTER_TIMEOUT_SECS"));
+            }
+            t
+        }
+    };
+    let mut operations = serde_json::Map::new();
+    for pair in
+        vars.get("TNS_UETDS_TARIFELI_OPERATIONS").unwrap_or_default().split(',').filter(|p| !p.trim().is_empty())
+    {
+        let (ours, theirs) = pair.split_once('=').ok_or_else(|| {
+            vars.bad("TNS_UETDS_TARIFELI_OPERATIONS", "must be `operation=name` pairs separated by commas")
+        })?;
+        operations.insert(ours.trim().to_string(), theirs.trim().into());
+    }
+    Ok(serde_json::json!({
+        "base_url": base_url,
+        "endpoints": endpoints,
+        "connect_timeout_ms": vars.parse_secs("TNS_UETDS_CONNECT_TIMEOUT_SECS", 10, 1, 120)?.as_millis() as u64,
+        "call_timeout_ms": call_timeout.as_millis() as u64,
+        "ca_file": vars.get("TNS_UETDS_CA_FILE"),
+        "goods_cancel_code": vars.parse_int("TNS_UETDS_GOODS_CANCEL_CODE", 1, 0, 99)?,
+        "tarifeli": {
+            "namespace": vars.get("TNS_UETDS_TARIFELI_NAMESPACE"),
+            "action_prefix": vars.get("TNS_UETDS_TARIFELI_ACTION_PREFIX"),
+            "operations": operations,
+        },
+    }))
+}
+
 fn scheduler_settings<F: Fn(&str) -> Option<String>>(
     vars: &Vars<'_, F>,
     role: Role,
@@ -210,10 +287,13 @@ fn scheduler_settings<F: Fn(&str) -> Option<String>>(
     let ms = Duration::from_millis;
     let call_timeout = vars.parse_secs("TNS_ADAPTER_TIMEOUT_SECS", 60, 1, 600)?;
     let lease = vars.parse_secs("TNS_SCHEDULER_LEASE_SECS", 300, 2, 7200)?;
-    // A lease that ran out while its call was still going would let a second scheduler send
-    // the same notification.
-    if lease < call_timeout + Duration::from_secs(1) {
-        return Err(vars.bad("TNS_SCHEDULER_LEASE_SECS", "must be longer than TNS_ADAPTER_TIMEOUT_SECS"));
+    // A call starts only if it can end, and be recorded, inside the lease; a lease shorter than
+    // that would never let one start.
+    if lease <= call_timeout + tns_scheduler::attempt::record_margin(lease) {
+        return Err(vars.bad(
+            "TNS_SCHEDULER_LEASE_SECS",
+            "must be longer than TNS_ADAPTER_TIMEOUT_SECS plus the recording margin (5 s, or a quarter of the lease)",
+        ));
     }
     Ok(tns_scheduler::Settings {
         batch: vars.parse_int("TNS_SCHEDULER_BATCH", 64, 1, 1000)? as usize,

@@ -32,6 +32,9 @@ pub enum ApiError {
     TooManyRequests { detail: String, retry_after_secs: u64 },
     #[error("{0}")]
     Unavailable(String),
+    /// A downstream system refused what it was asked for (its own message, no internals).
+    #[error("{0}")]
+    BadGateway(String),
     #[error(transparent)]
     Internal(#[from] anyhow::Error),
 }
@@ -67,6 +70,7 @@ impl ApiError {
             ApiError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

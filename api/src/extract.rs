@@ -43,6 +43,15 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
+/// An optional JSON body: empty (or only whitespace) is `None`, `null` too; anything else is
+/// parsed as [`parse_json`] does.
+pub fn optional_json<T: DeserializeOwned>(body: &[u8]) -> Result<Option<T>, ApiError> {
+    if body.iter().all(|b| b.is_ascii_whitespace()) {
+        return Ok(None);
+    }
+    parse_json(body)
+}
+
 /// Parse a JSON document into `T`, classifying failures as 400 (not one JSON value: malformed,
 /// or followed by anything but whitespace) or 422 (a JSON value of the wrong shape).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod config;
 pub mod db;
 pub mod domain;
+pub mod downstream;
 pub mod error;
 pub mod extract;
 pub mod health;

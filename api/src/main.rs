@@ -89,7 +89,9 @@ async fn run(cfg: Config) -> anyhow::Result<()> {
                 return app.run(startup::shutdown_signal()).await;
             }
             // dev: the scheduler runs alongside and stops after the API has drained.
-            let scheduler = Scheduler::prepare(&cfg, app.state().metrics.registry()).await?;
+            let state = app.state();
+            let scheduler =
+                Scheduler::prepare_with(&cfg, state.metrics.registry(), state.downstreams.registry()).await?;
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let scheduler = tokio::spawn(scheduler.run(async move {
                 stopped.await.ok();

@@ -12,29 +12,45 @@ use tokio::net::TcpListener;
 
 use crate::{config::Config, db, startup::prepare_database};
 
+/// Load the adapter plugins of `TNS_ADAPTER_DIR` (once per process: `tns dev` shares them
+/// between the API and the scheduler). Plugins that fail to load are logged and left out.
+pub fn load_adapters(cfg: &Config) -> anyhow::Result<Arc<adapters::Registry>> {
+    let dir = &cfg.adapters.dir;
+    let adapters =
+        adapters::Registry::load(&cfg.adapters).with_context(|| format!("TNS_ADAPTER_DIR {}", dir.display()))?;
+    for (name, version, path) in adapters.list() {
+        tracing::info!(adapter = %name, %version, library = %path.display(), "adapter loaded");
+    }
+    Ok(Arc::new(adapters))
+}
+
 /// A scheduler ready to run: adapters loaded, its pool connected, its metrics registered.
 pub struct Scheduler {
     cfg: Config,
     db: PgPool,
-    adapters: adapters::Registry,
+    adapters: Arc<adapters::Registry>,
     metrics: Arc<Metrics>,
 }
 
 impl Scheduler {
-    /// Fails when no adapter plugin loads: a scheduler without adapters could only let every
-    /// submission time out.
+    /// Loads the adapters itself; see [`Scheduler::prepare_with`].
     pub async fn prepare(cfg: &Config, registry: &Registry) -> anyhow::Result<Scheduler> {
+        Scheduler::prepare_with(cfg, registry, load_adapters(cfg)?).await
+    }
+
+    /// Fails when no adapter plugin loaded: a scheduler without adapters could only let every
+    /// submission time out.
+    pub async fn prepare_with(
+        cfg: &Config,
+        registry: &Registry,
+        adapters: Arc<adapters::Registry>,
+    ) -> anyhow::Result<Scheduler> {
         let dir = &cfg.adapters.dir;
-        let adapters =
-            adapters::Registry::load(&cfg.adapters).with_context(|| format!("TNS_ADAPTER_DIR {}", dir.display()))?;
         if adapters.list().is_empty() {
             anyhow::bail!(
                 "no adapter plugin loaded from {} (TNS_ADAPTER_DIR); `cargo build --workspace` builds the sandbox there",
                 dir.display()
             );
-        }
-        for (name, version, path) in adapters.list() {
-            tracing::info!(adapter = %name, %version, library = %path.display(), "adapter loaded");
         }
         let db = db::connect(&cfg.database_url, cfg.scheduler.db_connections, "tns-scheduler").await?;
         let metrics = Arc::new(Metrics::new(registry).context("registering scheduler metrics")?);

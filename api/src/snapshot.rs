@@ -1,11 +1,14 @@
 //! What a submission sends, in the adapter contract's types: a journey with its crew and
-//! passengers, a cargo shipment, or the difference between a journey's passengers now and what
-//! the downstream holds after its delivered submissions. Pure conversions, no I/O.
+//! passengers, a cargo shipment, or the difference between a journey now and what the
+//! downstream holds after its delivered submissions (trip fields, crew, passengers). Pure
+//! conversions, no I/O.
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::{Deserialize, Serialize};
-use tns_adapter::{Cargo, Journey, Party, Passenger, PassengerResult, Person, RemovedPassenger, Stop, Tarifeli};
+use tns_adapter::{
+    Amendment, Cargo, ChangedPassenger, Journey, Kind, Party, Passenger, PassengerResult, Person, RemovedPassenger,
+    Stop, Tarifeli, Trip,
+};
 
 use crate::{
     db::{self, submissions::Delivered},
@@ -13,25 +16,16 @@ use crate::{
     refdata::RefData,
 };
 
-/// The snapshot of an amendment: the delivered journey's reference and what changed since.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Amendment {
-    pub downstream_reference: String,
-    pub added: Vec<Passenger>,
-    pub changed: Vec<Passenger>,
-    pub removed: Vec<RemovedPassenger>,
-}
-
-impl Amendment {
-    pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
-    }
-}
-
 fn stop(refdata: &RefData, date: String, time: String, district_id: i32) -> Stop {
     // Every stored district id was checked against the reference data on write.
-    let city_id = refdata.district(district_id).map_or(0, |d| d.city_id);
-    Stop { date, time, city_id, district_id }
+    let district = refdata.district(district_id);
+    Stop {
+        date,
+        time,
+        city_id: district.map_or(0, |d| d.city_id),
+        district_id,
+        place: district.map(|d| d.name.clone()),
+    }
 }
 
 fn journey_stop(refdata: &RefData, s: &db::journeys::Stop) -> Stop {
@@ -123,10 +117,16 @@ struct Held {
 }
 
 /// What the downstream holds of a journey after its delivered submissions: the adapter it went
-/// to and the passengers it accepted. Refused passengers of a partial delivery (U-ETDS code 88)
-/// are not held, so they count as added next time.
+/// to, the trip's fields, the crew and the passengers it accepted, and what the adapter keeps
+/// to change it. Refused passengers of a partial delivery (U-ETDS code 88) are not held, so
+/// they count as added next time.
 pub struct Delivery {
     pub adapter: String,
+    pub kind: Kind,
+    pub downstream_state: serde_json::Value,
+    trip: Trip,
+    /// By identity number.
+    crew: BTreeMap<String, Person>,
     passengers: BTreeMap<String, Held>,
 }
 
@@ -152,40 +152,84 @@ impl Delivery {
                 Operation::Journey => {
                     let j: Journey = serde_json::from_value(d.snapshot.0.clone())?;
                     let passengers = j.passengers.iter().filter_map(|p| held(p).map(|h| (p.key.clone(), h))).collect();
-                    delivery = Some(Delivery { adapter: d.adapter.clone(), passengers });
+                    delivery = Some(Delivery {
+                        adapter: d.adapter.clone(),
+                        kind: j.kind(),
+                        downstream_state: d.downstream_state.0.clone(),
+                        trip: j.trip(),
+                        crew: j.crew.iter().map(|p| (p.identity_number.clone(), p.clone())).collect(),
+                        passengers,
+                    });
                 }
                 Operation::Amendment => {
                     let a: Amendment = serde_json::from_value(d.snapshot.0.clone())?;
                     let Some(del) = delivery.as_mut() else { continue };
-                    for p in a.added.iter().chain(&a.changed) {
-                        if let Some(h) = held(p) {
-                            del.passengers.insert(p.key.clone(), h);
-                        }
+                    if let Some(t) = a.trip {
+                        del.trip = t;
+                    }
+                    for p in &a.crew_removed {
+                        del.crew.remove(&p.identity_number);
+                    }
+                    for p in a.crew_added {
+                        del.crew.insert(p.identity_number.clone(), p);
                     }
                     for r in &a.removed {
                         del.passengers.remove(&r.key);
                     }
+                    for c in &a.changed {
+                        // The old entry was cancelled downstream whatever became of the new one.
+                        del.passengers.remove(&c.passenger.key);
+                    }
+                    for p in a.added.iter().chain(a.changed.iter().map(|c| &c.passenger)) {
+                        if let Some(h) = held(p) {
+                            del.passengers.insert(p.key.clone(), h);
+                        }
+                    }
+                    if !d.downstream_state.0.is_null() {
+                        del.downstream_state = d.downstream_state.0.clone();
+                    }
                 }
-                Operation::Cargo => anyhow::bail!("a journey's history holds a cargo submission"),
+                Operation::Cargo | Operation::Cancel => {
+                    anyhow::bail!("a journey's delivered history holds a {} submission", d.operation.as_str())
+                }
             }
         }
         Ok(delivery)
     }
 
-    /// The difference between `now` and what the downstream holds.
-    pub fn diff(&self, downstream_reference: &str, now: Vec<Passenger>) -> Amendment {
+    /// The difference between the journey now (`trip`, `crew`, `passengers`) and what the
+    /// downstream holds.
+    pub fn diff(&self, downstream_reference: &str, trip: Trip, crew: Vec<Person>, now: Vec<Passenger>) -> Amendment {
         let mut a = Amendment {
             downstream_reference: downstream_reference.to_string(),
+            downstream_state: self.downstream_state.clone(),
+            kind: self.kind,
+            trip: (trip != self.trip).then_some(trip),
+            crew_added: vec![],
+            crew_removed: vec![],
             added: vec![],
             changed: vec![],
             removed: vec![],
         };
+        let current: BTreeMap<&str, &Person> = crew.iter().map(|p| (p.identity_number.as_str(), p)).collect();
+        for (id, held) in &self.crew {
+            if current.get(id.as_str()) != Some(&held) {
+                a.crew_removed.push(held.clone());
+            }
+        }
+        for p in &crew {
+            if self.crew.get(&p.identity_number) != Some(p) {
+                a.crew_added.push(p.clone());
+            }
+        }
         let mut seen = std::collections::HashSet::new();
         for p in now {
             seen.insert(p.key.clone());
             match self.passengers.get(&p.key) {
                 None => a.added.push(p),
-                Some(h) if h.passenger != p => a.changed.push(p),
+                Some(h) if h.passenger != p => a
+                    .changed
+                    .push(ChangedPassenger { passenger: p, previous_reference: h.downstream_reference.clone() }),
                 Some(_) => {}
             }
         }
@@ -229,7 +273,7 @@ mod tests {
     }
 
     fn journey_with(passengers: Vec<Passenger>) -> serde_json::Value {
-        let s = Stop { date: "2026-12-01".into(), time: "08:00".into(), city_id: 34, district_id: 1421 };
+        let s = Stop { date: "2026-12-01".into(), time: "08:00".into(), city_id: 34, district_id: 1421, place: None };
         serde_json::to_value(Journey {
             plate: "34ABC123".into(),
             departure: s.clone(),
@@ -249,37 +293,76 @@ mod tests {
         }
     }
 
+    fn trip(time: &str) -> Trip {
+        let s = Stop { date: "2026-12-01".into(), time: time.into(), city_id: 34, district_id: 1421, place: None };
+        Trip { plate: "34ABC123".into(), departure: s.clone(), arrival: s }
+    }
+
+    fn delivered(operation: Operation, snapshot: serde_json::Value, results: Vec<PassengerResult>) -> Delivered {
+        Delivered {
+            operation,
+            adapter: "sandbox".into(),
+            snapshot: Json(snapshot),
+            passenger_results: Some(Json(results)),
+            downstream_state: Json(serde_json::json!({"group": 7})),
+        }
+    }
+
     #[test]
     fn replay_and_diff_send_only_the_difference() {
-        let first = Delivered {
-            operation: Operation::Journey,
-            adapter: "sandbox".into(),
-            snapshot: Json(journey_with(vec![pax("1", "A", "1"), pax("2", "FAIL1", "2"), pax("3", "C", "3")])),
-            passenger_results: Some(Json(vec![result("1", None), result("2", Some("88")), result("3", None)])),
-        };
+        let first = delivered(
+            Operation::Journey,
+            journey_with(vec![pax("1", "A", "1"), pax("2", "FAIL1", "2"), pax("3", "C", "3")]),
+            vec![result("1", None), result("2", Some("88")), result("3", None)],
+        );
         let d = Delivery::replay(std::slice::from_ref(&first)).unwrap().unwrap();
+        assert_eq!(d.kind, Kind::NonScheduled);
         // Now: 1 unchanged, 2 (refused before) still listed, 3 removed, 4 new.
-        let a = d.diff("T1", vec![pax("1", "A", "1"), pax("2", "FAIL1", "2"), pax("4", "D", "4")]);
+        let a =
+            d.diff("T1", trip("08:00"), vec![], vec![pax("1", "A", "1"), pax("2", "FAIL1", "2"), pax("4", "D", "4")]);
         assert_eq!(a.added.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), ["2", "4"], "refused ones go again");
-        assert!(a.changed.is_empty());
+        assert!(a.changed.is_empty() && a.trip.is_none() && a.crew_added.is_empty());
         assert_eq!(a.removed.len(), 1);
         assert_eq!(a.removed[0].key, "3");
         assert_eq!(a.removed[0].downstream_reference.as_deref(), Some("ref-3"));
+        assert_eq!(a.downstream_state, serde_json::json!({"group": 7}), "the adapter's state travels along");
 
         // After that amendment is delivered (4 accepted, 2 refused again), a seat change of 1 is
-        // the only difference.
-        let second = Delivered {
-            operation: Operation::Amendment,
-            adapter: "sandbox".into(),
-            snapshot: Json(serde_json::to_value(&a).unwrap()),
-            passenger_results: Some(Json(vec![result("2", Some("88")), result("4", None)])),
-        };
+        // the only difference; the old entry's reference goes with it.
+        let second = delivered(
+            Operation::Amendment,
+            serde_json::to_value(&a).unwrap(),
+            vec![result("2", Some("88")), result("4", None)],
+        );
         let d = Delivery::replay(&[first, second]).unwrap().unwrap();
-        let a = d.diff("T1", vec![pax("1", "A", "9"), pax("4", "D", "4")]);
+        let a = d.diff("T1", trip("08:00"), vec![], vec![pax("1", "A", "9"), pax("4", "D", "4")]);
         assert!(a.added.is_empty(), "{a:?}");
-        assert_eq!(a.changed.iter().map(|p| p.key.as_str()).collect::<Vec<_>>(), ["1"]);
+        assert_eq!(a.changed.iter().map(|c| c.passenger.key.as_str()).collect::<Vec<_>>(), ["1"]);
+        assert_eq!(a.changed[0].previous_reference.as_deref(), Some("ref-1"));
         assert!(a.removed.is_empty(), "2 was never held downstream, so it is not removed: {a:?}");
-        assert!(d.diff("T1", vec![pax("1", "A", "1"), pax("4", "D", "4")]).is_empty());
+        assert!(d.diff("T1", trip("08:00"), vec![], vec![pax("1", "A", "1"), pax("4", "D", "4")]).is_empty());
+    }
+
+    #[test]
+    fn trip_fields_and_crew_changes_are_part_of_the_difference() {
+        let mut driver = pax("d", "10000000146", "").person;
+        driver.role = "driver".into();
+        let mut j: Journey = serde_json::from_value(journey_with(vec![])).unwrap();
+        j.crew = vec![driver.clone()];
+        let first = delivered(Operation::Journey, serde_json::to_value(&j).unwrap(), vec![]);
+        let d = Delivery::replay(std::slice::from_ref(&first)).unwrap().unwrap();
+        assert!(d.diff("T1", trip("08:00"), vec![driver.clone()], vec![]).is_empty());
+
+        let mut other = driver.clone();
+        other.identity_number = "17291716060".into();
+        let a = d.diff("T1", trip("09:30"), vec![other.clone()], vec![]);
+        assert_eq!(a.trip, Some(trip("09:30")));
+        assert_eq!(a.crew_added, vec![other.clone()]);
+        assert_eq!(a.crew_removed, vec![driver]);
+
+        let second = delivered(Operation::Amendment, serde_json::to_value(&a).unwrap(), vec![]);
+        let d = Delivery::replay(&[first, second]).unwrap().unwrap();
+        assert!(d.diff("T1", trip("09:30"), vec![other], vec![]).is_empty(), "the amendment is what is held now");
     }
 
     #[test]

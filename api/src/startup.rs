@@ -19,6 +19,7 @@ use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer};
 use crate::{
     config::{Config, Role},
     db,
+    downstream::Downstreams,
     error::{error_response, ApiError},
     health, idempotency, metrics,
     redis_store::RedisStore,
@@ -129,7 +130,9 @@ impl Application {
         let addr = listener.local_addr()?;
         let refdata =
             refdata::install(RefData::load(&db).await.context("cannot load reference data (are migrations applied?)")?);
-        Ok(Application { listener, addr, state: AppState::new(cfg, db, redis, refdata) })
+        let adapters = crate::scheduling::load_adapters(&cfg)?;
+        let downstreams = Downstreams::new(adapters, cfg.scheduler.call_timeout);
+        Ok(Application { listener, addr, state: AppState::new(cfg, db, redis, refdata, downstreams) })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -200,7 +203,7 @@ mod tests {
         // Lazy pool and Redis client: nothing here touches either.
         let db = sqlx::postgres::PgPoolOptions::new().connect_lazy(&cfg.database_url).unwrap();
         let redis = RedisStore::new(&cfg.redis_url, "unit:").unwrap();
-        let state = AppState::new(cfg, db, redis, refdata::install(RefData::default()));
+        let state = AppState::new(cfg, db, redis, refdata::install(RefData::default()), Downstreams::none());
         let routes = Router::new().route("/boom", get(|| async { panic!("secret internal detail") as &str }));
         let app = with_platform_layers(routes, state.clone());
 

@@ -9,6 +9,7 @@ use crate::{
     cache::TtlMap,
     config::Config,
     db::journey_writer::JourneyWriter,
+    downstream::Downstreams,
     metrics::Metrics,
     quota::Quota,
     redis_store::RedisStore,
@@ -34,6 +35,8 @@ pub struct Inner {
     pub journeys: JourneyWriter,
     /// Requests waiting (`Prefer: wait`) for submissions to finish.
     pub waiters: Waiters,
+    /// The adapter plugins, for the calls the API makes itself (credentials, reports).
+    pub downstreams: Downstreams,
 }
 
 #[derive(Clone)]
@@ -47,7 +50,13 @@ impl Deref for AppState {
 }
 
 impl AppState {
-    pub fn new(cfg: Config, db: PgPool, redis: RedisStore, refdata: &'static RefData) -> AppState {
+    pub fn new(
+        cfg: Config,
+        db: PgPool,
+        redis: RedisStore,
+        refdata: &'static RefData,
+        downstreams: Downstreams,
+    ) -> AppState {
         let redis = Arc::new(redis);
         let metrics = Arc::new(Metrics::new());
         AppState(Arc::new(Inner {
@@ -60,6 +69,7 @@ impl AppState {
             // A quarter of the pool may be writing journeys; the rest serves everything else.
             journeys: JourneyWriter::start(db.clone(), (cfg.db_max_connections as usize / 4).max(1)),
             waiters: Waiters::default(),
+            downstreams,
             cfg,
             db,
             redis,

@@ -1,11 +1,14 @@
 //! Submitting a journey or a cargo shipment: one transaction that locks the record, returns
 //! its pending submission if it has one, and otherwise freezes a snapshot of what will be sent,
 //! with the warnings of what the downstream will want but the record lacks, and queues it.
+//! Cancelling a delivered one queues its cancellation the same way.
 //!
 //! Submitting needs only a record that exists: U-ETDS takes a trip first and its crew and
 //! passengers in later calls, so nothing it lacks refuses the submission. A delivered record
 //! whose content has not changed since has nothing new to send: its delivering submission is
 //! the answer.
+
+use tns_adapter::{Cancellation, Kind};
 
 use crate::{
     db::{
@@ -13,10 +16,10 @@ use crate::{
         submissions::{Submission, Target},
     },
     domain::{
-        kinds::{Operation, RecordStatus},
+        kinds::{Operation, RecordStatus, TripKind},
         warnings::{self, JourneyFacts, Warning},
     },
-    error::ApiResult,
+    error::{ApiError, ApiResult},
     snapshot::{self, Delivery},
     state::AppState,
     v1::resource::not_found,
@@ -39,10 +42,11 @@ pub async fn submit(st: &AppState, org: i64, target: Target) -> ApiResult<Submis
     // pending submission.
     let plan = match target {
         Target::Journey(id) => {
-            db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
+            let status = db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
             if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
                 return Ok(pending);
             }
+            refuse_cancelled(target, status)?;
             journey_plan(st, &mut tx, org, id).await?
         }
         Target::Cargo(id) => {
@@ -51,6 +55,7 @@ pub async fn submit(st: &AppState, org: i64, target: Target) -> ApiResult<Submis
             if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
                 return Ok(pending);
             }
+            refuse_cancelled(target, cargo.status)?;
             cargo_plan(st, &mut tx, org, &cargo).await?
         }
     };
@@ -64,11 +69,84 @@ pub async fn submit(st: &AppState, org: i64, target: Target) -> ApiResult<Submis
     Ok(sub)
 }
 
-async fn org_adapter(tx: &mut sqlx::PgConnection, org: i64) -> ApiResult<String> {
-    Ok(db::submissions::adapter_of(tx, org).await?.unwrap_or_else(|| DEFAULT_ADAPTER.to_string()))
+fn what(target: Target) -> &'static str {
+    match target {
+        Target::Journey(_) => "journey",
+        Target::Cargo(_) => "cargo shipment",
+    }
 }
 
-/// The delivering submission of a record that has nothing new to send.
+fn refuse_cancelled(target: Target, status: RecordStatus) -> ApiResult<()> {
+    if status == RecordStatus::Cancelled {
+        return Err(ApiError::Conflict(format!(
+            "{} {} was cancelled downstream; it takes no more submissions",
+            what(target),
+            target.id()
+        )));
+    }
+    Ok(())
+}
+
+/// Queue the cancellation of a delivered journey or shipment (or return the pending one, or the
+/// delivering cancellation when it is already cancelled). A record the downstream does not hold
+/// has nothing to cancel (409: delete a draft instead); one with a submission of another kind
+/// pending waits for it (409).
+pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str) -> ApiResult<Submission> {
+    let mut tx = st.db.begin().await?;
+    let (status, reference, kind) = match target {
+        Target::Journey(id) => {
+            db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
+            let j = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
+            let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
+            (j.status, j.downstream_reference, kind)
+        }
+        Target::Cargo(id) => {
+            let c =
+                db::cargo::get_for_update(&mut tx, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
+            (c.status, c.downstream_reference.clone(), Kind::Goods)
+        }
+    };
+    if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
+        if pending.operation == Operation::Cancel {
+            return Ok(pending);
+        }
+        return Err(ApiError::Conflict(format!(
+            "{} {} has a pending submission ({}); cancel it once that has finished",
+            what(target),
+            target.id(),
+            pending.id
+        )));
+    }
+    if status == RecordStatus::Cancelled {
+        return unchanged(&mut tx, org, target).await.map(|p| match p {
+            Plan::Existing(sub) => sub,
+            Plan::Send { .. } => unreachable!("unchanged answers an existing submission"),
+        });
+    }
+    let Some(downstream_reference) = reference else {
+        return Err(ApiError::Conflict(format!(
+            "{} {} was never delivered downstream, so there is nothing to cancel{}",
+            what(target),
+            target.id(),
+            if status == RecordStatus::Draft { "; delete the draft instead" } else { "" }
+        )));
+    };
+    let (adapter, state) = db::submissions::delivered_state(&mut tx, org, target)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("{target:?} has a downstream reference but no delivered submission"))?;
+    let snapshot = Cancellation { kind, downstream_reference, downstream_state: state.0, reason: reason.to_string() };
+    let snapshot = serde_json::to_value(&snapshot).map_err(anyhow::Error::from)?;
+    let sub = db::submissions::enqueue(&mut tx, org, target, Operation::Cancel, &adapter, &snapshot, &[]).await?;
+    tx.commit().await?;
+    Ok(sub)
+}
+
+async fn org_adapter(tx: &mut sqlx::PgConnection, org: i64) -> ApiResult<String> {
+    Ok(db::downstream::adapter_of(tx, org).await?.unwrap_or_else(|| DEFAULT_ADAPTER.to_string()))
+}
+
+/// The delivering submission of a record that has nothing new to send (for a cancelled one, its
+/// cancellation).
 async fn unchanged(tx: &mut sqlx::PgConnection, org: i64, target: Target) -> ApiResult<Plan> {
     let sub = db::submissions::last_delivered(tx, org, target)
         .await?
@@ -76,8 +154,8 @@ async fn unchanged(tx: &mut sqlx::PgConnection, org: i64, target: Target) -> Api
     Ok(Plan::Existing(sub))
 }
 
-/// A journey not yet delivered goes out whole; a delivered one as the difference of its
-/// passengers since, to the adapter that holds it.
+/// A journey not yet delivered goes out whole; a delivered one as the difference since (trip
+/// fields, crew, passengers), to the adapter that holds it.
 async fn journey_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, id: i64) -> ApiResult<Plan> {
     let journey = db::journeys::get(tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
     let passengers = db::passengers::all_of(tx, org, id).await?;
@@ -94,7 +172,8 @@ async fn journey_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, id: 
         let history = db::submissions::delivered_history(tx, org, id).await?;
         let delivery = Delivery::replay(&history)?
             .ok_or_else(|| anyhow::anyhow!("journey {id} has a downstream reference but no delivered submission"))?;
-        let amendment = delivery.diff(reference, passengers.iter().map(snapshot::passenger).collect());
+        let now = snapshot::journey(st.refdata, &journey, &crew, &passengers);
+        let amendment = delivery.diff(reference, now.trip(), now.crew, now.passengers);
         if amendment.is_empty() {
             return unchanged(tx, org, Target::Journey(id)).await;
         }

@@ -1,104 +1,65 @@
-//! One attempt of one claimed submission: look it up first if an earlier attempt may have
-//! reached the downstream, otherwise send it; off the async runtime, bounded per adapter, with
-//! a timeout; then decide what to record.
+//! One attempt of one claimed submission: a sequence of adapter calls, each off the async
+//! runtime, bounded per adapter and timed out, with the progress of every call recorded before
+//! the next one starts; then the decision of what to record.
+//!
+//! - An attempt after the first starts by reconciling: the previous attempt's last call may
+//!   have reached the downstream without its answer reaching us, so the adapter first finds
+//!   out (read-only) what the downstream holds.
+//! - A call starts only if it can finish, and its result be recorded, inside the submission's
+//!   lease; otherwise the submission is given back (untried when no call was made), so two
+//!   schedulers never call the downstream for the same submission at once.
 
-use std::{sync::Arc, time::Instant};
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use chrono::Utc;
-use serde_json::{json, Value};
-use tns_adapter::{Adapter, AdapterError, AmendRequest, CargoRequest, JourneyRequest, LookupRequest, Receipt};
+use sqlx::PgPool;
+use tns_adapter::{Adapter, AdapterError, Notification, Receipt, Step, Work};
 use tokio::sync::Semaphore;
 
 use crate::{
+    adapters::Registry,
     metrics::Metrics,
-    queue::{Claimed, Finished},
+    queue::{self, Claimed, Finished},
     settings::Settings,
 };
 
-/// How a call ended, before the retry policy is applied.
+/// Kept free at the end of a lease to record a call's result before the lease runs out: 5 s,
+/// or a quarter of a shorter lease.
+pub fn record_margin(lease: Duration) -> Duration {
+    Duration::from_secs(5).min(lease / 4)
+}
+
+/// How a call sequence ended, before the retry policy is applied.
 enum Outcome {
-    /// Accepted now (`delivered` or `partial`) or found by lookup (`found`).
+    /// Complete now (`delivered` or `partial`) or found complete by reconciling (`found`).
     Accepted(&'static str, Receipt),
     Failed(AdapterError),
     Timeout,
+    /// The lease would end before the next call could finish and be recorded.
+    GivenBack {
+        tried: bool,
+    },
+    /// Another scheduler holds the submission now; nothing is recorded by this one.
+    LeaseLost,
 }
 
-/// The request the contract expects for this submission: its frozen snapshot plus our reference
-/// (credentials arrive with the U-ETDS adapter).
-fn request(item: &Claimed) -> Value {
-    let reference = item.reference();
-    let snapshot = item.snapshot.0.clone();
-    match item.operation.as_str() {
-        "journey" => json!({ "reference": reference, "credentials": null, "journey": snapshot }),
-        "cargo" => json!({ "reference": reference, "credentials": null, "cargo": snapshot }),
-        _ => {
-            let mut v = snapshot;
-            if let Some(o) = v.as_object_mut() {
-                o.insert("reference".into(), json!(reference));
-                o.insert("credentials".into(), Value::Null);
-            }
-            v
-        }
-    }
-}
-
-fn parse<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, AdapterError> {
-    serde_json::from_value(v).map_err(|e| AdapterError::Permanent(format!("unreadable snapshot: {e}")))
-}
-
-/// The blocking part: lookup when needed, then the operation.
-fn call(
-    adapter: &dyn Adapter,
-    item: &Claimed,
-    metrics: &Metrics,
-    name: &str,
-) -> Result<(&'static str, Receipt), AdapterError> {
-    let timed = |op: &'static str, f: &dyn Fn() -> Result<Option<Receipt>, AdapterError>| {
-        let t0 = Instant::now();
-        let r = f();
-        let outcome = match &r {
-            Ok(Some(_)) => "ok",
-            Ok(None) => "not_found",
-            Err(AdapterError::Transient(_)) => "transient",
-            Err(AdapterError::Permanent(_)) => "permanent",
-            Err(AdapterError::Configuration(_)) => "configuration",
-        };
-        metrics.adapter_calls.with_label_values(&[name, op, outcome]).inc();
-        metrics.adapter_call_duration.with_label_values(&[name, op, outcome]).observe(t0.elapsed().as_secs_f64());
-        r
-    };
-    if item.attempts > 1 {
-        let req = LookupRequest { reference: item.reference(), credentials: None };
-        if let Some(receipt) = timed("lookup", &|| adapter.lookup(&req))? {
-            return Ok(("found", receipt));
-        }
-    }
-    let req = request(item);
-    let receipt = match item.operation.as_str() {
-        "journey" => {
-            let r: JourneyRequest = parse(req)?;
-            timed("submit_journey", &|| adapter.submit_journey(&r).map(Some))?
-        }
-        "amendment" => {
-            let r: AmendRequest = parse(req)?;
-            timed("amend_journey", &|| adapter.amend_journey(&r).map(Some))?
-        }
-        "cargo" => {
-            let r: CargoRequest = parse(req)?;
-            timed("submit_cargo", &|| adapter.submit_cargo(&r).map(Some))?
-        }
-        other => return Err(AdapterError::Permanent(format!("unknown operation {other}"))),
-    }
-    .ok_or_else(|| AdapterError::Transient("no receipt".into()))?;
-    Ok((if receipt.is_partial() { "partial" } else { "delivered" }, receipt))
+/// Which of the adapter's calls.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Reconcile,
+    Advance,
 }
 
 /// Everything an attempt needs, shared by all of a scheduler's attempts.
 pub struct Context {
     pub settings: Settings,
-    pub adapters: crate::adapters::Registry,
+    pub adapters: Arc<Registry>,
     pub limits: std::collections::HashMap<String, Arc<Semaphore>>,
     pub metrics: Arc<Metrics>,
+    pub db: PgPool,
 }
 
 /// Make one attempt and decide what to record.
@@ -110,28 +71,104 @@ pub async fn run(ctx: Arc<Context>, item: Claimed) -> Finished {
             "adapter `{}` is not loaded on this scheduler",
             item.adapter
         ))),
-        (Some(adapter), Some(limit)) => {
-            // The permit moves into the blocking call and is released only when the call
-            // returns, so a hung plugin cannot pile up threads beyond the adapter's limit.
-            let permit = limit.clone().acquire_owned().await.expect("semaphore never closed");
-            let (c, it) = (ctx.clone(), item.clone());
-            let task = tokio::task::spawn_blocking(move || {
-                let _permit = permit;
-                call(adapter.as_ref(), &it, &c.metrics, &it.adapter)
-            });
-            match tokio::time::timeout(ctx.settings.call_timeout, task).await {
-                Err(_) => Outcome::Timeout,
-                Ok(Err(join)) => Outcome::Failed(AdapterError::Transient(format!("adapter call failed: {join}"))),
-                Ok(Ok(Ok((kind, receipt)))) => Outcome::Accepted(kind, receipt),
-                Ok(Ok(Err(e))) => Outcome::Failed(e),
-            }
-        }
+        (Some(adapter), Some(limit)) => calls(&ctx, &item, adapter, limit.clone()).await,
     };
     decide(&ctx.settings, &item, outcome, started_at)
 }
 
+/// The calls of one attempt, until the notification is complete or a call fails.
+async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: Arc<Semaphore>) -> Outcome {
+    let work = match Work::from_parts(&item.operation, item.snapshot.0.clone()) {
+        Ok(w) => w,
+        Err(e) => return Outcome::Failed(AdapterError::Permanent(format!("unreadable snapshot: {e}"))),
+    };
+    let credentials = match item.credentials(&ctx.settings.webhooks.data_key) {
+        Ok(c) => c,
+        Err(e) => return Outcome::Failed(AdapterError::Configuration(e)),
+    };
+    let op = item.operation.clone();
+    let mut n =
+        Arc::new(Notification { reference: item.reference(), credentials, work, progress: item.progress.0.clone() });
+    let mut lease_ends = item.lease_ends.unwrap_or_else(Instant::now);
+    let mut phase = if item.attempts > 1 { Phase::Reconcile } else { Phase::Advance };
+    let mut tried = false;
+    loop {
+        // The last moment a call may start: one that starts later could still be running, or not
+        // yet be recorded, when the lease runs out and another scheduler takes the submission.
+        let start_by = lease_ends
+            .checked_sub(ctx.settings.call_timeout + record_margin(ctx.settings.lease))
+            .unwrap_or_else(Instant::now);
+        let permit = match tokio::time::timeout_at(start_by.into(), limit.clone().acquire_owned()).await {
+            Ok(p) => p.expect("semaphore never closed"),
+            // Waited too long for a free adapter slot: given back before the lease runs out.
+            Err(_) => return Outcome::GivenBack { tried },
+        };
+        if Instant::now() > start_by {
+            return Outcome::GivenBack { tried };
+        }
+        tried = true;
+        let label = if phase == Phase::Reconcile { "reconcile" } else { op.as_str() };
+        let (a, req) = (adapter.clone(), n.clone());
+        // The permit moves into the blocking call and is released only when the call returns,
+        // so a hung plugin cannot pile up threads beyond the adapter's limit.
+        let task = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            match phase {
+                Phase::Reconcile => a.reconcile(&req),
+                Phase::Advance => a.advance(&req),
+            }
+        });
+        let t0 = Instant::now();
+        let result = match tokio::time::timeout(ctx.settings.call_timeout, task).await {
+            Err(_) => None,
+            Ok(Err(join)) => Some(Err(AdapterError::Transient(format!("adapter call failed: {join}")))),
+            Ok(Ok(r)) => Some(r),
+        };
+        let outcome = match &result {
+            None => "timeout",
+            Some(Ok(Step::Continue { .. })) => "continue",
+            Some(Ok(Step::Done { .. })) => "done",
+            Some(Err(AdapterError::Transient(_))) => "transient",
+            Some(Err(AdapterError::Permanent(_))) => "permanent",
+            Some(Err(AdapterError::Configuration(_))) => "configuration",
+        };
+        let labels = [item.adapter.as_str(), label, outcome];
+        ctx.metrics.adapter_calls.with_label_values(&labels).inc();
+        ctx.metrics.adapter_call_duration.with_label_values(&labels).observe(t0.elapsed().as_secs_f64());
+        match result {
+            None => return Outcome::Timeout,
+            Some(Err(e)) => return Outcome::Failed(e),
+            Some(Ok(Step::Done { receipt })) => {
+                let kind = match phase {
+                    Phase::Reconcile => "found",
+                    Phase::Advance if receipt.is_partial() => "partial",
+                    Phase::Advance => "delivered",
+                };
+                return Outcome::Accepted(kind, receipt);
+            }
+            Some(Ok(Step::Continue { progress })) => {
+                if progress != n.progress {
+                    let sent = Instant::now();
+                    let lease = ctx.settings.lease;
+                    match queue::record_progress(&ctx.db, item.id, item.lease_token, &progress, lease).await {
+                        Ok(true) => lease_ends = sent + lease,
+                        Ok(false) => return Outcome::LeaseLost,
+                        // The call's effect is known to us only: the next attempt reconciles.
+                        Err(e) => {
+                            return Outcome::Failed(AdapterError::Transient(format!("recording progress failed: {e}")))
+                        }
+                    }
+                }
+                n = Arc::new(Notification { progress, ..(*n).clone() });
+                phase = Phase::Advance;
+            }
+        }
+    }
+}
+
 /// The retry policy: accepted → `delivered`; permanent or configuration → `failed`; transient or
-/// timeout → `pending` with backoff, or `failed` once the retry window is spent.
+/// timeout → `pending` with backoff, or `failed` once the retry window is spent; given back →
+/// due again at once.
 fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chrono::DateTime<Utc>) -> Finished {
     let mut f = Finished {
         id: item.id,
@@ -144,6 +181,8 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
         outcome: "permanent",
         error: None,
         started_at,
+        downstream_state: None,
+        untried: false,
     };
     let retry = |f: &mut Finished, error: String| {
         let delay = settings.retry.delay(item.attempts.max(1) as u32, rand::random::<f64>());
@@ -176,6 +215,7 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
                 f.error.clone_from(&f.error_message);
             }
             f.passenger_results = serde_json::to_value(&receipt.passengers).ok();
+            f.downstream_state = Some(receipt.state);
         }
         Outcome::Failed(AdapterError::Permanent(e)) => {
             f.error_message = Some(e.clone());
@@ -194,6 +234,17 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
             f.outcome = "timeout";
             retry(&mut f, format!("no answer within {} s; outcome unknown", settings.call_timeout.as_secs()));
         }
+        Outcome::GivenBack { tried } => {
+            f.state = "pending";
+            f.retry_at = Some(Utc::now());
+            f.outcome = "given_back";
+            f.untried = !tried;
+            f.error = Some("the lease would end before the next call could finish; left to the next claim".into());
+            f.error_message.clone_from(&f.error);
+        }
+        // Recorded by nobody: the completion is fenced by the lease token this claim no
+        // longer holds, and the scheduler that holds it now records its own outcome.
+        Outcome::LeaseLost => f.state = "pending",
     }
     f
 }

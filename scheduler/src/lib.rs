@@ -43,7 +43,7 @@ use crate::{
 pub async fn run(
     db: PgPool,
     settings: Settings,
-    adapters: adapters::Registry,
+    adapters: Arc<adapters::Registry>,
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
@@ -52,7 +52,8 @@ pub async fn run(
         .into_iter()
         .map(|(name, _, _)| (name, Arc::new(Semaphore::new(settings.adapter_concurrency))))
         .collect();
-    let ctx = Arc::new(Context { settings: settings.clone(), adapters, limits, metrics: metrics.clone() });
+    let ctx =
+        Arc::new(Context { settings: settings.clone(), adapters, limits, metrics: metrics.clone(), db: db.clone() });
     let hooks = webhooks::Deliveries::new(db.clone(), settings.webhooks.clone(), metrics.clone())?;
     tracing::info!(
         batch = settings.batch,

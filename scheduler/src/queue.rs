@@ -1,10 +1,16 @@
 //! The submission queue's statements: claim a batch, complete a batch (releasing and depth
 //! are in `leases`). The schema and its rules are in migrations/…_submissions.sql.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use sqlx::{types::Json, PgPool};
+use tns_adapter::{Credentials, Environment};
+
+use crate::webhooks::sealing::DataKey;
+
+/// What a downstream password is sealed for (see `DataKey::seal_for`).
+pub const PASSWORD_PURPOSE: &str = "downstream-password";
 
 /// Schedulers LISTEN here; the API NOTIFYs on every new submission.
 pub const QUEUE_CHANNEL: &str = "tns_submissions";
@@ -28,12 +34,37 @@ pub struct Claimed {
     pub lease_token: i64,
     /// Position in the claim's fair order.
     pub ord: i64,
+    /// What earlier calls achieved (the adapter's own description; `null` at first).
+    pub progress: Json<serde_json::Value>,
+    /// The organization's downstream credentials, when it has set them (password sealed).
+    pub environment: Option<String>,
+    pub ws_username: Option<String>,
+    pub ws_password: Option<Vec<u8>>,
+    /// When the lease ends, by this process's clock (measured from before the claim was
+    /// sent, so never later than the database's). Moved on as progress is recorded.
+    #[sqlx(skip)]
+    pub lease_ends: Option<Instant>,
 }
 
 impl Claimed {
     /// Our reference downstream: stable across attempts, how lookups find the submission.
     pub fn reference(&self) -> String {
         format!("tns-{}", self.id)
+    }
+
+    /// The organization's credentials in the clear, if it has any. A password the data key
+    /// cannot open is the operator's configuration problem, said without the secret.
+    pub fn credentials(&self, key: &DataKey) -> Result<Option<Credentials>, String> {
+        let (Some(env), Some(user), Some(sealed)) = (&self.environment, &self.ws_username, &self.ws_password) else {
+            return Ok(None);
+        };
+        let password = key
+            .open_for(self.org_id, PASSWORD_PURPOSE, sealed)
+            .ok()
+            .and_then(|p| String::from_utf8(p).ok())
+            .ok_or("the stored downstream password cannot be read with this data key (TNS_DATA_KEY changed?)")?;
+        let environment = if env == "production" { Environment::Production } else { Environment::Test };
+        Ok(Some(Credentials { username: user.clone(), password, environment }))
     }
 }
 
@@ -52,6 +83,7 @@ impl Claimed {
 /// still holds a lease token was claimed by a scheduler that stopped or died: its attempt is
 /// recorded as `abandoned` here.
 pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org: i64) -> sqlx::Result<Vec<Claimed>> {
+    let sent = Instant::now();
     let mut claimed: Vec<Claimed> = sqlx::query_as(
         "WITH RECURSIVE orgs(org_id) AS (
             (SELECT org_id FROM submissions WHERE state = 'pending' ORDER BY org_id LIMIT 1)
@@ -81,10 +113,10 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
          )
          UPDATE submissions s
             SET run_at = now() + make_interval(secs => $2), lease_token = $3, leased_at = now(), attempts = s.attempts + 1
-           FROM chosen
+           FROM chosen LEFT JOIN downstream_settings d ON d.org_id = chosen.org_id
           WHERE s.id = chosen.id
          RETURNING s.id, s.org_id, s.operation, s.adapter, s.snapshot, s.attempts, s.created_at, s.lease_token,
-                   chosen.ord",
+                   chosen.ord, s.progress, d.environment, d.ws_username, d.ws_password",
     )
     .bind(n as i64)
     .bind(lease.as_secs_f64())
@@ -93,7 +125,33 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
     .fetch_all(db)
     .await?;
     claimed.sort_by_key(|c| c.ord);
+    for c in &mut claimed {
+        c.lease_ends = Some(sent + lease);
+    }
     Ok(claimed)
+}
+
+/// Record what the calls so far achieved, while this claim still holds the submission, and
+/// renew its lease: a notification of many calls keeps its lease as long as it makes progress.
+/// `false` when the lease was lost (another scheduler holds the submission now).
+pub async fn record_progress(
+    db: &PgPool,
+    id: i64,
+    token: i64,
+    progress: &serde_json::Value,
+    lease: Duration,
+) -> sqlx::Result<bool> {
+    let r = sqlx::query(
+        "UPDATE submissions SET progress = $3, run_at = now() + make_interval(secs => $4)
+          WHERE id = $1 AND lease_token = $2",
+    )
+    .bind(id)
+    .bind(token)
+    .bind(Json(progress))
+    .bind(lease.as_secs_f64())
+    .execute(db)
+    .await?;
+    Ok(r.rows_affected() == 1)
 }
 
 /// How an attempt ended, as recorded.
@@ -108,10 +166,14 @@ pub struct Finished {
     pub error_message: Option<String>,
     pub passenger_results: Option<serde_json::Value>,
     /// The attempt's outcome (`delivered`, `partial`, `found`, `transient`, `timeout`,
-    /// `permanent`, `configuration`) and error.
+    /// `permanent`, `configuration`, `given_back`) and error.
     pub outcome: &'static str,
     pub error: Option<String>,
     pub started_at: DateTime<Utc>,
+    /// What the adapter keeps of the delivered notification (the receipt's `state`).
+    pub downstream_state: Option<serde_json::Value>,
+    /// Given back before any call was made: the claim is not counted, and no attempt recorded.
+    pub untried: bool,
 }
 
 /// What completing a submission changed.
@@ -132,15 +194,18 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
     sqlx::query_as(
         "WITH r AS (
             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
-                                 $7::jsonb[], $8::text[], $9::text[], $10::timestamptz[])
-                AS r(id, token, state, retry_at, reference, message, passengers, outcome, error, started_at)
+                                 $7::jsonb[], $8::text[], $9::text[], $10::timestamptz[], $12::jsonb[], $13::bool[])
+                AS r(id, token, state, retry_at, reference, message, passengers, outcome, error, started_at,
+                     downstream_state, untried)
          ), s AS (
             UPDATE submissions s
                SET state = r.state,
                    run_at = COALESCE(r.retry_at, s.run_at),
                    lease_token = NULL,
+                   attempts = s.attempts - CASE WHEN r.untried THEN 1 ELSE 0 END,
                    downstream_reference = COALESCE(r.reference, s.downstream_reference),
-                   error_message = r.message,
+                   downstream_state = COALESCE(r.downstream_state, s.downstream_state),
+                   error_message = CASE WHEN r.untried THEN s.error_message ELSE r.message END,
                    passenger_results = COALESCE(r.passengers, s.passenger_results),
                    finished_at = CASE WHEN r.state = 'pending' THEN NULL ELSE now() END
               FROM r
@@ -152,18 +217,25 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
          ), attempts AS (
             INSERT INTO submission_attempts (submission_id, org_id, started_at, outcome, error, downstream_reference)
             SELECT r.id, s.org_id, r.started_at, r.outcome, r.error, r.reference FROM r JOIN s ON s.id = r.id
+             WHERE NOT r.untried
+         ), finished AS (
+            -- The record's status mirrors its latest submission; a cancellation that went
+            -- through makes it `cancelled`, one that failed leaves it delivered downstream.
+            SELECT s.*, CASE WHEN s.operation <> 'cancel' THEN s.state
+                             WHEN s.state = 'delivered' THEN 'cancelled' ELSE 'delivered' END AS status
+              FROM s WHERE s.state <> 'pending'
          ), journeys AS (
             UPDATE journeys t
-               SET status = s.state, downstream_reference = COALESCE(t.downstream_reference, s.downstream_reference),
+               SET status = f.status, downstream_reference = COALESCE(t.downstream_reference, f.downstream_reference),
                    updated_at = now()
-              FROM s
-             WHERE s.state <> 'pending' AND s.target_type = 'journey' AND t.id = s.target_id AND t.org_id = s.org_id
+              FROM finished f
+             WHERE f.target_type = 'journey' AND t.id = f.target_id AND t.org_id = f.org_id
          ), cargo AS (
             UPDATE cargo t
-               SET status = s.state, downstream_reference = COALESCE(t.downstream_reference, s.downstream_reference),
+               SET status = f.status, downstream_reference = COALESCE(t.downstream_reference, f.downstream_reference),
                    updated_at = now()
-              FROM s
-             WHERE s.state <> 'pending' AND s.target_type = 'cargo' AND t.id = s.target_id AND t.org_id = s.org_id
+              FROM finished f
+             WHERE f.target_type = 'cargo' AND t.id = f.target_id AND t.org_id = f.org_id
          ), notified AS (
             SELECT pg_notify($11, string_agg(id::text, ',')) FROM s WHERE s.state <> 'pending'
             HAVING count(*) > 0
@@ -192,6 +264,8 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
     .bind(col(batch, |f| f.error.clone()))
     .bind(col(batch, |f| f.started_at))
     .bind(DONE_CHANNEL)
+    .bind(col(batch, |f| f.downstream_state.clone().map(Json)))
+    .bind(col(batch, |f| f.untried))
     .fetch_all(db)
     .await
 }

@@ -8,8 +8,8 @@ use base64::Engine;
 use serde_json::json;
 use tns_adapter::{
     host::{library_file, LoadError, Plugin},
-    Adapter, AdapterError, AmendRequest, CancelRequest, Cargo, CargoRequest, Journey, JourneyRequest, LookupRequest,
-    Party, Passenger, Person, ReportRequest, Stop,
+    Adapter, AdapterError, AdapterResult, Amendment, Cancellation, Cargo, Journey, Kind, Notification, Party,
+    Passenger, Person, Receipt, ReportRequest, Step, Stop, Work,
 };
 
 use crate::helpers::{plugin_dir, sandbox_records, state_dir, tns_command};
@@ -31,16 +31,28 @@ fn person(id: &str) -> Person {
 }
 
 fn stop(date: &str) -> Stop {
-    Stop { date: date.into(), time: "08:30".into(), city_id: 34, district_id: 1421 }
+    Stop { date: date.into(), time: "08:30".into(), city_id: 34, district_id: 1421, place: Some("Kadıköy".into()) }
 }
 
-fn journey(reference: &str, plate: &str, ids: &[&str]) -> JourneyRequest {
+/// `work` as the scheduler hands it over for the first time.
+fn notification(reference: &str, work: Work) -> Notification {
+    Notification { reference: reference.into(), credentials: None, work, progress: serde_json::Value::Null }
+}
+
+/// The receipt of a notification the sandbox completes in one call.
+fn done(step: AdapterResult<Step>) -> AdapterResult<Receipt> {
+    match step? {
+        Step::Done { receipt } => Ok(receipt),
+        Step::Continue { progress } => panic!("the sandbox completes in one call, got progress {progress}"),
+    }
+}
+
+fn journey(reference: &str, plate: &str, ids: &[&str]) -> Notification {
     let mut crew = person("10000000146");
     crew.role = "driver".into();
-    JourneyRequest {
-        reference: reference.into(),
-        credentials: None,
-        journey: Journey {
+    notification(
+        reference,
+        Work::Journey(Journey {
             plate: plate.into(),
             departure: stop("2026-12-01"),
             arrival: stop("2026-12-01"),
@@ -59,7 +71,14 @@ fn journey(reference: &str, plate: &str, ids: &[&str]) -> JourneyRequest {
                     amount: Some(100.0),
                 })
                 .collect(),
-        },
+        }),
+    )
+}
+
+fn passengers_of(n: Notification) -> Vec<Passenger> {
+    match n.work {
+        Work::Journey(j) => j.passengers,
+        _ => unreachable!(),
     }
 }
 
@@ -72,100 +91,110 @@ fn sandbox_scenarios_through_the_c_abi() {
     let state = state_dir();
     let sb = sandbox(&state);
     assert_eq!(sb.describe().name, "sandbox");
+    let send = |n: &Notification| done(sb.advance(n));
 
-    // Accepted, in U-ETDS's shape, remembered: a repeat is answered by lookup, not recorded again.
-    let ok = sb.submit_journey(&journey("sub-1", "34ABC123", &["17291716060", "10000000146"])).unwrap();
+    // Accepted, in U-ETDS's shape, remembered: a repeat is answered from the record, and
+    // reconciling finds it, never recording it again.
+    let ok = send(&journey("sub-1", "34ABC123", &["17291716060", "10000000146"])).unwrap();
     assert_eq!(ok.downstream_reference.len(), 14);
     assert!(ok.downstream_reference.starts_with("261201"));
     assert!(!ok.is_partial());
-    assert!(ok.passengers.iter().all(|p| p.downstream_reference.is_some()));
-    assert_eq!(sb.submit_journey(&journey("sub-1", "34ABC123", &["17291716060", "10000000146"])).unwrap(), ok);
+    assert!(ok.passengers.iter().all(|p| p.downstream_reference.as_ref().is_some_and(|r| r.len() == 12)));
+    assert_eq!(send(&journey("sub-1", "34ABC123", &["17291716060", "10000000146"])).unwrap(), ok);
     assert_eq!(records(&state, "sub-1"), 1);
-    let lookup = |r: &str| sb.lookup(&LookupRequest { reference: r.into(), credentials: None }).unwrap();
-    assert_eq!(lookup("sub-1"), Some(ok.clone()));
-    assert_eq!(lookup("never-sent"), None);
+    let reconcile = |r: &str| sb.reconcile(&journey(r, "34ABC123", &[])).unwrap();
+    assert_eq!(reconcile("sub-1"), Step::Done { receipt: ok.clone() });
+    assert!(matches!(reconcile("never-sent"), Step::Continue { .. }));
 
     // Partial passenger failure (U-ETDS code 88): only the FAIL… passenger is refused.
-    let partial = sb.submit_journey(&journey("sub-2", "34ABC123", &["17291716060", "FAIL0001"])).unwrap();
+    let partial = send(&journey("sub-2", "34ABC123", &["17291716060", "FAIL0001"])).unwrap();
     assert!(partial.is_partial());
     assert!(partial.passengers[0].error.is_none());
     assert!(partial.passengers[1].error.as_deref().unwrap().starts_with("88"));
 
     // Permanent and configuration errors are classified and never recorded.
-    assert!(matches!(sb.submit_journey(&journey("sub-3", "34REJECT1", &[])), Err(AdapterError::Permanent(_))));
-    assert!(matches!(sb.submit_journey(&journey("sub-4", "34CONFIG1", &[])), Err(AdapterError::Configuration(_))));
+    assert!(matches!(send(&journey("sub-3", "34REJECT1", &[])), Err(AdapterError::Permanent(_))));
+    assert!(matches!(send(&journey("sub-4", "34CONFIG1", &[])), Err(AdapterError::Configuration(_))));
     assert_eq!(records(&state, "sub-3") + records(&state, "sub-4"), 0);
 
     // A transient failure that succeeds on the 3rd try.
     let flaky = journey("sub-5", "34FLAKY3", &[]);
-    assert!(matches!(sb.submit_journey(&flaky), Err(AdapterError::Transient(_))));
-    assert!(matches!(sb.submit_journey(&flaky), Err(AdapterError::Transient(_))));
-    assert!(sb.submit_journey(&flaky).is_ok());
+    assert!(matches!(send(&flaky), Err(AdapterError::Transient(_))));
+    assert!(matches!(send(&flaky), Err(AdapterError::Transient(_))));
+    assert!(send(&flaky).is_ok());
     assert_eq!(records(&state, "sub-5"), 1);
 
-    // A slow answer.
+    // A slow answer, and the cap on how slow (a few seconds, not the minute asked for).
     let t = Instant::now();
-    sb.submit_journey(&journey("sub-6", "34SLOW300", &[])).unwrap();
+    send(&journey("sub-6", "34SLOW300", &[])).unwrap();
     assert!(t.elapsed().as_millis() >= 300);
+    let t = Instant::now();
+    send(&journey("sub-6b", "34SLOW60000", &[])).unwrap();
+    assert!(t.elapsed().as_secs() < 10, "the delay is capped: {:?}", t.elapsed());
 
     // A panic inside the plugin comes back as a transient error; the plugin keeps working.
-    match sb.submit_journey(&journey("sub-7", "34PANIC1", &[])) {
+    match send(&journey("sub-7", "34PANIC1", &[])) {
         Err(AdapterError::Transient(m)) => assert!(m.contains("panicked"), "{m}"),
         other => panic!("expected a contained panic, got {other:?}"),
     }
-    assert!(sb.submit_journey(&journey("sub-8", "34ABC123", &[])).is_ok());
+    assert!(send(&journey("sub-8", "34ABC123", &[])).is_ok());
 
     // Report, amendment, cargo, cancel.
-    let doc =
-        sb.report(&ReportRequest { credentials: None, downstream_reference: ok.downstream_reference.clone() }).unwrap();
-    let pdf = base64::engine::general_purpose::STANDARD.decode(doc.base64).unwrap();
-    assert!(pdf.starts_with(b"%PDF"));
-    assert!(matches!(
-        sb.report(&ReportRequest { credentials: None, downstream_reference: "1".into() }),
-        Err(AdapterError::Permanent(_))
-    ));
-    let amended = sb
-        .amend_journey(&AmendRequest {
-            reference: "sub-1-amend-1".into(),
+    let report = |reference: &str| {
+        sb.report(&ReportRequest {
             credentials: None,
-            downstream_reference: ok.downstream_reference.clone(),
-            added: journey("x", "x", &["23695921030"]).journey.passengers,
-            changed: vec![],
-            removed: vec![],
+            kind: Kind::NonScheduled,
+            downstream_reference: reference.into(),
+            downstream_state: serde_json::Value::Null,
         })
-        .unwrap();
+    };
+    let pdf =
+        base64::engine::general_purpose::STANDARD.decode(report(&ok.downstream_reference).unwrap().base64).unwrap();
+    assert!(pdf.starts_with(b"%PDF") && pdf.ends_with(b"%%EOF\n"));
+    let amendment = Amendment {
+        downstream_reference: ok.downstream_reference.clone(),
+        downstream_state: serde_json::json!({"group": 1}),
+        kind: Kind::NonScheduled,
+        trip: None,
+        crew_added: vec![],
+        crew_removed: vec![],
+        added: passengers_of(journey("x", "x", &["23695921030"])),
+        changed: vec![],
+        removed: vec![],
+    };
+    let amended = send(&notification("sub-1-amend-1", Work::Amendment(amendment))).unwrap();
     assert_eq!(amended.downstream_reference, ok.downstream_reference);
     assert_eq!(amended.passengers.len(), 1);
-    let cargo = CargoRequest {
-        reference: "cargo-1".into(),
-        credentials: None,
-        cargo: Cargo {
-            plate: "34ABC123".into(),
-            driver: Some(person("10000000146")),
-            transport_type: 1,
-            cargo_type: 7,
-            transport_mode: 1,
-            amount: 10.0,
-            unit: "KG".into(),
-            sender: Party { tax_number: "4540536920".into(), name: "A".into() },
-            receiver: Party { tax_number: "1234567890".into(), name: "B".into() },
-            loading: stop("2026-12-02"),
-            unloading: stop("2026-12-03"),
-        },
+    assert_eq!(amended.state, serde_json::json!({"group": 1}), "the kept state travels on");
+    let cargo = Cargo {
+        plate: "34ABC123".into(),
+        driver: Some(person("10000000146")),
+        transport_type: 1,
+        cargo_type: 7,
+        transport_mode: 1,
+        amount: 10.0,
+        unit: "KG".into(),
+        sender: Party { tax_number: "4540536920".into(), name: "A".into() },
+        receiver: Party { tax_number: "1234567890".into(), name: "B".into() },
+        loading: stop("2026-12-02"),
+        unloading: stop("2026-12-03"),
     };
-    assert!(sb.submit_cargo(&cargo).unwrap().downstream_reference.starts_with("261202"));
-    sb.cancel(&CancelRequest {
-        reference: "cancel-1".into(),
-        credentials: None,
+    assert!(send(&notification("cargo-1", Work::Cargo(cargo))).unwrap().downstream_reference.starts_with("261202"));
+    let cancel = Cancellation {
+        kind: Kind::NonScheduled,
         downstream_reference: ok.downstream_reference.clone(),
+        downstream_state: serde_json::Value::Null,
         reason: "test".into(),
-    })
-    .unwrap();
+    };
+    assert_eq!(
+        send(&notification("cancel-1", Work::Cancel(cancel))).unwrap().downstream_reference,
+        ok.downstream_reference
+    );
 
     // Another instance on the same records (another scheduler process) sees all of it.
     let other = sandbox(&state);
-    assert_eq!(other.lookup(&LookupRequest { reference: "sub-1".into(), credentials: None }).unwrap(), Some(ok));
-    assert!(other.lookup(&LookupRequest { reference: "cargo-1".into(), credentials: None }).unwrap().is_some());
+    assert_eq!(other.reconcile(&journey("sub-1", "34ABC123", &[])).unwrap(), Step::Done { receipt: ok });
+    assert!(matches!(other.reconcile(&journey("cargo-1", "34ABC123", &[])).unwrap(), Step::Done { .. }));
 }
 
 #[test]
@@ -176,7 +205,7 @@ fn concurrent_calls_on_one_instance() {
         .map(|i| {
             let sb = sb.clone();
             std::thread::spawn(move || {
-                sb.submit_journey(&journey(&format!("c-{i}"), "34ABC123", &["17291716060"])).unwrap()
+                done(sb.advance(&journey(&format!("c-{i}"), "34ABC123", &["17291716060"]))).unwrap()
             })
         })
         .collect();
@@ -219,8 +248,9 @@ async fn tns_adapters_lists_what_loaded() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains(&format!("sandbox\t{}\t", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    assert!(stdout.contains(&format!("uetds\t{}\t", env!("CARGO_PKG_VERSION"))), "{stdout}");
     // The ABI fixture is not named like an adapter, so it is not picked up.
-    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
 
     let empty = state_dir();
     let out =

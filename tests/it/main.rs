@@ -19,5 +19,6 @@ mod quota;
 mod reference;
 mod submissions;
 mod tenancy;
+mod uetds;
 mod validation;
 mod webhooks;

@@ -311,10 +311,11 @@ async fn downstream_setting_defaults_to_the_sandbox() {
     let org = app.register().await;
     let d = app.get_ok("/portal/downstream", &org.key).await;
     assert_eq!((d["adapter"].as_str(), d["updated_at"].is_null()), (Some("sandbox"), true));
-    assert_eq!(d["available"], json!(["sandbox"]));
+    assert_eq!(d["available"], json!(["sandbox", "uetds"]));
     let d = json_of(app.put("/portal/downstream", &org.key, json!({"adapter": "sandbox"})).await, 200).await;
     assert!(d["updated_at"].is_string());
-    assert_invalid(app.put("/portal/downstream", &org.key, json!({"adapter": "uetds"})).await, "adapter").await;
+    assert_invalid(app.put("/portal/downstream", &org.key, json!({"adapter": "uetds"})).await, "environment").await;
+    assert_invalid(app.put("/portal/downstream", &org.key, json!({"adapter": "nope"})).await, "adapter").await;
     assert_eq!(app.put("/portal/downstream", &org.key, json!({"adaptor": "sandbox"})).await.status(), 422);
     let (_, ops) = app.create_key(&org.key, &["journeys:write"]).await;
     error_body(app.put("/portal/downstream", &ops, json!({"adapter": "sandbox"})).await, 403).await;
@@ -418,7 +419,7 @@ async fn sigterm_finishes_in_flight_work_and_kill_9_loses_nothing() {
     // one up before sending.
     let env = Env::new().await.with_scheduler().with(&[
         ("TNS_ADAPTER_TIMEOUT_SECS", "2"),
-        ("TNS_SCHEDULER_LEASE_SECS", "3"),
+        ("TNS_SCHEDULER_LEASE_SECS", "4"),
         ("TNS_SCHEDULER_MAX_IN_FLIGHT", "64"),
         ("TNS_QUOTA_ENABLED", "false"),
     ]);

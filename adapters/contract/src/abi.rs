@@ -25,7 +25,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::{Adapter, AdapterError};
 
 /// Bumped on any incompatible change of the symbols, the ops or the JSON shapes.
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 pub const STATUS_OK: i32 = 0;
 pub const STATUS_ERR: i32 = 1;
@@ -62,24 +62,20 @@ impl TnsBuf {
 #[repr(u32)]
 pub enum Op {
     Describe = 0,
-    SubmitJourney = 1,
-    AmendJourney = 2,
-    SubmitCargo = 3,
-    Cancel = 4,
-    Lookup = 5,
-    Report = 6,
+    Advance = 1,
+    Reconcile = 2,
+    VerifyCredentials = 3,
+    Report = 4,
 }
 
 impl Op {
     pub fn from_u32(n: u32) -> Option<Op> {
         Some(match n {
             0 => Op::Describe,
-            1 => Op::SubmitJourney,
-            2 => Op::AmendJourney,
-            3 => Op::SubmitCargo,
-            4 => Op::Cancel,
-            5 => Op::Lookup,
-            6 => Op::Report,
+            1 => Op::Advance,
+            2 => Op::Reconcile,
+            3 => Op::VerifyCredentials,
+            4 => Op::Report,
             _ => return None,
         })
     }
@@ -110,11 +106,9 @@ fn run<T: Serialize>(r: Result<T, AdapterError>) -> Result<Vec<u8>, AdapterError
 pub fn dispatch(adapter: &dyn Adapter, op: u32, input: &[u8]) -> Result<Vec<u8>, AdapterError> {
     match Op::from_u32(op) {
         Some(Op::Describe) => Ok(json(&adapter.describe())),
-        Some(Op::SubmitJourney) => run(adapter.submit_journey(&decode(input)?)),
-        Some(Op::AmendJourney) => run(adapter.amend_journey(&decode(input)?)),
-        Some(Op::SubmitCargo) => run(adapter.submit_cargo(&decode(input)?)),
-        Some(Op::Cancel) => run(adapter.cancel(&decode(input)?)),
-        Some(Op::Lookup) => run(adapter.lookup(&decode(input)?)),
+        Some(Op::Advance) => run(adapter.advance(&decode(input)?)),
+        Some(Op::Reconcile) => run(adapter.reconcile(&decode(input)?)),
+        Some(Op::VerifyCredentials) => run(adapter.verify_credentials(&decode(input)?)),
         Some(Op::Report) => run(adapter.report(&decode(input)?)),
         None => Err(AdapterError::Configuration(format!("this plugin does not know operation {op}"))),
     }

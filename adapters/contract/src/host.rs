@@ -11,8 +11,8 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::{
     abi::{self, AbiVersionFn, CallFn, CreateFn, DestroyFn, FreeFn, Op, TnsBuf},
-    Adapter, AdapterError, AdapterResult, AmendRequest, CancelRequest, CargoRequest, Description, Document,
-    JourneyRequest, LookupRequest, Receipt, ReportRequest,
+    Account, Adapter, AdapterError, AdapterResult, CredentialsCheck, Description, Document, Notification,
+    ReportRequest, Step,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -29,6 +29,8 @@ pub enum LoadError {
     Create { path: PathBuf, error: AdapterError },
     #[error("{path}: {error}")]
     Describe { path: PathBuf, error: AdapterError },
+    #[error("{path}: another library, {first}, already is the adapter `{name}`")]
+    Duplicate { path: PathBuf, name: String, first: PathBuf },
 }
 
 /// A plugin instance behind the [`Adapter`] trait.
@@ -60,15 +62,21 @@ fn symbol<T: Copy>(lib: &'static libloading::Library, path: &Path, name: &'stati
         .map_err(|_| LoadError::MissingSymbol { path: path.to_path_buf(), symbol: name })
 }
 
-/// Take a buffer the plugin filled, copying its bytes and handing it back to be freed.
-fn take(free: FreeFn, buf: TnsBuf) -> Vec<u8> {
+/// The largest answer a plugin may hand over (a report PDF is the largest thing expected).
+const MAX_ANSWER: usize = 64 << 20;
+
+/// Take a buffer the plugin filled, copying its bytes and handing it back to be freed. A
+/// buffer whose length exceeds its own capacity (or any sane size) is not read: the plugin is
+/// broken, and trusting its length would read memory it does not own.
+fn take(free: FreeFn, buf: TnsBuf) -> Result<Vec<u8>, AdapterError> {
     if buf.ptr.is_null() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    // SAFETY: the plugin gave `len` initialized bytes at `ptr`; it frees them below, once.
-    let bytes = unsafe { std::slice::from_raw_parts(buf.ptr, buf.len) }.to_vec();
+    let sane = buf.len <= buf.cap && buf.len <= MAX_ANSWER;
+    // SAFETY: when sane, the plugin gave `len` initialized bytes at `ptr`; it frees them below, once.
+    let bytes = sane.then(|| unsafe { std::slice::from_raw_parts(buf.ptr, buf.len) }.to_vec());
     unsafe { free(buf) };
-    bytes
+    bytes.ok_or_else(|| AdapterError::Transient("the adapter returned a buffer longer than it allocated".into()))
 }
 
 impl Plugin {
@@ -95,8 +103,10 @@ impl Plugin {
         // SAFETY: cfg is valid for its length; err is a writable out-parameter.
         let instance = unsafe { create(cfg.as_ptr(), cfg.len(), &mut err) };
         if instance.is_null() {
-            let error = serde_json::from_slice(&take(free, err))
-                .unwrap_or_else(|_| AdapterError::Configuration("creation failed without a reason".into()));
+            let error = take(free, err)
+                .ok()
+                .and_then(|b| serde_json::from_slice(&b).ok())
+                .unwrap_or_else(|| AdapterError::Configuration("creation failed without a reason".into()));
             return Err(LoadError::Create { path, error });
         }
         let mut plugin = Plugin {
@@ -123,7 +133,7 @@ impl Plugin {
         let mut out = TnsBuf::EMPTY;
         // SAFETY: instance came from this library; input is valid for its length; out is writable.
         let status = unsafe { (self.call)(self.instance, op as u32, input.as_ptr(), input.len(), &mut out) };
-        let bytes = take(self.free, out);
+        let bytes = take(self.free, out)?;
         let bad = |e: serde_json::Error| AdapterError::Transient(format!("the adapter answered malformed JSON: {e}"));
         if status == abi::STATUS_OK {
             serde_json::from_slice(&bytes).map_err(bad)
@@ -137,20 +147,14 @@ impl Adapter for Plugin {
     fn describe(&self) -> Description {
         self.description.clone()
     }
-    fn submit_journey(&self, req: &JourneyRequest) -> AdapterResult<Receipt> {
-        self.invoke(Op::SubmitJourney, req)
+    fn advance(&self, n: &Notification) -> AdapterResult<Step> {
+        self.invoke(Op::Advance, n)
     }
-    fn amend_journey(&self, req: &AmendRequest) -> AdapterResult<Receipt> {
-        self.invoke(Op::AmendJourney, req)
+    fn reconcile(&self, n: &Notification) -> AdapterResult<Step> {
+        self.invoke(Op::Reconcile, n)
     }
-    fn submit_cargo(&self, req: &CargoRequest) -> AdapterResult<Receipt> {
-        self.invoke(Op::SubmitCargo, req)
-    }
-    fn cancel(&self, req: &CancelRequest) -> AdapterResult<()> {
-        self.invoke(Op::Cancel, req)
-    }
-    fn lookup(&self, req: &LookupRequest) -> AdapterResult<Option<Receipt>> {
-        self.invoke(Op::Lookup, req)
+    fn verify_credentials(&self, req: &CredentialsCheck) -> AdapterResult<Account> {
+        self.invoke(Op::VerifyCredentials, req)
     }
     fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
         self.invoke(Op::Report, req)

@@ -33,20 +33,23 @@ pub type AdapterResult<T> = Result<T, AdapterError>;
 
 /// A downstream system. Calls block (plugins are called off the async runtime) and must be
 /// safe to make from several threads at once.
+///
+/// A notification may take several downstream calls (U-ETDS: the trip, its passenger group,
+/// the crew, the passengers). The host drives it one call at a time with [`Adapter::advance`]
+/// and records each [`Step::Continue`]'s progress before the next call, so a notification that
+/// fails halfway resumes where it stopped and nothing done is repeated.
 pub trait Adapter: Send + Sync {
     /// Name and version, as `tns adapters` lists them.
     fn describe(&self) -> Description;
-    /// Notify a journey with its crew and passengers.
-    fn submit_journey(&self, req: &JourneyRequest) -> AdapterResult<Receipt>;
-    /// Send the changes to an already delivered journey (passengers added, changed, removed).
-    fn amend_journey(&self, req: &AmendRequest) -> AdapterResult<Receipt>;
-    /// Notify a cargo shipment.
-    fn submit_cargo(&self, req: &CargoRequest) -> AdapterResult<Receipt>;
-    /// Cancel a delivered notification.
-    fn cancel(&self, req: &CancelRequest) -> AdapterResult<()>;
-    /// What the downstream holds for our own reference, if anything: how an attempt whose
-    /// outcome is unknown is resolved before anything is sent again.
-    fn lookup(&self, req: &LookupRequest) -> AdapterResult<Option<Receipt>>;
+    /// Make the next downstream call of `n` (at most one call that changes anything).
+    fn advance(&self, n: &Notification) -> AdapterResult<Step>;
+    /// Find out what the downstream already holds of `n` when the outcome of its last call is
+    /// unknown (a timeout, a crash, a lost lease), without changing anything: `Done` when the
+    /// notification is complete there, else `Continue` with the progress to go on from.
+    fn reconcile(&self, n: &Notification) -> AdapterResult<Step>;
+    /// Check credentials with the downstream before an organization's are saved: a wrong
+    /// username or password is a `configuration` error carrying the downstream's message.
+    fn verify_credentials(&self, req: &CredentialsCheck) -> AdapterResult<Account>;
     /// The downstream's report document for a delivered notification.
     fn report(&self, req: &ReportRequest) -> AdapterResult<Document>;
 }

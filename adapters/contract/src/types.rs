@@ -1,7 +1,8 @@
-//! What crosses the adapter boundary, as JSON. These are snapshots: the scheduler freezes
-//! them on the submission row, so what was sent stays auditable.
+//! What crosses the adapter boundary, as JSON. The work items are snapshots: the API freezes
+//! them on the submission row at submit, so what was sent stays auditable.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Description {
@@ -9,30 +10,61 @@ pub struct Description {
     pub version: String,
 }
 
-/// The organization's own downstream credentials (U-ETDS web-service user and password).
+/// Which of the downstream's environments an organization's credentials belong to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Environment {
+    #[default]
+    Test,
+    Production,
+}
+
+impl Environment {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Environment::Test => "test",
+            Environment::Production => "production",
+        }
+    }
+}
+
+/// The organization's own downstream credentials (U-ETDS: the firm's UNET number and its
+/// web-service password) and the environment they are for.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Credentials {
     pub username: String,
     pub password: String,
+    #[serde(default)]
+    pub environment: Environment,
 }
 
 impl std::fmt::Debug for Credentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credentials").field("username", &self.username).field("password", &"***").finish()
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("password", &"***")
+            .field("environment", &self.environment)
+            .finish()
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stop {
     /// `YYYY-MM-DD`
     pub date: String,
     /// `HH:MM`
     pub time: String,
+    /// MERNIS province code.
     pub city_id: i32,
+    /// MERNIS district code (or an airport's 99xxx code).
     pub district_id: i32,
+    /// The district's (or airport's) name, as the reference data has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A scheduled trip's context: the firm's approved route and timetable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Tarifeli {
     pub firma_id: i64,
     pub unet_guzergah_kodu: i64,
@@ -41,7 +73,7 @@ pub struct Tarifeli {
     pub seyahat_suresi_saat: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Person {
     /// `driver`, `host`, `guide` or `other` for crew; `passenger` for passengers.
     pub role: String,
@@ -53,6 +85,13 @@ pub struct Person {
     /// Two-letter country code; `TR` when absent.
     pub nationality: Option<String>,
     pub phone: Option<String>,
+}
+
+impl Person {
+    /// The nationality as the downstream wants it: `TR` when none was given.
+    pub fn country(&self) -> &str {
+        self.nationality.as_deref().unwrap_or("TR")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +106,16 @@ pub struct Passenger {
     pub amount: Option<f64>,
 }
 
+/// A trip's own fields: the vehicle and when and where it goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trip {
+    pub plate: String,
+    pub departure: Stop,
+    pub arrival: Stop,
+}
+
+/// A journey as notified at first: the trip, its crew and its passengers. A scheduled trip
+/// (`tarifeli`) carries its context; a non-scheduled one (arızi) does not.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Journey {
     pub plate: String,
@@ -77,15 +126,45 @@ pub struct Journey {
     pub passengers: Vec<Passenger>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JourneyRequest {
-    /// Our reference for this submission: stable across retries, how lookups find it.
-    pub reference: String,
-    pub credentials: Option<Credentials>,
-    pub journey: Journey,
+impl Journey {
+    pub fn trip(&self) -> Trip {
+        Trip { plate: self.plate.clone(), departure: self.departure.clone(), arrival: self.arrival.clone() }
+    }
+
+    pub fn kind(&self) -> Kind {
+        if self.tarifeli.is_some() {
+            Kind::Scheduled
+        } else {
+            Kind::NonScheduled
+        }
+    }
 }
 
+/// Which downstream service a notification belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A scheduled passenger trip (tarifeli).
+    Scheduled,
+    /// A non-scheduled passenger trip (tarifesiz, arızi).
+    NonScheduled,
+    /// A goods shipment (eşya).
+    Goods,
+}
+
+/// A passenger whose details changed since the downstream accepted them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChangedPassenger {
+    /// The passenger as they are now.
+    #[serde(flatten)]
+    pub passenger: Passenger,
+    /// The downstream's reference of the passenger as accepted before, when it gave one
+    /// (U-ETDS has no passenger update: the old entry is cancelled by it, the new one added).
+    #[serde(default)]
+    pub previous_reference: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemovedPassenger {
     pub key: String,
     pub identity_number: String,
@@ -93,18 +172,44 @@ pub struct RemovedPassenger {
     pub downstream_reference: Option<String>,
 }
 
+/// The changes to an already delivered journey: only the difference since its delivery.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AmendRequest {
-    pub reference: String,
-    pub credentials: Option<Credentials>,
+pub struct Amendment {
     /// The delivered journey's downstream reference.
     pub downstream_reference: String,
+    /// What the adapter kept of the delivered notification ([`Receipt::state`]).
+    #[serde(default)]
+    pub downstream_state: Value,
+    #[serde(default = "Amendment::default_kind")]
+    pub kind: Kind,
+    /// The trip's fields as they are now, when they changed since the delivery.
+    #[serde(default)]
+    pub trip: Option<Trip>,
+    #[serde(default)]
+    pub crew_added: Vec<Person>,
+    #[serde(default)]
+    pub crew_removed: Vec<Person>,
     pub added: Vec<Passenger>,
-    pub changed: Vec<Passenger>,
+    pub changed: Vec<ChangedPassenger>,
     pub removed: Vec<RemovedPassenger>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl Amendment {
+    fn default_kind() -> Kind {
+        Kind::NonScheduled
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.trip.is_none()
+            && self.crew_added.is_empty()
+            && self.crew_removed.is_empty()
+            && self.added.is_empty()
+            && self.changed.is_empty()
+            && self.removed.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Party {
     pub tax_number: String,
     pub name: String,
@@ -118,6 +223,7 @@ pub struct Cargo {
     pub cargo_type: i32,
     pub transport_mode: i16,
     pub amount: f64,
+    /// `KG`, `TON`, `ADET`, `M3` or `LITRE`.
     pub unit: String,
     pub sender: Party,
     pub receiver: Party,
@@ -125,36 +231,95 @@ pub struct Cargo {
     pub unloading: Stop,
 }
 
+/// Withdraw a delivered notification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CargoRequest {
-    pub reference: String,
-    pub credentials: Option<Credentials>,
-    pub cargo: Cargo,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CancelRequest {
-    pub reference: String,
-    pub credentials: Option<Credentials>,
+pub struct Cancellation {
+    pub kind: Kind,
     pub downstream_reference: String,
+    #[serde(default)]
+    pub downstream_state: Value,
     pub reason: String,
 }
 
+/// The work of one submission, by operation. The operation is stored beside the snapshot on
+/// the submission row, so the snapshot itself is the variant's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LookupRequest {
+#[serde(tag = "operation", content = "snapshot", rename_all = "snake_case")]
+pub enum Work {
+    Journey(Journey),
+    Amendment(Amendment),
+    Cargo(Cargo),
+    Cancel(Cancellation),
+}
+
+impl Work {
+    /// Rebuild the work from the stored operation name and snapshot.
+    pub fn from_parts(operation: &str, snapshot: Value) -> serde_json::Result<Work> {
+        serde_json::from_value(serde_json::json!({ "operation": operation, "snapshot": snapshot }))
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Work::Journey(j) => j.kind(),
+            Work::Amendment(a) => a.kind,
+            Work::Cargo(_) => Kind::Goods,
+            Work::Cancel(c) => c.kind,
+        }
+    }
+}
+
+/// One submission's work as the adapter gets it on every call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notification {
+    /// Our reference for this submission (`tns-<id>`): stable across attempts, sent downstream
+    /// where the downstream keeps a reference of the sender's, how lookups find it.
     pub reference: String,
     pub credentials: Option<Credentials>,
+    pub work: Work,
+    /// What earlier calls for this submission achieved, as this adapter described it in
+    /// [`Step::Continue`]; `null` before the first call.
+    #[serde(default)]
+    pub progress: Value,
+}
+
+/// What one call achieved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum Step {
+    /// More calls are needed. The host records `progress` before it calls again, so a retry
+    /// (even on another scheduler) continues from here instead of repeating what was done.
+    Continue { progress: Value },
+    /// The notification is complete.
+    Done { receipt: Receipt },
+}
+
+/// Check an organization's credentials before they are saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CredentialsCheck {
+    pub credentials: Credentials,
+}
+
+/// Whom the downstream knows the credentials as.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Account {
+    pub username: String,
+    /// The firm's registered name, when the downstream gives it.
+    pub name: Option<String>,
+    pub message: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReportRequest {
     pub credentials: Option<Credentials>,
+    pub kind: Kind,
     pub downstream_reference: String,
+    #[serde(default)]
+    pub downstream_state: Value,
 }
 
 /// One passenger's outcome. U-ETDS stores the accepted ones of a partly failed batch (its
 /// code 88); only the failed ones may be sent again.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PassengerResult {
     pub key: String,
     pub downstream_reference: Option<String>,
@@ -162,12 +327,16 @@ pub struct PassengerResult {
     pub error: Option<String>,
 }
 
-/// What the downstream answered for an accepted notification.
+/// What the downstream answered for a completed notification.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Receipt {
     pub downstream_reference: String,
     pub passengers: Vec<PassengerResult>,
     pub message: Option<String>,
+    /// What this adapter needs to change or cancel the notification later (U-ETDS: the
+    /// passenger group of a trip); handed back in [`Amendment::downstream_state`].
+    #[serde(default)]
+    pub state: Value,
 }
 
 impl Receipt {
@@ -177,9 +346,37 @@ impl Receipt {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Document {
     pub content_type: String,
     /// Base64 of the document's bytes.
     pub base64: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn work_round_trips_through_operation_and_snapshot() {
+        let c = Cancellation {
+            kind: Kind::Goods,
+            downstream_reference: "1".into(),
+            downstream_state: Value::Null,
+            reason: "r".into(),
+        };
+        let v = serde_json::to_value(Work::Cancel(c.clone())).unwrap();
+        assert_eq!(v["operation"], "cancel");
+        assert_eq!(Work::from_parts("cancel", v["snapshot"].clone()).unwrap(), Work::Cancel(c));
+    }
+
+    #[test]
+    fn amendments_stored_before_trip_and_crew_changes_still_read() {
+        let old = json!({"downstream_reference": "T1", "added": [], "changed": [], "removed": []});
+        let Work::Amendment(a) = Work::from_parts("amendment", old).unwrap() else { panic!() };
+        assert_eq!(a.kind, Kind::NonScheduled);
+        assert!(a.is_empty());
+    }
 }

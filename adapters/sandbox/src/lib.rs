@@ -19,11 +19,14 @@ use std::{
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use tns_adapter::{
-    export_adapter, Adapter, AdapterError, AdapterResult, AmendRequest, CancelRequest, CargoRequest, Description,
-    Document, JourneyRequest, LookupRequest, Passenger, PassengerResult, Receipt, ReportRequest,
+    export_adapter, Account, Adapter, AdapterError, AdapterResult, CredentialsCheck, Description, Document,
+    Notification, Passenger, PassengerResult, Receipt, ReportRequest, Step, Work,
 };
 
 export_adapter!(Sandbox::from_config);
+
+/// The longest `SLOW<ms>` delay honoured.
+const MAX_DELAY_MS: u64 = 5_000;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -36,7 +39,7 @@ struct Config {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
     pub reference: String,
-    /// `journey`, `amendment`, `cargo` or `cancel`.
+    /// The operation: `journey`, `amendment`, `cargo` or `cancel`.
     pub kind: String,
     pub receipt: Receipt,
 }
@@ -178,7 +181,8 @@ impl Sandbox {
     /// The magic plate scenarios, in the order the README table lists them.
     fn scenario(&self, reference: &str, plate: &str) -> AdapterResult<()> {
         if let Some(ms) = magic(plate, "SLOW") {
-            std::thread::sleep(Duration::from_millis(ms.min(60_000)));
+            // Capped, so one tenant's test data cannot hold the adapter's slots for long.
+            std::thread::sleep(Duration::from_millis(ms.min(MAX_DELAY_MS)));
         }
         if plate.contains("PANIC") {
             panic!("sandbox: plate {plate} asks for a panic");
@@ -205,58 +209,89 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    fn journey(&self, reference: &str, j: &tns_adapter::Journey) -> AdapterResult<Receipt> {
+        self.scenario(reference, &j.plate)?;
+        self.remember(reference, "journey", || {
+            let passengers = passenger_results(reference, &j.passengers);
+            let partial = passengers.iter().any(|p| p.error.is_some());
+            Receipt {
+                downstream_reference: trip_reference(&j.departure.date, reference),
+                message: Some(if partial { "88: kısmi başarı".into() } else { "İŞLEM BAŞARILI".into() }),
+                passengers,
+                state: serde_json::Value::Null,
+            }
+        })
+    }
+
+    fn amendment(&self, reference: &str, a: &tns_adapter::Amendment) -> AdapterResult<Receipt> {
+        if let Some(trip) = &a.trip {
+            self.scenario(reference, &trip.plate)?;
+        }
+        self.remember(reference, "amendment", || {
+            let now: Vec<Passenger> =
+                a.added.iter().cloned().chain(a.changed.iter().map(|c| c.passenger.clone())).collect();
+            Receipt {
+                downstream_reference: a.downstream_reference.clone(),
+                passengers: passenger_results(reference, &now),
+                message: Some("İŞLEM BAŞARILI".into()),
+                state: a.downstream_state.clone(),
+            }
+        })
+    }
+
+    fn cargo(&self, reference: &str, c: &tns_adapter::Cargo) -> AdapterResult<Receipt> {
+        self.scenario(reference, &c.plate)?;
+        self.remember(reference, "cargo", || Receipt {
+            downstream_reference: trip_reference(&c.loading.date, reference),
+            passengers: vec![],
+            message: Some("İŞLEM BAŞARILI".into()),
+            state: serde_json::Value::Null,
+        })
+    }
+
+    fn cancel(&self, reference: &str, c: &tns_adapter::Cancellation) -> AdapterResult<Receipt> {
+        self.remember(reference, "cancel", || Receipt {
+            downstream_reference: c.downstream_reference.clone(),
+            passengers: vec![],
+            message: Some("İŞLEM BAŞARILI".into()),
+            state: c.downstream_state.clone(),
+        })
+    }
+}
+
 impl Adapter for Sandbox {
     fn describe(&self) -> Description {
         Description { name: "sandbox".into(), version: env!("CARGO_PKG_VERSION").into() }
     }
 
-    fn submit_journey(&self, req: &JourneyRequest) -> AdapterResult<Receipt> {
-        self.scenario(&req.reference, &req.journey.plate)?;
-        self.remember(&req.reference, "journey", || {
-            let passengers = passenger_results(&req.reference, &req.journey.passengers);
-            let partial = passengers.iter().any(|p| p.error.is_some());
-            Receipt {
-                downstream_reference: trip_reference(&req.journey.departure.date, &req.reference),
-                message: Some(if partial { "88: kısmi başarı".into() } else { "İŞLEM BAŞARILI".into() }),
-                passengers,
-            }
-        })
+    /// Every notification is one call here: the sandbox answers with the whole receipt.
+    fn advance(&self, n: &Notification) -> AdapterResult<Step> {
+        let receipt = match &n.work {
+            Work::Journey(j) => self.journey(&n.reference, j)?,
+            Work::Amendment(a) => self.amendment(&n.reference, a)?,
+            Work::Cargo(c) => self.cargo(&n.reference, c)?,
+            Work::Cancel(c) => self.cancel(&n.reference, c)?,
+        };
+        Ok(Step::Done { receipt })
     }
 
-    fn amend_journey(&self, req: &AmendRequest) -> AdapterResult<Receipt> {
-        self.remember(&req.reference, "amendment", || {
-            let mut passengers = passenger_results(&req.reference, &req.added);
-            passengers.extend(passenger_results(&req.reference, &req.changed));
-            Receipt {
-                downstream_reference: req.downstream_reference.clone(),
-                passengers,
-                message: Some("İŞLEM BAŞARILI".into()),
-            }
-        })
-    }
-
-    fn submit_cargo(&self, req: &CargoRequest) -> AdapterResult<Receipt> {
-        self.scenario(&req.reference, &req.cargo.plate)?;
-        self.remember(&req.reference, "cargo", || Receipt {
-            downstream_reference: trip_reference(&req.cargo.loading.date, &req.reference),
-            passengers: vec![],
-            message: Some("İŞLEM BAŞARILI".into()),
-        })
-    }
-
-    fn cancel(&self, req: &CancelRequest) -> AdapterResult<()> {
-        self.remember(&req.reference, "cancel", || Receipt {
-            downstream_reference: req.downstream_reference.clone(),
-            passengers: vec![],
-            message: Some(req.reason.clone()),
-        })
-        .map(|_| ())
-    }
-
-    fn lookup(&self, req: &LookupRequest) -> AdapterResult<Option<Receipt>> {
+    fn reconcile(&self, n: &Notification) -> AdapterResult<Step> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         self.catch_up(&mut st)?;
-        Ok(st.by_reference.get(&req.reference).map(|r| r.receipt.clone()))
+        Ok(match st.by_reference.get(&n.reference) {
+            Some(r) => Step::Done { receipt: r.receipt.clone() },
+            None => Step::Continue { progress: n.progress.clone() },
+        })
+    }
+
+    /// The sandbox needs no credentials and takes any.
+    fn verify_credentials(&self, req: &CredentialsCheck) -> AdapterResult<Account> {
+        Ok(Account {
+            username: req.credentials.username.clone(),
+            name: Some("SANDBOX".into()),
+            message: Some("İŞLEM BAŞARILI".into()),
+        })
     }
 
     fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
@@ -271,12 +306,41 @@ impl Adapter for Sandbox {
                 req.downstream_reference
             )));
         }
-        let pdf = format!("%PDF-1.4\n% TNS sandbox report for {}\n%%EOF\n", req.downstream_reference);
         Ok(Document {
             content_type: "application/pdf".into(),
-            base64: base64::engine::general_purpose::STANDARD.encode(pdf),
+            base64: base64::engine::general_purpose::STANDARD.encode(pdf(&req.downstream_reference)),
         })
     }
+}
+
+/// A small, valid one-page PDF naming the notification (the cross-reference offsets are
+/// computed, so strict readers open it too).
+fn pdf(reference: &str) -> Vec<u8> {
+    let text = format!("TNS sandbox report {reference}");
+    let stream = format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>"
+            .to_string(),
+        format!("<< /Length {} >>\nstream\n{stream}\nendstream", stream.len()),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_string(),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = vec![];
+    for (i, o) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes());
+    for off in offsets {
+        out.extend_from_slice(format!("{off:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!("trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1).as_bytes(),
+    );
+    out
 }
 
 #[cfg(test)]

@@ -101,10 +101,11 @@ pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option
     }
     let row: Option<Row> = sqlx::query_as(&format!(
         "SELECT u.id AS user_id, u.org_id AS organization_id, u.email, u.full_name, u.role,
-                o.name AS org_name, o.tax_number, o.status AS org_status, o.ws_username,
+                o.name AS org_name, o.tax_number, o.status AS org_status, d.ws_username,
                 {SUBSCRIPTION_COLUMNS}
            FROM users u
            JOIN organizations o ON o.id = u.org_id
+           LEFT JOIN downstream_settings d ON d.org_id = o.id
            JOIN subscriptions s ON s.org_id = o.id
            JOIN plans p ON p.code = s.plan_code
           WHERE u.org_id = $1 AND u.id = $2"

@@ -331,16 +331,17 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
     Ok(out)
 }
 
-/// Replace a draft journey's fields and crew. False when it is no longer a draft or the named
-/// vehicle record is not an active vehicle of the organization.
-pub async fn update_draft(tx: &mut PgConnection, org: i64, id: i64, f: &JourneyFields) -> sqlx::Result<bool> {
+/// Replace an editable journey's fields and crew (see `RecordStatus::is_editable`). False
+/// when it is not editable (any more) or the named vehicle record is not an active vehicle of
+/// the organization.
+pub async fn update_editable(tx: &mut PgConnection, org: i64, id: i64, f: &JourneyFields) -> sqlx::Result<bool> {
     let sql = format!(
         "{VEHICLE_CTE}
          UPDATE journeys j SET vehicle_ref = $4, plate = v.plate, vehicle_record_id = v.id, departure_date = $5,
                 departure_time = $6, departure_district_id = $7, arrival_date = $8, arrival_time = $9,
                 arrival_district_id = $10, tarifeli_context = $11, trip_kind = $12, updated_at = now()
            FROM v
-          WHERE j.org_id = $1 AND j.id = $13 AND j.status = 'draft'
+          WHERE j.org_id = $1 AND j.id = $13 AND j.status IN ('draft', 'delivered', 'failed')
          RETURNING j.id"
     );
     let updated: Option<(i64,)> =

@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod api_keys;
 pub mod cargo;
+pub mod downstream;
 pub mod invoices;
 pub mod journey_writer;
 pub mod journeys;

@@ -45,10 +45,11 @@ pub struct Submission {
     pub id: i64,
     pub target_type: TargetType,
     pub target_id: i64,
-    /// `journey` (a full notification), `amendment` (passengers added, changed or removed since
-    /// the journey's last delivery) or `cargo`.
+    /// `journey` (a full notification), `amendment` (trip fields, crew or passengers changed
+    /// since the journey's last delivery), `cargo`, or `cancel` (withdrawing a delivered journey
+    /// or shipment).
     pub operation: Operation,
-    /// The downstream it goes to (`sandbox`).
+    /// The downstream it goes to (`sandbox` or `uetds`).
     pub adapter: String,
     pub state: SubmissionState,
     pub downstream_reference: Option<String>,
@@ -80,8 +81,10 @@ pub struct Attempt {
     pub started_at: chrono::DateTime<chrono::Utc>,
     pub finished_at: chrono::DateTime<chrono::Utc>,
     /// `delivered`, `partial` (some passengers refused), `found` (an earlier attempt had
-    /// delivered it, learned by lookup), `transient`, `timeout`, `permanent`, `configuration`
-    /// or `abandoned` (the scheduler holding it stopped; looked up before sending again).
+    /// delivered it, learned by lookup), `transient`, `timeout`, `permanent`, `configuration`,
+    /// `abandoned` (the scheduler holding it stopped; looked up before sending again) or
+    /// `given_back` (its lease would have ended before the next call could finish; the next
+    /// claim goes on from the calls already made).
     pub outcome: String,
     pub error: Option<String>,
     pub downstream_reference: Option<String>,
@@ -94,6 +97,8 @@ pub struct Delivered {
     pub adapter: String,
     pub snapshot: Json<serde_json::Value>,
     pub passenger_results: Option<Json<Vec<PassengerResult>>>,
+    /// What the adapter keeps to change the notification later (`null` when nothing).
+    pub downstream_state: Json<serde_json::Value>,
 }
 
 /// The record's pending submission, if it has one.
@@ -123,11 +128,31 @@ pub async fn last_delivered(tx: &mut PgConnection, org: i64, target: Target) -> 
     .await
 }
 
+/// The adapter and the kept downstream state of the record's latest delivered notification
+/// (not a cancellation): what a cancellation or a report needs.
+pub async fn delivered_state(
+    tx: &mut PgConnection,
+    org: i64,
+    target: Target,
+) -> sqlx::Result<Option<(String, Json<serde_json::Value>)>> {
+    sqlx::query_as(
+        "SELECT adapter, downstream_state FROM submissions
+          WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'delivered' AND operation <> 'cancel'
+          ORDER BY id DESC LIMIT 1",
+    )
+    .bind(org)
+    .bind(target.kind())
+    .bind(target.id())
+    .fetch_optional(tx)
+    .await
+}
+
 /// The journey's delivered submissions, oldest first.
 pub async fn delivered_history(tx: &mut PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Delivered>> {
     sqlx::query_as(
-        "SELECT operation, adapter, snapshot, passenger_results FROM submissions
+        "SELECT operation, adapter, snapshot, passenger_results, downstream_state FROM submissions
           WHERE org_id = $1 AND target_type = 'journey' AND target_id = $2 AND state = 'delivered'
+            AND operation IN ('journey', 'amendment')
           ORDER BY id",
     )
     .bind(org)
@@ -138,6 +163,10 @@ pub async fn delivered_history(tx: &mut PgConnection, org: i64, journey: i64) ->
 
 /// Queue a submission, mark its record `submitted`, and wake the schedulers (the NOTIFY is
 /// delivered when the transaction commits).
+///
+/// When the record's latest submission failed with the same operation and adapter, its
+/// progress is where this one starts: what the downstream already holds from it (a trip
+/// declared before a later step was refused, say) is used, never sent twice.
 pub async fn enqueue(
     tx: &mut PgConnection,
     org: i64,
@@ -148,8 +177,12 @@ pub async fn enqueue(
     warnings: &[Warning],
 ) -> sqlx::Result<Submission> {
     let sub: Submission = sqlx::query_as(&format!(
-        "INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLUMNS}"
+        "INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings, progress)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE((
+             SELECT CASE WHEN state = 'failed' AND operation = $4 AND adapter = $5 THEN progress END
+               FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
+              ORDER BY id DESC LIMIT 1), 'null'))
+         RETURNING {COLUMNS}"
     ))
     .bind(org)
     .bind(target.kind())
@@ -240,33 +273,4 @@ pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::
     }
     page.push(&mut qb, "id");
     qb.build_query_as().fetch_all(db).await
-}
-
-/// The organization's adapter and when it was last chosen (`None`: never, the default).
-pub async fn downstream(db: &PgPool, org: i64) -> sqlx::Result<Option<(String, chrono::DateTime<chrono::Utc>)>> {
-    sqlx::query_as("SELECT adapter, updated_at FROM downstream_settings WHERE org_id = $1")
-        .bind(org)
-        .fetch_optional(db)
-        .await
-}
-
-/// The adapter new submissions of the organization go to, read inside the submit transaction.
-pub async fn adapter_of(tx: &mut PgConnection, org: i64) -> sqlx::Result<Option<String>> {
-    sqlx::query_scalar("SELECT adapter FROM downstream_settings WHERE org_id = $1").bind(org).fetch_optional(tx).await
-}
-
-pub async fn set_downstream(
-    db: &PgPool,
-    org: i64,
-    adapter: &str,
-) -> sqlx::Result<(String, chrono::DateTime<chrono::Utc>)> {
-    sqlx::query_as(
-        "INSERT INTO downstream_settings (org_id, adapter) VALUES ($1, $2)
-         ON CONFLICT (org_id) DO UPDATE SET adapter = EXCLUDED.adapter, updated_at = now()
-         RETURNING adapter, updated_at",
-    )
-    .bind(org)
-    .bind(adapter)
-    .fetch_one(db)
-    .await
 }

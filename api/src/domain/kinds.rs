@@ -72,6 +72,7 @@ str_enum! {
         Submitted = "submitted",
         Delivered = "delivered",
         Failed = "failed",
+        Cancelled = "cancelled",
     }
 }
 
@@ -124,6 +125,15 @@ str_enum! {
     /// The downstream systems an organization can choose.
     pub enum AdapterName {
         Sandbox = "sandbox",
+        Uetds = "uetds",
+    }
+}
+
+str_enum! {
+    /// Which of U-ETDS's environments an organization's credentials are for.
+    pub enum Environment {
+        Test = "test",
+        Production = "production",
     }
 }
 
@@ -154,10 +164,34 @@ str_enum! {
 }
 
 str_enum! {
-    /// What a submission sends: a whole journey, the changes to a delivered one, or a shipment.
+    /// What a submission sends: a whole journey, the changes to a delivered one, a shipment, or
+    /// the cancellation of a delivered journey or shipment.
     pub enum Operation {
         Journey = "journey",
         Amendment = "amendment",
         Cargo = "cargo",
+        Cancel = "cancel",
+    }
+}
+
+impl RecordStatus {
+    /// A journey's or shipment's fields may change: not while a submission of it is pending,
+    /// never once it is cancelled.
+    pub fn is_editable(self) -> bool {
+        matches!(self, RecordStatus::Draft | RecordStatus::Delivered | RecordStatus::Failed)
+    }
+}
+
+impl CargoUnit {
+    /// U-ETDS's own unit code (`yukMiktariBirimi`), when it has one: the goods adapter sends
+    /// these, and cargo of an organization that submits to U-ETDS is refused without one.
+    pub fn uetds_code(self) -> Option<&'static str> {
+        match self {
+            CargoUnit::Kg => Some("KG"),
+            CargoUnit::Ton => Some("TON"),
+            CargoUnit::Adet => Some("AD"),
+            CargoUnit::Litre => Some("L"),
+            CargoUnit::M3 => None,
+        }
     }
 }

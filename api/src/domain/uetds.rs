@@ -441,6 +441,41 @@ pub type SeatNo = Text<SEAT_MAX>;
 pub type TicketSerial = Text<TICKET_SERIAL_MAX>;
 /// A company or person's title (sender, receiver).
 pub type Title = Text<TITLE_MAX>;
+/// Why a notification is cancelled (`iptalAciklama`, at most 400 characters downstream).
+pub type CancelReason = Text<400>;
+
+pattern!(
+    /// A firm's UNET number: 1–20 digits.
+    UNET = r"^[0-9]{1,20}$"
+);
+
+string_field! {
+    /// The web-service user name U-ETDS issued to the firm: its UNET number.
+    pub struct WsUsername as "WsUsername" {
+        pattern: UNET,
+        max: None,
+        error: "must be the firm's UNET number (1–20 digits)",
+        normalize: as_given,
+        schema: {"description": "The firm's UNET number, U-ETDS's web-service user name.", "examples": ["999999"]},
+    }
+}
+
+pattern!(
+    /// Printable ASCII or Turkish letters, no control characters: 1–100 of them.
+    WS_PASSWORD = r"^[^\u0000-\u001f\u007f]{1,100}$"
+);
+
+string_field! {
+    /// The web-service password U-ETDS issued to the firm. Sealed at rest, never shown again.
+    pub struct WsPassword as "WsPassword" {
+        pattern: WS_PASSWORD,
+        max: Some(100),
+        error: "must be 1–100 characters without control characters",
+        normalize: as_given,
+        schema: {"description": "The firm's U-ETDS web-service password: checked with U-ETDS before it is saved, \
+                                 sealed at rest, never shown again.", "writeOnly": true},
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -14,8 +14,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
 use endpoints::{
-    account, api_keys, auth, billing, cargo, downstream, journeys, passengers, personnel, reference, submissions,
-    support, usage, vehicles, webhooks,
+    account, api_keys, auth, billing, cargo, downstream, journeys, passengers, personnel, reference, reports,
+    submissions, support, usage, vehicles, webhooks,
 };
 
 /// `{"ok": true}`: the answer of deletes and actions.
@@ -64,6 +64,10 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(cargo::get, cargo::update, cargo::delete))
         .routes(routes!(submissions::submit_journey))
         .routes(routes!(submissions::submit_cargo))
+        .routes(routes!(submissions::cancel_journey))
+        .routes(routes!(submissions::cancel_cargo))
+        .routes(routes!(reports::journey))
+        .routes(routes!(reports::cargo))
         .routes(routes!(submissions::list))
         .routes(routes!(submissions::get))
         .routes(routes!(downstream::get, downstream::put))
@@ -89,6 +93,7 @@ pub fn openapi_document() -> &'static str {
             (cargo::CargoIn::name().to_string(), cargo::CargoIn::json_rules()),
             (personnel::PersonIn::name().to_string(), personnel::PersonIn::json_rules()),
             (passengers::PassengerIn::name().to_string(), passengers::PassengerIn::json_rules()),
+            (downstream::DownstreamIn::name().to_string(), downstream::DownstreamIn::json_rules()),
         ];
         serde_json::to_string(&openapi::finish(build().1, &across)).expect("the document serializes")
     })

@@ -41,13 +41,24 @@ impl DataKey {
         LessSafeKey::new(UnboundKey::new(&CHACHA20_POLY1305, &self.0).expect("32-byte key"))
     }
 
-    /// version ‖ nonce ‖ ciphertext ‖ tag.
+    /// version ‖ nonce ‖ ciphertext ‖ tag, bound to the organization.
     pub fn seal(&self, org_id: i64, plaintext: &[u8]) -> Vec<u8> {
+        self.seal_for(org_id, "", plaintext)
+    }
+
+    pub fn open(&self, org_id: i64, sealed: &[u8]) -> Result<Vec<u8>, Unreadable> {
+        self.open_for(org_id, "", sealed)
+    }
+
+    /// Sealed for one purpose (the additional data is the organization and `purpose`), so a
+    /// value sealed for one column does not open when copied into another: a webhook secret
+    /// (purpose `""`) is not a downstream password (`"downstream-password"`).
+    pub fn seal_for(&self, org_id: i64, purpose: &str, plaintext: &[u8]) -> Vec<u8> {
         let mut nonce = [0u8; NONCE_LEN];
         SystemRandom::new().fill(&mut nonce).expect("system randomness");
         let mut buf = plaintext.to_vec();
         self.key()
-            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(org_id.to_be_bytes()), &mut buf)
+            .seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(aad(org_id, purpose)), &mut buf)
             .expect("sealing cannot fail for in-memory sizes");
         let mut out = Vec::with_capacity(1 + NONCE_LEN + buf.len());
         out.push(VERSION);
@@ -56,7 +67,7 @@ impl DataKey {
         out
     }
 
-    pub fn open(&self, org_id: i64, sealed: &[u8]) -> Result<Vec<u8>, Unreadable> {
+    pub fn open_for(&self, org_id: i64, purpose: &str, sealed: &[u8]) -> Result<Vec<u8>, Unreadable> {
         let (&version, rest) = sealed.split_first().ok_or(Unreadable)?;
         if version != VERSION || rest.len() < NONCE_LEN {
             return Err(Unreadable);
@@ -65,9 +76,17 @@ impl DataKey {
         let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| Unreadable)?;
         let mut buf = ct.to_vec();
         let plain =
-            self.key().open_in_place(nonce, Aad::from(org_id.to_be_bytes()), &mut buf).map_err(|_| Unreadable)?;
+            self.key().open_in_place(nonce, Aad::from(aad(org_id, purpose)), &mut buf).map_err(|_| Unreadable)?;
         Ok(plain.to_vec())
     }
+}
+
+/// The organization (8 bytes, big-endian) followed by the purpose: for the empty purpose,
+/// exactly what secrets sealed before purposes existed were bound to.
+fn aad(org_id: i64, purpose: &str) -> Vec<u8> {
+    let mut a = org_id.to_be_bytes().to_vec();
+    a.extend_from_slice(purpose.as_bytes());
+    a
 }
 
 #[cfg(test)]
@@ -87,6 +106,9 @@ mod tests {
         assert_eq!(k.open(42, &tampered), Err(Unreadable));
         assert_ne!(k.seal(42, b"x"), k.seal(42, b"x"), "fresh nonce each time");
         assert_eq!(format!("{k:?}"), "DataKey(<redacted>)");
+        let pw = k.seal_for(42, "downstream-password", b"pw");
+        assert_eq!(k.open_for(42, "downstream-password", &pw).unwrap(), b"pw");
+        assert_eq!(k.open(42, &pw), Err(Unreadable), "another purpose");
         assert!(DataKey::from_hex(&"ab".repeat(32)).is_some());
         assert!(DataKey::from_hex("abcd").is_none());
     }

@@ -12,7 +12,7 @@ use crate::{
     },
     domain::{
         fields::{ceiling, Amount, Cursor, Day, Int, Limit, RecordId, Text, Time},
-        kinds::{CargoUnit, RecordStatus, RegistryStatus},
+        kinds::{AdapterName, CargoUnit, RecordStatus, RegistryStatus},
         uetds::{CargoTypeCode, CityId, PlaceId, TaxId, Title, TransportMode, TransportType},
     },
     error::{ApiError, ApiResult, ErrorBody},
@@ -93,7 +93,34 @@ impl CargoIn {
 
     /// The shipment's fields, its vehicle and driver checked within the organization (404 for a
     /// record it does not have active).
+    /// U-ETDS's goods service notifies road shipments, in the units it has codes for: an
+    /// organization that submits to it is told now, not when the submission fails. (The sandbox
+    /// takes everything the fields allow.)
+    async fn fits_downstream(&self, st: &AppState, org: i64) -> ApiResult<()> {
+        let mut conn = st.db.acquire().await?;
+        if db::downstream::adapter_of(&mut conn, org).await?.as_deref() != Some(AdapterName::Uetds.as_str()) {
+            return Ok(());
+        }
+        if self.transport_type.get() != 1 {
+            return Err(ApiError::validation(
+                "transport_type",
+                "U-ETDS's goods service takes road shipments only (1); this organization submits to U-ETDS",
+            ));
+        }
+        if self.cargo_unit.uetds_code().is_none() {
+            return Err(ApiError::validation(
+                "cargo_unit",
+                format!(
+                    "U-ETDS has no unit for {}; use KG, TON, ADET or LITRE (this organization submits to U-ETDS)",
+                    self.cargo_unit.as_str()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     async fn resolve(self, st: &AppState, org: i64) -> ApiResult<CargoFields> {
+        self.fits_downstream(st, org).await?;
         let vehicle = db::vehicles::get(&st.db, org, self.vehicle_id.get()).await?;
         if !vehicle.is_some_and(|v| v.status == RegistryStatus::Active) {
             return Err(missing_reference("vehicle_id", "active vehicle", self.vehicle_id.get()));

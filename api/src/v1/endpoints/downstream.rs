@@ -1,4 +1,5 @@
-//! `/portal/downstream`: which downstream system the organization's submissions go to.
+//! `/portal/downstream`: which downstream system the organization's submissions go to, and its
+//! U-ETDS credentials.
 
 use axum::{extract::State, Json};
 use serde::{Deserialize, Serialize};
@@ -6,13 +7,22 @@ use utoipa::ToSchema;
 
 use crate::{
     auth::{scopes::Scope, Auth},
-    db,
-    domain::kinds::AdapterName,
-    error::ApiResult,
+    db::{
+        self,
+        downstream::{Setting, StoredCredentials},
+    },
+    domain::{
+        kinds::{AdapterName, Environment},
+        uetds::{WsPassword, WsUsername},
+    },
+    error::{ApiError, ApiResult, ErrorBody},
     extract::ApiJson,
     state::AppState,
     submit::DEFAULT_ADAPTER,
 };
+
+/// What a downstream password is sealed for (the scheduler opens it for the same purpose).
+pub use tns_scheduler::queue::PASSWORD_PURPOSE;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Downstream {
@@ -20,22 +30,60 @@ pub struct Downstream {
     pub adapter: String,
     /// The adapters an organization may choose.
     pub available: &'static [AdapterName],
+    /// U-ETDS's environment the credentials are for; null unless the adapter is `uetds`.
+    pub environment: Option<Environment>,
+    /// The firm's UNET number (U-ETDS's web-service user name); null unless the adapter is
+    /// `uetds`. The password is never shown.
+    pub ws_username: Option<String>,
     /// When the setting was last changed; null while it is the default.
     pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
+/// Choose the downstream. For `uetds`, `environment`, `ws_username` and `ws_password` are
+/// required, and checked with U-ETDS before they are saved; for `sandbox` they must be absent
+/// (switching to the sandbox clears the stored credentials).
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DownstreamIn {
     adapter: AdapterName,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    environment: Option<Environment>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ws_username: Option<WsUsername>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ws_password: Option<WsPassword>,
 }
 
-fn answer(setting: Option<(String, chrono::DateTime<chrono::Utc>)>) -> Json<Downstream> {
-    let (adapter, updated_at) = match setting {
-        Some((a, at)) => (a, Some(at)),
-        None => (DEFAULT_ADAPTER.to_string(), None),
-    };
-    Json(Downstream { adapter, available: AdapterName::ALL, updated_at })
+impl crate::v1::openapi::AcrossFields for DownstreamIn {
+    fn json_rules() -> serde_json::Value {
+        serde_json::json!({
+            "if": {"properties": {"adapter": {"const": AdapterName::Uetds.as_str()}}},
+            "then": {"required": ["environment", "ws_username", "ws_password"],
+                     "properties": {"environment": {"type": "string"}, "ws_username": {"type": "string"},
+                                    "ws_password": {"type": "string"}}},
+            "else": {"properties": {"environment": {"type": "null"}, "ws_username": {"type": "null"},
+                                    "ws_password": {"type": "null"}}},
+        })
+    }
+}
+
+fn answer(setting: Option<Setting>) -> Json<Downstream> {
+    Json(match setting {
+        Some(s) => Downstream {
+            adapter: s.adapter,
+            available: AdapterName::ALL,
+            environment: s.environment,
+            ws_username: s.ws_username,
+            updated_at: Some(s.updated_at),
+        },
+        None => Downstream {
+            adapter: DEFAULT_ADAPTER.to_string(),
+            available: AdapterName::ALL,
+            environment: None,
+            ws_username: None,
+            updated_at: None,
+        },
+    })
 }
 
 /// The organization's downstream setting. Scope `account:read`.
@@ -44,13 +92,17 @@ fn answer(setting: Option<(String, chrono::DateTime<chrono::Utc>)>) -> Json<Down
     security(("bearer" = []), ("session" = [])))]
 pub async fn get(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Downstream>> {
     p.require(Scope::AccountRead)?;
-    Ok(answer(db::submissions::downstream(&st.db, p.org_id).await?))
+    Ok(answer(db::downstream::get(&st.db, p.org_id).await?))
 }
 
-/// Choose the downstream for new submissions (pending ones keep theirs; amendments of a
-/// delivered journey go where the journey went). Scope `account:write`.
+/// Choose the downstream for new submissions (pending ones keep theirs; amendments and
+/// cancellations of a delivered journey go where the journey went). U-ETDS credentials are
+/// checked with U-ETDS (`kullaniciKontrol`) before anything is saved: wrong ones are a 422
+/// carrying U-ETDS's own message, an unreachable U-ETDS a 503. Scope `account:write`.
 #[utoipa::path(put, path = "/portal/downstream", operation_id = "set_downstream", tag = "submissions", request_body = DownstreamIn,
-    responses((status = 200, body = Downstream)),
+    responses((status = 200, body = Downstream),
+              (status = 422, body = ErrorBody, description = "A field breaks its rule, credentials are missing for `uetds` or given for another adapter, or U-ETDS refused the credentials (its message in `detail`)"),
+              (status = 503, body = ErrorBody, description = "U-ETDS could not be reached to check the credentials; nothing was saved")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn put(
     State(st): State<AppState>,
@@ -58,5 +110,45 @@ pub async fn put(
     ApiJson(input): ApiJson<DownstreamIn>,
 ) -> ApiResult<Json<Downstream>> {
     p.require(Scope::AccountWrite)?;
-    Ok(answer(Some(db::submissions::set_downstream(&st.db, p.org_id, input.adapter.as_str()).await?)))
+    let creds = match input.adapter {
+        AdapterName::Uetds => {
+            let missing = |f: &str| ApiError::validation(f, "is required for the `uetds` adapter");
+            let environment = input.environment.ok_or_else(|| missing("environment"))?;
+            let user = input.ws_username.ok_or_else(|| missing("ws_username"))?;
+            let password = input.ws_password.ok_or_else(|| missing("ws_password"))?;
+            let credentials = tns_adapter::Credentials {
+                username: user.as_str().to_string(),
+                password: password.as_str().to_string(),
+                environment: match environment {
+                    Environment::Test => tns_adapter::Environment::Test,
+                    Environment::Production => tns_adapter::Environment::Production,
+                },
+            };
+            st.downstreams.verify(AdapterName::Uetds.as_str(), credentials, "ws_password").await?;
+            let sealed =
+                st.cfg.scheduler.webhooks.data_key.seal_for(p.org_id, PASSWORD_PURPOSE, password.as_str().as_bytes());
+            Some((environment, user, sealed))
+        }
+        _ => {
+            for (field, given) in [
+                ("environment", input.environment.is_some()),
+                ("ws_username", input.ws_username.is_some()),
+                ("ws_password", input.ws_password.is_some()),
+            ] {
+                if given {
+                    return Err(ApiError::validation(field, "is only for the `uetds` adapter"));
+                }
+            }
+            None
+        }
+    };
+    let stored = creds.as_ref().map(|(environment, user, sealed)| StoredCredentials {
+        environment: *environment,
+        ws_username: user.as_str(),
+        ws_password_sealed: sealed.clone(),
+    });
+    let setting = db::downstream::set(&st.db, p.org_id, input.adapter.as_str(), stored).await?;
+    // `GET /portal/me` shows the user name: this process answers anew at once.
+    st.profiles.remove_where(|(org, _), _| *org == p.org_id);
+    Ok(answer(Some(setting)))
 }

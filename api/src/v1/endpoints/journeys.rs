@@ -1,4 +1,5 @@
-//! `/portal/journeys`: create, list (filters), get, and update or delete while `draft`.
+//! `/portal/journeys`: create, list (filters), get, update (a draft, or a delivered journey
+//! whose changes then go downstream as an amendment), and delete while `draft`.
 
 use std::collections::HashSet;
 
@@ -236,13 +237,16 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath
     load(&st, p.org_id, id).await.map(Json)
 }
 
-/// Change any subset of a draft journey's fields; answers the whole record. 409 once it has
-/// been submitted. Scope `journeys:write`.
+/// Change any subset of a journey's fields; answers the whole record. A draft (or a journey
+/// never delivered) changes freely. A delivered one keeps its kind and scheduled context (409
+/// to change them), and its other changes (vehicle, times, places, crew) go downstream as an
+/// amendment when it is submitted again. 409 while a submission of it is pending and once it
+/// is cancelled. Scope `journeys:write`.
 #[utoipa::path(put, path = "/portal/journeys/{id}", operation_id = "update_journey", tag = "journeys", params(("id" = i64, Path)),
     request_body = JourneyPatch,
     responses((status = 200, body = Journey),
               (status = 404, body = ErrorBody, description = "No such journey, or the body names a vehicle or person the organization has not active"),
-              (status = 409, body = ErrorBody, description = "Not a draft any more, or the merged journey breaks a rule across fields")),
+              (status = 409, body = ErrorBody, description = "A submission of it is pending, it is cancelled, a delivered journey's kind or context would change, or the merged journey breaks a rule across fields")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -252,23 +256,41 @@ pub async fn update(
 ) -> ApiResult<Json<Journey>> {
     p.require(Scope::JourneysWrite)?;
     let current = load(&st, p.org_id, id).await?;
-    if current.status != RecordStatus::Draft {
-        return Err(not_draft("journey", id, current.status, "changed"));
+    if !current.status.is_editable() {
+        return Err(not_editable(id, current.status));
     }
     let merged = patched(&JourneyIn::from(&current), &patch)?;
     merged.check_across().map_err(merged_conflict)?;
     let f = resolve(&st, p.org_id, merged).await?;
+    if current.downstream_reference.is_some()
+        && (f.trip_kind != current.trip_kind || f.tarifeli_context != current.tarifeli_context)
+    {
+        return Err(ApiError::Conflict(format!(
+            "journey {id} was notified downstream as it is: its trip_kind and tarifeli_context cannot change \
+             (cancel it and create a new journey)"
+        )));
+    }
     let mut tx = st.db.begin().await?;
-    if !db::journeys::update_draft(&mut tx, p.org_id, id, &f).await.map_err(|e| vanished_reference(e, "vehicle_id"))? {
-        // Either the vehicle record is gone or the journey stopped being a draft meanwhile.
+    if !db::journeys::update_editable(&mut tx, p.org_id, id, &f)
+        .await
+        .map_err(|e| vanished_reference(e, "vehicle_id"))?
+    {
+        // Either the vehicle record is gone or the journey's state changed meanwhile.
         return Err(match db::journeys::status(&st.db, p.org_id, id).await? {
-            Some(s) if s != RecordStatus::Draft => ApiError::Conflict(format!("journey {id} is no longer a draft")),
+            Some(s) if !s.is_editable() => not_editable(id, s),
             _ => no_vehicle(&f),
         });
     }
     let journey = db::journeys::get(&mut tx, p.org_id, id).await?.ok_or_else(|| not_found("journey", id))?;
     tx.commit().await?;
     Ok(Json(journey))
+}
+
+fn not_editable(id: i64, status: RecordStatus) -> ApiError {
+    ApiError::Conflict(match status {
+        RecordStatus::Cancelled => format!("journey {id} is cancelled; it takes no more changes"),
+        _ => format!("journey {id} has a pending submission; change it once that has finished"),
+    })
 }
 
 /// Delete a draft journey with its passengers. 409 once it has been submitted.

@@ -8,6 +8,7 @@ pub mod journeys;
 pub mod passengers;
 pub mod personnel;
 pub mod reference;
+pub mod reports;
 pub mod submissions;
 pub mod support;
 pub mod usage;

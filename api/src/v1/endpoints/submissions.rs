@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use axum::{
+    body::Bytes,
     extract::State,
     http::{HeaderMap, HeaderValue, StatusCode},
     Json,
@@ -17,16 +18,17 @@ use crate::{
         self,
         submissions::{Attempt, Filter, Submission, Target},
     },
+    domain::uetds::CancelReason,
     domain::{
         fields::{Cursor, Int, Limit, RecordId},
         kinds::{SubmissionState, TargetType},
         warnings::Warning,
     },
-    error::ApiResult,
-    extract::{ApiPath, ApiQuery},
+    error::{ApiResult, ErrorBody},
+    extract::{optional_json, ApiPath, ApiQuery},
     pagination::{Page, Paged},
     state::AppState,
-    submit::submit,
+    submit::{cancel, submit},
     v1::resource::not_found,
     waiter::MAX_WAIT_SECS,
 };
@@ -66,7 +68,17 @@ async fn submit_and_answer(
     target: Target,
     headers: &HeaderMap,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    let mut sub = submit(st, org, target).await?;
+    let sub = submit(st, org, target).await?;
+    answer(st, org, sub, headers).await
+}
+
+/// 202 with the submission, after waiting for its outcome when `Prefer: wait` asks.
+async fn answer(
+    st: &AppState,
+    org: i64,
+    mut sub: Submission,
+    headers: &HeaderMap,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
     let mut out_headers = HeaderMap::new();
     if let Some(wait) = prefer_wait(headers) {
         if sub.state == SubmissionState::Pending && wait > 0 {
@@ -91,7 +103,8 @@ async fn submit_and_answer(
 /// Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/journeys/{id}/submit", operation_id = "submit_journey", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for")))),
+    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
+              (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn submit_journey(
     State(st): State<AppState>,
@@ -109,7 +122,8 @@ pub async fn submit_journey(
 /// `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state. Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/cargo/{id}/submit", operation_id = "submit_cargo", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for")))),
+    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
+              (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions")),
     security(("bearer" = []), ("session" = [])))]
 pub async fn submit_cargo(
     State(st): State<AppState>,
@@ -119,6 +133,72 @@ pub async fn submit_cargo(
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
     p.require(Scope::JourneysWrite)?;
     submit_and_answer(&st, p.org_id, Target::Cargo(id), &headers).await
+}
+
+/// Why a delivered journey or shipment is cancelled (sent downstream with the cancellation).
+#[derive(Debug, Default, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CancelIn {
+    /// 1–400 characters; "İptal edildi" when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<CancelReason>,
+}
+
+/// The reason when none is given.
+const DEFAULT_REASON: &str = "İptal edildi";
+
+async fn cancel_and_answer(
+    st: &AppState,
+    org: i64,
+    target: Target,
+    body: Option<CancelIn>,
+    headers: &HeaderMap,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    let reason = body.and_then(|b| b.reason).map(CancelReason::into_inner);
+    let sub = cancel(st, org, target, reason.as_deref().unwrap_or(DEFAULT_REASON)).await?;
+    answer(st, org, sub, headers).await
+}
+
+/// Cancel a delivered journey downstream (U-ETDS `seferIptal`): queued as a submission
+/// (operation `cancel`) like a submit, answered 202. Once it is delivered the journey is
+/// `cancelled` and takes no more edits or submits; if it fails, the journey stays delivered.
+/// A journey never delivered has nothing to cancel (409; delete a draft instead), and one
+/// with another submission pending waits for it (409). Cancelling again answers the same
+/// cancellation. `Prefer: wait=N` as for submit. Scope `journeys:write`.
+#[utoipa::path(post, path = "/portal/journeys/{id}/cancel", operation_id = "cancel_journey", tag = "submissions", params(("id" = i64, Path),
+        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
+    request_body(content = Option<CancelIn>, description = "Optional: the reason"),
+    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
+              (status = 409, body = ErrorBody, description = "Never delivered, or another submission of it is pending")),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn cancel_journey(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiPath(id): ApiPath<i64>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    p.require(Scope::JourneysWrite)?;
+    cancel_and_answer(&st, p.org_id, Target::Journey(id), optional_json(&body)?, &headers).await
+}
+
+/// Cancel a delivered cargo shipment downstream (U-ETDS `seferIptalEtV3`), as for journeys.
+/// Scope `journeys:write`.
+#[utoipa::path(post, path = "/portal/cargo/{id}/cancel", operation_id = "cancel_cargo", tag = "submissions", params(("id" = i64, Path),
+        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
+    request_body(content = Option<CancelIn>, description = "Optional: the reason"),
+    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
+              (status = 409, body = ErrorBody, description = "Never delivered, or another submission of it is pending")),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn cancel_cargo(
+    State(st): State<AppState>,
+    Auth(p): Auth,
+    ApiPath(id): ApiPath<i64>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    p.require(Scope::JourneysWrite)?;
+    cancel_and_answer(&st, p.org_id, Target::Cargo(id), optional_json(&body)?, &headers).await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

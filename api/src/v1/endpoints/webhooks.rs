@@ -19,7 +19,7 @@ use crate::{
         webhooks::{EndpointUrl, Flag, WebhookSecret},
     },
     error::{ApiError, ApiResult, ErrorBody},
-    extract::{parse_json, ApiJson, ApiPath, ApiQuery},
+    extract::{optional_json, ApiJson, ApiPath, ApiQuery},
     idempotency::NoReplay,
     pagination::{Page, Paged},
     state::AppState,
@@ -247,9 +247,7 @@ pub struct TestEventOut {
 pub async fn test_event(State(st): State<AppState>, Auth(p): Auth, body: Bytes) -> ApiResult<Json<TestEventOut>> {
     p.require(Scope::WebhooksWrite)?;
     // The body is optional: empty (or `null`) means "every active subscription".
-    let input: Option<TestEventIn> =
-        if body.iter().all(|b| b.is_ascii_whitespace()) { None } else { parse_json(&body)? };
-    let input = input.unwrap_or_default();
+    let input: TestEventIn = optional_json(&body)?.unwrap_or_default();
     let target = input.subscription_id.map(Int::get);
     if let Some(id) = target {
         let sub = db::webhooks::get(&st.db, p.org_id, id)

@@ -1,0 +1,288 @@
+//! Non-scheduled passenger trips (tarifesiz): U-ETDS's arızi service, as a [`TripService`].
+//!
+//! The trip (`seferEkle`, our reference in `firmaSeferNo`; `seferGuncelle` for later
+//! changes), its passenger group (`seferGrupEkle`, our reference as the group's name, start
+//! and end from the departure and arrival), the crew (`personelEkle`, `personelIptal`), the
+//! passengers (`yolcuEkleCoklu` in batches, code 88 kept per passenger;
+//! `yolcuIptalUetdsYolcuRefNoIle`), cancellation (`seferIptal`), the report
+//! (`seferDetayCiktisiAl`) and the credentials check (`kullaniciKontrol`). Reconciling reads
+//! the trip list (`seferBildirimListele`), the groups (`seferGrupListesi`) and the summary
+//! (`bildirimOzeti`).
+
+use base64::Engine;
+use tns_adapter::{
+    Account, AdapterError, AdapterResult, Credentials, Document, Journey, Passenger, Person, Stop, Trip,
+};
+
+use crate::{
+    config::{Config, Service},
+    dmy, midnight,
+    outcome::{self, accepted, is_cancelled},
+    progress::{personnel_type, Pax, PASSENGER_BATCH},
+    trips::{Summary, TripService},
+    wire::{arizi as w, Transport, WsUser},
+    Session,
+};
+
+/// The arızi service, for one submission.
+pub struct Arizi<'a>(pub &'a Session<'a>);
+
+fn trip_input(t: &Trip, firma_sefer_no: &str) -> w::AriziSeferBilgileriInput {
+    w::AriziSeferBilgileriInput {
+        arac_plaka: t.plate.clone(),
+        sefer_aciklama: None,
+        hareket_tarihi: midnight(&t.departure.date),
+        hareket_saati: t.departure.time.clone(),
+        arac_telefonu: None,
+        firma_sefer_no: firma_sefer_no.to_string(),
+        sefer_bitis_tarihi: midnight(&t.arrival.date),
+        sefer_bitis_saati: t.arrival.time.clone(),
+    }
+}
+
+fn place(s: &Stop) -> String {
+    s.place.clone().unwrap_or_else(|| s.district_id.to_string())
+}
+
+/// A crew member as both passenger services take them (`seferPersonelBilgileriInput`).
+pub fn crew_input(p: &Person) -> w::AriziSeferPersonelBilgileriInput {
+    w::AriziSeferPersonelBilgileriInput {
+        tur_kodu: personnel_type(p),
+        uyruk_ulke: p.country().to_string(),
+        tc_kimlik_pasaport_no: p.identity_number.clone(),
+        cinsiyet: p.gender.clone(),
+        adi: p.first_name.clone(),
+        soyadi: p.last_name.clone(),
+        telefon: p.phone.clone(),
+        adres: None,
+        hes_kodu: None,
+    }
+}
+
+fn passenger_input(p: &Passenger, group: i64) -> w::AriziSeferYolcuBilgileriInput {
+    w::AriziSeferYolcuBilgileriInput {
+        uyruk_ulke: p.person.country().to_string(),
+        tc_kimlik_pasaport_no: p.person.identity_number.clone(),
+        cinsiyet: Some(p.person.gender.clone()),
+        adi: p.person.first_name.clone(),
+        soyadi: p.person.last_name.clone(),
+        koltuk_no: p.seat_no.clone().unwrap_or_default(),
+        telefon_no: p.person.phone.clone(),
+        grup_id: group,
+        hes_kodu: None,
+    }
+}
+
+/// What the summary (`bildirimOzeti`, the same shape on both passenger services) says is held.
+pub fn summary_of(o: w::AriziSeferBildirimOzetSonuc) -> Summary {
+    Summary {
+        cancelled: is_cancelled(o.sefer_durum_aciklama.as_deref()),
+        firma_sefer_no: o.firma_sefer_no,
+        crew: o
+            .arizi_personel_listesi
+            .into_iter()
+            .filter(|c| !is_cancelled(c.durum_aciklama.as_deref()))
+            .filter_map(|c| c.tckimlikno)
+            .collect(),
+        passengers: o
+            .arizi_yolcu_listesi
+            .into_iter()
+            .filter(|y| !is_cancelled(y.durum_aciklama.as_deref()))
+            .filter_map(|y| Some((y.tckimlikno?, y.uetds_bilet_ref_no)))
+            .collect(),
+    }
+}
+
+/// The trip list's request of `t`'s departure day and plate (the same on both services).
+pub fn day_list(s: &Session, t: &Trip) -> w::SeferBildirimListele {
+    let day = dmy(&t.departure.date);
+    w::SeferBildirimListele {
+        wsuser: s.wsuser(),
+        sefer_listele_input: w::YtsAriziSeferListeleInput {
+            sefer_tarih1: day.clone(),
+            sefer_tarih2: day,
+            plaka: Some(t.plate.clone()),
+        },
+    }
+}
+
+impl TripService for Arizi<'_> {
+    fn add_trip(&self, j: &Journey) -> AdapterResult<i64> {
+        let s = self.0;
+        let input = trip_input(&j.trip(), s.reference);
+        let r = accepted(
+            s.call(Service::Arizi, &w::SeferEkle { wsuser: s.wsuser(), arizi_sefer_bilgileri_input: input })?,
+        )?;
+        r.uetds_sefer_referans_no
+            .ok_or_else(|| AdapterError::Transient("U-ETDS accepted the trip but gave no reference".into()))
+    }
+
+    fn update_trip(&self, trip: i64, t: &Trip, firma_sefer_no: &str) -> AdapterResult<()> {
+        let s = self.0;
+        let op = w::SeferGuncelle {
+            wsuser: s.wsuser(),
+            guncellenecek_sefer_referans_no: trip,
+            arizi_sefer_bilgileri_input: trip_input(t, firma_sefer_no),
+        };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+    }
+
+    fn has_groups(&self) -> bool {
+        true
+    }
+
+    fn add_group(&self, trip: i64, t: &Trip) -> AdapterResult<i64> {
+        let s = self.0;
+        let input = w::AriziGrupBilgileriInput {
+            grup_aciklama: format!("TNS {}", s.reference),
+            baslangic_ulke: "TR".into(),
+            baslangic_il: t.departure.city_id.into(),
+            baslangic_ilce: t.departure.district_id.into(),
+            baslangic_yer: Some(place(&t.departure)),
+            bitis_ulke: "TR".into(),
+            bitis_il: t.arrival.city_id.into(),
+            bitis_ilce: t.arrival.district_id.into(),
+            bitis_yer: place(&t.arrival),
+            grup_adi: s.reference.to_string(),
+            grup_ucret: None,
+        };
+        let op =
+            w::SeferGrupEkle { wsuser: s.wsuser(), uetds_sefer_referans_no: trip, sefer_grup_bilgileri_input: input };
+        let r = accepted(s.call(Service::Arizi, &op)?)?;
+        r.uetds_grup_ref_no
+            .as_deref()
+            .and_then(|g| g.trim().parse().ok())
+            .ok_or_else(|| AdapterError::Transient("U-ETDS accepted the passenger group but gave no group id".into()))
+    }
+
+    fn find_group(&self, trip: i64) -> AdapterResult<Option<i64>> {
+        let s = self.0;
+        let r = accepted(
+            s.call(Service::Arizi, &w::SeferGrupListesi { wsuser: s.wsuser(), uetds_sefer_referans_no: trip })?,
+        )?;
+        Ok(r.grup_liste.iter().find(|g| g.grup_adi.as_deref() == Some(s.reference)).and_then(|g| g.grup_id))
+    }
+
+    fn add_crew(&self, trip: i64, crew: &[&Person]) -> AdapterResult<()> {
+        let s = self.0;
+        let op = w::PersonelEkle {
+            wsuser: s.wsuser(),
+            uetds_sefer_referans_no: trip,
+            sefer_personel_bilgileri_input: crew.iter().map(|p| crew_input(p)).collect(),
+        };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+    }
+
+    fn remove_crew(&self, trip: i64, p: &Person) -> AdapterResult<()> {
+        let s = self.0;
+        let op = w::PersonelIptal {
+            wsuser: s.wsuser(),
+            iptal_personel_input: w::PersonelIptalInput {
+                personel_tc_kimlik_pasaport_no: p.identity_number.clone(),
+                iptal_aciklama: Some(format!("TNS {}", s.reference)),
+                uetds_sefer_referans_no: trip,
+            },
+        };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+    }
+
+    fn batch(&self) -> usize {
+        PASSENGER_BATCH
+    }
+
+    /// One `yolcuEkleCoklu`. A refusal of the whole batch with no per-passenger results
+    /// refuses each of them, unless it says the caller is not allowed (then nothing was looked
+    /// at, and the customer must act).
+    fn add_passengers(&self, trip: i64, group: Option<i64>, batch: &[&Passenger]) -> AdapterResult<Vec<Pax>> {
+        let s = self.0;
+        let group = group.ok_or_else(|| AdapterError::Permanent("passengers need the trip's group".into()))?;
+        let op = w::YolcuEkleCoklu {
+            wsuser: s.wsuser(),
+            uetds_sefer_referans_no: trip,
+            yolcu_bilgileri: batch.iter().map(|p| passenger_input(p, group)).collect(),
+        };
+        let r = s.call(Service::Arizi, &op)?;
+        if r.uetds_yolcu_sonuc.is_empty() {
+            if r.sonuc_kodu == 0 {
+                return Err(AdapterError::Transient("U-ETDS accepted the passengers but gave no results".into()));
+            }
+            if outcome::is_configuration(r.sonuc_mesaji.as_deref().unwrap_or("")) {
+                return Err(outcome::refused(r.sonuc_kodu, r.sonuc_mesaji.as_deref()));
+            }
+        }
+        Ok((0..batch.len())
+            .map(|i| {
+                // `sira` is the 1-based position in the batch.
+                match r.uetds_yolcu_sonuc.iter().find(|y| y.sira == i as i32 + 1) {
+                    Some(y) if y.sonuc_kodu == 0 => Pax::accepted(y.uetds_bilet_ref_no),
+                    Some(y) => Pax::refused(y.sonuc_kodu, y.sonuc_mesaji.as_deref()),
+                    None if r.sonuc_kodu == 0 => Pax::accepted(None),
+                    None => Pax::refused(r.sonuc_kodu, r.sonuc_mesaji.as_deref()),
+                }
+            })
+            .collect())
+    }
+
+    fn cancel_passenger(&self, trip: i64, reference: i64) -> AdapterResult<()> {
+        let s = self.0;
+        let op = w::YolcuIptalUetdsYolcuRefNoIle {
+            wsuser: s.wsuser(),
+            uetds_sefer_referans_no: trip,
+            uetds_yolcu_referans_no: reference,
+            iptal_aciklama: format!("TNS {}: yolcu bilgisi değişti veya yolcu çıkarıldı", s.reference),
+        };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+    }
+
+    fn cancel_trip(&self, trip: i64, reason: &str) -> AdapterResult<()> {
+        let s = self.0;
+        let op =
+            w::SeferIptal { wsuser: s.wsuser(), uetds_sefer_referans_no: trip, iptal_aciklama: reason.to_string() };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+    }
+
+    fn trips_of_day(&self, t: &Trip) -> AdapterResult<Vec<i64>> {
+        let r = accepted(self.0.call(Service::Arizi, &day_list(self.0, t))?)?;
+        Ok(r.sefer_listesi.iter().filter_map(|x| x.uetds_sefer_referans_no).collect())
+    }
+
+    fn summary(&self, trip: i64) -> AdapterResult<Summary> {
+        let s = self.0;
+        let op = w::BildirimOzeti { wsuser: s.wsuser(), uetds_sefer_referans_no: trip };
+        accepted(s.call(Service::Arizi, &op)?).map(summary_of)
+    }
+
+    fn reference(&self) -> &str {
+        self.0.reference
+    }
+}
+
+pub fn report(s: &Session, trip: i64) -> AdapterResult<Document> {
+    let r = accepted(
+        s.call(Service::Arizi, &w::SeferDetayCiktisiAl { wsuser: s.wsuser(), uetds_sefer_referans_no: trip })?,
+    )?;
+    pdf(r.sonuc_pdf)
+}
+
+/// A PDF U-ETDS gave as base64 text, checked to be one.
+pub fn pdf(base64: Option<String>) -> AdapterResult<Document> {
+    let text: String = base64.unwrap_or_default().split_whitespace().collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text.as_bytes())
+        .map_err(|e| AdapterError::Transient(format!("U-ETDS's report is not base64: {e}")))?;
+    if !bytes.starts_with(b"%PDF") {
+        return Err(AdapterError::Transient("U-ETDS's report is not a PDF".into()));
+    }
+    Ok(Document { content_type: "application/pdf".into(), base64: text })
+}
+
+/// `kullaniciKontrol`: whom U-ETDS knows the credentials as.
+pub fn verify(transport: &Transport, cfg: &Config, c: &Credentials) -> AdapterResult<Account> {
+    let op = w::KullaniciKontrol { kullanici_adi: c.username.clone(), sifre: c.password.clone() };
+    let user = WsUser::new(c.username.clone(), c.password.clone());
+    let r = transport
+        .call(&cfg.url(Service::Arizi, c.environment), &user, &op)
+        .map_err(|e| outcome::transport(Service::Arizi.label(), e))?;
+    let r = accepted(r)?;
+    Ok(Account { username: c.username.clone(), name: r.firma_unvan, message: r.sonuc_mesaji })
+}

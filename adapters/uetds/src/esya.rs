@@ -1,0 +1,221 @@
+//! Goods shipments: U-ETDS's eşya service, V3 operations.
+//!
+//! A shipment is a trip (`yeniSeferEkleV3`: plate, driver, dates as `dd/MM/yyyy`, our
+//! reference in `firmaSeferNo`) and its load (`sefereYukEkleV3`, our reference in
+//! `firmaYukNo`). Reconciling finds them by the firm's trips of that day and plate
+//! (`seferListesiV3`) and the trip's loads (`seferDetayiV3`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tns_adapter::{AdapterError, AdapterResult, Cancellation, Cargo, Document, Receipt, Step};
+
+use crate::{
+    arizi::pdf,
+    config::Service,
+    continue_with, dmy, number,
+    outcome::{accepted, is_cancelled, refused},
+    progress::load,
+    trips::cancelled,
+    wire::esya as w,
+    Session,
+};
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CargoProgress {
+    /// `seferId`.
+    trip: Option<i64>,
+    /// `yukId`.
+    load: Option<i64>,
+}
+
+/// U-ETDS's unit code (`yukMiktariBirimi`) of our cargo unit. The API refuses, at creation,
+/// cargo of an organization that submits to U-ETDS in a unit without one.
+fn unit(ours: &str) -> AdapterResult<&'static str> {
+    Ok(match ours {
+        "KG" => "KG",
+        "TON" => "TON",
+        "ADET" => "AD",
+        "LITRE" => "L",
+        other => return Err(AdapterError::Permanent(format!("cargo_unit {other} has no U-ETDS unit"))),
+    })
+}
+
+/// A decimal with `.` and no exponent, as the service reads it.
+fn amount(x: f64) -> String {
+    let s = format!("{x}");
+    if s.contains('e') {
+        format!("{x:.3}")
+    } else {
+        s
+    }
+}
+
+fn trip_input(c: &Cargo, reference: &str) -> w::EsyaSeferBilgileriInputV3 {
+    w::EsyaSeferBilgileriInputV3 {
+        plaka1: c.plate.clone(),
+        plaka2: None,
+        // Required by the service; a shipment without a driver was submitted with a warning,
+        // and U-ETDS's refusal says the rest.
+        sofor1_tc_no: c.driver.as_ref().map(|d| d.identity_number.clone()).unwrap_or_default(),
+        sofor2_tc_no: None,
+        baslangic_tarihi: dmy(&c.loading.date),
+        baslangic_saati: c.loading.time.clone(),
+        bitis_tarihi: dmy(&c.unloading.date),
+        bitis_saati: c.unloading.time.clone(),
+        firma_sefer_no: Some(reference.to_string()),
+    }
+}
+
+fn load_input(c: &Cargo, reference: &str) -> AdapterResult<w::EsyaYukBilgileriInputV3> {
+    if c.transport_type != 1 {
+        return Err(AdapterError::Permanent("U-ETDS's goods service takes road shipments only".into()));
+    }
+    Ok(w::EsyaYukBilgileriInputV3 {
+        // 2: not dangerous goods (the record has no dangerous-goods fields).
+        tasima_turu_kodu: "2".into(),
+        yukleme_ulke_kodu: "TR".into(),
+        yukleme_il_mernis_kodu: Some(c.loading.city_id.to_string()),
+        yukleme_ilce_mernis_kodu: Some(c.loading.district_id.to_string()),
+        bosaltma_ulke_kodu: "TR".into(),
+        bosaltma_il_mernis_kodu: Some(c.unloading.city_id.to_string()),
+        bosaltma_ilce_mernis_kodu: Some(c.unloading.district_id.to_string()),
+        yukleme_tarihi: dmy(&c.loading.date),
+        yukleme_saati: c.loading.time.clone(),
+        bosaltma_tarihi: dmy(&c.unloading.date),
+        bosaltma_saati: c.unloading.time.clone(),
+        yuk_cins_id: Some(c.cargo_type.to_string()),
+        yuk_cins_diger_aciklama: None,
+        tehlikeli_madde_tasima_sekli: None,
+        muafiyet_turu: None,
+        un_id: None,
+        yuk_miktari: amount(c.amount),
+        yuk_miktari_birimi: unit(&c.unit)?.into(),
+        gonderen_unvan: c.sender.name.clone(),
+        gonderen_vergi_no: Some(c.sender.tax_number.clone()),
+        alici_unvan: Some(c.receiver.name.clone()),
+        alici_vergi_no: Some(c.receiver.tax_number.clone()),
+        firma_yuk_no: Some(reference.to_string()),
+    })
+}
+
+fn receipt(p: &CargoProgress) -> Receipt {
+    Receipt {
+        downstream_reference: p.trip.map(|t| t.to_string()).unwrap_or_default(),
+        passengers: vec![],
+        message: Some("İŞLEM BAŞARILI".into()),
+        state: serde_json::json!({ "load": p.load }),
+    }
+}
+
+pub fn advance(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> {
+    let mut p: CargoProgress = load(progress)?;
+    let Some(trip) = p.trip else {
+        let input = trip_input(c, s.reference);
+        // Checked before the trip is declared, so a load that cannot be sent leaves nothing behind.
+        load_input(c, s.reference)?;
+        let r =
+            accepted(s.call(Service::Esya, &w::YeniSeferEkleV3 { wsuser: s.wsuser(), sefer_bilgileri_input: input })?)?;
+        p.trip = Some(
+            r.sefer_id.ok_or_else(|| AdapterError::Transient("U-ETDS accepted the trip but gave no seferId".into()))?,
+        );
+        return continue_with(&p);
+    };
+    let r = s.call(
+        Service::Esya,
+        &w::SefereYukEkleV3 {
+            wsuser: s.wsuser(),
+            sefer_id: trip,
+            yuk_bilgileri_input_list: vec![load_input(c, s.reference)?],
+        },
+    )?;
+    let item = r.uetds_esya_sonuc.iter().find(|y| y.sira == 1).or(r.uetds_esya_sonuc.first());
+    match item {
+        Some(y) if y.sonuc_kodu == 0 => p.load = y.yuk_id,
+        Some(y) => return Err(refused(y.sonuc_kodu, y.sonuc_mesaji.as_deref())),
+        None => {
+            accepted(r)?;
+            return Err(AdapterError::Transient("U-ETDS accepted the load but gave no result".into()));
+        }
+    }
+    Ok(Step::Done { receipt: receipt(&p) })
+}
+
+pub fn reconcile(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> {
+    let mut p: CargoProgress = load(progress)?;
+    if p.trip.is_none() {
+        let list = accepted(s.call(
+            Service::Esya,
+            &w::SeferListesiV3 {
+                wsuser: s.wsuser(),
+                sefer_baslangic_tarihi: dmy(&c.loading.date),
+                plaka: c.plate.clone(),
+            },
+        )?)?;
+        p.trip = list
+            .sefer_listesi
+            .iter()
+            .find(|t| t.firma_sefer_no.as_deref() == Some(s.reference))
+            .and_then(|t| t.sefer_id);
+        if p.trip.is_none() {
+            return continue_with(&p);
+        }
+    }
+    let detail = detail(s, p.trip.unwrap_or_default())?;
+    let found = detail
+        .yuk_listesi
+        .iter()
+        .find(|y| y.firma_yuk_no.as_deref() == Some(s.reference) && !is_cancelled(y.durum.as_deref()));
+    match found {
+        Some(y) => {
+            p.load = y.yuk_id;
+            Ok(Step::Done { receipt: receipt(&p) })
+        }
+        None => continue_with(&p),
+    }
+}
+
+fn detail(s: &Session, trip: i64) -> AdapterResult<w::EsyaSeferDetayiSonucV3> {
+    accepted(s.call(Service::Esya, &w::SeferDetayiV3 { wsuser: s.wsuser(), sefer_id: trip })?)
+}
+
+pub fn cancel(s: &Session, c: &Cancellation) -> AdapterResult<Step> {
+    accepted(s.call(
+        Service::Esya,
+        &w::SeferIptalEtV3 {
+            wsuser: s.wsuser(),
+            sefer_id: number(&c.downstream_reference, "the goods trip reference")?,
+            sefer_iptal_tur_kodu: s.cfg.goods_cancel_code.to_string(),
+            sefer_iptal_aciklama: c.reason.clone(),
+        },
+    )?)?;
+    Ok(cancelled(c))
+}
+
+pub fn reconcile_cancel(s: &Session, c: &Cancellation, progress: &Value) -> AdapterResult<Step> {
+    let d = detail(s, number(&c.downstream_reference, "the goods trip reference")?)?;
+    if is_cancelled(d.sefer_detayi.as_ref().and_then(|t| t.durum.as_deref())) {
+        Ok(cancelled(c))
+    } else {
+        Ok(Step::Continue { progress: progress.clone() })
+    }
+}
+
+pub fn report(s: &Session, id: i64) -> AdapterResult<Document> {
+    let r = accepted(s.call(Service::Esya, &w::SeferRaporuV3 { wsuser: s.wsuser(), sefer_id: id })?)?;
+    pdf(r.sonuc_pdf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_and_amounts() {
+        assert_eq!(unit("ADET").unwrap(), "AD");
+        assert_eq!(unit("LITRE").unwrap(), "L");
+        assert!(unit("M3").is_err());
+        assert_eq!(amount(1500.0), "1500");
+        assert_eq!(amount(12.5), "12.5");
+        assert_eq!(amount(1e9), "1000000000");
+    }
+}

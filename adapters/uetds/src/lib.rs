@@ -1,0 +1,215 @@
+//! The U-ETDS adapter: notifies the Ministry of Transport's U-ETDS over SOAP, with each
+//! organization's own web-service credentials.
+//!
+//! - [`wire`]: the SOAP messages, envelopes, reply parsing and the one pooled HTTP client.
+//! - `trips`: passenger trips step by step (journey, amendment, cancellation), over the calls
+//!   of `arizi` (non-scheduled trips) or `tarifeli` (scheduled trips, provisional: the
+//!   service's WSDL is not public).
+//! - `esya`: goods — trip and load, cancellation, report.
+//!
+//! A notification is several SOAP calls. [`Adapter::advance`] makes the next one and returns
+//! the progress so far, which the host records before it calls again; so a notification that
+//! fails halfway resumes from the first missing step. [`Adapter::reconcile`] finds out, with
+//! read-only calls, what U-ETDS holds when the outcome of the last call is unknown: a write is
+//! never repeated on a guess. Our reference (`tns-<submission>`) goes into U-ETDS's own fields
+//! for the sender's reference (`firmaSeferNo`, `firmaYukNo`, the group's name), which is how
+//! reconciling recognizes what we sent.
+
+mod arizi;
+mod config;
+mod esya;
+mod outcome;
+mod progress;
+mod tarifeli;
+mod trips;
+pub mod wire;
+
+use serde_json::Value;
+use tns_adapter::{
+    export_adapter, Account, Adapter, AdapterError, AdapterResult, Credentials, CredentialsCheck, Description,
+    Document, Environment, Kind, Notification, ReportRequest, Step, Work,
+};
+
+use crate::{
+    arizi::Arizi,
+    config::{Config, Service},
+    tarifeli::Tarifeli,
+    wire::{Operation, Transport, TransportSettings, WsUser},
+};
+
+fn no_goods_amendment() -> AdapterError {
+    AdapterError::Permanent("goods shipments take no amendments".into())
+}
+
+export_adapter!(Uetds::from_config);
+
+pub struct Uetds {
+    cfg: Config,
+    /// One pooled HTTPS client for every call of this process.
+    transport: Transport,
+}
+
+impl Uetds {
+    pub fn from_config(raw: &[u8]) -> Result<Uetds, AdapterError> {
+        let cfg = Config::parse(raw)?;
+        let transport = Transport::new(&TransportSettings {
+            connect_timeout: cfg.connect_timeout,
+            call_timeout: cfg.call_timeout,
+            extra_ca_pem: cfg.ca_file.clone(),
+        })
+        .map_err(|e| AdapterError::Configuration(format!("uetds: {e}")))?;
+        Ok(Uetds { cfg, transport })
+    }
+
+    fn session<'a>(&'a self, credentials: Option<&Credentials>, reference: &'a str) -> AdapterResult<Session<'a>> {
+        let c = credentials.ok_or_else(|| {
+            AdapterError::Configuration(
+                "no U-ETDS credentials are set for this organization: set them with PUT /portal/downstream".into(),
+            )
+        })?;
+        Ok(Session {
+            transport: &self.transport,
+            cfg: &self.cfg,
+            user: WsUser::new(c.username.clone(), c.password.clone()),
+            env: c.environment,
+            reference,
+        })
+    }
+}
+
+/// One organization's calls to one environment of U-ETDS, for one submission.
+pub struct Session<'a> {
+    transport: &'a Transport,
+    cfg: &'a Config,
+    user: WsUser,
+    env: Environment,
+    /// Our reference of the submission (`tns-<id>`).
+    reference: &'a str,
+}
+
+impl Session<'_> {
+    fn wsuser(&self) -> WsUser {
+        self.user.clone()
+    }
+
+    /// One SOAP call to `service`; transport and gateway failures classified.
+    fn call<O: Operation>(&self, service: Service, op: &O) -> AdapterResult<O::Return> {
+        self.transport
+            .call(&self.cfg.url(service, self.env), &self.user, op)
+            .map_err(|e| outcome::transport(service.label(), e))
+    }
+}
+
+impl Adapter for Uetds {
+    fn describe(&self) -> Description {
+        Description { name: "uetds".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+
+    fn advance(&self, n: &Notification) -> AdapterResult<Step> {
+        let s = self.session(n.credentials.as_ref(), &n.reference)?;
+        let (arizi, tarifeli) = (Arizi(&s), Tarifeli(&s));
+        match &n.work {
+            Work::Journey(j) if j.tarifeli.is_some() => trips::advance_journey(&tarifeli, j, &n.progress),
+            Work::Journey(j) => trips::advance_journey(&arizi, j, &n.progress),
+            Work::Amendment(a) => match a.kind {
+                Kind::Scheduled => trips::advance_amendment(&tarifeli, a, &n.progress),
+                Kind::NonScheduled => trips::advance_amendment(&arizi, a, &n.progress),
+                Kind::Goods => Err(no_goods_amendment()),
+            },
+            Work::Cargo(c) => esya::advance(&s, c, &n.progress),
+            Work::Cancel(c) => match c.kind {
+                Kind::Scheduled => trips::cancel(&tarifeli, c),
+                Kind::NonScheduled => trips::cancel(&arizi, c),
+                Kind::Goods => esya::cancel(&s, c),
+            },
+        }
+    }
+
+    fn reconcile(&self, n: &Notification) -> AdapterResult<Step> {
+        let s = self.session(n.credentials.as_ref(), &n.reference)?;
+        let (arizi, tarifeli) = (Arizi(&s), Tarifeli(&s));
+        match &n.work {
+            Work::Journey(j) if j.tarifeli.is_some() => trips::reconcile_journey(&tarifeli, j, &n.progress),
+            Work::Journey(j) => trips::reconcile_journey(&arizi, j, &n.progress),
+            Work::Amendment(a) => match a.kind {
+                Kind::Scheduled => trips::reconcile_amendment(&tarifeli, a, &n.progress),
+                Kind::NonScheduled => trips::reconcile_amendment(&arizi, a, &n.progress),
+                Kind::Goods => Err(no_goods_amendment()),
+            },
+            Work::Cargo(c) => esya::reconcile(&s, c, &n.progress),
+            Work::Cancel(c) => match c.kind {
+                Kind::Scheduled => trips::reconcile_cancel(&tarifeli, c, &n.progress),
+                Kind::NonScheduled => trips::reconcile_cancel(&arizi, c, &n.progress),
+                Kind::Goods => esya::reconcile_cancel(&s, c, &n.progress),
+            },
+        }
+    }
+
+    fn verify_credentials(&self, req: &CredentialsCheck) -> AdapterResult<Account> {
+        arizi::verify(&self.transport, &self.cfg, &req.credentials)
+    }
+
+    fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
+        let s = self.session(req.credentials.as_ref(), "")?;
+        match req.kind {
+            Kind::NonScheduled => arizi::report(&s, number(&req.downstream_reference, "the trip reference")?),
+            Kind::Goods => esya::report(&s, number(&req.downstream_reference, "the goods trip reference")?),
+            Kind::Scheduled => Err(AdapterError::Permanent(
+                "the report of a scheduled trip is not available through TNS yet (the scheduled service's report \
+                 operation is not published)"
+                    .into(),
+            )),
+        }
+    }
+}
+
+/// A reference U-ETDS gave as a number, read back from our own text.
+fn number(reference: &str, what: &str) -> AdapterResult<i64> {
+    reference
+        .trim()
+        .parse()
+        .map_err(|_| AdapterError::Permanent(format!("{what} `{reference}` is not a U-ETDS reference")))
+}
+
+/// `YYYY-MM-DD` → `dd/MM/yyyy`, U-ETDS's date text outside `xs:dateTime` fields.
+fn dmy(date: &str) -> String {
+    let mut parts = date.splitn(3, '-');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(y), Some(m), Some(d)) => format!("{d}/{m}/{y}"),
+        _ => date.to_string(),
+    }
+}
+
+/// `YYYY-MM-DD` → an `xs:dateTime` at midnight Türkiye time, so the service's own time zone
+/// cannot move the day.
+fn midnight(date: &str) -> String {
+    format!("{date}T00:00:00+03:00")
+}
+
+/// The progress value of a step.
+fn continue_with<P: serde::Serialize>(p: &P) -> AdapterResult<Step> {
+    let progress: Value = serde_json::to_value(p).map_err(|e| AdapterError::Permanent(format!("progress: {e}")))?;
+    Ok(Step::Continue { progress })
+}
+
+impl Service {
+    fn label(self) -> &'static str {
+        match self {
+            Service::Arizi => "non-scheduled service",
+            Service::Esya => "goods service",
+            Service::Tarifeli => "scheduled service",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(dmy("2026-12-01"), "01/12/2026");
+        assert_eq!(midnight("2026-12-01"), "2026-12-01T00:00:00+03:00");
+        assert!(number("18073000016130", "trip").is_ok() && number("x", "trip").is_err());
+    }
+}

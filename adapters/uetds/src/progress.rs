@@ -1,0 +1,76 @@
+//! What the steps of one notification achieved, kept by the host between calls (the JSON of
+//! these types), and the receipt it ends with.
+
+use std::collections::BTreeMap;
+
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_json::Value;
+use tns_adapter::{AdapterError, AdapterResult, Passenger, PassengerResult, Person};
+
+/// Passengers sent per `yolcuEkleCoklu` call. U-ETDS publishes no limit; smaller batches also
+/// keep each call well inside its timeout.
+pub const PASSENGER_BATCH: usize = 100;
+
+/// One passenger's outcome downstream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pax {
+    /// U-ETDS's reference of the accepted passenger (`uetdsBiletRefNo`).
+    pub reference: Option<String>,
+    /// Why U-ETDS refused the passenger; `None` when accepted.
+    pub error: Option<String>,
+}
+
+impl Pax {
+    pub fn accepted(reference: Option<i64>) -> Pax {
+        Pax { reference: reference.map(|r| r.to_string()), error: None }
+    }
+
+    pub fn refused(code: i32, message: Option<&str>) -> Pax {
+        Pax { reference: None, error: Some(format!("{code}: {}", message.unwrap_or("refused").trim())) }
+    }
+}
+
+/// The progress recorded so far (`null` before the first call).
+pub fn load<P: DeserializeOwned + Default>(v: &Value) -> AdapterResult<P> {
+    if v.is_null() {
+        return Ok(P::default());
+    }
+    serde_json::from_value(v.clone()).map_err(|e| AdapterError::Permanent(format!("unreadable progress: {e}")))
+}
+
+/// The per-passenger results of a receipt, in the order of `passengers`.
+pub fn results<'a>(
+    passengers: impl IntoIterator<Item = &'a Passenger>,
+    done: &BTreeMap<String, Pax>,
+) -> Vec<PassengerResult> {
+    passengers
+        .into_iter()
+        .map(|p| {
+            let d = done.get(&p.key);
+            PassengerResult {
+                key: p.key.clone(),
+                downstream_reference: d.and_then(|d| d.reference.clone()),
+                error: d.map_or_else(|| Some("not sent".into()), |d| d.error.clone()),
+            }
+        })
+        .collect()
+}
+
+/// U-ETDS's personnel type (`turKodu`): 0 driver, 2 host, 4 other, 5 guide.
+pub fn personnel_type(p: &Person) -> i32 {
+    match p.role.as_str() {
+        "driver" => 0,
+        "host" => 2,
+        "guide" => 5,
+        _ => 4,
+    }
+}
+
+/// The message of a completed notification: U-ETDS's own, and how many passengers it refused.
+pub fn message(refused: usize, total: usize) -> Option<String> {
+    Some(if refused == 0 {
+        "İŞLEM BAŞARILI".into()
+    } else {
+        format!("{} of {total} passengers refused (U-ETDS code 88)", refused)
+    })
+}

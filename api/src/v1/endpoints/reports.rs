@@ -1,0 +1,124 @@
+//! The downstream's own report of a delivered journey or shipment, as a PDF
+//! (`GET /portal/journeys/{id}/report`, `GET /portal/cargo/{id}/report`).
+
+use axum::{
+    extract::State,
+    http::{header, HeaderValue},
+    response::{IntoResponse, Response},
+};
+use base64::Engine;
+use tns_adapter::{Credentials, Kind, ReportRequest};
+
+use crate::{
+    auth::{scopes::Scope, Auth},
+    db::{self, submissions::Target},
+    domain::kinds::{Environment, TripKind},
+    error::{ApiError, ApiResult, ErrorBody},
+    extract::ApiPath,
+    state::AppState,
+    v1::{endpoints::downstream::PASSWORD_PURPOSE, resource::not_found},
+};
+
+/// A PDF document, in the document's words.
+pub struct Pdf;
+
+impl utoipa::PartialSchema for Pdf {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        crate::domain::fields::raw_schema(serde_json::json!({"type": "string", "format": "binary"}))
+    }
+}
+
+impl utoipa::ToSchema for Pdf {
+    fn name() -> std::borrow::Cow<'static, str> {
+        "Pdf".into()
+    }
+}
+
+/// The organization's U-ETDS credentials in the clear, for one call.
+async fn credentials(st: &AppState, org: i64) -> ApiResult<Option<Credentials>> {
+    let Some((env, user, sealed)) = db::downstream::sealed_credentials(&st.db, org).await? else {
+        return Ok(None);
+    };
+    let password = st
+        .cfg
+        .scheduler
+        .webhooks
+        .data_key
+        .open_for(org, PASSWORD_PURPOSE, &sealed)
+        .ok()
+        .and_then(|p| String::from_utf8(p).ok())
+        .ok_or_else(|| anyhow::anyhow!("organization {org}: the stored downstream password does not open"))?;
+    let environment = match env {
+        Environment::Test => tns_adapter::Environment::Test,
+        Environment::Production => tns_adapter::Environment::Production,
+    };
+    Ok(Some(Credentials { username: user, password, environment }))
+}
+
+async fn report(st: &AppState, org: i64, target: Target, reference: Option<String>, kind: Kind) -> ApiResult<Response> {
+    let what = match target {
+        Target::Journey(_) => "journey",
+        Target::Cargo(_) => "cargo shipment",
+    };
+    let Some(downstream_reference) = reference else {
+        return Err(ApiError::Conflict(format!(
+            "{what} {} has not been delivered downstream yet; its report exists once it is",
+            target.id()
+        )));
+    };
+    let mut conn = st.db.acquire().await?;
+    let (adapter, state) = db::submissions::delivered_state(&mut conn, org, target)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("{target:?} has a downstream reference but no delivered submission"))?;
+    drop(conn);
+    let req = ReportRequest {
+        credentials: credentials(st, org).await?,
+        kind,
+        downstream_reference: downstream_reference.clone(),
+        downstream_state: state.0,
+    };
+    let doc = st.downstreams.report(&adapter, req).await?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(doc.base64.as_bytes())
+        .map_err(|e| ApiError::BadGateway(format!("the downstream's report is not readable: {e}")))?;
+    let name =
+        format!("attachment; filename=\"{}-{}-{}.pdf\"", what.replace(' ', "-"), target.id(), downstream_reference);
+    let disposition = HeaderValue::from_str(&name).unwrap_or(HeaderValue::from_static("attachment"));
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("application/pdf")),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        bytes,
+    )
+        .into_response())
+}
+
+/// The downstream's report of a delivered journey (U-ETDS `seferDetayCiktisiAl`), as
+/// `application/pdf`. 409 before the journey is delivered. Scope `journeys:read`.
+#[utoipa::path(get, path = "/portal/journeys/{id}/report", operation_id = "get_journey_report", tag = "journeys", params(("id" = i64, Path)),
+    responses((status = 200, content_type = "application/pdf", body = Pdf),
+              (status = 409, body = ErrorBody, description = "Not delivered downstream yet, or the downstream refused the organization's credentials"),
+              (status = 502, body = ErrorBody, description = "The downstream did not give the report (its message in `detail`)")),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn journey(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Response> {
+    p.require(Scope::JourneysRead)?;
+    let mut conn = st.db.acquire().await?;
+    let j = db::journeys::get(&mut conn, p.org_id, id).await?.ok_or_else(|| not_found("journey", id))?;
+    drop(conn);
+    let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
+    report(&st, p.org_id, Target::Journey(id), j.downstream_reference, kind).await
+}
+
+/// The downstream's report of a delivered cargo shipment (U-ETDS `seferRaporuV3`), as
+/// `application/pdf`. 409 before the shipment is delivered. Scope `journeys:read`.
+#[utoipa::path(get, path = "/portal/cargo/{id}/report", operation_id = "get_cargo_report", tag = "cargo", params(("id" = i64, Path)),
+    responses((status = 200, content_type = "application/pdf", body = Pdf),
+              (status = 409, body = ErrorBody, description = "Not delivered downstream yet, or the downstream refused the organization's credentials"),
+              (status = 502, body = ErrorBody, description = "The downstream did not give the report (its message in `detail`)")),
+    security(("bearer" = []), ("session" = [])))]
+pub async fn cargo(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Response> {
+    p.require(Scope::JourneysRead)?;
+    let c = db::cargo::get(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
+    report(&st, p.org_id, Target::Cargo(id), c.downstream_reference, Kind::Goods).await
+}

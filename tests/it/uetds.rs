@@ -1,0 +1,524 @@
+//! The U-ETDS adapter end to end: the API, a scheduler calling the real `libtns_adapter_uetds.so`,
+//! and a fake U-ETDS on loopback that judges every request as the gateway would (path,
+//! SOAPAction, Basic auth, `<wsuser>`, namespaces, the published XSDs through xmllint) and
+//! keeps what it was sent. Each test asserts on the fake's state: what U-ETDS would hold.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+use tns_tests::uetds_fake::{Behaviour, FakeUetds, TEST_PASSWORD, TEST_USER};
+
+use crate::{fixtures::*, helpers::*};
+
+/// An organization on U-ETDS's test environment, its API, and a scheduler, against a fake.
+struct Setup {
+    fake: FakeUetds,
+    app: TestApp,
+    _scheduler: InProcessScheduler,
+    f: Fleet,
+}
+
+impl Setup {
+    async fn new() -> Setup {
+        Setup::with(&[]).await
+    }
+
+    async fn with(overrides: &[(&str, &str)]) -> Setup {
+        // On its own thread: the plugin's blocking calls must not wait on this test's runtime.
+        let fake = FakeUetds::start_background();
+        let base = fake.base_url();
+        let env = Env::new()
+            .await
+            .with_scheduler()
+            .with(&[("TNS_UETDS_BASE_URL", base.as_str()), ("TNS_ADAPTER_TIMEOUT_SECS", "4")])
+            .with(overrides);
+        let app = TestApp::start(env.clone()).await;
+        let scheduler = InProcessScheduler::start(&env).await;
+        let f = Fleet::new(&app).await;
+        let creds = json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER,
+                           "ws_password": TEST_PASSWORD});
+        json_of(app.put("/portal/downstream", f.key(), creds).await, 200).await;
+        Setup { fake, app, _scheduler: scheduler, f }
+    }
+
+    fn key(&self) -> &str {
+        self.f.key()
+    }
+
+    /// A non-scheduled journey with the fleet's driver and these passengers; its id.
+    async fn tarifesiz(&self, plate: &str, passengers: &[Value]) -> i64 {
+        let mut body = tarifesiz(json!(plate));
+        body["personnel_ids"] = json!([self.f.driver_id]);
+        self.journey(body, passengers).await
+    }
+
+    async fn journey(&self, body: Value, passengers: &[Value]) -> i64 {
+        let id = self.app.post_ok("/portal/journeys", self.key(), body, 201).await["id"].as_i64().unwrap();
+        if !passengers.is_empty() {
+            let path = format!("/portal/journeys/{id}/passengers:bulk-upsert");
+            self.app.post_ok(&path, self.key(), json!({ "passengers": passengers }), 200).await;
+        }
+        id
+    }
+
+    /// POST an action (submit, cancel) and wait for its submission to finish; the submission.
+    async fn act(&self, path: &str) -> Value {
+        let res = self.app.req(Method::POST, path, Some(self.key())).header("Prefer", "wait=20").send().await.unwrap();
+        let out = json_of(res, 202).await;
+        let id = out["submission_id"].as_i64().unwrap();
+        self.app.get_ok(&format!("/portal/submissions/{id}"), self.key()).await
+    }
+
+    async fn submit(&self, journey: i64) -> Value {
+        self.act(&format!("/portal/journeys/{journey}/submit")).await
+    }
+
+    /// What the submission sent as our reference.
+    fn reference(sub: &Value) -> String {
+        format!("tns-{}", sub["id"])
+    }
+}
+
+fn outcomes(sub: &Value) -> Vec<String> {
+    sub["history"].as_array().unwrap().iter().map(|a| a["outcome"].as_str().unwrap().to_string()).collect()
+}
+
+fn passport(n: &str) -> Value {
+    json!({"first_name": "John", "last_name": "Smith", "identity_number": n, "gender": "E", "nationality": "GB",
+           "boarding_place_code": KADIKOY, "destination_place_code": CEYHAN, "seat_no": "3"})
+}
+
+#[tokio::test]
+async fn credentials_are_checked_with_u_etds_before_they_are_saved() {
+    let fake = FakeUetds::start_background();
+    let base = fake.base_url();
+    let app = TestApp::start(Env::new().await.with_scheduler().with(&[("TNS_UETDS_BASE_URL", &base)])).await;
+    let org = app.register().await;
+    let put = |body: Value| app.put("/portal/downstream", &org.key, body);
+
+    // Wrong password: U-ETDS's own words, nothing saved.
+    let wrong = json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER, "ws_password": "nope"});
+    let b = error_body(put(wrong).await, 422).await;
+    assert_eq!(b["field"], "ws_password");
+    assert!(b["detail"].as_str().unwrap().contains("KULLANICI ADI YADA SIFRE HATALI"), "{b}");
+    assert_eq!(app.get_ok("/portal/downstream", &org.key).await["adapter"], "sandbox");
+
+    // Each credential field is required for U-ETDS, and only for it.
+    assert_invalid(
+        put(json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER})).await,
+        "ws_password",
+    )
+    .await;
+    assert_invalid(
+        put(json!({"adapter": "uetds", "environment": "staging", "ws_username": "1", "ws_password": "x"})).await,
+        "environment",
+    )
+    .await;
+    assert_invalid(put(json!({"adapter": "sandbox", "ws_username": TEST_USER})).await, "ws_username").await;
+
+    // Right ones: saved, the user name shown, the password never, and sealed at rest.
+    let right =
+        json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER, "ws_password": TEST_PASSWORD});
+    let d = json_of(put(right).await, 200).await;
+    assert_eq!(
+        (d["adapter"].as_str(), d["environment"].as_str(), d["ws_username"].as_str()),
+        (Some("uetds"), Some("test"), Some(TEST_USER))
+    );
+    assert!(!d.to_string().contains(TEST_PASSWORD));
+    assert_eq!(app.get_ok("/portal/me", &org.key).await["organization"]["ws_username"], TEST_USER);
+    let stored: Vec<u8> = sqlx::query_scalar("SELECT ws_password FROM downstream_settings WHERE org_id = $1")
+        .bind(org.id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert!(!stored.windows(TEST_PASSWORD.len()).any(|w| w == TEST_PASSWORD.as_bytes()), "sealed, not in the clear");
+    let checks = fake.requests_for("kullaniciKontrol");
+    assert_eq!(checks.len(), 2);
+    assert!(checks.iter().all(|r| r.path == "/services/g2g/kdgm/test/uetdsarizi"));
+    fake.assert_no_violations();
+
+    // Back to the sandbox: nothing half-set stays behind.
+    json_of(put(json!({"adapter": "sandbox"})).await, 200).await;
+    let left: (Option<String>, Option<Vec<u8>>) =
+        sqlx::query_as("SELECT ws_username, ws_password FROM downstream_settings WHERE org_id = $1")
+            .bind(org.id)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(left, (None, None));
+    assert_eq!(app.get_ok("/portal/me", &org.key).await["organization"]["ws_username"], Value::Null);
+
+    // U-ETDS unreachable: 503, nothing saved.
+    let closed =
+        TestApp::start(Env::new().await.with_scheduler().with(&[("TNS_UETDS_BASE_URL", "http://127.0.0.1:9")])).await;
+    let org = closed.register().await;
+    let right =
+        json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER, "ws_password": TEST_PASSWORD});
+    error_body(closed.put("/portal/downstream", &org.key, right).await, 503).await;
+    assert_eq!(closed.get_ok("/portal/downstream", &org.key).await["adapter"], "sandbox");
+}
+
+#[tokio::test]
+async fn a_non_scheduled_journey_goes_through_every_step_and_later_changes_follow() {
+    let s = Setup::new().await;
+    let (p1, p2, foreigner) = (passenger(11), passenger(12), passport("U1234567"));
+    let id = s.tarifesiz(&s.f.plate, &[p1.clone(), p2.clone(), foreigner]).await;
+    let sub = s.submit(id).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    assert_eq!(outcomes(&sub), ["delivered"]);
+    s.fake.assert_no_violations();
+
+    // What U-ETDS holds: one trip under our reference, its group, the driver, three passengers.
+    let reference = Setup::reference(&sub);
+    let trips = s.fake.trips_with_firma_sefer_no(&reference);
+    assert_eq!(trips.len(), 1, "one trip, declared once");
+    let trip = &trips[0];
+    assert_eq!(sub["downstream_reference"], trip.reference.to_string());
+    assert_eq!((trip.plate.as_str(), trip.departure_time.as_str()), (s.f.plate.as_str(), "08:30"));
+    assert_eq!(trip.departure_date.to_string(), "2026-12-01");
+    let groups: Vec<_> = trip.valid_groups().collect();
+    assert_eq!(groups.len(), 1);
+    assert_eq!((groups[0].start_province, groups[0].start_district), (ISTANBUL, KADIKOY));
+    assert_eq!((groups[0].end_province, groups[0].end_district), (ADANA, CEYHAN));
+    assert_eq!(groups[0].end_place, "Ceyhan");
+    let crew: Vec<_> = trip.active_crew().collect();
+    assert_eq!(crew.len(), 1);
+    assert_eq!((crew[0].kind, crew[0].identity.as_str()), (0, tckn(s.f.org.id as u64 * 10 + 1).as_str()));
+    let held: Vec<(String, String)> =
+        trip.valid_passengers().map(|p| (p.identity.clone(), p.nationality.clone())).collect();
+    assert_eq!(held.len(), 3);
+    assert!(held.contains(&("U1234567".to_string(), "GB".to_string())), "{held:?}");
+    assert!(held.contains(&(tckn(11), "TR".to_string())), "{held:?}");
+    for op in ["seferEkle", "seferGrupEkle", "personelEkle", "yolcuEkleCoklu"] {
+        assert_eq!(s.fake.calls(op), 1, "{op} called once");
+    }
+    // Each passenger's U-ETDS reference is on the submission.
+    let refs: Vec<String> = trip.valid_passengers().map(|p| p.ticket_ref.to_string()).collect();
+    let results = sub["passengers"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert!(results.iter().all(|r| refs.contains(&r["downstream_reference"].as_str().unwrap().to_string())));
+
+    // The report is U-ETDS's PDF.
+    let res = s.app.req(Method::GET, &format!("/portal/journeys/{id}/report"), Some(s.key())).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/pdf");
+    assert!(res.bytes().await.unwrap().starts_with(b"%PDF"));
+
+    // Later changes: a later departure, one passenger removed, one changed, one added.
+    let path = format!("/portal/journeys/{id}");
+    json_of(s.app.put(&path, s.key(), json!({"departure": {"time": "09:15"}})).await, 200).await;
+    let list = s.app.get_ok(&format!("/portal/journeys/{id}/passengers"), s.key()).await;
+    let pid = |identity: &str| {
+        list["data"].as_array().unwrap().iter().find(|p| p["identity_number"] == identity).unwrap()["id"]
+            .as_i64()
+            .unwrap()
+    };
+    let removed = s.app.delete(&format!("/portal/journeys/{id}/passengers/{}", pid(&tckn(11))), s.key()).await;
+    assert_eq!(removed.status(), 200);
+    let changed = s
+        .app
+        .put(&format!("/portal/journeys/{id}/passengers/{}", pid(&tckn(12))), s.key(), json!({"seat_no": "44"}))
+        .await;
+    assert_eq!(changed.status(), 200);
+    s.app.post_ok(&format!("/portal/journeys/{id}/passengers"), s.key(), passenger(13), 201).await;
+    let amendment = s.submit(id).await;
+    assert_eq!(
+        (amendment["operation"].as_str(), amendment["state"].as_str()),
+        (Some("amendment"), Some("delivered")),
+        "{amendment}"
+    );
+    s.fake.assert_no_violations();
+    let trip = s.fake.trip(trip.reference).unwrap();
+    assert_eq!(trip.departure_time, "09:15", "seferGuncelle");
+    assert_eq!(trip.firma_sefer_no, reference, "the update keeps the trip's own number");
+    let mut held: Vec<(String, Option<String>)> =
+        trip.valid_passengers().map(|p| (p.identity.clone(), p.seat.clone())).collect();
+    held.sort();
+    let mut want = vec![
+        ("U1234567".to_string(), Some("3".to_string())),
+        (tckn(12), Some("44".to_string())),
+        (tckn(13), Some("12".to_string())),
+    ];
+    want.sort();
+    assert_eq!(held, want, "removed and old entries cancelled, new ones added");
+    assert_eq!(s.fake.calls("yolcuIptalUetdsYolcuRefNoIle"), 2);
+    assert_eq!(s.fake.calls("seferEkle"), 1, "no second trip");
+
+    // Cancellation: downstream, then the journey takes nothing more.
+    let cancel = s.act(&format!("/portal/journeys/{id}/cancel")).await;
+    assert_eq!(
+        (cancel["operation"].as_str(), cancel["state"].as_str()),
+        (Some("cancel"), Some("delivered")),
+        "{cancel}"
+    );
+    let trip = s.fake.trip(trip.reference).unwrap();
+    assert_eq!(trip.status.label(), "İptal");
+    assert_eq!(s.app.get_ok(&path, s.key()).await["status"], "cancelled");
+    error_body(s.app.put(&path, s.key(), json!({"departure": {"time": "10:00"}})).await, 409).await;
+    let again = s.app.req(Method::POST, &format!("{path}/submit"), Some(s.key())).send().await.unwrap();
+    error_body(again, 409).await;
+    // Cancelling again answers the same cancellation.
+    let res = s.app.req(Method::POST, &format!("{path}/cancel"), Some(s.key())).send().await.unwrap();
+    assert_eq!(json_of(res, 202).await["submission_id"], cancel["id"]);
+    assert_eq!(s.fake.calls("seferIptal"), 1);
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn code_88_keeps_each_passengers_result_and_only_the_refused_go_again() {
+    let s = Setup::new().await;
+    s.fake.refuse_passenger(&tckn(22), "Yolcu kimlik bilgisi doğrulanamadı");
+    let id = s.tarifesiz(&s.f.plate, &[passenger(21), passenger(22), passenger(23)]).await;
+    let sub = s.submit(id).await;
+    assert_eq!(sub["state"], "delivered");
+    assert_eq!(outcomes(&sub), ["partial"]);
+    assert!(sub["error_message"].as_str().unwrap().contains("Yolcu kimlik bilgisi doğrulanamadı"), "{sub}");
+    let refused: Vec<&Value> = sub["passengers"].as_array().unwrap().iter().filter(|p| !p["error"].is_null()).collect();
+    assert_eq!(refused.len(), 1);
+
+    // Submitting again sends the refused passenger alone.
+    s.fake.accept_passenger(&tckn(22));
+    let again = s.submit(id).await;
+    assert_eq!((again["operation"].as_str(), again["state"].as_str()), (Some("amendment"), Some("delivered")));
+    let batches = s.fake.requests_for("yolcuEkleCoklu");
+    assert_eq!(batches.len(), 2);
+    let second = batches[1].element.as_ref().unwrap().children_named("yolcuBilgileri").count();
+    assert_eq!(second, 1, "only the refused passenger is sent again");
+    let trip = &s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub))[0];
+    assert_eq!(trip.valid_passengers().count(), 3);
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn an_answer_lost_after_the_write_is_found_never_sent_again() {
+    let s = Setup::new().await;
+    // The trip is stored but its answer lost; then the passengers' answer is lost too.
+    s.fake.script("seferEkle", 1, Behaviour::LoseAnswer);
+    s.fake.script("yolcuEkleCoklu", 1, Behaviour::LoseAnswer);
+    let id = s.tarifesiz(&s.f.plate, &[passenger(31), passenger(32)]).await;
+    let sub = s.submit(id).await;
+    let sub = if sub["state"] == "pending" { final_state(&s, &sub).await } else { sub };
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let trips = s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub));
+    assert_eq!(trips.len(), 1, "the lost trip was found, not declared again");
+    assert_eq!(trips[0].valid_passengers().count(), 2, "the lost passengers were found, not added again");
+    assert_eq!(s.fake.calls("seferEkle"), 1);
+    assert_eq!(s.fake.calls("yolcuEkleCoklu"), 1);
+    assert!(s.fake.calls("seferBildirimListele") >= 1 && s.fake.calls("bildirimOzeti") >= 1, "looked up");
+    let history = outcomes(&sub);
+    assert_eq!(history.first().map(String::as_str), Some("transient"), "{history:?}");
+    assert_eq!(history.last().map(String::as_str), Some("found"), "{history:?}");
+    s.fake.assert_no_violations();
+}
+
+/// Poll a submission until it is final.
+async fn final_state(s: &Setup, sub: &Value) -> Value {
+    let path = format!("/portal/submissions/{}", sub["id"]);
+    for _ in 0..400 {
+        let now = s.app.get_ok(&path, s.key()).await;
+        if now["state"] != "pending" {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{path} still pending after 20 s");
+}
+
+#[tokio::test]
+async fn each_kind_of_failure_is_classified() {
+    let s = Setup::new().await;
+
+    // A business refusal: failed at once with U-ETDS's message.
+    s.fake.script(
+        "seferEkle",
+        1,
+        Behaviour::business(34, "Girilen plaka Bakanlık kayıtlarında herhangi bir yetki belgesine kayıtlı değil!"),
+    );
+    let sub = s.submit(s.tarifesiz("34REF001", &[]).await).await;
+    assert_eq!((sub["state"].as_str(), outcomes(&sub)), (Some("failed"), vec!["permanent".to_string()]));
+    assert!(sub["error_message"].as_str().unwrap().contains("yetki belgesine kayıtlı değil"), "{sub}");
+
+    // The gateway refusing the credentials: a configuration failure saying what to fix.
+    s.fake.script("seferEkle", 1, Behaviour::Status(401));
+    let sub = s.submit(s.tarifesiz("34CFG001", &[]).await).await;
+    assert_eq!((sub["state"].as_str(), outcomes(&sub)), (Some("failed"), vec!["configuration".to_string()]));
+    assert!(sub["error_message"].as_str().unwrap().contains("PUT /portal/downstream"), "{sub}");
+
+    // An HTML page, a SOAP fault, an empty answer: transient, retried, delivered once.
+    s.fake.script("seferEkle", 1, Behaviour::Html);
+    s.fake.script("seferEkle", 1, Behaviour::fault("Server", "Servis geçici olarak kullanılamıyor"));
+    s.fake.script("seferEkle", 1, Behaviour::Empty);
+    let sub = s.submit(s.tarifesiz("34TRN001", &[]).await).await;
+    let sub = if sub["state"] == "pending" { final_state(&s, &sub).await } else { sub };
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    assert_eq!(&outcomes(&sub)[..3], ["transient", "transient", "transient"]);
+    assert_eq!(s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub)).len(), 1);
+
+    // A hang past the call's timeout: outcome unknown, looked up, not sent twice.
+    s.fake.script("seferEkle", 1, Behaviour::HangAfterWrite(Duration::from_secs(5)));
+    let sub = s.submit(s.tarifesiz("34HNG001", &[]).await).await;
+    let sub = if sub["state"] == "pending" { final_state(&s, &sub).await } else { sub };
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    assert_eq!(s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub)).len(), 1, "declared once");
+    assert!(outcomes(&sub).iter().any(|o| o == "transient" || o == "timeout"), "{:?}", outcomes(&sub));
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn cargo_goes_to_the_goods_service_with_every_field_mapped() {
+    let s = Setup::new().await;
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    let id = s.app.post_ok("/portal/cargo", s.key(), body.clone(), 201).await["id"].as_i64().unwrap();
+    let sub = s.act(&format!("/portal/cargo/{id}/submit")).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    s.fake.assert_no_violations();
+    let trip = s
+        .fake
+        .cargo_trips()
+        .into_iter()
+        .find(|t| t.firma_sefer_no.as_deref() == Some(&Setup::reference(&sub)))
+        .unwrap();
+    assert_eq!(sub["downstream_reference"], trip.id.to_string());
+    assert_eq!(
+        (trip.plate1.as_str(), trip.driver1.as_str()),
+        (s.f.plate.as_str(), tckn(s.f.org.id as u64 * 10 + 1).as_str())
+    );
+    assert_eq!((trip.start_date.to_string(), trip.start_time.as_str()), ("2026-12-01".to_string(), "07:00"));
+    assert_eq!((trip.end_date.to_string(), trip.end_time.as_str()), ("2026-12-02".to_string(), "09:45"));
+    let loads: Vec<_> = trip.valid_loads().collect();
+    assert_eq!(loads.len(), 1);
+    let load = &loads[0].input;
+    for (field, want) in [
+        ("yukMiktari", "1250.5"),
+        ("yukMiktariBirimi", "KG"),
+        ("yukCinsId", "7"),
+        ("gonderenVergiNo", VKN),
+        ("gonderenUnvan", "Gönderen A.Ş."),
+        ("aliciVergiNo", TCKN),
+        ("yuklemeIlMernisKodu", "34"),
+        ("yuklemeIlceMernisKodu", "1421"),
+        ("bosaltmaIlceMernisKodu", "1219"),
+        ("yuklemeTarihi", "01/12/2026"),
+        ("bosaltmaSaati", "09:45"),
+    ] {
+        assert_eq!(load.child_text(field), Some(want), "{field}");
+    }
+    let res = s.app.req(Method::GET, &format!("/portal/cargo/{id}/report"), Some(s.key())).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(res.bytes().await.unwrap().starts_with(b"%PDF"));
+
+    let cancel = s.act(&format!("/portal/cargo/{id}/cancel")).await;
+    assert_eq!(cancel["state"], "delivered", "{cancel}");
+    assert_eq!(s.fake.cargo_trip(trip.id).unwrap().status.label(), "İptal");
+    assert_eq!(s.app.get_ok(&format!("/portal/cargo/{id}"), s.key()).await["status"], "cancelled");
+
+    // A unit U-ETDS has no code for is refused when the shipment is created.
+    body["cargo_unit"] = json!("M3");
+    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), body.clone()).await, "cargo_unit").await;
+    body["cargo_unit"] = json!("KG");
+    body["transport_type"] = json!(3);
+    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), body).await, "transport_type").await;
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_scheduled_journey_goes_to_the_provisional_scheduled_service() {
+    let s = Setup::new().await;
+    let mut body = journey(json!(s.f.plate));
+    body["personnel_ids"] = json!([s.f.driver_id]);
+    let id = s.journey(body, &[passenger(41), passport("P777")]).await;
+    let sub = s.submit(id).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    s.fake.assert_no_violations();
+    let trips = s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub));
+    assert_eq!(trips.len(), 1);
+    assert_eq!((trips[0].route_code, trips[0].travel_hours), (Some(1001), Some(12)));
+    assert_eq!(trips[0].valid_passengers().count(), 2);
+    assert_eq!(s.fake.calls("yolcuBiletEkle"), 2, "one ticket per call");
+    assert!(s
+        .fake
+        .requests()
+        .iter()
+        .filter(|r| r.op.as_deref() == Some("seferEkle"))
+        .all(|r| r.path.ends_with("/test/uetdstarifeli")));
+}
+
+#[tokio::test]
+async fn a_call_that_cannot_finish_inside_its_lease_is_given_back_untried() {
+    // One adapter slot. The first submission's call hangs in the sandbox for 5 s (past its 2 s
+    // timeout; the slot stays taken until the plugin returns); the second waits for the slot
+    // longer than its lease allows and is given back untried, then delivered by a later claim.
+    let env = Env::new().await.with_scheduler().with(&[
+        ("TNS_ADAPTER_CONCURRENCY", "1"),
+        ("TNS_ADAPTER_TIMEOUT_SECS", "2"),
+        ("TNS_SCHEDULER_LEASE_SECS", "4"),
+    ]);
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let f = Fleet::new(&app).await;
+    let mut slow = journey(json!("34SLOW5000"));
+    slow["personnel_ids"] = json!([f.driver_id]);
+    let slow = app.post_ok("/portal/journeys", f.key(), slow, 201).await["id"].as_i64().unwrap();
+    let slow = app.req(Method::POST, &format!("/portal/journeys/{slow}/submit"), Some(f.key())).send().await.unwrap();
+    let slow = json_of(slow, 202).await["submission_id"].as_i64().unwrap();
+    // The slow call holds the slot before the second is submitted.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let quick = f.journey(&app).await;
+    let res = app
+        .req(Method::POST, &format!("/portal/journeys/{quick}/submit"), Some(f.key()))
+        .header("Prefer", "wait=20")
+        .send()
+        .await
+        .unwrap();
+    let quick = json_of(res, 202).await;
+    assert_eq!(quick["status"], "delivered", "{quick}");
+    let detail = app.get_ok(&format!("/portal/submissions/{}", quick["submission_id"]), f.key()).await;
+    assert_eq!(outcomes(&detail), ["delivered"], "the give-back left no attempt behind");
+    assert_eq!(detail["attempts"], 1, "nor counted one");
+    let given_back: i64 = sqlx::query_scalar("SELECT count(*) FROM submission_attempts WHERE submission_id = $1")
+        .bind(quick["submission_id"].as_i64().unwrap())
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(given_back, 1);
+    // The slow one timed out, was looked up, and found: the sandbox holds it once.
+    let mut slow_detail = Value::Null;
+    for _ in 0..200 {
+        slow_detail = app.get_ok(&format!("/portal/submissions/{slow}"), f.key()).await;
+        if slow_detail["state"] != "pending" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(slow_detail["state"], "delivered", "{slow_detail}");
+    assert_eq!(outcomes(&slow_detail).last().map(String::as_str), Some("found"));
+    let records = sandbox_records(&env.sandbox_state());
+    assert_eq!(records.iter().filter(|r| r["reference"] == format!("tns-{slow}")).count(), 1);
+}
+
+#[tokio::test]
+async fn a_submission_failed_halfway_is_continued_by_the_next_not_repeated() {
+    let s = Setup::new().await;
+    // The trip is declared, then its crew is refused: the submission fails with the trip held
+    // downstream.
+    s.fake.script("personelEkle", 1, Behaviour::business(34, "Mesleki yeterlilik bulunamadı."));
+    let id = s.tarifesiz(&s.f.plate, &[passenger(51)]).await;
+    let failed = s.submit(id).await;
+    assert_eq!(failed["state"], "failed", "{failed}");
+    assert!(failed["error_message"].as_str().unwrap().contains("Mesleki yeterlilik"), "{failed}");
+    let first = Setup::reference(&failed);
+    assert_eq!(s.fake.trips_with_firma_sefer_no(&first).len(), 1);
+
+    // Submitting again goes on from the trip and group already there.
+    let sub = s.submit(id).await;
+    assert_eq!((sub["operation"].as_str(), sub["state"].as_str()), (Some("journey"), Some("delivered")), "{sub}");
+    assert_eq!(s.fake.calls("seferEkle"), 1, "the trip is not declared twice");
+    assert_eq!(s.fake.calls("seferGrupEkle"), 1, "nor its group");
+    let trips = s.fake.trips();
+    assert_eq!(trips.len(), 1);
+    assert_eq!(sub["downstream_reference"], trips[0].reference.to_string());
+    assert_eq!((trips[0].active_crew().count(), trips[0].valid_passengers().count()), (1, 1));
+    s.fake.assert_no_violations();
+}
