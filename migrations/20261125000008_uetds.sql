@@ -28,6 +28,12 @@ ALTER TABLE submissions DROP CONSTRAINT submissions_operation_check,
 -- from the first missing step instead of notifying anything twice.
 ALTER TABLE submissions ADD COLUMN progress JSONB NOT NULL DEFAULT 'null';
 
+-- A submission of a record whose latest submission failed after the downstream took part of it
+-- starts from that one's progress, and reconciles first under the references of the earlier
+-- submissions it continues (`tns-<id>`, oldest first): what the downstream holds under them is
+-- this notification's too.
+ALTER TABLE submissions ADD COLUMN earlier_references TEXT[] NOT NULL DEFAULT '{}';
+
 -- What the adapter keeps of a delivered notification to change or cancel it later (the
 -- receipt's `state`; for U-ETDS's non-scheduled trips, the passenger group).
 ALTER TABLE submissions ADD COLUMN downstream_state JSONB NOT NULL DEFAULT 'null';

@@ -123,18 +123,28 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str) -> Ap
             Plan::Send { .. } => unreachable!("unchanged answers an existing submission"),
         });
     }
-    let Some(downstream_reference) = reference else {
-        return Err(ApiError::Conflict(format!(
-            "{} {} was never delivered downstream, so there is nothing to cancel{}",
-            what(target),
-            target.id(),
-            if status == RecordStatus::Draft { "; delete the draft instead" } else { "" }
-        )));
+    let (adapter, downstream_reference, state) = match reference {
+        Some(r) => {
+            let (adapter, state) = db::submissions::delivered_state(&mut tx, org, target)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("{target:?} has a downstream reference but no delivered submission"))?;
+            (adapter, r, state.0)
+        }
+        // Never delivered, but a failed submission left part of it downstream (a trip whose
+        // crew was refused, say): that is what is cancelled.
+        None => match db::submissions::failed_but_held(&mut tx, org, target).await? {
+            Some((adapter, r)) => (adapter, r, serde_json::Value::Null),
+            None => {
+                return Err(ApiError::Conflict(format!(
+                    "{} {} was never delivered downstream, so there is nothing to cancel{}",
+                    what(target),
+                    target.id(),
+                    if status == RecordStatus::Draft { "; delete the draft instead" } else { "" }
+                )))
+            }
+        },
     };
-    let (adapter, state) = db::submissions::delivered_state(&mut tx, org, target)
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("{target:?} has a downstream reference but no delivered submission"))?;
-    let snapshot = Cancellation { kind, downstream_reference, downstream_state: state.0, reason: reason.to_string() };
+    let snapshot = Cancellation { kind, downstream_reference, downstream_state: state, reason: reason.to_string() };
     let snapshot = serde_json::to_value(&snapshot).map_err(anyhow::Error::from)?;
     let sub = db::submissions::enqueue(&mut tx, org, target, Operation::Cancel, &adapter, &snapshot, &[]).await?;
     tx.commit().await?;

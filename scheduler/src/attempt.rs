@@ -87,10 +87,18 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
         Err(e) => return Outcome::Failed(AdapterError::Configuration(e)),
     };
     let op = item.operation.clone();
-    let mut n =
-        Arc::new(Notification { reference: item.reference(), credentials, work, progress: item.progress.0.clone() });
+    let mut n = Arc::new(Notification {
+        reference: item.reference(),
+        credentials,
+        work,
+        progress: item.progress.0.clone(),
+        earlier_references: item.earlier_references.clone(),
+    });
     let mut lease_ends = item.lease_ends.unwrap_or_else(Instant::now);
-    let mut phase = if item.attempts > 1 { Phase::Reconcile } else { Phase::Advance };
+    // An earlier attempt (of this submission, or of a failed one it continues) may have reached
+    // the downstream without its answer reaching us.
+    let uncertain = item.attempts > 1 || !item.earlier_references.is_empty();
+    let mut phase = if uncertain { Phase::Reconcile } else { Phase::Advance };
     let mut tried = false;
     loop {
         // The last moment a call may start: one that starts later could still be running, or not
@@ -146,11 +154,12 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
                 };
                 return Outcome::Accepted(kind, receipt);
             }
-            Some(Ok(Step::Continue { progress })) => {
+            Some(Ok(Step::Continue { progress, downstream_reference })) => {
                 if progress != n.progress {
                     let sent = Instant::now();
-                    let lease = ctx.settings.lease;
-                    match queue::record_progress(&ctx.db, item.id, item.lease_token, &progress, lease).await {
+                    let (lease, reference) = (ctx.settings.lease, downstream_reference.as_deref());
+                    match queue::record_progress(&ctx.db, item.id, item.lease_token, &progress, reference, lease).await
+                    {
                         Ok(true) => lease_ends = sent + lease,
                         Ok(false) => return Outcome::LeaseLost,
                         // The call's effect is known to us only: the next attempt reconciles.

@@ -36,6 +36,8 @@ pub struct Claimed {
     pub ord: i64,
     /// What earlier calls achieved (the adapter's own description; `null` at first).
     pub progress: Json<serde_json::Value>,
+    /// References of earlier failed submissions whose progress this one continues.
+    pub earlier_references: Vec<String>,
     /// The organization's downstream credentials, when it has set them (password sealed).
     pub environment: Option<String>,
     pub ws_username: Option<String>,
@@ -116,7 +118,7 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
            FROM chosen LEFT JOIN downstream_settings d ON d.org_id = chosen.org_id
           WHERE s.id = chosen.id
          RETURNING s.id, s.org_id, s.operation, s.adapter, s.snapshot, s.attempts, s.created_at, s.lease_token,
-                   chosen.ord, s.progress, d.environment, d.ws_username, d.ws_password",
+                   chosen.ord, s.progress, s.earlier_references, d.environment, d.ws_username, d.ws_password",
     )
     .bind(n as i64)
     .bind(lease.as_secs_f64())
@@ -131,24 +133,28 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
     Ok(claimed)
 }
 
-/// Record what the calls so far achieved, while this claim still holds the submission, and
-/// renew its lease: a notification of many calls keeps its lease as long as it makes progress.
-/// `false` when the lease was lost (another scheduler holds the submission now).
+/// Record what the calls so far achieved (and the downstream's reference, once it gave one),
+/// while this claim still holds the submission, and renew its lease: a notification of many
+/// calls keeps its lease as long as it makes progress. `false` when the lease was lost (another
+/// scheduler holds the submission now).
 pub async fn record_progress(
     db: &PgPool,
     id: i64,
     token: i64,
     progress: &serde_json::Value,
+    reference: Option<&str>,
     lease: Duration,
 ) -> sqlx::Result<bool> {
     let r = sqlx::query(
-        "UPDATE submissions SET progress = $3, run_at = now() + make_interval(secs => $4)
+        "UPDATE submissions SET progress = $3, run_at = now() + make_interval(secs => $4),
+                downstream_reference = COALESCE($5, downstream_reference)
           WHERE id = $1 AND lease_token = $2",
     )
     .bind(id)
     .bind(token)
     .bind(Json(progress))
     .bind(lease.as_secs_f64())
+    .bind(reference)
     .execute(db)
     .await?;
     Ok(r.rows_affected() == 1)
@@ -220,20 +226,30 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
              WHERE NOT r.untried
          ), finished AS (
             -- The record's status mirrors its latest submission; a cancellation that went
-            -- through makes it `cancelled`, one that failed leaves it delivered downstream.
+            -- through makes it `cancelled`, one that failed leaves it as its latest other
+            -- submission left it. Its downstream reference is the first delivered one (a failed
+            -- submission's reference stays on that submission, for a cancellation).
             SELECT s.*, CASE WHEN s.operation <> 'cancel' THEN s.state
-                             WHEN s.state = 'delivered' THEN 'cancelled' ELSE 'delivered' END AS status
+                             WHEN s.state = 'delivered' THEN 'cancelled'
+                             ELSE (SELECT p.state FROM submissions p
+                                    WHERE p.org_id = s.org_id AND p.target_type = s.target_type
+                                      AND p.target_id = s.target_id AND p.operation <> 'cancel'
+                                    ORDER BY p.id DESC LIMIT 1) END AS status
               FROM s WHERE s.state <> 'pending'
          ), journeys AS (
             UPDATE journeys t
-               SET status = f.status, downstream_reference = COALESCE(t.downstream_reference, f.downstream_reference),
-                   updated_at = now()
+               SET status = f.status, updated_at = now(),
+                   downstream_reference = CASE WHEN f.state = 'delivered'
+                                               THEN COALESCE(t.downstream_reference, f.downstream_reference)
+                                               ELSE t.downstream_reference END
               FROM finished f
              WHERE f.target_type = 'journey' AND t.id = f.target_id AND t.org_id = f.org_id
          ), cargo AS (
             UPDATE cargo t
-               SET status = f.status, downstream_reference = COALESCE(t.downstream_reference, f.downstream_reference),
-                   updated_at = now()
+               SET status = f.status, updated_at = now(),
+                   downstream_reference = CASE WHEN f.state = 'delivered'
+                                               THEN COALESCE(t.downstream_reference, f.downstream_reference)
+                                               ELSE t.downstream_reference END
               FROM finished f
              WHERE f.target_type = 'cargo' AND t.id = f.target_id AND t.org_id = f.org_id
          ), notified AS (

@@ -36,14 +36,20 @@ fn stop(date: &str) -> Stop {
 
 /// `work` as the scheduler hands it over for the first time.
 fn notification(reference: &str, work: Work) -> Notification {
-    Notification { reference: reference.into(), credentials: None, work, progress: serde_json::Value::Null }
+    Notification {
+        reference: reference.into(),
+        credentials: None,
+        work,
+        progress: serde_json::Value::Null,
+        earlier_references: vec![],
+    }
 }
 
 /// The receipt of a notification the sandbox completes in one call.
 fn done(step: AdapterResult<Step>) -> AdapterResult<Receipt> {
     match step? {
         Step::Done { receipt } => Ok(receipt),
-        Step::Continue { progress } => panic!("the sandbox completes in one call, got progress {progress}"),
+        Step::Continue { progress, .. } => panic!("the sandbox completes in one call, got progress {progress}"),
     }
 }
 

@@ -522,3 +522,117 @@ async fn a_submission_failed_halfway_is_continued_by_the_next_not_repeated() {
     assert_eq!((trips[0].active_crew().count(), trips[0].valid_passengers().count()), (1, 1));
     s.fake.assert_no_violations();
 }
+
+#[tokio::test]
+async fn tns_dev_delivers_to_a_u_etds_simulator_exactly_what_was_submitted() {
+    // The real binary, its plugins loaded from next to it, configured by the environment only.
+    let fake = FakeUetds::start_background();
+    let base = fake.base_url();
+    let env = Env::new().await.with_scheduler().with(&[("TNS_UETDS_BASE_URL", base.as_str())]);
+    let tns = Proc::start("dev", &env).await;
+    let f = Fleet::new(&tns).await;
+    let put = |password: &str| {
+        let body =
+            json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER, "ws_password": password});
+        tns.put("/portal/downstream", f.key(), body)
+    };
+    let refused = error_body(put("wrong-password").await, 422).await;
+    assert!(refused["detail"].as_str().unwrap().contains("KULLANICI ADI YADA SIFRE HATALI"), "{refused}");
+    json_of(put(TEST_PASSWORD).await, 200).await;
+
+    let mut body = tarifesiz(json!(f.plate));
+    body["personnel_ids"] = json!([f.driver_id]);
+    let id = tns.post_ok("/portal/journeys", f.key(), body, 201).await["id"].as_i64().unwrap();
+    let mut foreigner = passport("C01X00T47");
+    foreigner["first_name"] = json!("Émilie");
+    foreigner["last_name"] = json!("Dubois-Öztürk");
+    foreigner["gender"] = json!("K");
+    foreigner["nationality"] = json!("FR");
+    let sent = [passenger(61), foreigner];
+    let path = format!("/portal/journeys/{id}/passengers:bulk-upsert");
+    tns.post_ok(&path, f.key(), json!({ "passengers": sent }), 200).await;
+    let res =
+        tns.req(Method::POST, &format!("/portal/journeys/{id}/submit"), Some(f.key())).header("Prefer", "wait=20");
+    let sub = json_of(res.send().await.unwrap(), 202).await;
+    assert_eq!(sub["status"], "delivered", "{sub}");
+
+    let trip = &fake.trips_with_firma_sefer_no(&format!("tns-{}", sub["submission_id"]))[0];
+    let mut held: Vec<(String, String, String, String, Option<String>, Option<String>)> = trip
+        .valid_passengers()
+        .map(|p| {
+            (
+                p.identity.clone(),
+                p.first_name.clone(),
+                p.last_name.clone(),
+                p.nationality.clone(),
+                p.gender.clone(),
+                p.seat.clone(),
+            )
+        })
+        .collect();
+    held.sort();
+    let mut want: Vec<_> = sent
+        .iter()
+        .map(|p| {
+            (
+                p["identity_number"].as_str().unwrap().to_string(),
+                p["first_name"].as_str().unwrap().to_string(),
+                p["last_name"].as_str().unwrap().to_string(),
+                p["nationality"].as_str().unwrap_or("TR").to_string(),
+                p["gender"].as_str().map(str::to_string),
+                p["seat_no"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    want.sort();
+    assert_eq!(held, want, "every passenger as submitted");
+    assert_eq!(trip.active_crew().count(), 1);
+
+    let mut shipment = cargo(f.vehicle_id);
+    shipment["driver_id"] = json!(f.driver_id);
+    let cid = tns.post_ok("/portal/cargo", f.key(), shipment, 201).await["id"].as_i64().unwrap();
+    let res = tns.req(Method::POST, &format!("/portal/cargo/{cid}/submit"), Some(f.key())).header("Prefer", "wait=20");
+    let sub = json_of(res.send().await.unwrap(), 202).await;
+    assert_eq!(sub["status"], "delivered", "{sub}");
+    assert_eq!(fake.cargo_trips().len(), 1);
+    assert_eq!(fake.cargo_trips()[0].valid_loads().count(), 1);
+    fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_continued_submission_withdraws_what_the_journey_no_longer_has_and_a_half_done_one_can_be_cancelled() {
+    let s = Setup::new().await;
+    // Trip, group and crew are held when the passengers are refused for the caller's IP: the
+    // submission fails as the customer's configuration to fix.
+    s.fake.script("yolcuEkleCoklu", 1, Behaviour::business(7, "Bu IP adresinden erişim yetkiniz bulunmamaktadır"));
+    let id = s.tarifesiz(&s.f.plate, &[passenger(71)]).await;
+    let failed = s.submit(id).await;
+    assert_eq!((failed["state"].as_str(), outcomes(&failed)), (Some("failed"), vec!["configuration".to_string()]));
+    let trip = s.fake.trips()[0].reference;
+    assert_eq!(failed["downstream_reference"], trip.to_string(), "what the downstream gave is kept");
+    assert_eq!(s.fake.trip(trip).unwrap().active_crew().count(), 1);
+
+    // Meanwhile the driver leaves the journey: the next submission withdraws them and goes on.
+    let path = format!("/portal/journeys/{id}");
+    json_of(s.app.put(&path, s.key(), json!({"personnel_ids": null})).await, 200).await;
+    let sub = s.submit(id).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let held = s.fake.trip(trip).unwrap();
+    assert_eq!(held.active_crew().count(), 0, "the driver who left was withdrawn");
+    assert_eq!(held.valid_passengers().count(), 1);
+    assert_eq!((s.fake.calls("seferEkle"), s.fake.calls("personelIptal")), (1, 1));
+    s.fake.assert_no_violations();
+
+    // A journey that failed with its trip held can be cancelled, though never delivered.
+    s.fake.script("personelEkle", 1, Behaviour::business(34, "Mesleki yeterlilik bulunamadı."));
+    let other = s.tarifesiz("34HLF002", &[]).await;
+    assert_eq!(s.submit(other).await["state"], "failed");
+    let cancel = s.act(&format!("/portal/journeys/{other}/cancel")).await;
+    assert_eq!(cancel["state"], "delivered", "{cancel}");
+    let held = s.fake.trips().into_iter().find(|t| t.plate == "34HLF002").unwrap();
+    assert_eq!(held.status.label(), "İptal");
+    assert_eq!(s.app.get_ok(&format!("/portal/journeys/{other}"), s.key()).await["status"], "cancelled");
+    // Its passengers take no more changes.
+    let res = s.app.post(&format!("/portal/journeys/{other}/passengers"), Some(s.key()), passenger(72)).await;
+    error_body(res, 409).await;
+}

@@ -280,6 +280,18 @@ pub struct Notification {
     /// [`Step::Continue`]; `null` before the first call.
     #[serde(default)]
     pub progress: Value,
+    /// Our references of earlier submissions of the same record whose progress this one
+    /// continues (they failed after the downstream took part of them): what the downstream
+    /// holds under those references is this notification's too.
+    #[serde(default)]
+    pub earlier_references: Vec<String>,
+}
+
+impl Notification {
+    /// True when the downstream holds `reference` as one of this notification's.
+    pub fn is_ours(&self, reference: &str) -> bool {
+        self.reference == reference || self.earlier_references.iter().any(|r| r == reference)
+    }
 }
 
 /// What one call achieved.
@@ -288,7 +300,14 @@ pub struct Notification {
 pub enum Step {
     /// More calls are needed. The host records `progress` before it calls again, so a retry
     /// (even on another scheduler) continues from here instead of repeating what was done.
-    Continue { progress: Value },
+    /// `downstream_reference` is the reference the downstream gave so far, once it gave one:
+    /// kept on the submission even if it fails later, so what the downstream holds can still be
+    /// cancelled.
+    Continue {
+        progress: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        downstream_reference: Option<String>,
+    },
     /// The notification is complete.
     Done { receipt: Receipt },
 }

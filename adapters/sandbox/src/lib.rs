@@ -281,7 +281,7 @@ impl Adapter for Sandbox {
         self.catch_up(&mut st)?;
         Ok(match st.by_reference.get(&n.reference) {
             Some(r) => Step::Done { receipt: r.receipt.clone() },
-            None => Step::Continue { progress: n.progress.clone() },
+            None => Step::Continue { progress: n.progress.clone(), downstream_reference: None },
         })
     }
 

@@ -11,7 +11,7 @@
 
 use base64::Engine;
 use tns_adapter::{
-    Account, AdapterError, AdapterResult, Credentials, Document, Journey, Passenger, Person, Stop, Trip,
+    Account, AdapterError, AdapterResult, Credentials, Document, Environment, Journey, Passenger, Person, Stop, Trip,
 };
 
 use crate::{
@@ -160,7 +160,7 @@ impl TripService for Arizi<'_> {
         let r = accepted(
             s.call(Service::Arizi, &w::SeferGrupListesi { wsuser: s.wsuser(), uetds_sefer_referans_no: trip })?,
         )?;
-        Ok(r.grup_liste.iter().find(|g| g.grup_adi.as_deref() == Some(s.reference)).and_then(|g| g.grup_id))
+        Ok(r.grup_liste.iter().find(|g| g.grup_adi.as_deref().is_some_and(|n| s.is_ours(n))).and_then(|g| g.grup_id))
     }
 
     fn add_crew(&self, trip: i64, crew: &[&Person]) -> AdapterResult<()> {
@@ -210,15 +210,15 @@ impl TripService for Arizi<'_> {
                 return Err(outcome::refused(r.sonuc_kodu, r.sonuc_mesaji.as_deref()));
             }
         }
+        // `sira` is the item's position in the batch; its base is not published: 0 shows up only
+        // when it counts from 0.
+        let base = if r.uetds_yolcu_sonuc.iter().any(|y| y.sira == 0) { 0 } else { 1 };
         Ok((0..batch.len())
-            .map(|i| {
-                // `sira` is the 1-based position in the batch.
-                match r.uetds_yolcu_sonuc.iter().find(|y| y.sira == i as i32 + 1) {
-                    Some(y) if y.sonuc_kodu == 0 => Pax::accepted(y.uetds_bilet_ref_no),
-                    Some(y) => Pax::refused(y.sonuc_kodu, y.sonuc_mesaji.as_deref()),
-                    None if r.sonuc_kodu == 0 => Pax::accepted(None),
-                    None => Pax::refused(r.sonuc_kodu, r.sonuc_mesaji.as_deref()),
-                }
+            .map(|i| match r.uetds_yolcu_sonuc.iter().find(|y| y.sira == i as i32 + base) {
+                Some(y) if y.sonuc_kodu == 0 => Pax::accepted(y.uetds_bilet_ref_no),
+                Some(y) => Pax::refused(y.sonuc_kodu, y.sonuc_mesaji.as_deref()),
+                None if r.sonuc_kodu == 0 => Pax::accepted(None),
+                None => Pax::refused(r.sonuc_kodu, r.sonuc_mesaji.as_deref()),
             })
             .collect())
     }
@@ -254,6 +254,14 @@ impl TripService for Arizi<'_> {
 
     fn reference(&self) -> &str {
         self.0.reference
+    }
+
+    fn is_ours(&self, reference: &str) -> bool {
+        self.0.is_ours(reference)
+    }
+
+    fn environment(&self) -> Environment {
+        self.0.env
     }
 }
 

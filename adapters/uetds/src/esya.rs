@@ -98,12 +98,12 @@ fn load_input(c: &Cargo, reference: &str) -> AdapterResult<w::EsyaYukBilgileriIn
     })
 }
 
-fn receipt(p: &CargoProgress) -> Receipt {
+fn receipt(s: &Session, p: &CargoProgress) -> Receipt {
     Receipt {
         downstream_reference: p.trip.map(|t| t.to_string()).unwrap_or_default(),
         passengers: vec![],
         message: Some("İŞLEM BAŞARILI".into()),
-        state: serde_json::json!({ "load": p.load }),
+        state: serde_json::json!({ "load": p.load, "environment": s.env }),
     }
 }
 
@@ -118,7 +118,7 @@ pub fn advance(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> 
         p.trip = Some(
             r.sefer_id.ok_or_else(|| AdapterError::Transient("U-ETDS accepted the trip but gave no seferId".into()))?,
         );
-        return continue_with(&p);
+        return continue_with(&p, p.trip);
     };
     let r = s.call(
         Service::Esya,
@@ -137,7 +137,7 @@ pub fn advance(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> 
             return Err(AdapterError::Transient("U-ETDS accepted the load but gave no result".into()));
         }
     }
-    Ok(Step::Done { receipt: receipt(&p) })
+    Ok(Step::Done { receipt: receipt(s, &p) })
 }
 
 pub fn reconcile(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> {
@@ -154,23 +154,23 @@ pub fn reconcile(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step
         p.trip = list
             .sefer_listesi
             .iter()
-            .find(|t| t.firma_sefer_no.as_deref() == Some(s.reference))
+            .find(|t| t.firma_sefer_no.as_deref().is_some_and(|n| s.is_ours(n)))
             .and_then(|t| t.sefer_id);
         if p.trip.is_none() {
-            return continue_with(&p);
+            return continue_with(&p, None);
         }
     }
     let detail = detail(s, p.trip.unwrap_or_default())?;
     let found = detail
         .yuk_listesi
         .iter()
-        .find(|y| y.firma_yuk_no.as_deref() == Some(s.reference) && !is_cancelled(y.durum.as_deref()));
+        .find(|y| y.firma_yuk_no.as_deref().is_some_and(|n| s.is_ours(n)) && !is_cancelled(y.durum.as_deref()));
     match found {
         Some(y) => {
             p.load = y.yuk_id;
-            Ok(Step::Done { receipt: receipt(&p) })
+            Ok(Step::Done { receipt: receipt(s, &p) })
         }
-        None => continue_with(&p),
+        None => continue_with(&p, p.trip),
     }
 }
 
@@ -179,24 +179,31 @@ fn detail(s: &Session, trip: i64) -> AdapterResult<w::EsyaSeferDetayiSonucV3> {
 }
 
 pub fn cancel(s: &Session, c: &Cancellation) -> AdapterResult<Step> {
-    accepted(s.call(
-        Service::Esya,
-        &w::SeferIptalEtV3 {
-            wsuser: s.wsuser(),
-            sefer_id: number(&c.downstream_reference, "the goods trip reference")?,
-            sefer_iptal_tur_kodu: s.cfg.goods_cancel_code.to_string(),
-            sefer_iptal_aciklama: c.reason.clone(),
-        },
-    )?)?;
-    Ok(cancelled(c))
+    let id = number(&c.downstream_reference, "the goods trip reference")?;
+    let op = w::SeferIptalEtV3 {
+        wsuser: s.wsuser(),
+        sefer_id: id,
+        sefer_iptal_tur_kodu: s.cfg.goods_cancel_code.to_string(),
+        sefer_iptal_aciklama: c.reason.clone(),
+    };
+    match accepted(s.call(Service::Esya, &op)?) {
+        // Refused because it is cancelled already (say, by hand on U-ETDS's portal): done.
+        Err(AdapterError::Permanent(_)) if trip_cancelled(s, id)? => Ok(cancelled(c)),
+        Err(e) => Err(e),
+        Ok(_) => Ok(cancelled(c)),
+    }
+}
+
+fn trip_cancelled(s: &Session, id: i64) -> AdapterResult<bool> {
+    Ok(is_cancelled(detail(s, id)?.sefer_detayi.as_ref().and_then(|t| t.durum.as_deref())))
 }
 
 pub fn reconcile_cancel(s: &Session, c: &Cancellation, progress: &Value) -> AdapterResult<Step> {
-    let d = detail(s, number(&c.downstream_reference, "the goods trip reference")?)?;
-    if is_cancelled(d.sefer_detayi.as_ref().and_then(|t| t.durum.as_deref())) {
+    let id = number(&c.downstream_reference, "the goods trip reference")?;
+    if trip_cancelled(s, id)? {
         Ok(cancelled(c))
     } else {
-        Ok(Step::Continue { progress: progress.clone() })
+        continue_with(progress, Some(id))
     }
 }
 

@@ -61,7 +61,12 @@ impl Uetds {
         Ok(Uetds { cfg, transport })
     }
 
-    fn session<'a>(&'a self, credentials: Option<&Credentials>, reference: &'a str) -> AdapterResult<Session<'a>> {
+    fn session<'a>(
+        &'a self,
+        credentials: Option<&Credentials>,
+        reference: &'a str,
+        earlier: &'a [String],
+    ) -> AdapterResult<Session<'a>> {
         let c = credentials.ok_or_else(|| {
             AdapterError::Configuration(
                 "no U-ETDS credentials are set for this organization: set them with PUT /portal/downstream".into(),
@@ -73,6 +78,7 @@ impl Uetds {
             user: WsUser::new(c.username.clone(), c.password.clone()),
             env: c.environment,
             reference,
+            earlier,
         })
     }
 }
@@ -85,9 +91,41 @@ pub struct Session<'a> {
     env: Environment,
     /// Our reference of the submission (`tns-<id>`).
     reference: &'a str,
+    /// Earlier submissions' references whose progress this one continues.
+    earlier: &'a [String],
 }
 
 impl Session<'_> {
+    /// True when U-ETDS holds `reference` as one of this notification's.
+    fn is_ours(&self, reference: &str) -> bool {
+        self.reference == reference || self.earlier.iter().any(|r| r == reference)
+    }
+
+    /// An amendment or cancellation goes to the environment that holds the notification.
+    fn keeps_environment(&self, work: &Work) -> AdapterResult<()> {
+        match work {
+            Work::Amendment(a) => self.same_environment(&a.downstream_state),
+            Work::Cancel(c) => self.same_environment(&c.downstream_state),
+            Work::Journey(_) | Work::Cargo(_) => Ok(()),
+        }
+    }
+
+    /// Refuse to change a notification through another environment than the one that holds it
+    /// (credentials switched from test to production after the delivery, say).
+    fn same_environment(&self, state: &Value) -> AdapterResult<()> {
+        let held: Option<Environment> = state.get("environment").and_then(|e| serde_json::from_value(e.clone()).ok());
+        match held {
+            Some(env) if env != self.env => Err(AdapterError::Configuration(format!(
+                "this was notified to U-ETDS's {} environment, and the organization's credentials are now for {}: \
+                 set the {} credentials to change it",
+                env.as_str(),
+                self.env.as_str(),
+                env.as_str()
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     fn wsuser(&self) -> WsUser {
         self.user.clone()
     }
@@ -106,7 +144,8 @@ impl Adapter for Uetds {
     }
 
     fn advance(&self, n: &Notification) -> AdapterResult<Step> {
-        let s = self.session(n.credentials.as_ref(), &n.reference)?;
+        let s = self.session(n.credentials.as_ref(), &n.reference, &n.earlier_references)?;
+        s.keeps_environment(&n.work)?;
         let (arizi, tarifeli) = (Arizi(&s), Tarifeli(&s));
         match &n.work {
             Work::Journey(j) if j.tarifeli.is_some() => trips::advance_journey(&tarifeli, j, &n.progress),
@@ -126,7 +165,8 @@ impl Adapter for Uetds {
     }
 
     fn reconcile(&self, n: &Notification) -> AdapterResult<Step> {
-        let s = self.session(n.credentials.as_ref(), &n.reference)?;
+        let s = self.session(n.credentials.as_ref(), &n.reference, &n.earlier_references)?;
+        s.keeps_environment(&n.work)?;
         let (arizi, tarifeli) = (Arizi(&s), Tarifeli(&s));
         match &n.work {
             Work::Journey(j) if j.tarifeli.is_some() => trips::reconcile_journey(&tarifeli, j, &n.progress),
@@ -150,7 +190,8 @@ impl Adapter for Uetds {
     }
 
     fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
-        let s = self.session(req.credentials.as_ref(), "")?;
+        let s = self.session(req.credentials.as_ref(), "", &[])?;
+        s.same_environment(&req.downstream_state)?;
         match req.kind {
             Kind::NonScheduled => arizi::report(&s, number(&req.downstream_reference, "the trip reference")?),
             Kind::Goods => esya::report(&s, number(&req.downstream_reference, "the goods trip reference")?),
@@ -186,10 +227,18 @@ fn midnight(date: &str) -> String {
     format!("{date}T00:00:00+03:00")
 }
 
-/// The progress value of a step.
-fn continue_with<P: serde::Serialize>(p: &P) -> AdapterResult<Step> {
+/// The step that records progress `p`, with U-ETDS's reference of the trip once it gave one.
+fn continue_with<P: serde::Serialize>(p: &P, trip: Option<i64>) -> AdapterResult<Step> {
     let progress: Value = serde_json::to_value(p).map_err(|e| AdapterError::Permanent(format!("progress: {e}")))?;
-    Ok(Step::Continue { progress })
+    Ok(Step::Continue { progress, downstream_reference: trip.map(|t| t.to_string()) })
+}
+
+/// A stable fingerprint of what was sent for one item (FNV-1a of its JSON): a carried-over
+/// item whose fingerprint differs was changed since, and goes again.
+fn fingerprint<T: serde::Serialize>(item: &T) -> String {
+    let bytes = serde_json::to_vec(item).unwrap_or_default();
+    let h = bytes.iter().fold(0xcbf29ce484222325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100000001b3));
+    format!("{h:016x}")
 }
 
 impl Service {

@@ -1,9 +1,9 @@
 //! How U-ETDS's answers become the contract's errors.
 //!
-//! - No answer, an HTTP 5xx, an answer that is not the expected SOAP envelope, or a SOAP fault
-//!   from the gateway: **transient** (try again; the host reconciles first, since a write may
+//! - No answer, an HTTP 5xx, 408 or 429, an answer that is not the expected SOAP envelope, or a
+//!   SOAP fault from the gateway: **transient** (try again; the host reconciles first, since a write may
 //!   have gone through).
-//! - HTTP 401/403 or another 4xx from the gateway, wrong web-service credentials, a caller IP
+//! - HTTP 401/403 or another 4xx from the gateway (a wrong address), wrong web-service credentials, a caller IP
 //!   that is not on the firm's allow-list: **configuration** (the customer or the operator
 //!   must act; retrying will not help).
 //! - Any other `sonucKodu` ≠ 0: **permanent**, with U-ETDS's own message.
@@ -19,7 +19,7 @@ pub fn transport(service: &str, e: CallError) -> AdapterError {
             "U-ETDS {service} refused the web-service credentials (HTTP 401/403): check the user name (the firm's \
              UNET number) and password, set with PUT /portal/downstream"
         )),
-        CallError::Http { status, detail } if status >= 500 => {
+        CallError::Http { status, detail } if status >= 500 || status == 408 || status == 429 => {
             AdapterError::Transient(format!("U-ETDS {service} answered HTTP {status}: {detail}"))
         }
         CallError::Http { status, detail } => AdapterError::Configuration(format!(

@@ -18,15 +18,23 @@ pub struct Pax {
     pub reference: Option<String>,
     /// Why U-ETDS refused the passenger; `None` when accepted.
     pub error: Option<String>,
+    /// A fingerprint of the passenger as sent: a passenger changed since goes again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<String>,
+    /// Our reference of the submission that sent it: a refusal is final for that submission
+    /// only, and a later one (continuing its progress) sends the passenger again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 impl Pax {
     pub fn accepted(reference: Option<i64>) -> Pax {
-        Pax { reference: reference.map(|r| r.to_string()), error: None }
+        Pax { reference: reference.map(|r| r.to_string()), error: None, sent: None, by: None }
     }
 
     pub fn refused(code: i32, message: Option<&str>) -> Pax {
-        Pax { reference: None, error: Some(format!("{code}: {}", message.unwrap_or("refused").trim())) }
+        let error = Some(format!("{code}: {}", message.unwrap_or("refused").trim()));
+        Pax { reference: None, error, sent: None, by: None }
     }
 }
 

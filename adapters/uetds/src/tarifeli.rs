@@ -10,7 +10,7 @@
 //! (cancel and notify again) and the report.
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use tns_adapter::{AdapterError, AdapterResult, Journey, Passenger, Person, Trip};
+use tns_adapter::{AdapterError, AdapterResult, Environment, Journey, Passenger, Person, Trip};
 
 use crate::{
     arizi::{crew_input, day_list, summary_of},
@@ -248,5 +248,13 @@ impl TripService for Tarifeli<'_> {
 
     fn reference(&self) -> &str {
         self.0.reference
+    }
+
+    fn is_ours(&self, reference: &str) -> bool {
+        self.0.is_ours(reference)
+    }
+
+    fn environment(&self) -> Environment {
+        self.0.env
     }
 }

@@ -3,27 +3,31 @@
 //! [`TripService`], the calls a step makes; the steps, their order, the progress kept between
 //! them and how an interrupted step is reconciled are here, once.
 //!
-//! A journey: the trip (our reference as the sender's trip number), trip fields updated when
-//! U-ETDS holds others, the passenger group where the service has groups, the crew, the
-//! passengers in batches (each passenger's outcome kept; refused ones are sent again only by a
-//! later amendment). An amendment: trip fields, crew removed, crew added, passenger entries
-//! cancelled (removed ones, and the old entries of changed ones: U-ETDS has no passenger
-//! update), passengers added. A cancellation: one call.
-//!
+//! A journey's progress is what U-ETDS holds of it: the trip (and the fields sent), the group,
+//! the crew and the passengers, each with a fingerprint of what was sent. Each call brings that
+//! closer to the journey: the trip declared (our reference as the sender's trip number) or its
+//! fields updated, the group declared where the service has groups, crew removed that the
+//! journey no longer has (or has changed), crew added, passenger entries cancelled that the
+//! journey no longer has (or has changed: U-ETDS has no passenger update), passengers added in
+//! batches (each one's outcome kept; a refused one goes again only by a later submission).
 //! The progress of a submission that failed is where the next submission of the same record
-//! and operation starts (the host carries it over), so what U-ETDS already holds from it (a
-//! trip, a group, cancelled entries) is used, never declared or cancelled a second time.
+//! starts (the host carries it over and reconciles first, matching the earlier references), so
+//! what U-ETDS already holds from it is used or withdrawn, never declared a second time.
+//!
+//! An amendment (the difference since a delivery): trip fields, crew removed, crew added,
+//! passenger entries cancelled, passengers added. A cancellation: one call. A refusal of a
+//! cancellation or removal is checked against U-ETDS's summary: what is already gone is done.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tns_adapter::{
-    AdapterError, AdapterResult, Amendment, Cancellation, Journey, Passenger, Person, Receipt, Step, Trip,
+    AdapterError, AdapterResult, Amendment, Cancellation, Environment, Journey, Passenger, Person, Receipt, Step, Trip,
 };
 
 use crate::{
-    continue_with, number,
+    continue_with, fingerprint, number,
     progress::{load, message, results, Pax},
 };
 
@@ -38,8 +42,21 @@ pub struct Summary {
     pub passengers: Vec<(String, Option<i64>)>,
 }
 
-/// The calls of one passenger-trip service, for one submission (our reference is the
-/// session's).
+impl Summary {
+    fn holds_passenger(&self, reference: i64) -> bool {
+        self.passengers.iter().any(|(_, r)| *r == Some(reference))
+    }
+
+    /// A live entry of this identity number whose reference is not in `excluded`.
+    fn passenger(&self, identity: &str, excluded: &BTreeSet<String>) -> Option<Option<i64>> {
+        self.passengers
+            .iter()
+            .find(|(id, r)| id == identity && !r.is_some_and(|r| excluded.contains(&r.to_string())))
+            .map(|(_, r)| *r)
+    }
+}
+
+/// The calls of one passenger-trip service, for one submission.
 pub trait TripService {
     /// Declare the trip; U-ETDS's trip reference.
     fn add_trip(&self, j: &Journey) -> AdapterResult<i64>;
@@ -48,7 +65,7 @@ pub trait TripService {
     /// Whether passengers need a group, declared with [`TripService::add_group`].
     fn has_groups(&self) -> bool;
     fn add_group(&self, trip: i64, t: &Trip) -> AdapterResult<i64>;
-    /// The group this submission declared, if U-ETDS holds it.
+    /// The group this notification declared (under any of its references), if U-ETDS holds it.
     fn find_group(&self, trip: i64) -> AdapterResult<Option<i64>>;
     fn add_crew(&self, trip: i64, crew: &[&Person]) -> AdapterResult<()>;
     fn remove_crew(&self, trip: i64, p: &Person) -> AdapterResult<()>;
@@ -63,6 +80,10 @@ pub trait TripService {
     fn summary(&self, trip: i64) -> AdapterResult<Summary>;
     /// Our reference of this submission.
     fn reference(&self) -> &str;
+    /// True when `reference` is this submission's or an earlier one's it continues.
+    fn is_ours(&self, reference: &str) -> bool;
+    /// The environment the calls go to.
+    fn environment(&self) -> Environment;
 }
 
 /// What U-ETDS keeps of a delivered trip that later changes need ([`Receipt::state`]).
@@ -72,40 +93,90 @@ pub struct TripState {
     pub group: Option<i64>,
     /// The trip's sender number: an update of the trip sends it again.
     pub firma_sefer_no: Option<String>,
+    /// The environment that holds the trip.
+    pub environment: Option<Environment>,
 }
+
+/// One held item: the fingerprint of what was sent.
+type Held = BTreeMap<String, String>;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct JourneyProgress {
     /// U-ETDS's trip reference.
     trip: Option<i64>,
-    /// The sender's trip number it was declared with: this submission's reference, or an
-    /// earlier failed submission's whose progress this one continues.
+    /// The sender's trip number it was declared with.
     firma_sefer_no: Option<String>,
     /// The trip's fields as U-ETDS holds them.
     sent: Option<Trip>,
     group: Option<i64>,
-    /// Crew U-ETDS holds, by identity number.
+    /// Crew U-ETDS holds: identity number → fingerprint.
     #[serde(default)]
-    crew: BTreeSet<String>,
+    crew: Held,
     /// Passengers' outcomes, by our key.
     #[serde(default)]
     passengers: BTreeMap<String, Pax>,
 }
 
 impl JourneyProgress {
+    fn step(&self) -> AdapterResult<Step> {
+        continue_with(self, self.trip)
+    }
+
+    /// Crew held that the journey no longer has as sent.
+    fn stale_crew<'a>(&'a self, j: &Journey) -> Option<&'a String> {
+        self.crew
+            .iter()
+            .find(|(id, fp)| !j.crew.iter().any(|c| &&c.identity_number == id && &&fingerprint(c) == fp))
+            .map(|(id, _)| id)
+    }
+
+    fn missing_crew<'a>(&self, j: &'a Journey) -> Vec<&'a Person> {
+        j.crew.iter().filter(|c| self.crew.get(&c.identity_number) != Some(&fingerprint(c))).collect()
+    }
+
+    /// An accepted passenger entry the journey no longer has as sent: (key, U-ETDS reference).
+    fn stale_passenger(&self, j: &Journey) -> Option<(String, Option<String>)> {
+        self.passengers
+            .iter()
+            .filter(|(_, pax)| pax.error.is_none())
+            .find(|(key, pax)| {
+                !j.passengers
+                    .iter()
+                    .any(|p| &&p.key == key && pax.sent.as_deref().is_none_or(|fp| fp == fingerprint(p)))
+            })
+            .map(|(key, pax)| (key.clone(), pax.reference.clone()))
+    }
+
+    /// Passengers to send: not held, or refused by an earlier submission (this one's refusals
+    /// are final for it).
+    fn unsent<'a>(&self, j: &'a Journey, reference: &str) -> Vec<&'a Passenger> {
+        j.passengers
+            .iter()
+            .filter(|p| match self.passengers.get(&p.key) {
+                None => true,
+                Some(pax) => pax.error.is_some() && pax.by.as_deref() != Some(reference),
+            })
+            .collect()
+    }
+
     fn complete(&self, svc: &impl TripService, j: &Journey) -> bool {
         self.trip.is_some()
             && self.sent.as_ref() == Some(&j.trip())
             && (self.group.is_some() || !svc.has_groups())
-            && j.crew.iter().all(|c| self.crew.contains(&c.identity_number))
-            && j.passengers.iter().all(|x| self.passengers.contains_key(&x.key))
+            && self.stale_crew(j).is_none()
+            && self.missing_crew(j).is_empty()
+            && self.stale_passenger(j).is_none()
+            && self.unsent(j, svc.reference()).is_empty()
     }
 
-    fn receipt(&self, j: &Journey, reference: &str) -> Receipt {
+    fn receipt(&self, svc: &impl TripService, j: &Journey) -> Receipt {
         let passengers = results(&j.passengers, &self.passengers);
         let refused = passengers.iter().filter(|r| r.error.is_some()).count();
-        let firma_sefer_no = self.firma_sefer_no.clone().unwrap_or_else(|| reference.to_string());
-        let state = TripState { group: self.group, firma_sefer_no: Some(firma_sefer_no) };
+        let state = TripState {
+            group: self.group,
+            firma_sefer_no: Some(self.firma_sefer_no.clone().unwrap_or_else(|| svc.reference().to_string())),
+            environment: Some(svc.environment()),
+        };
         Receipt {
             downstream_reference: self.trip.map(|t| t.to_string()).unwrap_or_default(),
             message: message(refused, passengers.len()),
@@ -114,11 +185,11 @@ impl JourneyProgress {
         }
     }
 
-    fn step(self, svc: &impl TripService, j: &Journey) -> AdapterResult<Step> {
+    fn next(self, svc: &impl TripService, j: &Journey) -> AdapterResult<Step> {
         if self.complete(svc, j) {
-            Ok(Step::Done { receipt: self.receipt(j, svc.reference()) })
+            Ok(Step::Done { receipt: self.receipt(svc, j) })
         } else {
-            continue_with(&self)
+            self.step()
         }
     }
 }
@@ -130,38 +201,91 @@ pub fn advance_journey(svc: &impl TripService, j: &Journey, progress: &Value) ->
         p.trip = Some(svc.add_trip(j)?);
         p.firma_sefer_no = Some(svc.reference().to_string());
         p.sent = Some(trip);
-        return continue_with(&p);
+        return p.step();
     };
     if p.sent.as_ref() != Some(&trip) {
         svc.update_trip(id, &trip, p.firma_sefer_no.as_deref().unwrap_or(svc.reference()))?;
         p.sent = Some(trip);
-        return continue_with(&p);
+        return p.step();
     }
     if svc.has_groups() && p.group.is_none() {
         p.group = Some(svc.add_group(id, &trip)?);
-        return continue_with(&p);
+        return p.step();
     }
-    let crew: Vec<&Person> = j.crew.iter().filter(|c| !p.crew.contains(&c.identity_number)).collect();
+    if let Some(identity) = p.stale_crew(j).cloned() {
+        remove_crew(svc, id, &blank(&identity))?;
+        p.crew.remove(&identity);
+        return p.step();
+    }
+    let crew = p.missing_crew(j);
     if !crew.is_empty() {
         svc.add_crew(id, &crew)?;
-        p.crew.extend(crew.iter().map(|c| c.identity_number.clone()));
-        return continue_with(&p);
+        p.crew.extend(crew.iter().map(|c| (c.identity_number.clone(), fingerprint(c))));
+        return p.step();
     }
-    let batch: Vec<&Passenger> =
-        j.passengers.iter().filter(|x| !p.passengers.contains_key(&x.key)).take(svc.batch()).collect();
+    if let Some((key, reference)) = p.stale_passenger(j) {
+        match reference {
+            Some(r) => cancel_passenger(svc, id, &number(&r, "a passenger reference")?)?,
+            None => return Err(AdapterError::Permanent(format!(
+                "passenger {key} is held by U-ETDS without a reference, so it cannot be withdrawn; cancel the journey"
+            ))),
+        }
+        p.passengers.remove(&key);
+        return p.step();
+    }
+    let batch: Vec<&Passenger> = p.unsent(j, svc.reference()).into_iter().take(svc.batch()).collect();
     if !batch.is_empty() {
         let outcomes = svc.add_passengers(id, p.group, &batch)?;
-        p.passengers.extend(batch.iter().map(|x| x.key.clone()).zip(outcomes));
+        for (x, mut pax) in batch.iter().zip(outcomes) {
+            pax.sent = Some(fingerprint(x));
+            pax.by = Some(svc.reference().to_string());
+            p.passengers.insert(x.key.clone(), pax);
+        }
     }
-    p.step(svc, j)
+    p.next(svc, j)
 }
 
-/// The trip U-ETDS holds under this submission's reference (the trip list does not show the
-/// sender's number, so each candidate's summary is read).
-fn find_trip(svc: &impl TripService, t: &Trip) -> AdapterResult<Option<i64>> {
+/// A crew member known only by identity number (all a withdrawal sends).
+fn blank(identity: &str) -> Person {
+    Person {
+        role: "other".into(),
+        identity_number: identity.into(),
+        first_name: String::new(),
+        last_name: String::new(),
+        gender: String::new(),
+        nationality: None,
+        phone: None,
+    }
+}
+
+/// Withdraw a crew member; a refusal because U-ETDS no longer holds them is done.
+fn remove_crew(svc: &impl TripService, trip: i64, p: &Person) -> AdapterResult<()> {
+    match svc.remove_crew(trip, p) {
+        Err(AdapterError::Permanent(e)) if svc.summary(trip)?.crew.contains(&p.identity_number) => {
+            Err(AdapterError::Permanent(e))
+        }
+        Err(AdapterError::Permanent(_)) => Ok(()),
+        other => other,
+    }
+}
+
+/// Cancel a passenger entry; a refusal because U-ETDS no longer holds it is done.
+fn cancel_passenger(svc: &impl TripService, trip: i64, reference: &i64) -> AdapterResult<()> {
+    match svc.cancel_passenger(trip, *reference) {
+        Err(AdapterError::Permanent(e)) if svc.summary(trip)?.holds_passenger(*reference) => {
+            Err(AdapterError::Permanent(e))
+        }
+        Err(AdapterError::Permanent(_)) => Ok(()),
+        other => other,
+    }
+}
+
+/// The trip U-ETDS holds under this notification's references (the trip list does not show
+/// the sender's number, so each candidate's summary is read).
+fn find_trip(svc: &impl TripService, t: &Trip) -> AdapterResult<Option<(i64, String)>> {
     for id in svc.trips_of_day(t)? {
-        if svc.summary(id)?.firma_sefer_no.as_deref() == Some(svc.reference()) {
-            return Ok(Some(id));
+        if let Some(no) = svc.summary(id)?.firma_sefer_no.filter(|no| svc.is_ours(no)) {
+            return Ok(Some((id, no)));
         }
     }
     Ok(None)
@@ -173,32 +297,44 @@ pub fn reconcile_journey(svc: &impl TripService, j: &Journey, progress: &Value) 
     let id = match p.trip {
         Some(id) => id,
         None => match find_trip(svc, &trip)? {
-            Some(id) => {
+            Some((id, firma_sefer_no)) => {
                 p.trip = Some(id);
-                p.firma_sefer_no = Some(svc.reference().to_string());
+                p.firma_sefer_no = Some(firma_sefer_no);
                 p.sent = Some(trip);
                 id
             }
-            None => return continue_with(&p),
+            None => return p.step(),
         },
     };
     if svc.has_groups() && p.group.is_none() {
         p.group = svc.find_group(id)?;
         if p.group.is_none() {
-            return continue_with(&p);
+            return p.step();
         }
     }
     let held = svc.summary(id)?;
-    p.crew.extend(j.crew.iter().map(|c| &c.identity_number).filter(|c| held.crew.contains(*c)).cloned());
-    for x in &j.passengers {
-        if p.passengers.contains_key(&x.key) {
-            continue;
-        }
-        if let Some((_, r)) = held.passengers.iter().find(|(id, _)| id == &x.person.identity_number) {
-            p.passengers.insert(x.key.clone(), Pax::accepted(*r));
+    // What the last call may have done: crew added or withdrawn, entries cancelled, passengers
+    // added. U-ETDS's summary is the truth for each.
+    p.crew.retain(|identity, _| held.crew.contains(identity));
+    for c in &j.crew {
+        if held.crew.contains(&c.identity_number) && !p.crew.contains_key(&c.identity_number) {
+            p.crew.insert(c.identity_number.clone(), fingerprint(c));
         }
     }
-    p.step(svc, j)
+    p.passengers.retain(|_, pax| {
+        pax.error.is_some()
+            || pax.reference.as_deref().and_then(|r| r.parse().ok()).is_none_or(|r| held.holds_passenger(r))
+    });
+    let known: BTreeSet<String> = p.passengers.values().filter_map(|pax| pax.reference.clone()).collect();
+    for x in p.unsent(j, svc.reference()) {
+        if let Some(r) = held.passenger(&x.person.identity_number, &known) {
+            let mut pax = Pax::accepted(r);
+            pax.sent = Some(fingerprint(x));
+            pax.by = Some(svc.reference().to_string());
+            p.passengers.insert(x.key.clone(), pax);
+        }
+    }
+    p.next(svc, j)
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -210,19 +346,29 @@ struct AmendmentProgress {
     crew_removed: BTreeSet<String>,
     #[serde(default)]
     crew_added: BTreeSet<String>,
-    /// Passenger entries cancelled, by U-ETDS reference.
+    /// Passenger entries cancelled, by our key of the passenger they were.
     #[serde(default)]
     cancelled: BTreeSet<String>,
     #[serde(default)]
     passengers: BTreeMap<String, Pax>,
 }
 
-/// The entries to cancel: removed passengers, and the old entries of changed ones.
-fn to_cancel(a: &Amendment) -> Vec<String> {
+/// An entry to cancel: a removed passenger, or the old entry of a changed one.
+struct Entry<'a> {
+    key: &'a str,
+    identity: &'a str,
+    reference: Option<&'a str>,
+}
+
+fn to_cancel(a: &Amendment) -> Vec<Entry<'_>> {
     a.removed
         .iter()
-        .filter_map(|r| r.downstream_reference.clone())
-        .chain(a.changed.iter().filter_map(|c| c.previous_reference.clone()))
+        .map(|r| Entry { key: &r.key, identity: &r.identity_number, reference: r.downstream_reference.as_deref() })
+        .chain(a.changed.iter().map(|c| Entry {
+            key: &c.passenger.key,
+            identity: &c.passenger.person.identity_number,
+            reference: c.previous_reference.as_deref(),
+        }))
         .collect()
 }
 
@@ -235,13 +381,13 @@ impl AmendmentProgress {
         (a.trip.is_none() || self.trip_sent == a.trip)
             && a.crew_removed.iter().all(|c| self.crew_removed.contains(&c.identity_number))
             && a.crew_added.iter().all(|c| self.crew_added.contains(&c.identity_number))
-            && to_cancel(a).iter().all(|r| self.cancelled.contains(r))
+            && to_cancel(a).iter().all(|e| self.cancelled.contains(e.key))
             && to_add(a).iter().all(|x| self.passengers.contains_key(&x.key))
     }
 
-    fn step(self, a: &Amendment) -> AdapterResult<Step> {
+    fn next(self, a: &Amendment, trip: i64) -> AdapterResult<Step> {
         if !self.complete(a) {
-            return continue_with(&self);
+            return continue_with(&self, Some(trip));
         }
         let passengers = results(to_add(a), &self.passengers);
         let refused = passengers.iter().filter(|r| r.error.is_some()).count();
@@ -267,23 +413,30 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
     if let Some(t) = a.trip.as_ref().filter(|t| p.trip_sent.as_ref() != Some(t)) {
         svc.update_trip(id, t, state.firma_sefer_no.as_deref().unwrap_or(svc.reference()))?;
         p.trip_sent = Some(t.clone());
-        return continue_with(&p);
+        return continue_with(&p, Some(id));
     }
     if let Some(c) = a.crew_removed.iter().find(|c| !p.crew_removed.contains(&c.identity_number)) {
-        svc.remove_crew(id, c)?;
+        remove_crew(svc, id, c)?;
         p.crew_removed.insert(c.identity_number.clone());
-        return continue_with(&p);
+        return continue_with(&p, Some(id));
     }
     let crew: Vec<&Person> = a.crew_added.iter().filter(|c| !p.crew_added.contains(&c.identity_number)).collect();
     if !crew.is_empty() {
         svc.add_crew(id, &crew)?;
         p.crew_added.extend(crew.iter().map(|c| c.identity_number.clone()));
-        return continue_with(&p);
+        return continue_with(&p, Some(id));
     }
-    if let Some(r) = to_cancel(a).into_iter().find(|r| !p.cancelled.contains(r)) {
-        svc.cancel_passenger(id, number(&r, "a passenger reference")?)?;
-        p.cancelled.insert(r);
-        return continue_with(&p);
+    if let Some(e) = to_cancel(a).into_iter().find(|e| !p.cancelled.contains(e.key)) {
+        let reference = match e.reference {
+            Some(r) => Some(number(r, "a passenger reference")?),
+            // Accepted without a reference (an answer U-ETDS gave without one): its live entry.
+            None => svc.summary(id)?.passenger(e.identity, &BTreeSet::new()).flatten(),
+        };
+        if let Some(r) = reference {
+            cancel_passenger(svc, id, &r)?;
+        }
+        p.cancelled.insert(e.key.to_string());
+        return continue_with(&p, Some(id));
     }
     let batch: Vec<&Passenger> =
         to_add(a).into_iter().filter(|x| !p.passengers.contains_key(&x.key)).take(svc.batch()).collect();
@@ -296,44 +449,44 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
         let outcomes = svc.add_passengers(id, state.group, &batch)?;
         p.passengers.extend(batch.iter().map(|x| x.key.clone()).zip(outcomes));
     }
-    p.step(a)
+    p.next(a, id)
 }
 
 pub fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let mut p: AmendmentProgress = load(progress)?;
-    let held = svc.summary(trip_of(a)?)?;
+    let id = trip_of(a)?;
+    let held = svc.summary(id)?;
     for c in &a.crew_removed {
         if !held.crew.contains(&c.identity_number) {
             p.crew_removed.insert(c.identity_number.clone());
         }
     }
     for c in &a.crew_added {
-        if held.crew.contains(&c.identity_number) {
+        // A member whose details changed is both removed and added: held under the old entry
+        // until the removal is done, so only then does holding them mean the add went through.
+        let removing = a.crew_removed.iter().any(|r| r.identity_number == c.identity_number);
+        if held.crew.contains(&c.identity_number) && (!removing || p.crew_removed.contains(&c.identity_number)) {
             p.crew_added.insert(c.identity_number.clone());
         }
     }
-    let live: BTreeSet<String> = held.passengers.iter().filter_map(|(_, r)| r.map(|r| r.to_string())).collect();
-    let cancelling = to_cancel(a);
-    for r in &cancelling {
-        if !live.contains(r) {
-            p.cancelled.insert(r.clone());
+    let cancelling: BTreeSet<String> = to_cancel(a).iter().filter_map(|e| e.reference.map(str::to_string)).collect();
+    for e in to_cancel(a) {
+        if let Some(r) = e.reference.and_then(|r| r.parse().ok()) {
+            if !held.holds_passenger(r) {
+                p.cancelled.insert(e.key.to_string());
+            }
         }
     }
     // A passenger the interrupted call added is held under a reference that is not one of the
     // entries this amendment cancels.
     for x in to_add(a) {
-        if p.passengers.contains_key(&x.key) {
-            continue;
-        }
-        let found = held
-            .passengers
-            .iter()
-            .find(|(id, r)| id == &x.person.identity_number && r.is_some_and(|r| !cancelling.contains(&r.to_string())));
-        if let Some((_, r)) = found {
-            p.passengers.insert(x.key.clone(), Pax::accepted(*r));
+        if !p.passengers.contains_key(&x.key) {
+            if let Some(r) = held.passenger(&x.person.identity_number, &cancelling) {
+                p.passengers.insert(x.key.clone(), Pax::accepted(r));
+            }
         }
     }
-    p.step(a)
+    p.next(a, id)
 }
 
 /// A cancellation U-ETDS took (or already holds).
@@ -349,14 +502,20 @@ pub fn cancelled(c: &Cancellation) -> Step {
 }
 
 pub fn cancel(svc: &impl TripService, c: &Cancellation) -> AdapterResult<Step> {
-    svc.cancel_trip(number(&c.downstream_reference, "the trip reference")?, &c.reason)?;
-    Ok(cancelled(c))
+    let id = number(&c.downstream_reference, "the trip reference")?;
+    match svc.cancel_trip(id, &c.reason) {
+        // Refused because it is cancelled already (say, by hand on U-ETDS's portal): done.
+        Err(AdapterError::Permanent(_)) if svc.summary(id)?.cancelled => Ok(cancelled(c)),
+        Err(e) => Err(e),
+        Ok(()) => Ok(cancelled(c)),
+    }
 }
 
 pub fn reconcile_cancel(svc: &impl TripService, c: &Cancellation, progress: &Value) -> AdapterResult<Step> {
-    if svc.summary(number(&c.downstream_reference, "the trip reference")?)?.cancelled {
+    let id = number(&c.downstream_reference, "the trip reference")?;
+    if svc.summary(id)?.cancelled {
         Ok(cancelled(c))
     } else {
-        Ok(Step::Continue { progress: progress.clone() })
+        continue_with(progress, Some(id))
     }
 }

@@ -147,6 +147,27 @@ pub async fn delivered_state(
     .await
 }
 
+/// The adapter and downstream reference of the record's latest submission when it is a whole
+/// notification (journey or cargo) that failed after the downstream gave a reference: what it
+/// holds of a record never delivered.
+pub async fn failed_but_held(
+    tx: &mut PgConnection,
+    org: i64,
+    target: Target,
+) -> sqlx::Result<Option<(String, String)>> {
+    sqlx::query_as(
+        "SELECT adapter, downstream_reference FROM (
+            SELECT * FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
+             ORDER BY id DESC LIMIT 1) latest
+          WHERE state = 'failed' AND operation IN ('journey', 'cargo') AND downstream_reference IS NOT NULL",
+    )
+    .bind(org)
+    .bind(target.kind())
+    .bind(target.id())
+    .fetch_optional(tx)
+    .await
+}
+
 /// The journey's delivered submissions, oldest first.
 pub async fn delivered_history(tx: &mut PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Delivered>> {
     sqlx::query_as(
@@ -177,11 +198,16 @@ pub async fn enqueue(
     warnings: &[Warning],
 ) -> sqlx::Result<Submission> {
     let sub: Submission = sqlx::query_as(&format!(
-        "INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings, progress)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE((
-             SELECT CASE WHEN state = 'failed' AND operation = $4 AND adapter = $5 THEN progress END
-               FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
-              ORDER BY id DESC LIMIT 1), 'null'))
+        "WITH prior AS (
+            SELECT progress, earlier_references || ('tns-' || id) AS earlier FROM (
+                SELECT * FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
+                 ORDER BY id DESC LIMIT 1) latest
+             WHERE state = 'failed' AND operation = $4 AND adapter = $5 AND progress <> 'null'
+         )
+         INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings, progress,
+                                  earlier_references)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE((SELECT progress FROM prior), 'null'),
+                 COALESCE((SELECT earlier FROM prior), '{{}}'))
          RETURNING {COLUMNS}"
     ))
     .bind(org)

@@ -262,13 +262,25 @@ pub async fn update(
     let merged = patched(&JourneyIn::from(&current), &patch)?;
     merged.check_across().map_err(merged_conflict)?;
     let f = resolve(&st, p.org_id, merged).await?;
-    if current.downstream_reference.is_some()
-        && (f.trip_kind != current.trip_kind || f.tarifeli_context != current.tarifeli_context)
-    {
-        return Err(ApiError::Conflict(format!(
-            "journey {id} was notified downstream as it is: its trip_kind and tarifeli_context cannot change \
-             (cancel it and create a new journey)"
-        )));
+    if current.downstream_reference.is_some() {
+        if f.trip_kind != current.trip_kind || f.tarifeli_context != current.tarifeli_context {
+            return Err(ApiError::Conflict(format!(
+                "journey {id} was notified downstream as it is: its trip_kind and tarifeli_context cannot change \
+                 (cancel it and create a new journey)"
+            )));
+        }
+        // U-ETDS's scheduled service publishes no trip update: a notified scheduled trip keeps
+        // its vehicle, times and places.
+        let stop = |s: &db::journeys::Stop| (s.date.0, s.time.0, s.district_id);
+        let same_trip = f.vehicle.as_ref_text() == current.vehicle_id
+            && f.departure == stop(&current.departure)
+            && f.arrival == stop(&current.arrival);
+        if current.trip_kind == TripKind::Tarifeli && !same_trip {
+            return Err(ApiError::Conflict(format!(
+                "journey {id} is a notified scheduled trip: its vehicle_id, departure and arrival cannot change \
+                 (its crew and passengers can; cancel it and create a new journey to change the trip)"
+            )));
+        }
     }
     let mut tx = st.db.begin().await?;
     if !db::journeys::update_editable(&mut tx, p.org_id, id, &f)

@@ -16,7 +16,7 @@ use crate::{
     },
     domain::{
         fields::{ceiling, Amount, Day, Text},
-        kinds::Gender,
+        kinds::{Gender, RecordStatus},
         uetds::{
             check_identity, identity_rule, IdentityNumber, Nationality, PersonName, Phone, PlaceId, SeatNo,
             TicketSerial,
@@ -127,7 +127,18 @@ fn identity_taken(id: &str) -> impl FnOnce() -> String + '_ {
 
 /// Lock the journey for a passenger change; 404 when the organization has no such journey.
 async fn lock_journey(tx: &mut PgConnection, org: i64, journey: i64) -> ApiResult<()> {
-    db::journeys::lock(tx, org, journey).await?.map(|_| ()).ok_or_else(|| not_found("journey", journey))
+    open_journey(journey, db::journeys::lock(tx, org, journey).await?)
+}
+
+/// A journey's passengers change in any state but `cancelled` (409).
+fn open_journey(journey: i64, status: Option<RecordStatus>) -> ApiResult<()> {
+    match status {
+        None => Err(not_found("journey", journey)),
+        Some(RecordStatus::Cancelled) => {
+            Err(ApiError::Conflict(format!("journey {journey} is cancelled; its passengers take no more changes")))
+        }
+        Some(_) => Ok(()),
+    }
 }
 
 /// Refuse a change that would take the journey past its passenger limit (the journey's state,
@@ -196,6 +207,7 @@ pub async fn update(
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Passenger>> {
     p.require(Scope::JourneysWrite)?;
+    open_journey(journey, db::journeys::status(&st.db, p.org_id, journey).await?)?;
     let current =
         db::passengers::get(&st.db, p.org_id, journey, id).await?.ok_or_else(|| not_found("passenger", id))?;
     let merged = patched(&PassengerIn::from(&current), &patch)?;
@@ -219,6 +231,7 @@ pub async fn delete(
     ApiPath((journey, id)): ApiPath<(i64, i64)>,
 ) -> ApiResult<Json<OkBody>> {
     p.require(Scope::JourneysWrite)?;
+    open_journey(journey, db::journeys::status(&st.db, p.org_id, journey).await?)?;
     if !db::passengers::delete(&st.db, p.org_id, journey, id).await? {
         return Err(not_found("passenger", id));
     }
