@@ -557,7 +557,9 @@ async fn tns_dev_delivers_to_a_u_etds_simulator_exactly_what_was_submitted() {
     assert_eq!(sub["status"], "delivered", "{sub}");
 
     let trip = &fake.trips_with_firma_sefer_no(&format!("tns-{}", sub["submission_id"]))[0];
-    let mut held: Vec<(String, String, String, String, Option<String>, Option<String>)> = trip
+    /// Identity, names, nationality, gender, seat.
+    type Sent = (String, String, String, String, Option<String>, Option<String>);
+    let mut held: Vec<Sent> = trip
         .valid_passengers()
         .map(|p| {
             (

@@ -226,9 +226,11 @@ pub fn advance_journey(svc: &impl TripService, j: &Journey, progress: &Value) ->
     if let Some((key, reference)) = p.stale_passenger(j) {
         match reference {
             Some(r) => cancel_passenger(svc, id, &number(&r, "a passenger reference")?)?,
-            None => return Err(AdapterError::Permanent(format!(
+            None => {
+                return Err(AdapterError::Permanent(format!(
                 "passenger {key} is held by U-ETDS without a reference, so it cannot be withdrawn; cancel the journey"
-            ))),
+            )))
+            }
         }
         p.passengers.remove(&key);
         return p.step();
