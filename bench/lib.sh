@@ -37,7 +37,7 @@ tns_start() {
     echo "port $port is already in use; stop what serves it first" >&2
     exit 1
   fi
-  TNS_LISTEN_ADDR=127.0.0.1:$port "$BIN" api >"$log" 2>&1 &
+  TNS_LISTEN_ADDR=127.0.0.1:$port TNS_METRICS_ADDR=127.0.0.1:0 "$BIN" api >"$log" 2>&1 &
   pid=$!
   TNS_PIDS+=("$pid")
   for _ in $(seq 1 300); do

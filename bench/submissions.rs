@@ -34,6 +34,7 @@ fn config(overrides: &[(&str, String)]) -> anyhow::Result<Config> {
     let mut vars: HashMap<String, String> = [
         ("TNS_DATABASE_URL", DB_URL.to_string()),
         ("TNS_LISTEN_ADDR", "127.0.0.1:0".into()),
+        ("TNS_METRICS_ADDR", "127.0.0.1:0".into()),
         ("TNS_REDIS_PREFIX", format!("bench:sub:{}:", std::process::id())),
         ("TNS_SIGNING_SECRET", "bench-signing-secret-0123456789abcdefghij".into()),
         ("TNS_AUTH_RATE_LIMIT", "100000000".into()),

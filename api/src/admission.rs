@@ -4,7 +4,7 @@
 
 use axum::{
     extract::{MatchedPath, Request, State},
-    http::{HeaderMap, HeaderValue},
+    http::{header, HeaderMap, HeaderValue},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -29,6 +29,10 @@ pub const QUOTA_EXEMPT: &[&str] = &[
 
 pub const API_PREFIX: &str = "/api/v1";
 
+/// The routes that take no credentials (sign-up, sign-in, token exchange): judged as
+/// anonymous whatever `Authorization` says, so holding a key buys no unthrottled guessing.
+pub const ANONYMOUS: &[&str] = &["/auth/register", "/auth/login", "/auth/token", "/auth/logout"];
+
 pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
     let route = req
         .extensions()
@@ -40,6 +44,20 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
     let endpoint = format!("{} {}", req.method(), route);
     let ip = st.throttle.client_ip(&req);
 
+    if ANONYMOUS.contains(&route.as_str()) {
+        let decision = st.throttle.hit(&st.redis, ip).await;
+        if !decision.admitted {
+            return refuse_anonymous(&st, route, decision);
+        }
+        let res = next.run(req).await;
+        return finish(res, route, Some(decision));
+    }
+    // An invented key costs a database lookup: not for a client already over its budget.
+    if auth::costs_a_lookup(&st, req.headers()) {
+        if let Some(decision) = st.throttle.exhausted(&st.redis, ip).await {
+            return refuse_anonymous(&st, route, decision);
+        }
+    }
     let (decision, org) = match auth::authenticate(&st, req.headers()).await {
         Ok(Some(principal)) => {
             let org = principal.org_id;
@@ -68,13 +86,7 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
         Err(other) => return finish(other.into_response(), route, None),
     };
     if org.is_none() && !decision.admitted {
-        st.metrics.quota_rejections.with_label_values(&["client_ip"]).inc();
-        let res = ApiError::TooManyRequests {
-            detail: "too many unauthenticated requests from this address; slow down".into(),
-            retry_after_secs: (decision.reset - chrono::Utc::now().timestamp()).max(1) as u64,
-        }
-        .into_response();
-        return finish(res, route, Some(decision));
+        return refuse_anonymous(&st, route, decision);
     }
 
     let res = next.run(req).await;
@@ -85,10 +97,24 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
     finish(res, route, Some(decision))
 }
 
+/// 429 for a client over its unauthenticated budget.
+fn refuse_anonymous(st: &AppState, route: String, decision: Decision) -> Response {
+    st.metrics.quota_rejections.with_label_values(&["client_ip"]).inc();
+    let res = ApiError::TooManyRequests {
+        detail: "too many unauthenticated requests from this address; slow down".into(),
+        retry_after_secs: (decision.reset - chrono::Utc::now().timestamp()).max(1) as u64,
+    }
+    .into_response();
+    finish(res, route, Some(decision))
+}
+
 fn finish(mut res: Response, route: String, decision: Option<Decision>) -> Response {
     if let Some(d) = decision {
         set_rate_headers(res.headers_mut(), &d);
     }
+    // Every answer here is one organization's data, and some carry a key, a token or a secret:
+    // no shared or browser cache keeps any of them.
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     res.extensions_mut().insert(RouteTemplate(route));
     res
 }

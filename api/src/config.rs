@@ -12,7 +12,9 @@ use std::{
 
 use tns_scheduler::{
     adapters::AdapterSettings,
-    settings::{parse_schedule, WebhookSettings, DEFAULT_WEBHOOK_SCHEDULE, WEBHOOK_RECORD_MARGIN},
+    settings::{
+        default_org_concurrency, parse_schedule, WebhookSettings, DEFAULT_WEBHOOK_SCHEDULE, WEBHOOK_RECORD_MARGIN,
+    },
     webhooks::sealing::DataKey,
 };
 
@@ -59,6 +61,12 @@ pub enum LogFormat {
 pub struct Config {
     pub role: Role,
     pub listen_addr: SocketAddr,
+    /// Where `/metrics` is served: a listener of its own, which the API's Service and Ingress
+    /// need not expose.
+    pub metrics_addr: SocketAddr,
+    /// The longest a request may take before it is answered 503 (keep it above the 30 s a
+    /// `Prefer: wait` may take).
+    pub request_timeout: Duration,
     pub database_url: String,
     pub db_max_connections: u32,
     pub redis_url: String,
@@ -67,6 +75,9 @@ pub struct Config {
     pub cookie_secure: bool,
     pub quota_enabled: bool,
     pub quota_fail_mode: FailMode,
+    /// Fail-open: calls one process admits per organization and month beyond the last persisted
+    /// total while Redis is unreachable.
+    pub quota_fail_open_allowance: i64,
     pub auth_rate_limit: u64,
     pub auth_rate_window: Duration,
     pub auth_cache_ttl: Duration,
@@ -147,12 +158,28 @@ impl Config {
         let window = vars.parse_secs("TNS_AUTH_RATE_WINDOW_SECS", 60, 1, 86_400)?;
         let cache_ttl_ms = vars.parse_int("TNS_AUTH_CACHE_TTL_MS", 2000, 0, 4000)?;
         let scheduler = scheduler_settings(&vars, role)?;
+        let listen_addr: SocketAddr = vars.parse(
+            "TNS_LISTEN_ADDR",
+            if dev { "127.0.0.1:8080" } else { "0.0.0.0:8080" },
+            "a socket address such as 0.0.0.0:8080",
+        )?;
+        // `dev` runs with a public data key, a throw-away signing secret and relaxed limits: on
+        // a laptop, not on a network, unless told so.
+        if dev && !listen_addr.ip().is_loopback() && !vars.parse_bool("TNS_DEV_ALLOW_REMOTE", false)? {
+            return Err(vars.bad(
+                "TNS_LISTEN_ADDR",
+                "`tns dev` listens on loopback only (it uses a public data key and relaxed limits); set \
+                 TNS_DEV_ALLOW_REMOTE=true to listen elsewhere anyway",
+            ));
+        }
         Ok(Config {
             role,
-            listen_addr: vars.parse(
-                "TNS_LISTEN_ADDR",
-                if dev { "127.0.0.1:8080" } else { "0.0.0.0:8080" },
-                "a socket address such as 0.0.0.0:8080",
+            listen_addr,
+            request_timeout: vars.parse_secs("TNS_REQUEST_TIMEOUT_SECS", 60, 1, 600)?,
+            metrics_addr: vars.parse(
+                "TNS_METRICS_ADDR",
+                if dev { "127.0.0.1:9090" } else { "0.0.0.0:9090" },
+                "a socket address such as 0.0.0.0:9090",
             )?,
             database_url: vars.url(
                 "TNS_DATABASE_URL",
@@ -165,6 +192,7 @@ impl Config {
             signing_secret,
             cookie_secure: vars.parse_bool("TNS_COOKIE_SECURE", !dev)?,
             quota_enabled: vars.parse_bool("TNS_QUOTA_ENABLED", true)?,
+            quota_fail_open_allowance: vars.parse_int("TNS_QUOTA_FAIL_OPEN_ALLOWANCE", 200, 0, 1_000_000)? as i64,
             quota_fail_mode: match vars.get("TNS_QUOTA_FAIL_MODE").as_deref() {
                 None | Some("open") => FailMode::Open,
                 Some("closed") => FailMode::Closed,
@@ -352,16 +380,25 @@ fn webhook_settings<F: Fn(&str) -> Option<String>>(
             ),
         ));
     }
+    let concurrency = vars.parse_int("TNS_WEBHOOK_CONCURRENCY", 64, 1, 4096)?;
+    let org_concurrency = vars.parse_int(
+        "TNS_WEBHOOK_ORG_CONCURRENCY",
+        default_org_concurrency(concurrency as usize) as u64,
+        1,
+        concurrency,
+    )?;
     Ok(WebhookSettings {
         data_key,
         schedule: parse_schedule(&schedule).map_err(|e| vars.bad("TNS_WEBHOOK_RETRY_SCHEDULE", &e))?,
         jitter: 0.2,
         retry_after_cap: vars.parse_secs("TNS_WEBHOOK_RETRY_AFTER_CAP_SECS", 12 * 3600, 1, 7 * 86_400)?,
         timeout,
-        concurrency: vars.parse_int("TNS_WEBHOOK_CONCURRENCY", 64, 1, 4096)? as usize,
+        concurrency: concurrency as usize,
+        org_concurrency: org_concurrency as usize,
         lease,
         disable_after: vars.parse_secs("TNS_WEBHOOK_DISABLE_AFTER_SECS", 5 * 86_400, 1, 365 * 86_400)?,
         allow_private: vars.parse_bool("TNS_WEBHOOK_ALLOW_PRIVATE", role == Role::Dev)?,
+        allow_http: vars.parse_bool("TNS_WEBHOOK_ALLOW_HTTP", role == Role::Dev)?,
     })
 }
 
@@ -440,6 +477,15 @@ mod tests {
     }
 
     #[test]
+    fn dev_stays_on_loopback_unless_told_otherwise() {
+        let e = parse(Role::Dev, &[("TNS_LISTEN_ADDR", "0.0.0.0:8080")]).unwrap_err();
+        assert_eq!(e.var, "TNS_LISTEN_ADDR");
+        assert!(e.reason.contains("TNS_DEV_ALLOW_REMOTE"), "{}", e.reason);
+        assert!(parse(Role::Dev, &[("TNS_LISTEN_ADDR", "0.0.0.0:8080"), ("TNS_DEV_ALLOW_REMOTE", "true")]).is_ok());
+        assert!(parse(Role::Dev, &[("TNS_LISTEN_ADDR", "[::1]:8080")]).is_ok());
+    }
+
+    #[test]
     fn dev_has_laptop_defaults() {
         let c = parse(Role::Dev, &[]).unwrap();
         assert!(!c.cookie_secure);
@@ -467,5 +513,24 @@ mod tests {
         assert!(parse(Role::Dev, &[("TNS_WEBHOOK_TIMEOUT_SECS", "30"), ("TNS_WEBHOOK_LEASE_SECS", "65")]).is_ok());
         let e = parse(Role::Dev, &[("TNS_LISTEN_ADDR", "nowhere")]).unwrap_err();
         assert_eq!(e.var, "TNS_LISTEN_ADDR");
+    }
+
+    #[test]
+    fn webhook_org_concurrency_and_plain_http() {
+        let secret = "x".repeat(32);
+        let key = "ab".repeat(32);
+        let api = parse(Role::Api, &[("TNS_SIGNING_SECRET", &secret), ("TNS_DATA_KEY", &key)]).unwrap();
+        let hooks = &api.scheduler.webhooks;
+        assert_eq!((hooks.concurrency, hooks.org_concurrency), (64, 16), "a quarter by default");
+        assert!(!hooks.allow_http, "https only outside dev");
+        assert!(parse(Role::Dev, &[]).unwrap().scheduler.webhooks.allow_http);
+        let c = parse(Role::Dev, &[("TNS_WEBHOOK_CONCURRENCY", "3")]).unwrap();
+        assert_eq!(c.scheduler.webhooks.org_concurrency, 1, "at least one");
+        let c = parse(Role::Dev, &[("TNS_WEBHOOK_ORG_CONCURRENCY", "64")]).unwrap();
+        assert_eq!(c.scheduler.webhooks.org_concurrency, 64);
+        let e = parse(Role::Dev, &[("TNS_WEBHOOK_ORG_CONCURRENCY", "65")]).unwrap_err();
+        assert_eq!(e.var, "TNS_WEBHOOK_ORG_CONCURRENCY", "at most TNS_WEBHOOK_CONCURRENCY");
+        let e = parse(Role::Dev, &[("TNS_WEBHOOK_ALLOW_HTTP", "sometimes")]).unwrap_err();
+        assert_eq!(e.var, "TNS_WEBHOOK_ALLOW_HTTP");
     }
 }

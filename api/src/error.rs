@@ -94,7 +94,9 @@ impl IntoResponse for ApiError {
         let status = self.status();
         match self {
             ApiError::Internal(err) => {
-                tracing::error!(error = ?err, "request failed");
+                // The chain of messages, not the debug form (which prints a database error's
+                // detail, values included).
+                tracing::error!(error = format!("{err:#}"), "request failed");
                 error_response(status, "an unexpected error occurred".into(), None)
             }
             ApiError::Validation { field, reason } => error_response(status, format!("{field}: {reason}"), Some(field)),
@@ -109,8 +111,23 @@ impl IntoResponse for ApiError {
 }
 
 impl From<sqlx::Error> for ApiError {
+    /// A database's own error text can quote the values it refused (a `DETAIL` naming an
+    /// identity number, say): only its code and the constraint or table it names reach the log.
     fn from(e: sqlx::Error) -> Self {
-        ApiError::Internal(e.into())
+        ApiError::Internal(anyhow::anyhow!(redacted(&e)))
+    }
+}
+
+/// A database error as it may be logged: its class, code and the object it names; never the
+/// message or detail, which can hold personal data.
+pub fn redacted(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Database(db) => format!(
+            "database error {} on {}",
+            db.code().as_deref().unwrap_or("?"),
+            db.constraint().or_else(|| db.table()).unwrap_or("?")
+        ),
+        other => other.to_string(),
     }
 }
 

@@ -84,6 +84,8 @@ async fn run(cfg: Config) -> anyhow::Result<()> {
                 );
             }
             let app = Application::build(cfg.clone()).await?;
+            // Machine-readable start lines (tests and scripts wait for them).
+            println!("metrics on http://{}", app.metrics_addr());
             if cfg.role == Role::Api {
                 println!("listening on http://{}", app.addr());
                 return app.run(startup::shutdown_signal()).await;
@@ -96,7 +98,6 @@ async fn run(cfg: Config) -> anyhow::Result<()> {
             let scheduler = tokio::spawn(scheduler.run(async move {
                 stopped.await.ok();
             }));
-            // Machine-readable start line (tests and scripts wait for it).
             println!("listening on http://{}", app.addr());
             let served = app.run(startup::shutdown_signal()).await;
             stop.send(()).ok();

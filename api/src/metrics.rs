@@ -19,6 +19,8 @@ pub struct Metrics {
     pub http_duration: HistogramVec,
     pub quota_rejections: IntCounterVec,
     pub redis_fallback: IntCounter,
+    /// API keys looked up in the database (cache misses, invented keys included).
+    pub key_lookups: IntCounter,
     pg_pool_size: IntGauge,
     pg_pool_idle: IntGauge,
     redis_pool_size: IntGauge,
@@ -55,8 +57,14 @@ impl Metrics {
         let redis_fallback =
             IntCounter::new("tns_quota_redis_fallback_total", "Requests metered locally because Redis was unreachable")
                 .expect("valid metric");
+        let key_lookups = IntCounter::new(
+            "tns_auth_key_lookups_total",
+            "API keys looked up in PostgreSQL (not in this process's cache)",
+        )
+        .expect("valid metric");
         let gauge = |name: &str, help: &str| IntGauge::new(name, help).expect("valid metric");
         let m = Metrics {
+            key_lookups,
             pg_pool_size: gauge("tns_pg_pool_connections", "PostgreSQL pool: open connections"),
             pg_pool_idle: gauge("tns_pg_pool_idle_connections", "PostgreSQL pool: idle connections"),
             redis_pool_size: gauge(
@@ -75,6 +83,7 @@ impl Metrics {
             Box::new(m.http_duration.clone()),
             Box::new(m.quota_rejections.clone()),
             Box::new(m.redis_fallback.clone()),
+            Box::new(m.key_lookups.clone()),
             Box::new(m.pg_pool_size.clone()),
             Box::new(m.pg_pool_idle.clone()),
             Box::new(m.redis_pool_size.clone()),
@@ -97,10 +106,43 @@ impl Default for Metrics {
 #[derive(Clone)]
 pub struct RouteTemplate(pub String);
 
-/// Outermost middleware: count and time every request by route template, never raw paths.
+/// The HTTP methods this service knows, as metric labels: a closed set, so a client inventing
+/// methods cannot grow the series without bound.
+pub fn method_label(m: &axum::http::Method) -> Option<&'static str> {
+    use axum::http::Method;
+    Some(match *m {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        // The registered safe-query method: routes answer it 405 like any method they lack.
+        _ if m.as_str() == "QUERY" => "QUERY",
+        _ => return None,
+    })
+}
+
+/// Outside everything else: a method outside the standard set is 501 before anything records
+/// it (metrics, usage, logs).
+pub async fn known_methods(req: Request, next: Next) -> Response {
+    if method_label(req.method()).is_none() {
+        return crate::error::error_response(
+            axum::http::StatusCode::NOT_IMPLEMENTED,
+            "this method is not implemented".into(),
+            None,
+        );
+    }
+    next.run(req).await
+}
+
+/// Count and time every request by route template, never raw paths.
 pub async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let start = Instant::now();
-    let method = req.method().to_string();
+    let method = method_label(req.method()).unwrap_or("OTHER");
     let matched = req.extensions().get::<MatchedPath>().map(|m| m.as_str().to_string());
     let res = next.run(req).await;
     let route = res
@@ -110,7 +152,7 @@ pub async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Re
         .or(matched)
         .unwrap_or_else(|| "unmatched".into());
     let status = res.status().as_u16().to_string();
-    let labels = [method.as_str(), route.as_str(), status.as_str()];
+    let labels = [method, route.as_str(), status.as_str()];
     st.metrics.http_requests.with_label_values(&labels).inc();
     st.metrics.http_duration.with_label_values(&labels).observe(start.elapsed().as_secs_f64());
     res

@@ -9,7 +9,9 @@
 //!
 //! Redis unreachable: fail-open (default) keeps serving against a local count started from
 //! the persisted total, and pushes the local counts to Redis once it is back; fail-closed
-//! answers 503.
+//! answers 503. Each process counts alone then, so fail-open is bounded: a process admits at
+//! most `fail_open_allowance` calls per organization and month beyond the persisted total
+//! (never beyond the quota), so N processes admit at most N × that during an outage.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -162,6 +164,7 @@ pub struct Quota {
     metrics: Arc<Metrics>,
     enabled: bool,
     fail_mode: FailMode,
+    fail_open_allowance: i64,
     admit: Script,
     seed: Script,
     add: Script,
@@ -190,13 +193,21 @@ impl From<sqlx::Error> for Failure {
 }
 
 impl Quota {
-    pub fn new(store: Arc<RedisStore>, db: PgPool, metrics: Arc<Metrics>, enabled: bool, fail_mode: FailMode) -> Quota {
+    pub fn new(
+        store: Arc<RedisStore>,
+        db: PgPool,
+        metrics: Arc<Metrics>,
+        enabled: bool,
+        fail_mode: FailMode,
+        fail_open_allowance: i64,
+    ) -> Quota {
         Quota {
             store,
             db,
             metrics,
             enabled,
             fail_mode,
+            fail_open_allowance,
             admit: Script::new(ADMIT_LUA),
             seed: Script::new(SEED_LUA),
             add: Script::new(ADD_LUA),
@@ -368,7 +379,10 @@ impl Quota {
             .or_insert_with(|| LocalMonth { base_total: base.unwrap_or(0), ..Default::default() });
         let used = entry.base_total + entry.added_total;
         let quota = limit.quota.unwrap_or(-1);
-        let admitted = quota < 0 || limit.soft || exempt || used < quota;
+        // Unlimited and soft-limited plans are billed by the counts, which reach Redis later;
+        // a hard quota is also held to this process's share of an outage.
+        let admitted =
+            quota < 0 || limit.soft || exempt || (used < quota && entry.added_total < self.fail_open_allowance);
         if admitted {
             entry.added_total += 1;
             *entry.fields.entry(field).or_default() += 1;

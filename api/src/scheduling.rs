@@ -8,7 +8,6 @@ use axum::{response::IntoResponse, routing::get, Router};
 use prometheus::{Encoder, Registry, TextEncoder};
 use sqlx::PgPool;
 use tns_scheduler::{adapters, metrics::Metrics};
-use tokio::net::TcpListener;
 
 use crate::{config::Config, db, startup::prepare_database};
 
@@ -62,16 +61,19 @@ impl Scheduler {
     }
 }
 
-/// `tns scheduler`: migrate if configured, serve probes and metrics, run until `shutdown`.
+/// `tns scheduler`: migrate if configured, serve `/healthz` on `TNS_LISTEN_ADDR` and
+/// `/metrics` on `TNS_METRICS_ADDR`, run until `shutdown`.
 pub async fn run_role(cfg: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let pool = prepare_database(&Config { db_max_connections: 2, ..cfg.clone() }).await?;
     pool.close().await;
     let registry = Registry::new();
     let scheduler = Scheduler::prepare(&cfg, &registry).await?;
-    let listener =
-        TcpListener::bind(cfg.listen_addr).await.with_context(|| format!("cannot listen on {}", cfg.listen_addr))?;
+    let listener = crate::startup::bind(cfg.listen_addr, "TNS_LISTEN_ADDR").await?;
     let addr: SocketAddr = listener.local_addr()?;
-    let probes = Router::new().route("/healthz", get(|| async { "ok" })).route(
+    let metrics_listener = crate::startup::bind(cfg.metrics_addr, "TNS_METRICS_ADDR").await?;
+    let metrics_addr = metrics_listener.local_addr()?;
+    let probes = Router::new().route("/healthz", get(|| async { "ok" }));
+    let metrics = Router::new().route(
         "/metrics",
         get(move || {
             let registry = registry.clone();
@@ -85,9 +87,12 @@ pub async fn run_role(cfg: Config, shutdown: impl Future<Output = ()>) -> anyhow
         }),
     );
     let server = tokio::spawn(async move { axum::serve(listener, probes).await });
-    // Machine-readable start line (tests and scripts wait for it).
+    let metrics_server = tokio::spawn(async move { axum::serve(metrics_listener, metrics).await });
+    // Machine-readable start lines (tests and scripts wait for them).
+    println!("metrics on http://{metrics_addr}");
     println!("listening on http://{addr}");
     let result = scheduler.run(shutdown).await;
     server.abort();
+    metrics_server.abort();
     result
 }

@@ -1,7 +1,11 @@
 //! Building and running the API role: the `Application` binds its listener first (port 0 in
 //! tests), then serves until told to stop, flushing usage counters on the way out.
 
-use std::{future::Future, net::SocketAddr, time::Duration};
+use std::{
+    future::{Future, IntoFuture},
+    net::SocketAddr,
+    time::Duration,
+};
 
 use anyhow::Context;
 use axum::{
@@ -14,7 +18,7 @@ use axum::{
 };
 use sqlx::PgPool;
 use tokio::net::TcpListener;
-use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer};
+use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, timeout::TimeoutLayer};
 
 use crate::{
     config::{Config, Role},
@@ -49,7 +53,6 @@ pub fn app(state: AppState) -> Router {
     let routes = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .route("/metrics", get(metrics::render))
         .with_state(state.clone())
         .nest("/api/v1", v1::router(state.clone()))
         .fallback(|| async { ApiError::NotFound("no such endpoint".into()) });
@@ -59,7 +62,10 @@ pub fn app(state: AppState) -> Router {
 /// What every route gets: the body limit, panics turned into a plain 500, JSON error
 /// bodies, and request metrics.
 fn with_platform_layers(routes: Router, state: AppState) -> Router {
+    // A slow client or a stuck dependency holds a request no longer than this.
+    let timeout = TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, state.cfg.request_timeout);
     routes
+        .layer(timeout)
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(|panic: Box<dyn std::any::Any + Send>| {
             let msg = panic
@@ -72,6 +78,7 @@ fn with_platform_layers(routes: Router, state: AppState) -> Router {
         }))
         .layer(from_fn(json_errors))
         .layer(from_fn_with_state(state, metrics::observe))
+        .layer(from_fn(metrics::known_methods))
 }
 
 /// Any error answer that is not already JSON (axum's own 405, the body limit's 413, …)
@@ -110,9 +117,21 @@ async fn json_errors(req: Request, next: Next) -> Response {
     out
 }
 
+/// `/metrics` alone, for the metrics listener.
+pub fn metrics_app(state: AppState) -> Router {
+    Router::new().route("/metrics", get(metrics::render)).with_state(state)
+}
+
+/// Bind `addr` for what it serves (`what` names it in the error).
+pub async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} ({what})"))
+}
+
 pub struct Application {
     listener: TcpListener,
     addr: SocketAddr,
+    metrics: TcpListener,
+    metrics_addr: SocketAddr,
     state: AppState,
 }
 
@@ -124,19 +143,24 @@ impl Application {
 
     pub async fn with_pool(cfg: Config, db: PgPool) -> anyhow::Result<Application> {
         let redis = RedisStore::new(&cfg.redis_url, &cfg.redis_prefix).context("TNS_REDIS_URL")?;
-        let listener = TcpListener::bind(cfg.listen_addr)
-            .await
-            .with_context(|| format!("cannot listen on {}", cfg.listen_addr))?;
+        let listener = bind(cfg.listen_addr, "TNS_LISTEN_ADDR").await?;
         let addr = listener.local_addr()?;
+        let metrics = bind(cfg.metrics_addr, "TNS_METRICS_ADDR").await?;
+        let metrics_addr = metrics.local_addr()?;
         let refdata =
             refdata::install(RefData::load(&db).await.context("cannot load reference data (are migrations applied?)")?);
         let adapters = crate::scheduling::load_adapters(&cfg)?;
         let downstreams = Downstreams::new(adapters, cfg.scheduler.call_timeout);
-        Ok(Application { listener, addr, state: AppState::new(cfg, db, redis, refdata, downstreams) })
+        let state = AppState::new(cfg, db, redis, refdata, downstreams);
+        Ok(Application { listener, addr, metrics, metrics_addr, state })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    pub fn metrics_addr(&self) -> SocketAddr {
+        self.metrics_addr
     }
 
     pub fn state(&self) -> AppState {
@@ -162,8 +186,10 @@ impl Application {
                 }
             })
         };
+        let metrics_server = tokio::spawn(axum::serve(self.metrics, metrics_app(state.clone())).into_future());
         let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
         let served = axum::serve(self.listener, service).with_graceful_shutdown(shutdown).await;
+        metrics_server.abort();
         stop_tx.send(true).ok();
         flusher.await.ok();
         tokio::time::timeout(Duration::from_secs(10), state.quota.flush_on_shutdown()).await.ok();

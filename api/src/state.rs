@@ -14,7 +14,7 @@ use crate::{
     quota::Quota,
     redis_store::RedisStore,
     refdata::RefData,
-    throttle::IpThrottle,
+    throttle::{AccountBackoff, IpThrottle},
     v1::endpoints::account::MeOut,
     waiter::Waiters,
 };
@@ -27,6 +27,8 @@ pub struct Inner {
     pub jwt: Jwt,
     pub quota: Quota,
     pub throttle: IpThrottle,
+    /// Failed sign-ins per account, and the wait they impose.
+    pub signins: AccountBackoff,
     pub metrics: Arc<Metrics>,
     /// `GET /portal/me` answers by (organization, user), kept as long as API keys.
     pub profiles: TtlMap<(i64, i64), MeOut>,
@@ -37,6 +39,8 @@ pub struct Inner {
     pub waiters: Waiters,
     /// The adapter plugins, for the calls the API makes itself (credentials, reports).
     pub downstreams: Downstreams,
+    /// `/readyz`'s last probe.
+    pub readiness: crate::health::Readiness,
 }
 
 #[derive(Clone)]
@@ -60,16 +64,25 @@ impl AppState {
         let redis = Arc::new(redis);
         let metrics = Arc::new(Metrics::new());
         AppState(Arc::new(Inner {
-            keys: KeyStore::new(cfg.auth_cache_ttl),
+            keys: KeyStore::new(cfg.auth_cache_ttl, metrics.key_lookups.clone()),
             profiles: TtlMap::new(cfg.auth_cache_ttl, 100_000),
             jwt: Jwt::new(&cfg.signing_secret),
-            quota: Quota::new(redis.clone(), db.clone(), metrics.clone(), cfg.quota_enabled, cfg.quota_fail_mode),
+            quota: Quota::new(
+                redis.clone(),
+                db.clone(),
+                metrics.clone(),
+                cfg.quota_enabled,
+                cfg.quota_fail_mode,
+                cfg.quota_fail_open_allowance,
+            ),
             throttle: IpThrottle::new(cfg.auth_rate_limit, cfg.auth_rate_window.as_secs(), cfg.trust_forwarded_for),
+            signins: AccountBackoff::default(),
             refdata,
             // A quarter of the pool may be writing journeys; the rest serves everything else.
             journeys: JourneyWriter::start(db.clone(), (cfg.db_max_connections as usize / 4).max(1)),
             waiters: Waiters::default(),
             downstreams,
+            readiness: Default::default(),
             cfg,
             db,
             redis,

@@ -1,6 +1,8 @@
-//! Per-client-IP limit for unauthenticated requests (sign-up spam, login guessing): a fixed
-//! window counted in Redis, so all API processes share it; counted locally when Redis is
-//! unreachable.
+//! Per-client limit for unauthenticated requests (sign-up spam, login guessing, invented API
+//! keys): a fixed window counted in Redis, so all API processes share it; counted locally when
+//! Redis is unreachable. A client is its IPv4 address, or its IPv6 /64 (one subscriber's
+//! network: an attacker owns every address in it). A sign-in account has a back-off of its
+//! own ([`AccountBackoff`]).
 
 use std::{
     collections::HashMap,
@@ -11,7 +13,7 @@ use std::{
 use axum::{extract::ConnectInfo, http::Request};
 use redis::Script;
 
-use crate::{quota::Decision, redis_store::RedisStore};
+use crate::{error::ApiError, quota::Decision, redis_store::RedisStore};
 
 const HIT_LUA: &str = r#"
 local n = redis.call('INCR', KEYS[1])
@@ -38,10 +40,41 @@ impl IpThrottle {
         }
     }
 
+    fn window(&self) -> u64 {
+        chrono::Utc::now().timestamp() as u64 / self.window_secs
+    }
+
+    /// Whether this client's budget for the window is already spent, without spending any:
+    /// asked before work that would cost the database (an API key this process does not know),
+    /// so a flood of invented keys from a client over its limit stops at Redis.
+    pub async fn exhausted(&self, store: &RedisStore, ip: IpAddr) -> Option<Decision> {
+        let window = self.window();
+        let key = store.key(&format!("ip:{}:{window}", client_key(ip)));
+        let read =
+            store.call(|mut c| async move { redis::cmd("GET").arg(key).query_async::<Option<u64>>(&mut c).await });
+        let count = match read.await {
+            Ok(n) => n.unwrap_or(0),
+            Err(_) => {
+                let local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+                local.get(&(canonical(ip), window)).copied().unwrap_or(0)
+            }
+        };
+        (count >= self.limit).then(|| self.decision(count, window))
+    }
+
+    fn decision(&self, count: u64, window: u64) -> Decision {
+        Decision {
+            admitted: count <= self.limit,
+            limit: self.limit as i64,
+            remaining: self.limit.saturating_sub(count) as i64,
+            reset: ((window + 1) * self.window_secs) as i64,
+        }
+    }
+
     pub async fn hit(&self, store: &RedisStore, ip: IpAddr) -> Decision {
-        let now = chrono::Utc::now().timestamp() as u64;
-        let window = now / self.window_secs;
-        let mut inv = self.hit.key(store.key(&format!("ip:{ip}:{window}")));
+        let window = self.window();
+        let ip = canonical(ip);
+        let mut inv = self.hit.key(store.key(&format!("ip:{}:{window}", client_key(ip))));
         inv.arg(self.window_secs + 1);
         let count = match store.call(|mut c| async move { inv.invoke_async::<u64>(&mut c).await }).await {
             Ok(n) => n,
@@ -53,12 +86,7 @@ impl IpThrottle {
                 *n
             }
         };
-        Decision {
-            admitted: count <= self.limit,
-            limit: self.limit as i64,
-            remaining: self.limit.saturating_sub(count) as i64,
-            reset: ((window + 1) * self.window_secs) as i64,
-        }
+        self.decision(count, window)
     }
 
     /// The client address: the socket peer, or the right-most `X-Forwarded-For` entry (the
@@ -78,5 +106,131 @@ impl IpThrottle {
             }
         }
         req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()).unwrap_or(IpAddr::from([0, 0, 0, 0]))
+    }
+}
+
+/// An IPv4-mapped IPv6 address is the IPv4 client it maps.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+        v4 => v4,
+    }
+}
+
+/// The key a client is counted under: its IPv4 address, or its IPv6 /64.
+fn client_key(ip: IpAddr) -> String {
+    match canonical(ip) {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+    }
+}
+
+/// Failed sign-ins an account may have before it must wait.
+const FREE_FAILURES: u32 = 5;
+/// The longest wait.
+const MAX_BACKOFF_SECS: u64 = 900;
+/// How long a streak of failures is remembered.
+const STREAK_SECS: u64 = 3600;
+
+/// After [`FREE_FAILURES`] failed sign-ins, an account waits 1 s, then 2, 4, … up to 15 min
+/// before the next attempt is even checked, whichever addresses the attempts come from; a
+/// success ends the streak. Kept in Redis (shared by every API process; a local count when it is
+/// unreachable), under a hash of the e-mail address, never the address itself.
+pub struct AccountBackoff {
+    fail: Script,
+    local: Mutex<HashMap<[u8; 32], (u32, u64)>>,
+}
+
+const FAIL_LUA: &str = r#"
+local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
+local wait = 0
+if n > tonumber(ARGV[2]) then
+  wait = math.min(2 ^ (n - tonumber(ARGV[2]) - 1), tonumber(ARGV[3]))
+end
+redis.call('HSET', KEYS[1], 'until', tonumber(ARGV[1]) + wait)
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+return n
+"#;
+
+impl Default for AccountBackoff {
+    fn default() -> Self {
+        AccountBackoff { fail: Script::new(FAIL_LUA), local: Mutex::new(HashMap::new()) }
+    }
+}
+
+impl AccountBackoff {
+    fn key(email: &str) -> [u8; 32] {
+        use sha2::Digest;
+        sha2::Sha256::digest(email.trim().to_lowercase().as_bytes()).into()
+    }
+
+    fn redis_key(store: &RedisStore, email: &str) -> String {
+        store.key(&format!("signin:{}", hex::encode(Self::key(email))))
+    }
+
+    /// 429 while the account must still wait.
+    pub async fn check(&self, store: &RedisStore, email: &str) -> Result<(), ApiError> {
+        let key = Self::redis_key(store, email);
+        let until =
+            match store
+                .call(|mut c| async move {
+                    redis::cmd("HGET").arg(key).arg("until").query_async::<Option<u64>>(&mut c).await
+                })
+                .await
+            {
+                Ok(u) => u.unwrap_or(0),
+                Err(_) => {
+                    let local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+                    local.get(&Self::key(email)).map_or(0, |(_, u)| *u)
+                }
+            };
+        let now = chrono::Utc::now().timestamp() as u64;
+        if until > now {
+            return Err(ApiError::TooManyRequests {
+                detail: "too many failed sign-ins for this account; wait before trying again".into(),
+                retry_after_secs: until - now,
+            });
+        }
+        Ok(())
+    }
+
+    pub async fn failed(&self, store: &RedisStore, email: &str) {
+        let now = chrono::Utc::now().timestamp() as u64;
+        let mut inv = self.fail.key(Self::redis_key(store, email));
+        inv.arg(now).arg(FREE_FAILURES).arg(MAX_BACKOFF_SECS).arg(STREAK_SECS);
+        if store.call(|mut c| async move { inv.invoke_async::<u64>(&mut c).await }).await.is_err() {
+            let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+            if local.len() > 100_000 {
+                local.retain(|_, (_, until)| *until > now);
+            }
+            let entry = local.entry(Self::key(email)).or_insert((0, 0));
+            entry.0 += 1;
+            if entry.0 > FREE_FAILURES {
+                entry.1 = now + (1u64 << (entry.0 - FREE_FAILURES - 1).min(20)).min(MAX_BACKOFF_SECS);
+            }
+        }
+    }
+
+    pub async fn succeeded(&self, store: &RedisStore, email: &str) {
+        let key = Self::redis_key(store, email);
+        let _ = store.call(|mut c| async move { redis::cmd("DEL").arg(key).query_async::<()>(&mut c).await }).await;
+        self.local.lock().unwrap_or_else(|p| p.into_inner()).remove(&Self::key(email));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clients_are_addresses_or_ipv6_networks() {
+        assert_eq!(client_key("203.0.113.7".parse().unwrap()), "203.0.113.7");
+        assert_eq!(client_key("::ffff:203.0.113.7".parse().unwrap()), "203.0.113.7");
+        let a = client_key("2001:db8:1:2:aaaa::1".parse().unwrap());
+        assert_eq!(a, client_key("2001:db8:1:2:ffff:1:2:3".parse().unwrap()), "one /64, one client");
+        assert_ne!(a, client_key("2001:db8:1:3::1".parse().unwrap()));
     }
 }

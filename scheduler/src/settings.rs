@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::webhooks::sealing::DataKey;
+use crate::webhooks::{guard::Policy, sealing::DataKey};
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -64,6 +64,9 @@ pub struct WebhookSettings {
     pub timeout: Duration,
     /// POSTs in progress at once in this process.
     pub concurrency: usize,
+    /// POSTs of one organization in progress at once in this process (at most `concurrency`),
+    /// so one tenant's hanging endpoints cannot hold every slot.
+    pub org_concurrency: usize,
     /// How long a claim holds a delivery (at least [`WebhookSettings::MIN_LEASE_TIMEOUTS`]
     /// timeouts and the recording margin; see [`WebhookSettings::send_by`]).
     pub lease: Duration,
@@ -71,6 +74,8 @@ pub struct WebhookSettings {
     pub disable_after: Duration,
     /// Deliver to loopback, private and link-local addresses (dev and tests only).
     pub allow_private: bool,
+    /// Deliver to plain `http://` endpoints (dev and tests only).
+    pub allow_http: bool,
 }
 
 /// DESIGN.md: about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 3 h, 6 h, 12 h.
@@ -85,11 +90,18 @@ impl Default for WebhookSettings {
             retry_after_cap: Duration::from_secs(12 * 3600),
             timeout: Duration::from_secs(10),
             concurrency: 64,
+            org_concurrency: default_org_concurrency(64),
             lease: Duration::from_secs(60),
             disable_after: Duration::from_secs(5 * 86_400),
             allow_private: false,
+            allow_http: false,
         }
     }
+}
+
+/// An organization's POST slots unless configured: a quarter of them all, at least one.
+pub fn default_org_concurrency(concurrency: usize) -> usize {
+    (concurrency / 4).max(1)
 }
 
 /// Deliveries a scheduler holds per POST in flight (see [`WebhookSettings::held`]).
@@ -109,6 +121,18 @@ impl WebhookSettings {
     /// bounded by [`WebhookSettings::send_by`], not by this number.
     pub fn held(&self) -> usize {
         self.concurrency * WEBHOOK_HELD_PER_SLOT
+    }
+
+    /// Deliveries one scheduler holds of one organization: as many per slot the organization
+    /// may use as [`WebhookSettings::held`] holds per slot, so a tenant whose endpoints hang
+    /// leaves room to claim everyone else's.
+    pub fn org_held(&self) -> usize {
+        self.org_concurrency.min(self.concurrency).max(1) * WEBHOOK_HELD_PER_SLOT
+    }
+
+    /// What the SSRF guard lets through.
+    pub fn policy(&self) -> Policy {
+        Policy { allow_private: self.allow_private, allow_http: self.allow_http }
     }
 
     /// The last moment a delivery claimed at `claimed` (taken before the claim statement was

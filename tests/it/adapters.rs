@@ -242,6 +242,14 @@ fn bad_plugins_are_refused_with_a_clear_error() {
         Ok(_) => panic!("a bad configuration was accepted"),
     }
     assert!(matches!(Plugin::load(&plugin_dir().join("libnope.so"), &json!(null)), Err(LoadError::Open { .. })));
+    // An answer claiming more bytes than it holds is not read (its describe call fails).
+    match Plugin::load(&plugin_dir().join(library_file("lying-buffer-fixture")), &json!(null)) {
+        Err(LoadError::Describe { error: AdapterError::Transient(m), .. }) => {
+            assert!(m.contains("longer than it allocated"), "{m}")
+        }
+        Err(other) => panic!("expected the lying buffer to be refused, got {other}"),
+        Ok(_) => panic!("a buffer longer than its allocation was read"),
+    }
 }
 
 #[tokio::test]
@@ -257,6 +265,17 @@ async fn tns_adapters_lists_what_loaded() {
     assert!(stdout.contains(&format!("uetds\t{}\t", env!("CARGO_PKG_VERSION"))), "{stdout}");
     // The ABI fixture is not named like an adapter, so it is not picked up.
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
+
+    // Two libraries claiming one adapter name: the second is refused, named.
+    let twice = state_dir();
+    let sandbox = plugin_dir().join(library_file("tns-adapter-sandbox"));
+    std::fs::copy(&sandbox, twice.join(library_file("tns-adapter-sandbox"))).unwrap();
+    std::fs::copy(&sandbox, twice.join(library_file("tns-adapter-sandbox-copy"))).unwrap();
+    let out =
+        tns_command("adapters", &env.with(&[("TNS_ADAPTER_DIR", twice.to_str().unwrap())])).output().await.unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1, "one sandbox");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already is the adapter `sandbox`"));
 
     let empty = state_dir();
     let out =

@@ -70,7 +70,9 @@ impl Env {
         m.insert("TNS_DATA_KEY".into(), "5e".repeat(32));
         // Tests' receivers listen on loopback; the guard itself is tested with this off.
         m.insert("TNS_WEBHOOK_ALLOW_PRIVATE".into(), "true".into());
+        m.insert("TNS_WEBHOOK_ALLOW_HTTP".into(), "true".into());
         m.insert("TNS_LISTEN_ADDR".into(), "127.0.0.1:0".into());
+        m.insert("TNS_METRICS_ADDR".into(), "127.0.0.1:0".into());
         m.insert("TNS_AUTH_RATE_LIMIT".into(), "100000".into());
         m.insert("TNS_DB_MAX_CONNECTIONS".into(), "8".into());
         Env(m)
@@ -132,12 +134,14 @@ pub fn client() -> Client {
 #[derive(Clone)]
 pub struct Api {
     pub root: String,
+    /// The metrics listener's root.
+    pub metrics_root: String,
     pub client: Client,
 }
 
 impl Api {
-    pub fn new(addr: &str) -> Api {
-        Api { root: format!("http://{addr}"), client: client() }
+    pub fn new(addr: &str, metrics_addr: &str) -> Api {
+        Api { root: format!("http://{addr}"), metrics_root: format!("http://{metrics_addr}"), client: client() }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -200,8 +204,10 @@ impl Api {
     }
 
     /// The Prometheus text of this process.
+    /// The metrics listener's `/metrics`.
     pub async fn metrics(&self) -> String {
-        self.get_anon("/metrics").await.text().await.unwrap()
+        let res = self.client.get(format!("{}/metrics", self.metrics_root)).send().await.unwrap();
+        res.text().await.unwrap()
     }
 
     /// Register a new organization; returns its first key and ids.
@@ -338,9 +344,9 @@ impl TestApp {
     /// sharing the database and Redis).
     pub async fn start(env: Env) -> TestApp {
         let app = Application::build(env.config(Role::Api)).await.expect("application starts");
-        let addr = app.addr().to_string();
+        let (addr, metrics) = (app.addr().to_string(), app.metrics_addr().to_string());
         tokio::spawn(app.run(std::future::pending()));
-        TestApp { api: Api::new(&addr), db: env.pool().await, env }
+        TestApp { api: Api::new(&addr, &metrics), db: env.pool().await, env }
     }
 }
 
@@ -454,10 +460,14 @@ impl Proc {
     pub async fn start(role: &str, env: &Env) -> Proc {
         let mut child = tns_command(role, env).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let addr = tokio::time::timeout(Duration::from_secs(60), async {
+        let (addr, metrics) = tokio::time::timeout(Duration::from_secs(60), async {
+            let mut metrics = String::new();
             while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(a) = line.strip_prefix("metrics on http://") {
+                    metrics = a.to_string();
+                }
                 if let Some(a) = line.strip_prefix("listening on http://") {
-                    return a.to_string();
+                    return (a.to_string(), metrics);
                 }
             }
             panic!("tns exited before listening");
@@ -466,7 +476,7 @@ impl Proc {
         .expect("tns starts within 60 s");
         // Keep draining stdout so the child never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Proc { _child: child, api: Api::new(&addr) }
+        Proc { _child: child, api: Api::new(&addr, &metrics) }
     }
 }
 

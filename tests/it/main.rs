@@ -17,6 +17,8 @@ mod journeys;
 mod ops;
 mod quota;
 mod reference;
+mod scopes;
+mod security;
 mod submissions;
 mod tenancy;
 mod uetds;

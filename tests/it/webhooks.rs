@@ -158,8 +158,17 @@ fn outcomes(detail: &Value) -> Vec<&str> {
     detail["history"].as_array().unwrap().iter().map(|a| a["outcome"].as_str().unwrap()).collect()
 }
 
+/// A deployment whose webhooks may go to these tests' plain-http receivers on loopback.
+async fn local_env() -> Env {
+    Env::new().await.with(&[("TNS_WEBHOOK_ALLOW_HTTP", "true")])
+}
+
 fn fast_retries(env: &Env) -> Env {
-    env.with_scheduler().with(&[("TNS_WEBHOOK_RETRY_SCHEDULE", "100ms,100ms"), ("TNS_SCHEDULER_POLL_MS", "20")])
+    env.with_scheduler().with(&[
+        ("TNS_WEBHOOK_RETRY_SCHEDULE", "100ms,100ms"),
+        ("TNS_SCHEDULER_POLL_MS", "20"),
+        ("TNS_WEBHOOK_ALLOW_HTTP", "true"),
+    ])
 }
 
 #[tokio::test]
@@ -311,7 +320,7 @@ async fn a_hanging_receiver_is_a_recorded_timeout_and_the_delivery_fails_after_t
 
 #[tokio::test]
 async fn a_subscription_failing_for_the_configured_period_is_deactivated() {
-    let env = Env::new().await.with_scheduler().with(&[
+    let env = local_env().await.with_scheduler().with(&[
         ("TNS_WEBHOOK_RETRY_SCHEDULE", "200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms"),
         ("TNS_WEBHOOK_DISABLE_AFTER_SECS", "1"),
     ]);
@@ -432,6 +441,9 @@ async fn the_ssrf_guard_refuses_internal_addresses_at_creation_and_at_delivery()
             .await;
         let err = error_body(res, 422).await;
         assert_eq!(err["field"], "endpoint_url", "{url}: {err}");
+        // What a name resolved to inside our network is not the subscriber's to learn.
+        let detail = err["detail"].as_str().unwrap();
+        assert!(!detail.contains("127.0.0.1") && !detail.contains("::1"), "{url}: {err}");
     }
     // Allowed when it was created (an operator-allowed API), refused when a guarded scheduler
     // resolves it at delivery time.
@@ -445,13 +457,13 @@ async fn the_ssrf_guard_refuses_internal_addresses_at_creation_and_at_delivery()
     let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
     assert_eq!(d["delivery_status"], "failed");
     assert_eq!(outcomes(&d), ["refused", "refused", "refused"]);
-    assert!(d["last_error"].as_str().unwrap().contains("internal address"), "{d}");
+    assert_eq!(d["last_error"], "blocked: the endpoint's address is not allowed", "{d}");
     assert!(rx.got().is_empty(), "nothing reached the internal receiver");
 }
 
 #[tokio::test]
 async fn subscriptions_validate_limit_scope_and_stop_on_delete() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::start(local_env().await).await;
     let f = Fleet::new(&app).await;
     let k = f.key();
     let url = "http://127.0.0.1:9/hook";
@@ -604,7 +616,7 @@ async fn the_delivery_client_follows_no_redirect_and_trusts_no_unknown_certifica
 
 #[tokio::test]
 async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
-    use tns_scheduler::webhooks::queue::{self, Attempted, START};
+    use tns_scheduler::webhooks::queue::{self, Attempted, ClaimFrom};
     let env = fast_retries(&Env::new().await);
     let app = TestApp::start(env.clone()).await;
     let f = Fleet::new(&app).await;
@@ -612,7 +624,8 @@ async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
     subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
     app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
     // A first scheduler tries the delivery and records a rejection, due again at once …
-    let claimed = queue::claim(&app.db, 10, Duration::from_secs(60), 1, START).await.unwrap();
+    let start = ClaimFrom::start();
+    let claimed = queue::claim(&app.db, 10, Duration::from_secs(60), 1, &start).await.unwrap();
     assert_eq!(claimed.len(), 1);
     let c = &claimed[0];
     let rejected = Attempted {
@@ -631,8 +644,8 @@ async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
     assert_eq!(recorded, [c.id]);
     // … a second claims it with a short lease and stops without a word, and while that lease
     // runs nobody else may take it …
-    assert_eq!(queue::claim(&app.db, 10, Duration::from_millis(300), 2, START).await.unwrap().len(), 1);
-    assert!(queue::claim(&app.db, 10, Duration::from_secs(60), 3, START).await.unwrap().is_empty());
+    assert_eq!(queue::claim(&app.db, 10, Duration::from_millis(300), 2, &start).await.unwrap().len(), 1);
+    assert!(queue::claim(&app.db, 10, Duration::from_secs(60), 3, &start).await.unwrap().is_empty());
     tokio::time::sleep(Duration::from_millis(400)).await;
     // … then a running scheduler takes it over.
     let _scheduler = InProcessScheduler::start(&env).await;
@@ -690,8 +703,8 @@ async fn a_delivery_that_cannot_start_within_its_lease_is_given_back_untried() {
 
 #[tokio::test]
 async fn claims_resume_after_their_cursor_and_a_rescan_finds_what_is_behind_it() {
-    use tns_scheduler::webhooks::queue::{self, START};
-    let app = TestApp::spawn().await;
+    use tns_scheduler::webhooks::queue::{self, ClaimFrom};
+    let app = TestApp::start(local_env().await).await;
     let f = Fleet::new(&app).await;
     subscribe(&app, f.key(), "journey.created", "http://127.0.0.1:9/hook", None).await;
     for _ in 0..4 {
@@ -703,20 +716,52 @@ async fn claims_resume_after_their_cursor_and_a_rescan_finds_what_is_behind_it()
         v.sort();
         v
     };
-    let first = queue::claim(&app.db, 2, lease, 1, START).await.unwrap();
-    let cursor = first.iter().map(|d| (d.run_at, d.id)).max().unwrap();
-    let second = queue::claim(&app.db, 2, lease, 2, cursor).await.unwrap();
+    let after = |c: &[queue::Claimed]| ClaimFrom {
+        cursors: vec![(f.org.id, c.iter().map(|d| (d.run_at, d.id)).max().unwrap())],
+        ..ClaimFrom::start()
+    };
+    let first = queue::claim(&app.db, 2, lease, 1, &ClaimFrom::start()).await.unwrap();
+    let second = queue::claim(&app.db, 2, lease, 2, &after(&first)).await.unwrap();
     assert_eq!(second.len(), 2);
     assert!(ids(&first).last() < ids(&second).first(), "oldest first, then after the cursor");
     // The first two are given back: behind the cursor, so a claim from it finds nothing …
     let back: Vec<(i64, i64)> = first.iter().map(|d| (d.id, d.lease_token)).collect();
     assert_eq!(queue::give_back(&app.db, &back).await.unwrap(), 2);
-    let after = second.iter().map(|d| (d.run_at, d.id)).max().unwrap();
-    assert!(queue::claim(&app.db, 2, lease, 3, after).await.unwrap().is_empty());
+    assert!(queue::claim(&app.db, 2, lease, 3, &after(&second)).await.unwrap().is_empty());
     // … and a claim from the start does, with the untried claim not counted.
-    let again = queue::claim(&app.db, 10, lease, 4, START).await.unwrap();
+    let again = queue::claim(&app.db, 10, lease, 4, &ClaimFrom::start()).await.unwrap();
     assert_eq!(ids(&again), ids(&first));
     assert!(again.iter().all(|d| d.attempts == 1), "{again:?}");
+}
+
+#[tokio::test]
+async fn claims_take_each_organizations_oldest_first_and_keep_to_its_room() {
+    use tns_scheduler::webhooks::queue::{self, ClaimFrom};
+    let app = TestApp::start(local_env().await).await;
+    let (a, b) = (Fleet::new(&app).await, Fleet::new(&app).await);
+    // A's backlog of four is older than B's two.
+    for (f, n) in [(&a, 4), (&b, 2)] {
+        subscribe(&app, f.key(), "journey.created", "http://127.0.0.1:9/hook", None).await;
+        for _ in 0..n {
+            app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+        }
+    }
+    let lease = Duration::from_secs(60);
+    let orgs = |c: &[queue::Claimed]| c.iter().map(|d| d.org_id).collect::<Vec<_>>();
+    let (ao, bo) = (a.org.id, b.org.id);
+    // Two rows: each organization's oldest, not A's two oldest.
+    let first = queue::claim(&app.db, 2, lease, 1, &ClaimFrom::start()).await.unwrap();
+    assert_eq!(orgs(&first), [ao, bo], "{first:?}");
+    // Turns start after the organization served last; A may take one more (its room).
+    let from = ClaimFrom { rooms: vec![(ao, 1)], after_org: ao, ..ClaimFrom::start() };
+    let second = queue::claim(&app.db, 10, lease, 2, &from).await.unwrap();
+    assert_eq!(orgs(&second), [bo, ao], "{second:?}");
+    let oldest = |c: &[queue::Claimed], org| c.iter().filter(|d| d.org_id == org).map(|d| d.id).min().unwrap();
+    assert!(oldest(&first, ao) < oldest(&second, ao), "each organization's oldest first");
+    // A has no room left: its last two rows stay for later.
+    let from = ClaimFrom { rooms: vec![(ao, 0)], ..ClaimFrom::start() };
+    assert!(queue::claim(&app.db, 10, lease, 3, &from).await.unwrap().is_empty());
+    assert_eq!(orgs(&queue::claim(&app.db, 10, lease, 4, &ClaimFrom::start()).await.unwrap()), [ao, ao]);
 }
 
 #[tokio::test]
@@ -740,4 +785,341 @@ async fn a_stopping_scheduler_gives_back_at_once_what_it_had_not_started() {
         sqlx::query_scalar("SELECT outcome FROM webhook_attempt_history").fetch_all(&app.db).await.unwrap();
     assert_eq!(history, ["timeout"]);
     assert_eq!(rx.got().len(), 1);
+}
+
+/// The Standard Webhooks signature, computed here: `v1,` and the base64 HMAC-SHA256 of
+/// `{id}.{timestamp}.{body}` keyed with `key`.
+fn standard_signature(key: &[u8], id: &str, timestamp: &str, body: &[u8]) -> String {
+    use base64::{engine::general_purpose::STANDARD, Engine};
+    let mut msg = format!("{id}.{timestamp}.").into_bytes();
+    msg.extend_from_slice(body);
+    format!("v1,{}", STANDARD.encode(hex::decode(hmac_sha256_hex(key, &msg)).unwrap()))
+}
+
+/// The key a `whsec_<base64>` secret stands for.
+fn whsec_key(secret: &str) -> Vec<u8> {
+    use base64::{engine::general_purpose::STANDARD, Engine};
+    STANDARD.decode(secret.strip_prefix("whsec_").unwrap()).unwrap()
+}
+
+/// A delivery as a receiver hands it to a verifier: the secret, the exact body, the headers.
+struct Case<'a> {
+    secret: &'a str,
+    body: &'a [u8],
+    headers: HeaderMap,
+}
+
+/// What the Standard Webhooks reference library for Python (`tests/webhooks/verify.sh`, from
+/// PyPI) says of each delivery: `verified` or `refused: <its reason>`.
+async fn library_verdicts(cases: &[Case<'_>]) -> Vec<String> {
+    let cases: Vec<Value> = cases
+        .iter()
+        .map(|c| {
+            let headers: serde_json::Map<String, Value> =
+                c.headers.iter().map(|(k, v)| (k.to_string(), json!(v.to_str().unwrap()))).collect();
+            json!({"secret": c.secret, "body": hex::encode(c.body), "headers": headers})
+        })
+        .collect();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let file = std::env::temp_dir().join(format!("tns-webhook-cases-{}-{nanos}.json", std::process::id()));
+    std::fs::write(&file, serde_json::to_vec(&cases).unwrap()).unwrap();
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("webhooks/verify.sh");
+    let out = tokio::process::Command::new(&script)
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("{} runs: {e}", script.display()));
+    let _ = std::fs::remove_file(&file);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "verify.sh: {}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap_or_else(|_| panic!("verdicts: {stdout}"))
+}
+
+#[tokio::test]
+async fn deliveries_carry_standard_webhooks_signatures_the_reference_library_verifies() {
+    use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
+    let env = fast_retries(&Env::new().await);
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let f = Fleet::new(&app).await;
+    // A generated secret, one the subscriber chose, and one of the form generated before
+    // secrets were standard base64 (`whsec_` + base64url: `-` and `_` are not base64).
+    let (generated, chosen, older) =
+        (Receiver::start(&[]).await, Receiver::start(&[]).await, Receiver::start(&[]).await);
+    let s = subscribe(&app, f.key(), "journey.created", &generated.url(), None).await;
+    let secret = s["secret"].as_str().unwrap().to_string();
+    assert_eq!(whsec_key(&secret).len(), 32, "whsec_ and 32 random bytes, standard base64: {secret}");
+    let chosen_secret = "my-own-secret-0123456789";
+    subscribe(&app, f.key(), "journey.created", &chosen.url(), Some(chosen_secret)).await;
+    let older_secret = format!("whsec_{}", URL_SAFE_NO_PAD.encode([0xfb; 32]));
+    assert!(older_secret.contains('-') && older_secret.contains('_'));
+    subscribe(&app, f.key(), "journey.created", &older.url(), Some(&older_secret)).await;
+    app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+
+    let r = &generated.wait_for(1).await[0];
+    let (id, ts) = (header(r, "webhook-id"), header(r, "webhook-timestamp"));
+    assert_eq!((id, ts), (header(r, "x-webhook-id"), header(r, "x-webhook-timestamp")), "the same id and moment");
+    assert_eq!(header(r, "webhook-signature"), standard_signature(&whsec_key(&secret), id, ts, &r.body));
+    assert_eq!(header(r, "x-webhook-signature"), hmac_sha256_hex(secret.as_bytes(), &r.body), "as before");
+    // Other secrets key the standard signature with their own bytes; X-Webhook-Signature is
+    // unchanged for every secret.
+    for (rx, secret) in [(&chosen, chosen_secret), (&older, older_secret.as_str())] {
+        let r = &rx.wait_for(1).await[0];
+        let (id, ts) = (header(r, "webhook-id"), header(r, "webhook-timestamp"));
+        assert_eq!(header(r, "webhook-signature"), standard_signature(secret.as_bytes(), id, ts, &r.body), "{secret}");
+        assert_eq!(header(r, "x-webhook-signature"), hmac_sha256_hex(secret.as_bytes(), &r.body), "{secret}");
+    }
+
+    // The reference library: the delivery verifies; a changed body, another secret and an old
+    // timestamp (signed anew here, valid but for its age) are refused.
+    let mut tampered = r.body.to_vec();
+    let at = tampered.iter().position(|b| *b == b'{').unwrap() + 1;
+    tampered.insert(at, b' ');
+    // The delivery as though sent at `ts`: that timestamp, signed anew.
+    let resigned = |ts: i64| {
+        let mut h = r.headers.clone();
+        h.insert("webhook-timestamp", ts.to_string().parse().unwrap());
+        h.insert(
+            "webhook-signature",
+            standard_signature(&whsec_key(&secret), id, &ts.to_string(), &r.body).parse().unwrap(),
+        );
+        h
+    };
+    let now = chrono::Utc::now().timestamp();
+    let other = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let verdicts = library_verdicts(&[
+        Case { secret: &secret, body: &r.body, headers: r.headers.clone() },
+        Case { secret: &secret, body: &tampered, headers: r.headers.clone() },
+        Case { secret: other, body: &r.body, headers: r.headers.clone() },
+        Case { secret: &secret, body: &r.body, headers: resigned(now - 600) },
+        Case { secret: &secret, body: &r.body, headers: resigned(now) },
+    ])
+    .await;
+    assert_eq!(
+        verdicts,
+        [
+            "verified",
+            "refused: No matching signature found",
+            "refused: No matching signature found",
+            "refused: Message timestamp too old",
+            "verified",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn rotating_a_secret_shows_the_new_one_once_and_signs_with_both_for_a_day() {
+    let env = fast_retries(&Env::new().await);
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[]).await;
+    let s = subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
+    let (id, first) = (s["id"].as_i64().unwrap(), s["secret"].as_str().unwrap().to_string());
+    assert!(s["previous_secret_expires_at"].is_null());
+    let path = format!("/portal/webhooks/{id}/rotate-secret");
+
+    // Generated; the answer is the subscription with the new secret, never replayed.
+    let rotate = |key: &'static str| app.req(Method::POST, &path, Some(f.key())).header("Idempotency-Key", key);
+    let rotated = json_of(rotate("rotate-1").send().await.unwrap(), 200).await;
+    let second = rotated["secret"].as_str().unwrap().to_string();
+    assert!(second.starts_with("whsec_") && second != first, "{rotated}");
+    assert_eq!((rotated["id"].as_i64(), rotated["event_type"].as_str()), (Some(id), Some("journey.created")));
+    let until = chrono::DateTime::parse_from_rfc3339(rotated["previous_secret_expires_at"].as_str().unwrap()).unwrap();
+    let left = until.with_timezone(&chrono::Utc) - chrono::Utc::now();
+    assert!(left > chrono::Duration::hours(23) && left <= chrono::Duration::hours(24), "{rotated}");
+    let again = rotate("rotate-1").send().await.unwrap();
+    let again = error_body(again, 409).await;
+    assert!(!again.to_string().contains(&second), "not shown again: {again}");
+    let shown = app.get_ok(&format!("/portal/webhooks/{id}"), f.key()).await;
+    assert_eq!(shown["previous_secret_expires_at"], rotated["previous_secret_expires_at"], "rotated once only");
+    assert!(!shown.to_string().contains(&second) && !shown.to_string().contains(&first));
+    let sealed: Vec<Vec<u8>> =
+        sqlx::query_scalar("SELECT previous_secret_sealed FROM webhook_subscriptions WHERE id = $1")
+            .bind(id)
+            .fetch_all(&app.db)
+            .await
+            .unwrap();
+    assert!(!sealed[0].windows(first.len()).any(|w| w == first.as_bytes()), "the old secret is sealed too");
+
+    // Both sign: X-Webhook-Signature with the new secret, webhook-signature with both, so a
+    // receiver verifies with either while it switches.
+    let one = json!({"subscription_id": id});
+    app.post_ok("/portal/webhooks/test-event", f.key(), one.clone(), 200).await;
+    let r = rx.wait_for(1).await[0].clone();
+    let (mid, ts) = (header(&r, "webhook-id"), header(&r, "webhook-timestamp"));
+    assert_eq!(header(&r, "x-webhook-signature"), hmac_sha256_hex(second.as_bytes(), &r.body));
+    let both = [&second, &first].map(|s| standard_signature(&whsec_key(s), mid, ts, &r.body)).join(" ");
+    assert_eq!(header(&r, "webhook-signature"), both);
+
+    // Chosen; rotating again within the day drops the oldest: at most two sign.
+    let third = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    let rotated = app.post_ok(&path, f.key(), json!({"secret": third}), 200).await;
+    assert_eq!(rotated["secret"], third);
+    app.post_ok("/portal/webhooks/test-event", f.key(), one.clone(), 200).await;
+    let r2 = rx.wait_for(2).await[1].clone();
+    let (mid2, ts2) = (header(&r2, "webhook-id"), header(&r2, "webhook-timestamp"));
+    let both = [third, second.as_str()].map(|s| standard_signature(&whsec_key(s), mid2, ts2, &r2.body)).join(" ");
+    assert_eq!(header(&r2, "webhook-signature"), both);
+    fn case<'a>(secret: &'a str, r: &'a Received) -> Case<'a> {
+        Case { secret, body: &r.body, headers: r.headers.clone() }
+    }
+    let verdicts = library_verdicts(&[
+        case(&first, &r),
+        case(&second, &r),
+        case(third, &r2),
+        case(&second, &r2),
+        case(&first, &r2),
+    ])
+    .await;
+    assert_eq!(verdicts, ["verified", "verified", "verified", "verified", "refused: No matching signature found"]);
+
+    // After the day, the new secret alone.
+    sqlx::query("UPDATE webhook_subscriptions SET previous_secret_expires_at = now() - interval '1 second'")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    assert!(app.get_ok(&format!("/portal/webhooks/{id}"), f.key()).await["previous_secret_expires_at"].is_null());
+    app.post_ok("/portal/webhooks/test-event", f.key(), one, 200).await;
+    let r3 = rx.wait_for(3).await[2].clone();
+    let (mid3, ts3) = (header(&r3, "webhook-id"), header(&r3, "webhook-timestamp"));
+    assert_eq!(header(&r3, "webhook-signature"), standard_signature(&whsec_key(third), mid3, ts3, &r3.body));
+
+    // Refusals: a bad secret, another organization's or no subscription, a read-only key.
+    let bad = error_body(app.post(&path, Some(f.key()), json!({"secret": "tab\there"})).await, 422).await;
+    assert_eq!(bad["field"], "secret");
+    let g = Fleet::new(&app).await;
+    error_body(app.post(&path, Some(g.key()), json!({})).await, 404).await;
+    error_body(app.post("/portal/webhooks/999999999/rotate-secret", Some(f.key()), json!({})).await, 404).await;
+    let (_, ro) = app.create_key(f.key(), &["webhooks:read"]).await;
+    error_body(app.post(&path, Some(&ro), json!({})).await, 403).await;
+}
+
+#[tokio::test]
+async fn plain_http_endpoints_are_refused_unless_the_operator_allows_them() {
+    // The API and scheduler roles' default, https only (the test environment allows http, and
+    // internal addresses so the receivers can be on loopback).
+    let env = Env::new()
+        .await
+        .with_scheduler()
+        .with(&[("TNS_WEBHOOK_RETRY_SCHEDULE", "100ms"), ("TNS_WEBHOOK_ALLOW_HTTP", "false")]);
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app).await;
+    let rx = Receiver::start(&[]).await;
+    let create = json!({"event_type": "journey.created", "endpoint_url": rx.url()});
+    let err = error_body(app.post("/portal/webhooks", Some(f.key()), create).await, 422).await;
+    assert_eq!(err["field"], "endpoint_url", "{err}");
+    assert!(err["detail"].as_str().unwrap().contains("https"), "{err}");
+    let s = subscribe(&app, f.key(), "journey.created", "https://127.0.0.1:9/hook", None).await;
+    let err = error_body(
+        app.put(&format!("/portal/webhooks/{}", s["id"]), f.key(), json!({"endpoint_url": rx.url()})).await,
+        422,
+    )
+    .await;
+    assert_eq!(err["field"], "endpoint_url", "{err}");
+
+    // Created where http was allowed, delivered by a scheduler where it is not: refused at
+    // every attempt, nothing sent.
+    let open = TestApp::start(env.with(&[("TNS_WEBHOOK_ALLOW_HTTP", "true")])).await;
+    let plain = subscribe(&open, f.key(), "journey.created", &rx.url(), None).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    app.post_ok("/portal/webhooks/test-event", f.key(), json!({"subscription_id": plain["id"]}), 200).await;
+    let d = only_delivery(&app, f.key()).await;
+    let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
+    assert_eq!(outcomes(&d), ["refused", "refused"], "{d}");
+    assert_eq!(d["last_error"], "blocked: the endpoint URL must be an https URL: plain http is not allowed here");
+    assert!(rx.got().is_empty());
+}
+
+#[tokio::test]
+async fn one_organizations_hanging_endpoints_do_not_hold_every_post_slot() {
+    // Four POST slots, so one per organization (a quarter). A's ten deliveries go to endpoints
+    // that hang for the whole test: they may hold one slot, and B's delivery goes out beside.
+    let env = fast_retries(&Env::new().await).with(&[
+        ("TNS_WEBHOOK_CONCURRENCY", "4"),
+        ("TNS_WEBHOOK_TIMEOUT_SECS", "60"),
+        ("TNS_WEBHOOK_LEASE_SECS", "300"),
+    ]);
+    let app = TestApp::start(env.clone()).await;
+    let (a, b) = (Fleet::new(&app).await, Fleet::new(&app).await);
+    let hanging = Receiver::start(&[Answer::Hang; 10]).await;
+    for _ in 0..10 {
+        subscribe(&app, a.key(), "journey.created", &hanging.url(), None).await;
+    }
+    let rx = Receiver::start(&[]).await;
+    subscribe(&app, b.key(), "journey.created", &rx.url(), None).await;
+    app.post_ok("/portal/webhooks/test-event", a.key(), json!({}), 200).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    hanging.wait_for(1).await;
+    app.post_ok("/portal/webhooks/test-event", b.key(), json!({}), 200).await;
+    let got = rx.wait_for(1).await;
+    assert_eq!(header(&got[0], "x-webhook-event"), "test");
+    assert_eq!(hanging.got().len(), 1, "A holds no more than its one slot");
+    let d = only_delivery(&app, b.key()).await;
+    assert_eq!(final_delivery(&app, b.key(), d["id"].as_i64().unwrap()).await["delivery_status"], "delivered");
+}
+
+#[tokio::test]
+async fn concurrent_creates_cannot_pass_the_subscription_cap() {
+    let app = TestApp::start(local_env().await).await;
+    let f = Fleet::new(&app).await;
+    let url = "http://127.0.0.1:9/hook";
+    for _ in 0..49 {
+        subscribe(&app, f.key(), "journey.created", url, None).await;
+    }
+    // Each insert waits a moment after its count, so concurrent creates overlap there.
+    sqlx::raw_sql(
+        "CREATE FUNCTION slow_subscribe() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN PERFORM pg_sleep(0.2); RETURN NEW; END $$;
+         CREATE TRIGGER slow_subscribe BEFORE INSERT ON webhook_subscriptions
+             FOR EACH ROW EXECUTE FUNCTION slow_subscribe();",
+    )
+    .execute(&app.db)
+    .await
+    .unwrap();
+    let body = json!({"event_type": "journey.created", "endpoint_url": url});
+    let answers =
+        futures::future::join_all((0..5).map(|_| app.post("/portal/webhooks", Some(f.key()), body.clone()))).await;
+    let mut statuses: Vec<u16> = answers.iter().map(|r| r.status().as_u16()).collect();
+    statuses.sort();
+    assert_eq!(statuses, [201, 409, 409, 409, 409]);
+    let live: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_subscriptions WHERE deleted_at IS NULL")
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(live, 50);
+}
+
+#[tokio::test]
+async fn delivery_errors_are_recorded_as_a_class_and_a_short_reason() {
+    let env = fast_retries(&Env::new().await);
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app).await;
+    let closed = {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        format!("http://{}/hook", l.local_addr().unwrap())
+    };
+    let (tls, _) = untrusted_tls_endpoint().await;
+    let mut said = HashMap::new();
+    for (url, error) in [
+        (closed, "refused: the connection was refused"),
+        ("http://nowhere.invalid/hook".to_string(), "dns: the host name does not resolve"),
+        (tls, "tls: the certificate was not accepted"),
+    ] {
+        let s = subscribe(&app, f.key(), "journey.created", &url, None).await;
+        said.insert(s["id"].as_i64().unwrap(), error);
+    }
+    let _scheduler = InProcessScheduler::start(&env).await;
+    app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    for d in app.get_ok("/portal/webhooks/events", f.key()).await["data"].as_array().unwrap() {
+        let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
+        let error = said[&d["subscription_id"].as_i64().unwrap()];
+        assert_eq!(d["last_error"], error, "{d}");
+        // Every attempt says the same, and nothing of the connection (addresses, ports, OS
+        // error numbers).
+        for a in d["history"].as_array().unwrap() {
+            assert_eq!((a["outcome"].as_str(), a["error"].as_str()), (Some("unreachable"), Some(error)), "{d}");
+        }
+    }
 }

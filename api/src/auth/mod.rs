@@ -55,19 +55,43 @@ const KEY_COLUMNS: &str = "SELECT id, org_id, created_by, scopes, revoked_at IS 
 /// Key lookups with a short per-process cache. The TTL (at most 4 s, see config) bounds how
 /// long a key revoked on another process keeps working here.
 pub struct KeyStore {
+    /// Counts the lookups that reach the database.
+    lookups: prometheus::IntCounter,
     by_hash: TtlMap<[u8; 32], Option<KeyRecord>>,
     by_id: TtlMap<i64, Option<KeyRecord>>,
+    /// Whether a session's user still belongs to its organization.
+    members: TtlMap<(i64, i64), bool>,
 }
 
 impl KeyStore {
-    pub fn new(ttl: Duration) -> KeyStore {
-        KeyStore { by_hash: TtlMap::new(ttl, 100_000), by_id: TtlMap::new(ttl, 100_000) }
+    pub fn new(ttl: Duration, lookups: prometheus::IntCounter) -> KeyStore {
+        KeyStore {
+            lookups,
+            by_hash: TtlMap::new(ttl, 100_000),
+            by_id: TtlMap::new(ttl, 100_000),
+            members: TtlMap::new(ttl, 100_000),
+        }
+    }
+
+    /// Whether `user` is (still) a user of `org`: a session outlives nothing it was made for.
+    pub async fn is_member(&self, db: &PgPool, org: i64, user: i64) -> sqlx::Result<bool> {
+        if let Some(hit) = self.members.get(&(org, user)) {
+            return Ok(hit);
+        }
+        let found: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE org_id = $1 AND id = $2")
+            .bind(org)
+            .bind(user)
+            .fetch_optional(db)
+            .await?;
+        self.members.insert((org, user), found.is_some());
+        Ok(found.is_some())
     }
 
     pub async fn by_hash(&self, db: &PgPool, hash: [u8; 32]) -> sqlx::Result<Option<KeyRecord>> {
         if let Some(hit) = self.by_hash.get(&hash) {
             return Ok(hit);
         }
+        self.lookups.inc();
         let row: Option<KeyRow> =
             sqlx::query_as(&format!("{KEY_COLUMNS} WHERE key_hash = $1")).bind(&hash[..]).fetch_optional(db).await?;
         let rec = row.map(KeyRecord::from);
@@ -84,6 +108,12 @@ impl KeyStore {
         let rec = row.map(KeyRecord::from);
         self.by_id.insert(id, rec.clone());
         Ok(rec)
+    }
+
+    /// Whether this process knows the key behind `hash` (or that there is none) without asking
+    /// the database.
+    pub fn knows(&self, hash: &[u8; 32]) -> bool {
+        self.by_hash.get(hash).is_some()
     }
 
     /// Drop a revoked key from this process's cache at once.
@@ -112,6 +142,28 @@ pub struct Principal {
 }
 
 impl Principal {
+    /// A cookie session's unsafe request must echo the session's CSRF token; other credentials
+    /// need none.
+    pub fn csrf_ok(&self, method: &Method, headers: &HeaderMap) -> bool {
+        match &self.credential {
+            Credential::Session { csrf } => {
+                let safe = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+                let sent = headers.get(session::CSRF_HEADER).map(|v| v.as_bytes()).unwrap_or_default();
+                safe || bool::from(sent.ct_eq(csrf.as_bytes()))
+            }
+            Credential::ApiKey | Credential::Token => true,
+        }
+    }
+
+    /// Which credential this is, for binding what it did to it (an API key and its tokens are
+    /// one credential; a session acts as its user).
+    pub fn credential_id(&self) -> String {
+        match self.key_id {
+            Some(k) => format!("key:{k}"),
+            None => format!("user:{}", self.user_id),
+        }
+    }
+
     pub fn require(&self, scope: Scope) -> Result<(), ApiError> {
         if self.scopes.allows(scope) {
             Ok(())
@@ -124,6 +176,18 @@ impl Principal {
 /// Why credentials that were sent were refused; surfaced by [`Auth`] as the 401 detail.
 #[derive(Debug, Clone)]
 pub struct AuthFailure(pub String);
+
+/// True when authenticating these headers would ask the database about an API key this
+/// process has not seen lately: the work an invented key costs, which the admission layer
+/// throttles before it is done.
+pub fn costs_a_lookup(st: &AppState, headers: &HeaderMap) -> bool {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .map(|(_, v)| v.trim());
+    bearer.is_some_and(|b| b.starts_with(keys::KEY_PREFIX) && !st.keys.knows(&keys::hash(b)))
+}
 
 /// Resolve the caller. `Ok(None)`: no credentials (or an expired session cookie);
 /// `Err`: credentials that were sent but are not valid.
@@ -143,6 +207,9 @@ pub async fn authenticate(st: &AppState, headers: &HeaderMap) -> Result<Option<P
         return Ok(None);
     };
     match session::lookup(&st.redis, token).await {
+        Ok(Some(s)) if !st.keys.is_member(&st.db, s.org_id, s.user_id).await? => {
+            Err(ApiError::Unauthorized("this session's user no longer exists; sign in again".into()))
+        }
         Ok(Some(s)) => Ok(Some(Principal {
             org_id: s.org_id,
             user_id: s.user_id,
@@ -193,27 +260,55 @@ async fn bearer_principal(st: &AppState, bearer: &str) -> Result<Principal, ApiE
     }
 }
 
-/// Extractor for handlers that need a caller. Cookie-authenticated unsafe requests must
-/// carry the session's CSRF token.
+pub fn csrf_refused() -> ApiError {
+    ApiError::Forbidden("missing or wrong X-CSRF-Token for a cookie session".into())
+}
+
+/// The caller of a request, as the admission layer authenticated it: 401 without credentials,
+/// 403 for a cookie-authenticated unsafe request without the session's CSRF token.
+fn caller(parts: &Parts) -> Result<Principal, ApiError> {
+    let Some(p) = parts.extensions.get::<Principal>().cloned() else {
+        let detail =
+            parts.extensions.get::<AuthFailure>().map(|f| f.0.clone()).unwrap_or_else(|| {
+                "missing credentials: send `Authorization: Bearer <api key or access token>`".into()
+            });
+        return Err(ApiError::Unauthorized(detail));
+    };
+    if !p.csrf_ok(&parts.method, &parts.headers) {
+        return Err(csrf_refused());
+    }
+    Ok(p)
+}
+
+/// Extractor for handlers that need a caller, whatever its scopes.
 pub struct Auth(pub Principal);
 
 impl FromRequestParts<AppState> for Auth {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _st: &AppState) -> Result<Self, ApiError> {
-        let Some(p) = parts.extensions.get::<Principal>().cloned() else {
-            let detail = parts.extensions.get::<AuthFailure>().map(|f| f.0.clone()).unwrap_or_else(|| {
-                "missing credentials: send `Authorization: Bearer <api key or access token>`".into()
-            });
-            return Err(ApiError::Unauthorized(detail));
-        };
-        if let Credential::Session { csrf } = &p.credential {
-            let safe = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
-            let sent = parts.headers.get(session::CSRF_HEADER).map(|v| v.as_bytes()).unwrap_or_default();
-            if !safe && !bool::from(sent.ct_eq(csrf.as_bytes())) {
-                return Err(ApiError::Forbidden("missing or wrong X-CSRF-Token for a cookie session".into()));
-            }
-        }
-        Ok(Auth(p))
+        caller(parts).map(Auth)
+    }
+}
+
+/// Extractor for handlers that need a caller holding scope `S` (a type of [`scopes::need`]):
+/// the route's permission is part of its signature, and it is checked before the body is read,
+/// so a credential without the scope gets 403 whatever it sent.
+pub struct Caller<S: scopes::Needed>(Principal, std::marker::PhantomData<S>);
+
+impl<S: scopes::Needed> std::ops::Deref for Caller<S> {
+    type Target = Principal;
+    fn deref(&self) -> &Principal {
+        &self.0
+    }
+}
+
+impl<S: scopes::Needed> FromRequestParts<AppState> for Caller<S> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _st: &AppState) -> Result<Self, ApiError> {
+        let p = caller(parts)?;
+        p.require(S::SCOPE)?;
+        Ok(Caller(p, std::marker::PhantomData))
     }
 }

@@ -78,6 +78,27 @@ impl Field for Scope {
 }
 field_impls!(Scope);
 
+/// A scope a route needs, as a type (see `auth::Caller`).
+pub trait Needed: Send + Sync + 'static {
+    const SCOPE: Scope;
+}
+
+/// The scopes as types, one per [`Scope`].
+pub mod need {
+    use super::{Needed, Scope};
+
+    macro_rules! needs {
+        ($($name:ident),*) => {$(
+            #[doc = concat!("Needs `", stringify!($name), "`.")]
+            pub struct $name;
+            impl Needed for $name {
+                const SCOPE: Scope = Scope::$name;
+            }
+        )*};
+    }
+    needs!(JourneysRead, JourneysWrite, SubmissionsRead, WebhooksRead, WebhooksWrite, AccountRead, AccountWrite);
+}
+
 /// A set of scopes as granted (implied reads are not stored, they are checked).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Scopes(u16);

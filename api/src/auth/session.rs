@@ -47,6 +47,20 @@ pub async fn lookup(store: &RedisStore, token: &str) -> Result<Option<Session>, 
     Ok(raw.and_then(|r| serde_json::from_str(&r).ok()))
 }
 
+/// End a session: its entry is gone at once, on every API process.
+pub async fn destroy(store: &RedisStore, token: &str) -> Result<(), RedisDown> {
+    let key = redis_key(store, token);
+    store.call(|mut c| async move { c.del::<_, ()>(key).await }).await
+}
+
+/// The `Set-Cookie` values that clear both cookies in the browser.
+pub fn cleared(secure: bool) -> [HeaderValue; 2] {
+    let secure = if secure { "; Secure" } else { "" };
+    [SESSION_COOKIE, CSRF_COOKIE].map(|name| {
+        HeaderValue::from_str(&format!("{name}=; Path=/; Max-Age=0; SameSite=Lax{secure}")).expect("cookie is ASCII")
+    })
+}
+
 /// The `Set-Cookie` values for a new session.
 pub fn cookies(token: &str, session: &Session, ttl: Duration, secure: bool) -> [HeaderValue; 2] {
     let secure = if secure { "; Secure" } else { "" };

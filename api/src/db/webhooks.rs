@@ -29,6 +29,9 @@ pub struct Subscription {
     /// The first failed attempt since the last success.
     pub failing_since: Option<chrono::DateTime<chrono::Utc>>,
     pub last_success_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// After a secret rotation: until when the previous secret still signs deliveries beside
+    /// the new one (`webhook-signature` carries both).
+    pub previous_secret_expires_at: Option<chrono::DateTime<chrono::Utc>>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
@@ -40,9 +43,16 @@ impl Keyed for Subscription {
 }
 
 const SUB_COLUMNS: &str = "id, event_type, endpoint_url, active::int AS active, inactive_reason, failing_since, \
-     last_success_at, created_at, updated_at";
+     last_success_at, CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END \
+     AS previous_secret_expires_at, created_at, updated_at";
 
-/// Create a subscription; `None` when the organization already has [`MAX_SUBSCRIPTIONS`].
+/// How long a rotated-out secret keeps signing beside the new one.
+pub const PREVIOUS_SECRET_HOURS: i32 = 24;
+
+/// Create a subscription; `None` when the organization already has [`MAX_SUBSCRIPTIONS`]. The
+/// organization's row is locked for the count and the insert, so concurrent creates are
+/// counted one after the other (each counting alone, two creates at 49 would make 51). The
+/// lock does not block what only references the organization (`FOR NO KEY UPDATE`).
 pub async fn insert(
     db: &PgPool,
     org: i64,
@@ -50,7 +60,9 @@ pub async fn insert(
     endpoint_url: &str,
     secret_sealed: &[u8],
 ) -> sqlx::Result<Option<Subscription>> {
-    sqlx::query_as(&format!(
+    let mut tx = db.begin().await?;
+    sqlx::query("SELECT 1 FROM organizations WHERE id = $1 FOR NO KEY UPDATE").bind(org).execute(&mut *tx).await?;
+    let sub = sqlx::query_as(&format!(
         "INSERT INTO webhook_subscriptions (org_id, event_type, endpoint_url, secret_sealed)
          SELECT $1, $2, $3, $4
           WHERE (SELECT count(*) FROM webhook_subscriptions WHERE org_id = $1 AND deleted_at IS NULL) < $5
@@ -61,6 +73,33 @@ pub async fn insert(
     .bind(endpoint_url)
     .bind(secret_sealed)
     .bind(MAX_SUBSCRIPTIONS)
+    .fetch_optional(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(sub)
+}
+
+/// Replace a subscription's secret: the current one becomes the previous one, signing beside
+/// the new one for [`PREVIOUS_SECRET_HOURS`] (a previous one still in its hours is dropped: at
+/// most two sign). `None` when the organization has no such subscription.
+pub async fn rotate_secret(
+    db: impl sqlx::PgExecutor<'_>,
+    org: i64,
+    id: i64,
+    secret_sealed: &[u8],
+) -> sqlx::Result<Option<Subscription>> {
+    sqlx::query_as(&format!(
+        "UPDATE webhook_subscriptions
+            SET previous_secret_sealed = secret_sealed,
+                previous_secret_expires_at = now() + make_interval(hours => $4),
+                secret_sealed = $3, updated_at = now()
+          WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL
+         RETURNING {SUB_COLUMNS}"
+    ))
+    .bind(org)
+    .bind(id)
+    .bind(secret_sealed)
+    .bind(PREVIOUS_SECRET_HOURS)
     .fetch_optional(db)
     .await
 }

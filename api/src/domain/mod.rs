@@ -4,6 +4,7 @@
 
 pub mod fields;
 pub mod kinds;
+pub mod personal;
 pub mod uetds;
 pub mod warnings;
 pub mod webhooks;

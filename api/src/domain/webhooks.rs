@@ -27,9 +27,9 @@ string_field! {
         max: Some(URL_MAX),
         error: "must be an http(s) URL: host, optional port, path and query; no credentials or fragment",
         normalize: as_given,
-        schema: {"description": "An http(s) URL without credentials or fragment, at most 2048 characters. Hosts that \
-                                 are or resolve to loopback, private, link-local or other internal addresses are refused \
-                                 unless the operator allows them.",
+        schema: {"description": "An https URL (http only where the operator allows it) without credentials or \
+                                 fragment, at most 2048 characters. Hosts that are or resolve to loopback, private, \
+                                 link-local or other internal addresses are refused unless the operator allows them.",
                  "examples": ["https://hooks.acme.com.tr/tns"]},
     }
 }
@@ -42,14 +42,17 @@ pattern!(
 string_field! {
     /// A signing secret the subscriber chose: 1–128 printable ASCII characters. The spec lets the
     /// caller choose it, so no strength is imposed; the document recommends a long random one
-    /// (or none: a generated `whsec_` secret of 32 random bytes).
+    /// (or none: a generated `whsec_` secret of 32 random bytes). Standard Webhooks libraries
+    /// verify deliveries only with a `whsec_<base64>` secret (see the signing module).
     pub struct WebhookSecret as "WebhookSecret" {
         pattern: SECRET,
         max: None,
         error: "must be 1–128 printable ASCII characters",
         normalize: as_given,
         schema: {"description": "1–128 printable ASCII characters. Prefer 32 or more random ones, or leave the \
-                                 secret out to get a generated `whsec_…` one."},
+                                 secret out to get a generated `whsec_…` one. Standard Webhooks libraries need the form \
+                                 `whsec_` + base64 (the key is the decoded bytes); any other secret keys the \
+                                 `webhook-signature` with its own UTF-8 bytes."},
     }
 }
 
@@ -107,9 +110,9 @@ mod tests {
 
     #[test]
     fn every_url_the_pattern_admits_is_one_the_guard_parses() {
-        use tns_scheduler::webhooks::guard::parse_endpoint;
+        use tns_scheduler::webhooks::guard::{parse_endpoint, Policy};
         for ok in ["http://0.0.0.0:0", "https://a-b.c-d.e/~x!$&'()*+,;=:@%zz/", "http://x?/?"] {
-            assert!(URL.is_match(ok) && parse_endpoint(ok, true).is_ok(), "{ok}");
+            assert!(URL.is_match(ok) && parse_endpoint(ok, Policy::OPEN).is_ok(), "{ok}");
         }
     }
 }

@@ -422,6 +422,9 @@ fn webhooks(doc: &mut Value) {
         ("X-Webhook-Id", "The event id, the same on every retry: dedupe on it."),
         ("X-Webhook-Timestamp", "Unix seconds of this attempt."),
         ("X-Webhook-Event", "The event type."),
+        ("webhook-id", "Standard Webhooks: the event id (as X-Webhook-Id)."),
+        ("webhook-timestamp", "Standard Webhooks: Unix seconds of this attempt (as X-Webhook-Timestamp)."),
+        ("webhook-signature", "Standard Webhooks: `v1,<base64 HMAC-SHA256>` over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of a `whsec_` secret; two space-separated entries while a rotated-out secret still signs (24 h). Verify with any Standard Webhooks library."),
     ];
     let parameters: Vec<Value> = headers
         .iter()

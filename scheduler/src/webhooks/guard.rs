@@ -1,9 +1,13 @@
 //! The SSRF guard: a hosted platform must not be a proxy into its own network. Endpoint URLs
-//! must be http(s) with a host; an address that is loopback, private, link-local or otherwise
-//! not on the public internet is refused when a subscription is created and again on every
-//! delivery (the delivery client resolves names through [`GuardedResolver`], so the address
-//! checked is the address connected to, whatever DNS says by then). Operators may allow
-//! internal addresses (`TNS_WEBHOOK_ALLOW_PRIVATE`, on in `tns dev`).
+//! must be https (or http, where the operator allows it) with a host; an address that is
+//! loopback, private, link-local or otherwise not on the public internet is refused when a
+//! subscription is created and again on every delivery (the delivery client resolves names
+//! through [`GuardedResolver`], so the address checked is the address connected to, whatever
+//! DNS says by then). Operators may allow internal addresses (`TNS_WEBHOOK_ALLOW_PRIVATE`) and
+//! plain http (`TNS_WEBHOOK_ALLOW_HTTP`), both on in `tns dev`.
+//!
+//! What a refusal says never names the address a host resolved to: the subscriber learns
+//! that the endpoint is not allowed, not what our resolver sees inside the network.
 
 use std::{
     future::Future,
@@ -17,6 +21,26 @@ use url::Url;
 
 pub const MAX_URL_LEN: usize = 2048;
 
+/// What the operator allows besides public https endpoints.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// Loopback, private, link-local and other internal addresses.
+    pub allow_private: bool,
+    /// Plain `http://` endpoints (bodies and signatures readable on the way).
+    pub allow_http: bool,
+}
+
+impl Policy {
+    /// Everything allowed (tests, `tns dev`).
+    pub const OPEN: Policy = Policy { allow_private: true, allow_http: true };
+}
+
+/// What a refusal of an internal address says, whichever address it was.
+pub const NOT_ALLOWED: &str = "is not allowed: deliveries go to public addresses only";
+
+/// What a refusal of plain http says.
+pub const HTTPS_REQUIRED: &str = "must be an https URL: plain http is not allowed here";
+
 /// Why an endpoint URL is not accepted; the text is shown to the subscriber.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused(pub String);
@@ -29,9 +53,10 @@ impl std::fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
-/// Parse an endpoint URL: http or https, a host, no credentials, and, unless `allow_private`,
-/// not an internal address literal. Names are checked by [`check_resolves`].
-pub fn parse_endpoint(raw: &str, allow_private: bool) -> Result<Url, Refused> {
+/// Parse an endpoint URL: https (or http if allowed), a host, no credentials, and, unless
+/// internal addresses are allowed, not an internal address literal. Names are checked by
+/// [`check_resolves`].
+pub fn parse_endpoint(raw: &str, policy: Policy) -> Result<Url, Refused> {
     if raw.len() > MAX_URL_LEN {
         return Err(Refused(format!("must be at most {MAX_URL_LEN} characters")));
     }
@@ -39,11 +64,14 @@ pub fn parse_endpoint(raw: &str, allow_private: bool) -> Result<Url, Refused> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(Refused("must be an http or https URL".into()));
     }
+    if url.scheme() == "http" && !policy.allow_http {
+        return Err(Refused(HTTPS_REQUIRED.into()));
+    }
     if !url.username().is_empty() || url.password().is_some() {
         return Err(Refused("must not carry credentials; use the signature to authenticate deliveries".into()));
     }
     let host = url.host().ok_or_else(|| Refused("has no host".into()))?;
-    if !allow_private {
+    if !policy.allow_private {
         let literal = match host {
             url::Host::Ipv4(ip) => Some(IpAddr::V4(ip)),
             url::Host::Ipv6(ip) => Some(IpAddr::V6(ip)),
@@ -57,8 +85,8 @@ pub fn parse_endpoint(raw: &str, allow_private: bool) -> Result<Url, Refused> {
 }
 
 /// Resolve the URL's host now and refuse it if any address is internal.
-pub async fn check_resolves(url: &Url, allow_private: bool) -> Result<(), Refused> {
-    if allow_private {
+pub async fn check_resolves(url: &Url, policy: Policy) -> Result<(), Refused> {
+    if policy.allow_private {
         return Ok(());
     }
     let Some(url::Host::Domain(name)) = url.host() else { return Ok(()) };
@@ -76,7 +104,7 @@ pub fn check_ip(ip: IpAddr) -> Result<(), Refused> {
     if is_public(ip) {
         Ok(())
     } else {
-        Err(Refused(format!("resolves to {ip}, an internal address; deliveries go to public addresses only")))
+        Err(Refused(NOT_ALLOWED.into()))
     }
 }
 
@@ -90,9 +118,15 @@ pub fn is_public(ip: IpAddr) -> bool {
                 return is_public_v4(v4);
             }
             let s = v6.segments();
-            // NAT64 (64:ff9b::/96) carries an IPv4 address in its last 32 bits.
-            if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0] {
-                return is_public_v4(Ipv4Addr::from(((s[6] as u32) << 16) | s[7] as u32));
+            let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+            // NAT64 (64:ff9b::/96) and IPv4-translated (::ffff:0:0/96) addresses carry an IPv4
+            // address in their last 32 bits, 6to4 (2002::/16) in the 32 after the prefix: a
+            // gateway or relay would take the connection there.
+            if (s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0]) || s[..6] == [0, 0, 0, 0, 0xffff, 0] {
+                return is_public_v4(v4(s[6], s[7]));
+            }
+            if s[0] == 0x2002 {
+                return is_public_v4(v4(s[1], s[2]));
             }
             !(v6.is_unspecified()
                 || v6.is_loopback()
@@ -101,6 +135,9 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || (s[0] & 0xffc0) == 0xfe80 // link-local fe80::/10
                 || (s[0] & 0xffc0) == 0xfec0 // site-local (deprecated) fec0::/10
                 || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1) // local-use NAT64 64:ff9b:1::/48
+                || (s[0] == 0x2001 && s[1] == 0) // Teredo 2001::/32: tunnels to any IPv4 address
+                || (s[0] == 0x2001 && s[1] == 2 && s[2] == 0) // benchmarking 2001:2::/48
                 || (s[0] == 0x0100 && s[1..4] == [0, 0, 0]) // discard 100::/64
                 || s[..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible (deprecated) ::/96
         }
@@ -125,11 +162,25 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 }
 
 /// The delivery client's resolver: the system resolver, with internal addresses removed
-/// (unless allowed). A name left with no address fails the delivery as `refused`.
+/// (unless allowed). A name left with no address fails the delivery as `refused`; a name that
+/// does not resolve fails it with [`Unresolved`].
 #[derive(Debug, Clone, Copy)]
 pub struct GuardedResolver {
     pub allow_private: bool,
 }
+
+/// The endpoint's host name did not resolve (the resolver's own words are not kept: they
+/// describe our network, not the subscriber's endpoint).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unresolved;
+
+impl std::fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the host name does not resolve")
+    }
+}
+
+impl std::error::Error for Unresolved {}
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -145,12 +196,16 @@ impl tower_service::Service<Name> for GuardedResolver {
     fn call(&mut self, name: Name) -> Self::Future {
         let allow_private = self.allow_private;
         Box::pin(async move {
-            let host = name.as_str();
-            let all: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
-            let allowed: Vec<SocketAddr> = all.iter().copied().filter(|a| allow_private || is_public(a.ip())).collect();
+            let all: Vec<SocketAddr> = match tokio::net::lookup_host((name.as_str(), 0)).await {
+                Ok(addrs) => addrs.collect(),
+                Err(_) => return Err(Box::new(Unresolved) as BoxError),
+            };
+            if all.is_empty() {
+                return Err(Box::new(Unresolved) as BoxError);
+            }
+            let allowed: Vec<SocketAddr> = all.into_iter().filter(|a| allow_private || is_public(a.ip())).collect();
             if allowed.is_empty() {
-                let shown = all.first().map(|a| a.ip().to_string()).unwrap_or_else(|| "nothing".into());
-                return Err(Box::new(Refused(format!("`{host}` resolves to {shown}, an internal address"))) as BoxError);
+                return Err(Box::new(Refused(NOT_ALLOWED.into())) as BoxError);
             }
             Ok(allowed.into_iter())
         })
@@ -180,32 +235,72 @@ mod tests {
             "fd00::1",
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
-            "64:ff9b::a9fe:a9fe",
+            "::ffff:0:a00:1",      // IPv4-translated 10.0.0.1
+            "64:ff9b::a9fe:a9fe",  // NAT64 of 169.254.169.254
+            "64:ff9b:1::808:808",  // local-use NAT64, whatever it embeds
+            "2002:a00:1::1",       // 6to4 of 10.0.0.1
+            "2002:7f00:1::",       // 6to4 of 127.0.0.1
+            "2002:a9fe:a9fe::1",   // 6to4 of 169.254.169.254
+            "2001:0:4136:e378::1", // Teredo
+            "2001::ffff:ffff",     // Teredo
+            "2001:2::1",           // benchmarking
             "2001:db8::1",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"] {
+        for ip in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "172.32.0.1",
+            "100.128.0.1",
+            "2606:4700:4700::1111",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808", // NAT64 of 8.8.8.8
+            "2002:808:808::1",  // 6to4 of 8.8.8.8
+            "2001:4860:4860::8888",
+        ] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
     }
 
     #[test]
     fn endpoint_urls() {
-        assert!(parse_endpoint("https://hooks.example.com/tns", false).is_ok());
-        assert!(parse_endpoint("http://127.0.0.1:9000/x", true).is_ok(), "allowed by the operator");
+        let strict = Policy::default();
+        let private = Policy { allow_private: true, allow_http: false };
+        assert!(parse_endpoint("https://hooks.example.com/tns", strict).is_ok());
+        assert!(parse_endpoint("http://127.0.0.1:9000/x", Policy::OPEN).is_ok(), "allowed by the operator");
+        assert!(parse_endpoint("https://127.0.0.1:9000/x", private).is_ok());
         for bad in [
             "ftp://example.com/",
             "file:///etc/passwd",
             "not a url",
-            "http://127.0.0.1/",
-            "http://[::1]:8080/",
-            "http://169.254.169.254/latest/meta-data",
-            "http://0x7f000001/",
-            "http://user:pw@example.com/",
+            "https://127.0.0.1/",
+            "https://[::1]:8080/",
+            "https://[2002:a00:1::1]/",
+            "https://169.254.169.254/latest/meta-data",
+            "https://0x7f000001/",
+            "https://user:pw@example.com/",
         ] {
-            assert!(parse_endpoint(bad, false).is_err(), "{bad}");
+            assert!(parse_endpoint(bad, strict).is_err(), "{bad}");
         }
-        assert!(parse_endpoint(&format!("https://e.com/{}", "a".repeat(MAX_URL_LEN)), true).is_err());
+        assert!(parse_endpoint(&format!("https://e.com/{}", "a".repeat(MAX_URL_LEN)), Policy::OPEN).is_err());
+    }
+
+    #[test]
+    fn plain_http_only_where_allowed() {
+        for policy in [Policy::default(), Policy { allow_private: true, allow_http: false }] {
+            assert_eq!(parse_endpoint("http://hooks.example.com/tns", policy), Err(Refused(HTTPS_REQUIRED.into())));
+        }
+        assert!(
+            parse_endpoint("http://hooks.example.com/tns", Policy { allow_private: false, allow_http: true }).is_ok()
+        );
+    }
+
+    #[test]
+    fn refusals_do_not_name_the_address() {
+        for ip in ["10.1.2.3", "::1", "2002:a00:1::1"] {
+            let e = check_ip(ip.parse().unwrap()).unwrap_err();
+            assert!(!e.0.contains(ip) && e.0.contains("not allowed"), "{e}");
+        }
     }
 }

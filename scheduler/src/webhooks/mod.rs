@@ -1,12 +1,14 @@
-//! Webhook delivery (DESIGN.md "Webhooks"): the outbox rows `webhook_emit` writes are POSTed
-//! by the scheduler, signed, with retries on a schedule, every attempt recorded.
+//! Webhook delivery: the outbox rows `webhook_emit` writes are POSTed by the scheduler,
+//! signed, with retries on a schedule, every attempt recorded.
 //!
-//! - [`sealing`]: subscription secrets at rest; [`signing`]: the signature and new secrets;
+//! - [`sealing`]: subscription secrets at rest; [`signing`]: the signatures and new secrets;
 //! - [`guard`]: the SSRF guard, used by the API at creation and by the client at delivery;
 //! - [`send`]: one HTTP attempt; [`targets`]: endpoints and keys prepared per subscription;
-//! - [`queue`]: the delivery queue's statements.
+//! - [`queue`]: the delivery queue's statements; [`lineup`]: claimed deliveries on their way
+//!   to a POST slot, fairly across organizations and within each one's cap.
 
 pub mod guard;
+pub mod lineup;
 pub mod queue;
 pub mod sealing;
 pub mod send;
@@ -14,6 +16,7 @@ pub mod signing;
 pub mod targets;
 
 use std::{
+    collections::HashMap,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -27,15 +30,16 @@ use crate::{
     metrics::Metrics,
     settings::WebhookSettings,
     webhooks::{
-        queue::{Attempted, Claimed, Cursor},
+        lineup::{Lined, Lineup, Next, Ticket},
+        queue::{Attempted, ClaimFrom, Claimed, Cursor},
         targets::Targets,
     },
     worker::Queue,
 };
 
-/// How long claims may go on from the cursor before one scans the queue from its start again
-/// (see the migration …_webhook_queue_tuning.sql): the longest a delivery that became due
-/// behind the cursor waits for it.
+/// How long claims may go on from the organizations' cursors before one scans the queue from
+/// its start again (see the migration …_webhook_queue_tuning.sql): the longest a delivery that
+/// became due behind a cursor waits for it.
 const RESCAN_EVERY: Duration = Duration::from_secs(1);
 
 /// The delivery queue, as the worker loop sees it.
@@ -48,8 +52,18 @@ pub struct Deliveries {
     /// The attempt counter and duration histogram of each outcome, resolved once (a label
     /// lookup hashes and locks on every call).
     by_outcome: Vec<(&'static str, IntCounter, Histogram)>,
-    /// Where the next claim starts, and when a claim last started from the beginning.
-    cursor: Mutex<(Cursor, Instant)>,
+    /// Where the next claim starts.
+    position: Mutex<Position>,
+    /// What was claimed and waits for a POST slot.
+    lineup: Arc<Lineup<Held>>,
+}
+
+/// Where claims resume: after the last row taken of each organization, unless it is time to
+/// scan again; and whose turn comes first.
+struct Position {
+    cursors: HashMap<i64, Cursor>,
+    rescanned: Instant,
+    after_org: i64,
 }
 
 /// A claimed delivery and the moment its POST must have started by.
@@ -58,7 +72,19 @@ pub struct Held {
     send_by: Instant,
 }
 
-/// What became of a held delivery.
+impl Lined for Held {
+    fn org(&self) -> i64 {
+        self.delivery.org_id
+    }
+    fn lease(&self) -> (i64, i64) {
+        (self.delivery.id, self.delivery.lease_token)
+    }
+    fn send_by(&self) -> Instant {
+        self.send_by
+    }
+}
+
+/// What became of a claimed delivery.
 pub enum Outcome {
     Attempted(Attempted),
     /// Not sent: it waited for a POST slot past its `send_by`.
@@ -66,12 +92,16 @@ pub enum Outcome {
         id: i64,
         lease_token: i64,
     },
+    /// Nothing to record: shutting down, the delivery this names was given back already.
+    Unused {
+        id: i64,
+    },
 }
 
 impl Deliveries {
     pub fn new(db: PgPool, settings: WebhookSettings, metrics: Arc<Metrics>) -> anyhow::Result<Deliveries> {
-        let client = send::Client::new(settings.timeout, settings.allow_private)?;
-        let cursor = Mutex::new((queue::START, Instant::now()));
+        let client = send::Client::new(settings.timeout, settings.policy())?;
+        let position = Mutex::new(Position { cursors: HashMap::new(), rescanned: Instant::now(), after_org: 0 });
         let by_outcome = send::OUTCOMES
             .iter()
             .map(|o| {
@@ -82,31 +112,49 @@ impl Deliveries {
                 )
             })
             .collect();
-        Ok(Deliveries { db, settings, client, targets: Targets::default(), metrics, by_outcome, cursor })
+        let lineup = Arc::new(Lineup::new(settings.org_concurrency));
+        Ok(Deliveries { db, settings, client, targets: Targets::default(), metrics, by_outcome, position, lineup })
     }
 
-    fn cursor(&self) -> std::sync::MutexGuard<'_, (Cursor, Instant)> {
-        self.cursor.lock().unwrap_or_else(|p| p.into_inner())
+    fn position(&self) -> std::sync::MutexGuard<'_, Position> {
+        self.position.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Where the next claim starts: after the last one, unless it is time to scan again.
-    fn claim_from(&self) -> Cursor {
-        let mut c = self.cursor();
-        if c.0 == queue::START || c.1.elapsed() >= RESCAN_EVERY {
-            *c = (queue::START, Instant::now());
+    /// Where the next claim starts (after each organization's cursor, unless it is time to scan
+    /// again) and how much of each organization this scheduler may still take.
+    fn claim_from(&self) -> ClaimFrom {
+        let cap = self.settings.org_held();
+        let rooms = self.lineup.held().into_iter().map(|(org, held)| (org, cap.saturating_sub(held))).collect();
+        let mut p = self.position();
+        if p.rescanned.elapsed() >= RESCAN_EVERY {
+            p.cursors.clear();
+            p.rescanned = Instant::now();
         }
-        c.0
+        ClaimFrom {
+            cursors: p.cursors.iter().map(|(o, c)| (*o, *c)).collect(),
+            rooms,
+            room: cap,
+            after_org: p.after_org,
+        }
     }
 
-    /// A full claim moves the cursor past what it took; a short one found the end of the due
-    /// rows, so the next claim scans from the start.
-    fn advance(&self, asked: usize, claimed: &[Claimed]) {
-        let last = claimed.iter().map(|d| (d.run_at, d.id)).max();
-        let mut c = self.cursor();
-        c.0 = match last {
-            Some(last) if claimed.len() >= asked => last,
-            _ => queue::START,
-        };
+    /// An organization that gave all the claim could take of it keeps a cursor after the last
+    /// row taken; one that gave less has no more due rows ahead, so the next claim scans it
+    /// from its start (picking up what became due behind).
+    fn advance(&self, claimed: &[Claimed]) {
+        let mut p = self.position();
+        for c in claimed {
+            if c.found < i64::from(c.lim) {
+                p.cursors.remove(&c.org_id);
+            } else {
+                let at = (c.run_at, c.id);
+                let cursor = p.cursors.entry(c.org_id).or_insert(at);
+                *cursor = (*cursor).max(at);
+            }
+        }
+        if let Some(last) = claimed.last() {
+            p.after_org = last.org_id;
+        }
     }
 
     /// One attempt, on a runner (there are `concurrency` of them: the POSTs in flight).
@@ -122,7 +170,9 @@ impl Deliveries {
         } else {
             match self.targets.get(&item, &self.settings.data_key, &self.client) {
                 Ok(target) => {
-                    let headers = send::headers(&target.key, &item.body, item.event_id, &item.event_type, started_at);
+                    let previous = target.previous_at(started_at);
+                    let headers =
+                        send::headers(&target.key, previous, &item.body, item.event_id, &item.event_type, started_at);
                     send::post(&self.client, target.uri.clone(), headers, item.body).await
                 }
                 Err(failed) => failed,
@@ -156,32 +206,41 @@ impl Deliveries {
 }
 
 impl Queue for Deliveries {
-    type Item = Held;
+    /// The worker's runners hold tickets; each asks the lineup which delivery to POST.
+    type Item = Ticket;
     type Outcome = Outcome;
     const NAME: &'static str = "webhooks";
     const TABLE: Table = Table::WebhookDeliveries;
     const CHANNEL: &'static str = queue::CHANNEL;
 
-    async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<Held>> {
-        let (after, asked_at) = (self.claim_from(), Instant::now());
-        let claimed = queue::claim(&self.db, n, self.settings.lease, token, after).await?;
-        self.advance(n, &claimed);
+    async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<Ticket>> {
+        let (from, asked_at) = (self.claim_from(), Instant::now());
+        let claimed = queue::claim(&self.db, n, self.settings.lease, token, &from).await?;
+        self.advance(&claimed);
         let send_by = self.settings.send_by(asked_at);
-        Ok(claimed.into_iter().map(|delivery| Held { delivery, send_by }).collect())
+        Ok(self.lineup.park(claimed.into_iter().map(|delivery| Held { delivery, send_by }).collect()))
     }
 
-    fn lease_of(item: &Held) -> (i64, i64) {
-        (item.delivery.id, item.delivery.lease_token)
+    fn lease_of(item: &Ticket) -> (i64, i64) {
+        item.lease()
     }
 
-    async fn attempt(self: Arc<Self>, item: Held) -> Outcome {
-        self.deliver(item).await
+    async fn attempt(self: Arc<Self>, ticket: Ticket) -> Outcome {
+        match self.lineup.next(&ticket).await {
+            Next::Post(held, slot) => {
+                let outcome = self.deliver(held).await;
+                drop(slot);
+                outcome
+            }
+            Next::Expired(held) => Outcome::GivenBack { id: held.delivery.id, lease_token: held.delivery.lease_token },
+            Next::Closed => Outcome::Unused { id: ticket.lease().0 },
+        }
     }
 
     fn id_of(o: &Outcome) -> i64 {
         match o {
             Outcome::Attempted(a) => a.id,
-            Outcome::GivenBack { id, .. } => *id,
+            Outcome::GivenBack { id, .. } | Outcome::Unused { id } => *id,
         }
     }
 
@@ -192,6 +251,7 @@ impl Queue for Deliveries {
             match o {
                 Outcome::Attempted(a) => attempted.push(a),
                 Outcome::GivenBack { id, lease_token } => given_back.push((*id, *lease_token)),
+                Outcome::Unused { .. } => {}
             }
         }
         if !given_back.is_empty() {
@@ -220,8 +280,13 @@ impl Queue for Deliveries {
         Ok(())
     }
 
-    async fn give_back(&self, held: &[(i64, i64)]) -> sqlx::Result<u64> {
-        queue::give_back(&self.db, held).await
+    /// On shutdown, with the tickets no runner took: every delivery still waiting for a slot
+    /// is given back (those the tickets name, and those runners wait with), and the lineup
+    /// hands out nothing more. A runner waiting behind an organization's cap when no ticket is
+    /// left untaken is not reached here: it may still POST within the grace period.
+    async fn give_back(&self, _unstarted: &[(i64, i64)]) -> sqlx::Result<u64> {
+        let waiting: Vec<(i64, i64)> = self.lineup.close().iter().map(Held::lease).collect();
+        queue::give_back(&self.db, &waiting).await
     }
 
     fn depth_gauge(&self) -> &IntGaugeVec {

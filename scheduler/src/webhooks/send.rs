@@ -1,5 +1,7 @@
 //! One delivery attempt: POST the event's exact body, signed, to the subscription's endpoint
-//! through the guarded client, and classify what happened.
+//! through the guarded client, and classify what happened. What is recorded of a failure is
+//! its class and a fixed short reason (see [`Failure`]), never the error chain: that names
+//! addresses, ports and resolver or TLS internals of our network.
 //!
 //! The client is hyper's own (hyper-util's pooled client), not reqwest: a delivery needs none
 //! of what reqwest adds on top of it (redirects, proxies, cookies are all refused or unused
@@ -25,7 +27,7 @@ use hyper_util::{
 use rustls_platform_verifier::ConfigVerifierExt;
 
 use super::{
-    guard::{self, GuardedResolver, Refused},
+    guard::{self, GuardedResolver, Policy, Refused, Unresolved},
     signing,
 };
 
@@ -45,13 +47,13 @@ const USER_AGENT_VALUE: &str = concat!("TNS-Webhooks/", env!("CARGO_PKG_VERSION"
 pub struct Client {
     http: HyperClient<HttpsConnector<HttpConnector<GuardedResolver>>, Full<Bytes>>,
     timeout: Duration,
-    allow_private: bool,
+    policy: Policy,
 }
 
 impl Client {
-    pub fn new(timeout: Duration, allow_private: bool) -> anyhow::Result<Client> {
+    pub fn new(timeout: Duration, policy: Policy) -> anyhow::Result<Client> {
         install_tls_provider();
-        let mut tcp = HttpConnector::new_with_resolver(GuardedResolver { allow_private });
+        let mut tcp = HttpConnector::new_with_resolver(GuardedResolver { allow_private: policy.allow_private });
         tcp.enforce_http(false); // https URLs are handed to the TLS layer below
         tcp.set_connect_timeout(Some(timeout));
         tcp.set_nodelay(true);
@@ -59,7 +61,7 @@ impl Client {
         let connector =
             HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http().enable_http1().wrap_connector(tcp);
         let http = HyperClient::builder(TokioExecutor::new()).pool_idle_timeout(POOL_IDLE).build(connector);
-        Ok(Client { http, timeout, allow_private })
+        Ok(Client { http, timeout, policy })
     }
 }
 
@@ -91,32 +93,44 @@ impl Response {
     }
 }
 
-/// The headers of a delivery: signature of the exact body, event id (stable across retries:
-/// receivers dedupe on it), when the attempt was made, and the event type.
+/// The headers of a delivery, ours and the Standard Webhooks ones: the event id (stable across
+/// retries: receivers dedupe on it), when the attempt was made, the event type, and the
+/// signatures. `X-Webhook-Signature` is the current secret's; `webhook-signature` has the
+/// current secret's and, while a rotation's old secret still signs, the old one's.
 pub fn headers(
-    key: &signing::Key,
+    current: &signing::Key,
+    previous: Option<&signing::Key>,
     body: &str,
     event_id: i64,
     event_type: &str,
     now: DateTime<Utc>,
-) -> [(HeaderName, String); 4] {
+) -> [(HeaderName, String); 7] {
+    let (id, timestamp) = (event_id.to_string(), now.timestamp());
+    let mut standard = current.sign_standard(&id, timestamp, body.as_bytes());
+    if let Some(previous) = previous {
+        standard.push(' ');
+        standard.push_str(&previous.sign_standard(&id, timestamp, body.as_bytes()));
+    }
     [
-        (HeaderName::from_static("x-webhook-signature"), key.sign(body.as_bytes())),
-        (HeaderName::from_static("x-webhook-id"), event_id.to_string()),
-        (HeaderName::from_static("x-webhook-timestamp"), now.timestamp().to_string()),
+        (HeaderName::from_static("x-webhook-signature"), current.sign(body.as_bytes())),
+        (HeaderName::from_static("x-webhook-id"), id.clone()),
+        (HeaderName::from_static("x-webhook-timestamp"), timestamp.to_string()),
         (HeaderName::from_static("x-webhook-event"), event_type.to_string()),
+        (HeaderName::from_static("webhook-id"), id),
+        (HeaderName::from_static("webhook-timestamp"), timestamp.to_string()),
+        (HeaderName::from_static("webhook-signature"), standard),
     ]
 }
 
-/// Where a delivery goes: the endpoint URL checked by the guard (its address literal, if any;
+/// Where a delivery goes: the endpoint URL checked by the guard (scheme, address literal;
 /// names are checked by the resolver when connecting) and ready for the client.
 pub fn target(client: &Client, url: &str) -> Result<Uri, Response> {
-    let url = guard::parse_endpoint(url, client.allow_private)
-        .map_err(|e| Response::failed("refused", format!("endpoint_url {e}")))?;
-    url.as_str().parse().map_err(|e| Response::failed("refused", format!("endpoint_url is not usable ({e})")))
+    let refused = |reason: &str| Response::failed("refused", Failure::Blocked.with(reason));
+    let url = guard::parse_endpoint(url, client.policy).map_err(|e| refused(&format!("the endpoint URL {e}")))?;
+    url.as_str().parse().map_err(|_| refused("the endpoint URL is not usable"))
 }
 
-pub async fn post(client: &Client, uri: Uri, headers: [(HeaderName, String); 4], body: String) -> Response {
+pub async fn post(client: &Client, uri: Uri, headers: [(HeaderName, String); 7], body: String) -> Response {
     let mut req = Request::post(uri)
         .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
         .header(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
@@ -125,12 +139,15 @@ pub async fn post(client: &Client, uri: Uri, headers: [(HeaderName, String); 4],
     }
     let req = match req.body(Full::new(Bytes::from(body))) {
         Ok(r) => r,
-        Err(e) => return Response::failed("unreachable", format!("request failed: {e}")),
+        Err(_) => return Response::failed("unreachable", Failure::Unreachable.with("the request could not be built")),
     };
     let deadline = tokio::time::Instant::from_std(Instant::now() + client.timeout);
     let resp = match tokio::time::timeout_at(deadline, client.http.request(req)).await {
-        Err(_) => return Response::failed("timeout", "timed out waiting for the response".into()),
-        Ok(Err(e)) => return Response::failed(classify(&e), describe(&e)),
+        Err(_) => return Response::failed("timeout", Failure::Timeout.with("timed out waiting for the response")),
+        Ok(Err(e)) => {
+            let (failure, reason) = classify(&e);
+            return Response::failed(failure.outcome(), failure.with(reason));
+        }
         Ok(Ok(r)) => r,
     };
     let status = resp.status();
@@ -168,33 +185,114 @@ async fn drain(mut body: hyper::body::Incoming) -> Result<(), hyper::Error> {
     Ok(())
 }
 
-fn classify(e: &hyper_util::client::legacy::Error) -> &'static str {
-    if causes(e).any(|s| s.is::<Refused>()) {
-        "refused"
-    } else if causes(e)
-        .any(|s| s.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut))
-    {
-        "timeout"
-    } else {
-        "unreachable"
-    }
+/// Why an attempt got no answer, as recorded: `<class>: <reason>`, the reason one of a fixed
+/// few short phrases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The guard: an internal address, or plain http where it is not allowed.
+    Blocked,
+    /// The host name does not resolve.
+    Dns,
+    /// Nothing listens there (connection refused).
+    Refused,
+    /// The connection was reset or closed before an answer.
+    Reset,
+    Timeout,
+    /// The TLS handshake failed (certificate not trusted, expired, for another name, …).
+    Tls,
+    /// No route, or another connection or protocol failure.
+    Unreachable,
 }
 
-fn causes<'a>(e: &'a (dyn StdError + 'static)) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
-    std::iter::successors(Some(e), |s: &&'a (dyn StdError + 'static)| (*s).source())
-}
-
-/// The error with its causes, without the URL (it is on the subscription already).
-fn describe(e: &hyper_util::client::legacy::Error) -> String {
-    let mut out = if classify(e) == "timeout" { "timed out".to_string() } else { "request failed".to_string() };
-    for s in causes(e) {
-        let text = s.to_string();
-        if !out.ends_with(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
+impl Failure {
+    pub fn class(self) -> &'static str {
+        match self {
+            Failure::Blocked => "blocked",
+            Failure::Dns => "dns",
+            Failure::Refused => "refused",
+            Failure::Reset => "reset",
+            Failure::Timeout => "timeout",
+            Failure::Tls => "tls",
+            Failure::Unreachable => "unreachable",
         }
     }
-    out.chars().take(500).collect()
+
+    /// The attempt's outcome (the recorded set is older than the classes).
+    pub fn outcome(self) -> &'static str {
+        match self {
+            Failure::Blocked => "refused",
+            Failure::Timeout => "timeout",
+            _ => "unreachable",
+        }
+    }
+
+    /// The recorded error: `<class>: <reason>`.
+    pub fn with(self, reason: &str) -> String {
+        format!("{}: {reason}", self.class())
+    }
+}
+
+/// The class of a request that got no answer, and a fixed reason; nothing of the error's own
+/// text (addresses, ports, OS error numbers) is kept.
+fn classify(e: &hyper_util::client::legacy::Error) -> (Failure, &'static str) {
+    for cause in causes(e) {
+        if cause.is::<Refused>() {
+            return (Failure::Blocked, "the endpoint's address is not allowed");
+        }
+        if cause.is::<Unresolved>() {
+            return (Failure::Dns, "the host name does not resolve");
+        }
+        if let Some(tls) = cause.downcast_ref::<rustls::Error>() {
+            return (Failure::Tls, tls_reason(tls));
+        }
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            match io.kind() {
+                K::ConnectionRefused => return (Failure::Refused, "the connection was refused"),
+                K::TimedOut => return (Failure::Timeout, "timed out connecting"),
+                K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
+                    return (Failure::Reset, "the connection was closed before an answer")
+                }
+                K::HostUnreachable | K::NetworkUnreachable | K::NetworkDown | K::AddrNotAvailable => {
+                    return (Failure::Unreachable, "no route to the host")
+                }
+                _ => {}
+            }
+        }
+        if let Some(h) = cause.downcast_ref::<hyper::Error>() {
+            if h.is_incomplete_message() || h.is_closed() || h.is_canceled() {
+                return (Failure::Reset, "the connection was closed before an answer");
+            }
+            if h.is_parse() || h.is_parse_status() {
+                return (Failure::Unreachable, "the answer was not HTTP");
+            }
+        }
+    }
+    (Failure::Unreachable, "the connection failed")
+}
+
+fn tls_reason(e: &rustls::Error) -> &'static str {
+    use rustls::CertificateError as C;
+    match e {
+        rustls::Error::InvalidCertificate(c) => match c {
+            C::UnknownIssuer | C::BadSignature => "the certificate is not trusted (unknown issuer)",
+            C::Expired | C::ExpiredContext { .. } => "the certificate has expired",
+            C::NotValidYet | C::NotValidYetContext { .. } => "the certificate is not valid yet",
+            C::NotValidForName | C::NotValidForNameContext { .. } => "the certificate is for another name",
+            C::Revoked => "the certificate is revoked",
+            _ => "the certificate was not accepted",
+        },
+        _ => "the TLS handshake failed",
+    }
+}
+
+/// An error and its causes, looking inside I/O errors too (`io::Error::source` skips the error
+/// it wraps, which is where TLS and resolver errors are).
+fn causes<'a>(e: &'a (dyn StdError + 'static)) -> impl Iterator<Item = &'a (dyn StdError + 'static)> {
+    std::iter::successors(Some(e), |s: &&'a (dyn StdError + 'static)| match s.downcast_ref::<std::io::Error>() {
+        Some(io) => io.get_ref().map(|inner| inner as &(dyn StdError + 'static)).or_else(|| (*s).source()),
+        None => (*s).source(),
+    })
 }
 
 /// `Retry-After`: seconds, or an HTTP date.

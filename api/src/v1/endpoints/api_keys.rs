@@ -5,7 +5,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{scopes::Scope, scopes::Scopes, Auth},
+    auth::{
+        scopes::{
+            need::{AccountRead, AccountWrite},
+            Scope, Scopes,
+        },
+        Caller,
+    },
     db::{
         self,
         api_keys::{ApiKeyInfo, CreatedKey, MAX_ACTIVE_KEYS},
@@ -26,9 +32,8 @@ pub struct KeyList {
 /// Active API keys of the organization, newest first. Scope `account:read`.
 #[utoipa::path(get, path = "/portal/api-keys", operation_id = "list_api_keys", tag = "account",
     responses((status = 200, body = KeyList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn list(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<KeyList>> {
-    p.require(Scope::AccountRead)?;
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
+pub async fn list(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<KeyList>> {
     Ok(Json(KeyList { data: db::api_keys::list(&st.db, p.org_id).await? }))
 }
 
@@ -46,13 +51,12 @@ pub struct CreateKeyIn {
 /// Create an API key with a subset of the caller's scopes. Scope `account:write`.
 #[utoipa::path(post, path = "/portal/api-keys", operation_id = "create_api_key", tag = "account", request_body = CreateKeyIn,
     responses((status = 201, body = CreatedKey), (status = 403, body = ErrorBody, description = "A scope the calling credential does not hold"), (status = 409, body = ErrorBody, description = "The organization holds the most active keys it may")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
 pub async fn create(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<CreateKeyIn>,
 ) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedKey>)> {
-    p.require(Scope::AccountWrite)?;
     if input.scopes.is_empty() || input.scopes.len() > MAX_SCOPES {
         return Err(ApiError::validation("scopes", format!("must name 1 to {MAX_SCOPES} scopes")));
     }
@@ -77,9 +81,12 @@ pub async fn create(
 /// within seconds. Scope `account:write`.
 #[utoipa::path(delete, path = "/portal/api-keys/{id}", operation_id = "revoke_api_key", tag = "account", params(("id" = i64, Path)),
     responses((status = 200, body = OkBody)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn revoke(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
-    p.require(Scope::AccountWrite)?;
+    security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
+pub async fn revoke(
+    State(st): State<AppState>,
+    p: Caller<AccountWrite>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<OkBody>> {
     if !db::api_keys::revoke(&st.db, p.org_id, id).await? {
         return Err(ApiError::NotFound(format!("no API key with id {id}")));
     }

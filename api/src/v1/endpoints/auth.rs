@@ -1,5 +1,6 @@
-//! `/auth/*`: sign-up, key-for-token exchange, portal login. No Authorization header needed;
-//! these are throttled per client IP by the admission layer.
+//! `/auth/*`: sign-up, key-for-token exchange, portal login and logout. No Authorization
+//! header needed (and none is looked at): these are throttled per client by the admission
+//! layer, and sign-in per account too.
 
 use axum::{extract::State, http::header, http::StatusCode, response::IntoResponse, Json};
 use serde::{Deserialize, Serialize};
@@ -126,16 +127,25 @@ pub struct LoginOut {
 
 /// Portal login: sets the `tns_session` cookie (HttpOnly, SameSite=Lax, Secure outside dev).
 #[utoipa::path(post, path = "/auth/login", operation_id = "login", tag = "auth", request_body = LoginIn,
-    responses((status = 200, body = LoginOut, headers(("set-cookie" = String))), (status = 401, body = ErrorBody, description = "Wrong e-mail or password")), security(()))]
+    responses((status = 200, body = LoginOut, headers(("set-cookie" = String))), (status = 401, body = ErrorBody, description = "Wrong e-mail or password"),
+              (status = 429, body = ErrorBody, description = "Too many failed sign-ins for this account (after 5, a wait of 1 s doubling up to 15 min; `Retry-After`), or from this address")), security(()))]
 pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>) -> ApiResult<impl IntoResponse> {
-    let found = db::accounts::by_email(&st.db, input.email.as_str().trim()).await?;
+    let email = input.email.as_str().trim();
+    // Guessing one account's password from many addresses meets this, whatever the per-address
+    // limit lets through.
+    st.signins.check(&st.redis, email).await?;
+    let found = db::accounts::by_email(&st.db, email).await?;
     let (user, hash) = match found {
         Some((u, h)) => (Some(u), Some(h)),
         None => (None, None),
     };
     // Unknown e-mail and wrong password take the same time and give the same answer.
     let ok = password::verify(hash, input.password.into_inner()).await?;
-    let user = user.filter(|_| ok).ok_or_else(|| ApiError::Unauthorized("wrong e-mail or password".into()))?;
+    let Some(user) = user.filter(|_| ok) else {
+        st.signins.failed(&st.redis, email).await;
+        return Err(ApiError::Unauthorized("wrong e-mail or password".into()));
+    };
+    st.signins.succeeded(&st.redis, email).await;
     let (token, sess) = session::create(&st.redis, st.cfg.session_ttl, user.user_id, user.organization_id)
         .await
         .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;
@@ -143,5 +153,23 @@ pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>)
     let mut res = Json(LoginOut { ok: true, user, csrf_token: sess.csrf }).into_response();
     res.headers_mut().append(header::SET_COOKIE, c1);
     res.headers_mut().append(header::SET_COOKIE, c2);
+    Ok(res)
+}
+
+/// End the portal session the `tns_session` cookie names (its entry is deleted at once, on every
+/// API process) and clear the cookies. Without a session, nothing to end: `{"ok": true}` all
+/// the same.
+#[utoipa::path(post, path = "/auth/logout", operation_id = "logout", tag = "auth",
+    responses((status = 200, body = crate::v1::Ok, headers(("set-cookie" = String)))), security(()))]
+pub async fn logout(State(st): State<AppState>, headers: axum::http::HeaderMap) -> ApiResult<impl IntoResponse> {
+    if let Some(token) = session::cookie(&headers, session::SESSION_COOKIE) {
+        session::destroy(&st.redis, token)
+            .await
+            .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;
+    }
+    let mut res = Json(crate::v1::Ok::default()).into_response();
+    for c in session::cleared(st.cfg.cookie_secure) {
+        res.headers_mut().append(header::SET_COOKIE, c);
+    }
     Ok(res)
 }

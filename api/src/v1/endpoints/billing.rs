@@ -5,7 +5,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{
+        scopes::need::{AccountRead, AccountWrite},
+        Caller,
+    },
     db::{
         self,
         invoices::Invoice,
@@ -33,9 +36,8 @@ pub async fn plans(State(st): State<AppState>) -> ApiResult<Json<PlanList>> {
 /// The organization's current plan. Scope `account:read`.
 #[utoipa::path(get, path = "/portal/billing/subscription", operation_id = "get_subscription", tag = "billing",
     responses((status = 200, body = Subscription)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn subscription(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Subscription>> {
-    p.require(Scope::AccountRead)?;
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
+pub async fn subscription(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<Subscription>> {
     db::plans::subscription(&st.db, p.org_id)
         .await?
         .map(Json)
@@ -51,13 +53,12 @@ pub struct ChangeIn {
 /// Switch plan. The new quota applies at once on every API process. Scope `account:write`.
 #[utoipa::path(post, path = "/portal/billing/subscription/change", operation_id = "change_plan", tag = "billing", request_body = ChangeIn,
     responses((status = 200, body = OkBody), (status = 404, description = "no plan with that code", body = ErrorBody)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
 pub async fn change(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<ChangeIn>,
 ) -> ApiResult<Json<OkBody>> {
-    p.require(Scope::AccountWrite)?;
     let code = input.plan_code.as_str().trim();
     if !db::plans::exists(&st.db, code).await? {
         return Err(ApiError::NotFound(format!("plan_code: no plan `{code}`; see GET /portal/billing/plans")));
@@ -73,13 +74,12 @@ pub async fn change(
 /// Scope `account:read`; never refused for quota.
 #[utoipa::path(get, path = "/portal/billing/invoices", operation_id = "list_invoices", tag = "billing", params(ListQuery),
     responses((status = 200, body = Paged<Invoice>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn invoices(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<AccountRead>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Invoice>>> {
-    p.require(Scope::AccountRead)?;
     let page = q.page();
     Ok(Json(Paged::from_rows(db::invoices::list(&st.db, p.org_id, &page).await?, &page)))
 }

@@ -5,7 +5,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{
+        scopes::need::{JourneysRead, JourneysWrite},
+        Caller,
+    },
     db::{
         self,
         cargo::{Cargo, CargoFields},
@@ -214,13 +217,12 @@ impl From<&Cargo> for CargoIn {
     responses((status = 201, body = Cargo),
               (status = 404, body = ErrorBody, description = "`vehicle_id` or `driver_id` names no active record of the organization"),
               (status = 422, body = ErrorBody, description = "A field breaks its rule, or a rule across fields: a district not in its province, unloading before loading")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiJson(input): ApiJson<CargoIn>,
 ) -> ApiResult<Created<Cargo>> {
-    p.require(Scope::JourneysWrite)?;
     input.check_across()?;
     let f = input.resolve(&st, p.org_id).await?;
     Ok(created(db::cargo::insert(&st.db, p.org_id, &f).await.map_err(|e| vanished_reference(e, "vehicle_id"))?))
@@ -239,13 +241,12 @@ pub struct CargoQuery {
 /// Shipments, newest first, optionally by status. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/cargo", operation_id = "list_cargo", tag = "cargo", params(CargoQuery),
     responses((status = 200, body = Paged<Cargo>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn list(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<CargoQuery>,
 ) -> ApiResult<Json<Paged<Cargo>>> {
-    p.require(Scope::JourneysRead)?;
     let page = Page::new(q.limit, q.cursor);
     Ok(Json(Paged::from_rows(db::cargo::list(&st.db, p.org_id, q.status, &page).await?, &page)))
 }
@@ -257,9 +258,12 @@ async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Cargo> {
 /// One shipment. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/cargo/{id}", operation_id = "get_cargo", tag = "cargo", params(("id" = i64, Path)),
     responses((status = 200, body = Cargo)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Cargo>> {
-    p.require(Scope::JourneysRead)?;
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+pub async fn get(
+    State(st): State<AppState>,
+    p: Caller<JourneysRead>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<Cargo>> {
     load(&st, p.org_id, id).await.map(Json)
 }
 
@@ -269,14 +273,13 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath
     responses((status = 200, body = Cargo),
               (status = 404, body = ErrorBody, description = "No such shipment, or `vehicle_id` / `driver_id` names no active record"),
               (status = 409, body = ErrorBody, description = "Not a draft any more, or the merged shipment breaks a rule across fields")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Cargo>> {
-    p.require(Scope::JourneysWrite)?;
     let current = load(&st, p.org_id, id).await?;
     if current.status != RecordStatus::Draft {
         return Err(not_draft("cargo shipment", id, current.status, "changed"));
@@ -294,9 +297,12 @@ pub async fn update(
 /// Delete a draft shipment. Scope `journeys:write`.
 #[utoipa::path(delete, path = "/portal/cargo/{id}", operation_id = "delete_cargo", tag = "cargo", params(("id" = i64, Path)),
     responses((status = 200, body = OkBody), (status = 409, body = ErrorBody, description = "Not a draft: submitted shipments stay")),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
-    p.require(Scope::JourneysWrite)?;
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+pub async fn delete(
+    State(st): State<AppState>,
+    p: Caller<JourneysWrite>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<OkBody>> {
     if !db::cargo::delete_draft(&st.db, p.org_id, id).await? {
         let current = load(&st, p.org_id, id).await?;
         return Err(not_draft("cargo shipment", id, current.status, "deleted"));

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{
+        scopes::need::{AccountRead, AccountWrite},
+        Caller,
+    },
     db::{
         self,
         downstream::{Setting, StoredCredentials},
@@ -89,9 +92,8 @@ fn answer(setting: Option<Setting>) -> Json<Downstream> {
 /// The organization's downstream setting. Scope `account:read`.
 #[utoipa::path(get, path = "/portal/downstream", operation_id = "get_downstream", tag = "submissions",
     responses((status = 200, body = Downstream)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn get(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Downstream>> {
-    p.require(Scope::AccountRead)?;
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
+pub async fn get(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<Downstream>> {
     Ok(answer(db::downstream::get(&st.db, p.org_id).await?))
 }
 
@@ -103,13 +105,12 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Do
     responses((status = 200, body = Downstream),
               (status = 422, body = ErrorBody, description = "A field breaks its rule, credentials are missing for `uetds` or given for another adapter, or U-ETDS refused the credentials (its message in `detail`)"),
               (status = 503, body = ErrorBody, description = "U-ETDS could not be reached to check the credentials; nothing was saved")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
 pub async fn put(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<DownstreamIn>,
 ) -> ApiResult<Json<Downstream>> {
-    p.require(Scope::AccountWrite)?;
     let creds = match input.adapter {
         AdapterName::Uetds => {
             let missing = |f: &str| ApiError::validation(f, "is required for the `uetds` adapter");

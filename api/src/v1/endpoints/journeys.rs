@@ -8,7 +8,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{
+        scopes::need::{JourneysRead, JourneysWrite},
+        Caller,
+    },
     db::{
         self,
         journeys::{Filter, Journey, JourneyFields, TarifeliContext, VehicleChoice},
@@ -172,13 +175,12 @@ async fn resolve(st: &AppState, org: i64, input: JourneyIn) -> ApiResult<Journey
     responses((status = 201, body = Journey),
               (status = 404, body = ErrorBody, description = "`vehicle_id` (a record id) or a `personnel_ids` entry names no active record of the organization"),
               (status = 422, body = ErrorBody, description = "A field breaks its rule, or a rule across fields: arrival before departure, `tarifeli_context` missing for a tarifeli trip or present for a tarifesiz one")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiJson(input): ApiJson<JourneyIn>,
 ) -> ApiResult<Created<Journey>> {
-    p.require(Scope::JourneysWrite)?;
     input.check_across()?;
     let f = resolve(&st, p.org_id, input).await?;
     let missing = no_vehicle(&f);
@@ -202,13 +204,12 @@ pub struct JourneyQuery {
 /// Journeys, newest first, filtered by status and departure date range. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/journeys", operation_id = "list_journeys", tag = "journeys", params(JourneyQuery),
     responses((status = 200, body = Paged<Journey>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn list(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<JourneyQuery>,
 ) -> ApiResult<Json<Paged<Journey>>> {
-    p.require(Scope::JourneysRead)?;
     let page = Page::new(q.limit, q.cursor);
     let filter = Filter {
         status: q.status,
@@ -231,9 +232,12 @@ fn no_vehicle(f: &JourneyFields) -> ApiError {
 /// One journey. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/journeys/{id}", operation_id = "get_journey", tag = "journeys", params(("id" = i64, Path)),
     responses((status = 200, body = Journey)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Journey>> {
-    p.require(Scope::JourneysRead)?;
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+pub async fn get(
+    State(st): State<AppState>,
+    p: Caller<JourneysRead>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<Journey>> {
     load(&st, p.org_id, id).await.map(Json)
 }
 
@@ -247,14 +251,13 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath
     responses((status = 200, body = Journey),
               (status = 404, body = ErrorBody, description = "No such journey, or the body names a vehicle or person the organization has not active"),
               (status = 409, body = ErrorBody, description = "A submission of it is pending, it is cancelled, a delivered journey's kind or context would change, or the merged journey breaks a rule across fields")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Journey>> {
-    p.require(Scope::JourneysWrite)?;
     let current = load(&st, p.org_id, id).await?;
     if !current.status.is_editable() {
         return Err(not_editable(id, current.status));
@@ -309,9 +312,12 @@ fn not_editable(id: i64, status: RecordStatus) -> ApiError {
 /// Scope `journeys:write`.
 #[utoipa::path(delete, path = "/portal/journeys/{id}", operation_id = "delete_journey", tag = "journeys", params(("id" = i64, Path)),
     responses((status = 200, body = OkBody), (status = 409, body = ErrorBody, description = "Not a draft: submitted journeys stay")),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
-    p.require(Scope::JourneysWrite)?;
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+pub async fn delete(
+    State(st): State<AppState>,
+    p: Caller<JourneysWrite>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<OkBody>> {
     if !db::journeys::delete_draft(&st.db, p.org_id, id).await? {
         let current = load(&st, p.org_id, id).await?;
         return Err(not_draft("journey", id, current.status, "deleted"));

@@ -9,7 +9,10 @@ use sqlx::PgConnection;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{
+        scopes::need::{JourneysRead, JourneysWrite},
+        Caller,
+    },
     db::{
         self,
         passengers::{Passenger, PassengerFields, MAX_PER_JOURNEY},
@@ -155,14 +158,13 @@ async fn check_capacity(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
 #[utoipa::path(post, path = "/portal/journeys/{id}/passengers", operation_id = "create_passenger", tag = "journeys", params(("id" = i64, Path)),
     request_body = PassengerIn,
     responses((status = 201, body = Passenger), (status = 409, body = ErrorBody, description = "The journey already has a passenger with this identity number, or would exceed its passenger limit")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(journey): ApiPath<i64>,
     ApiJson(input): ApiJson<PassengerIn>,
 ) -> ApiResult<Created<Passenger>> {
-    p.require(Scope::JourneysWrite)?;
     input.check_across("")?;
     let fields = PassengerFields::from(input);
     let mut tx = st.db.begin().await?;
@@ -179,14 +181,13 @@ pub async fn create(
 /// A journey's passengers, newest first. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/journeys/{id}/passengers", operation_id = "list_passengers", tag = "journeys", params(("id" = i64, Path), ListQuery),
     responses((status = 200, body = Paged<Passenger>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn list(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysRead>,
     ApiPath(journey): ApiPath<i64>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Passenger>>> {
-    p.require(Scope::JourneysRead)?;
     let page = q.page();
     if db::journeys::status(&st.db, p.org_id, journey).await?.is_none() {
         return Err(not_found("journey", journey));
@@ -199,14 +200,13 @@ pub async fn list(
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
     request_body = PassengerPatch,
     responses((status = 200, body = Passenger), (status = 409, body = ErrorBody, description = "Another passenger of the journey has this identity number")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath((journey, id)): ApiPath<(i64, i64)>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Passenger>> {
-    p.require(Scope::JourneysWrite)?;
     open_journey(journey, db::journeys::status(&st.db, p.org_id, journey).await?)?;
     let current =
         db::passengers::get(&st.db, p.org_id, journey, id).await?.ok_or_else(|| not_found("passenger", id))?;
@@ -224,13 +224,12 @@ pub async fn update(
 #[utoipa::path(delete, path = "/portal/journeys/{id}/passengers/{passenger_id}", operation_id = "delete_passenger", tag = "journeys",
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
     responses((status = 200, body = OkBody)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn delete(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath((journey, id)): ApiPath<(i64, i64)>,
 ) -> ApiResult<Json<OkBody>> {
-    p.require(Scope::JourneysWrite)?;
     open_journey(journey, db::journeys::status(&st.db, p.org_id, journey).await?)?;
     if !db::passengers::delete(&st.db, p.org_id, journey, id).await? {
         return Err(not_found("passenger", id));
@@ -261,14 +260,13 @@ pub struct BulkOut {
     request_body = BulkIn,
     responses((status = 200, body = BulkOut),
               (status = 409, body = ErrorBody, description = "the journey would exceed its passenger limit")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn bulk_upsert(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(journey): ApiPath<i64>,
     ApiJson(input): ApiJson<BulkIn>,
 ) -> ApiResult<Json<BulkOut>> {
-    p.require(Scope::JourneysWrite)?;
     if input.passengers.is_empty() || input.passengers.len() > MAX_BULK {
         return Err(ApiError::validation("passengers", format!("must hold 1 to {MAX_BULK} passengers")));
     }

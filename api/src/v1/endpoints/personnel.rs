@@ -8,7 +8,10 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::Auth,
+    auth::{
+        scopes::need::{JourneysRead, JourneysWrite},
+        Caller,
+    },
     db::{
         self,
         personnel::{Person, PersonFields},
@@ -136,10 +139,10 @@ impl Registry for Personnel {
 /// Register a person. Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/personnel", operation_id = "create_person", tag = "personnel", request_body = PersonIn,
     responses((status = 201, body = Person), (status = 409, description = "identity number already registered", body = ErrorBody)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiJson(input): ApiJson<PersonIn>,
 ) -> ApiResult<Created<Person>> {
     registry::create::<Personnel>(&st, &p, input).await
@@ -148,10 +151,10 @@ pub async fn create(
 /// Active personnel, newest first. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/personnel", operation_id = "list_personnel", tag = "personnel", params(ListQuery),
     responses((status = 200, body = Paged<Person>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn list(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Person>>> {
     registry::list::<Personnel>(&st, &p, &q).await.map(Json)
@@ -160,8 +163,12 @@ pub async fn list(
 /// One person (also a retired one, status `inactive`). Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/personnel/{id}", operation_id = "get_person", tag = "personnel", params(("id" = i64, Path)),
     responses((status = 200, body = Person)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Person>> {
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+pub async fn get(
+    State(st): State<AppState>,
+    p: Caller<JourneysRead>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<Person>> {
     registry::get::<Personnel>(&st, &p, id).await.map(Json)
 }
 
@@ -170,10 +177,10 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath
 #[utoipa::path(put, path = "/portal/personnel/{id}", operation_id = "update_person", tag = "personnel", params(("id" = i64, Path)),
     request_body = PersonPatch,
     responses((status = 200, body = Person), (status = 409, body = ErrorBody, description = "Another active person has this identity number")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Person>> {
@@ -184,7 +191,11 @@ pub async fn update(
 /// list. Scope `journeys:write`.
 #[utoipa::path(delete, path = "/portal/personnel/{id}", operation_id = "delete_person", tag = "personnel", params(("id" = i64, Path)),
     responses((status = 200, body = OkBody)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+pub async fn delete(
+    State(st): State<AppState>,
+    p: Caller<JourneysWrite>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<OkBody>> {
     registry::delete::<Personnel>(&st, &p, id).await.map(|_| Json(OkBody::default()))
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{scopes::need::JourneysRead, Caller},
     domain::uetds::CityId,
     error::ApiResult,
     extract::ApiQuery,
@@ -26,9 +26,8 @@ pub struct DistrictList {
 /// The 81 provinces with their MERNIS codes. Scope `journeys:read`.
 #[utoipa::path(get, path = "/ref/cities", operation_id = "list_cities", tag = "reference",
     responses((status = 200, body = CityList)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn cities(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<CityList>> {
-    p.require(Scope::JourneysRead)?;
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+pub async fn cities(State(st): State<AppState>, _: Caller<JourneysRead>) -> ApiResult<Json<CityList>> {
     Ok(Json(CityList { data: st.refdata.cities.clone() }))
 }
 
@@ -42,13 +41,12 @@ pub struct DistrictQuery {
 /// Districts and airports (`kind`), by province then name. Scope `journeys:read`.
 #[utoipa::path(get, path = "/ref/districts", operation_id = "list_districts", tag = "reference", params(DistrictQuery),
     responses((status = 200, body = DistrictList)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn districts(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    _: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<DistrictQuery>,
 ) -> ApiResult<Json<DistrictList>> {
-    p.require(Scope::JourneysRead)?;
     let data = st.refdata.districts.iter().filter(|d| q.city_id.is_none_or(|c| d.city_id == c.0)).cloned().collect();
     Ok(Json(DistrictList { data }))
 }

@@ -10,7 +10,7 @@ use base64::Engine;
 use tns_adapter::{Credentials, Kind, ReportRequest};
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{scopes::need::JourneysRead, Caller},
     db::{self, submissions::Target},
     domain::kinds::{Environment, TripKind},
     error::{ApiError, ApiResult, ErrorBody},
@@ -100,9 +100,12 @@ async fn report(st: &AppState, org: i64, target: Target, reference: Option<Strin
     responses((status = 200, content_type = "application/pdf", body = Pdf),
               (status = 409, body = ErrorBody, description = "Not delivered downstream yet, or the downstream refused the organization's credentials"),
               (status = 502, body = ErrorBody, description = "The downstream did not give the report (its message in `detail`)")),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn journey(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Response> {
-    p.require(Scope::JourneysRead)?;
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+pub async fn journey(
+    State(st): State<AppState>,
+    p: Caller<JourneysRead>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Response> {
     let mut conn = st.db.acquire().await?;
     let j = db::journeys::get(&mut conn, p.org_id, id).await?.ok_or_else(|| not_found("journey", id))?;
     drop(conn);
@@ -116,9 +119,12 @@ pub async fn journey(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): Api
     responses((status = 200, content_type = "application/pdf", body = Pdf),
               (status = 409, body = ErrorBody, description = "Not delivered downstream yet, or the downstream refused the organization's credentials"),
               (status = 502, body = ErrorBody, description = "The downstream did not give the report (its message in `detail`)")),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn cargo(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Response> {
-    p.require(Scope::JourneysRead)?;
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+pub async fn cargo(
+    State(st): State<AppState>,
+    p: Caller<JourneysRead>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Response> {
     let c = db::cargo::get(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
     report(&st, p.org_id, Target::Cargo(id), c.downstream_reference, Kind::Goods).await
 }

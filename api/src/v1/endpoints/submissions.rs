@@ -13,7 +13,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{
+        scopes::{
+            need::{JourneysWrite, SubmissionsRead},
+            Scope,
+        },
+        Caller,
+    },
     db::{
         self,
         submissions::{Attempt, Filter, Submission, Target},
@@ -22,6 +28,7 @@ use crate::{
     domain::{
         fields::{Cursor, Int, Limit, RecordId},
         kinds::{SubmissionState, TargetType},
+        personal::mask_personal,
         warnings::Warning,
     },
     error::{ApiResult, ErrorBody},
@@ -105,14 +112,13 @@ async fn answer(
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
               (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn submit_journey(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     headers: HeaderMap,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    p.require(Scope::JourneysWrite)?;
     submit_and_answer(&st, p.org_id, Target::Journey(id), &headers).await
 }
 
@@ -124,14 +130,13 @@ pub async fn submit_journey(
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
               (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn submit_cargo(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     headers: HeaderMap,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    p.require(Scope::JourneysWrite)?;
     submit_and_answer(&st, p.org_id, Target::Cargo(id), &headers).await
 }
 
@@ -170,15 +175,14 @@ async fn cancel_and_answer(
     request_body(content = Option<CancelIn>, description = "Optional: the reason"),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
               (status = 409, body = ErrorBody, description = "Never delivered, or another submission of it is pending")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn cancel_journey(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    p.require(Scope::JourneysWrite)?;
     cancel_and_answer(&st, p.org_id, Target::Journey(id), optional_json(&body)?, &headers).await
 }
 
@@ -189,15 +193,14 @@ pub async fn cancel_journey(
     request_body(content = Option<CancelIn>, description = "Optional: the reason"),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
               (status = 409, body = ErrorBody, description = "Never delivered, or another submission of it is pending")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn cancel_cargo(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    p.require(Scope::JourneysWrite)?;
     cancel_and_answer(&st, p.org_id, Target::Cargo(id), optional_json(&body)?, &headers).await
 }
 
@@ -217,13 +220,12 @@ pub struct SubmissionsQuery {
 /// Submissions, newest first, with filters. Scope `submissions:read`.
 #[utoipa::path(get, path = "/portal/submissions", operation_id = "list_submissions", tag = "submissions", params(SubmissionsQuery),
     responses((status = 200, body = Paged<Submission>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["submissions:read"]), ("session" = ["submissions:read"])))]
 pub async fn list(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<SubmissionsRead>,
     ApiQuery(q): ApiQuery<SubmissionsQuery>,
 ) -> ApiResult<Json<Paged<Submission>>> {
-    p.require(Scope::SubmissionsRead)?;
     let page = Page::new(q.limit, q.cursor);
     let filter = Filter { state: q.state, target_type: q.target_type, target_id: q.target_id.map(Int::get) };
     Ok(Json(Paged::from_rows(db::submissions::list(&st.db, p.org_id, &filter, &page).await?, &page)))
@@ -253,7 +255,8 @@ pub struct SubmissionDetail {
     #[schema(value_type = Vec<PassengerOutcome>)]
     pub passengers: Vec<tns_adapter::PassengerResult>,
     /// What was sent, frozen at submit: the journey with crew and passengers, the amendment,
-    /// or the shipment.
+    /// the shipment, or the cancellation. Identity and tax numbers, names and phones are masked
+    /// for a credential without `journeys:read`.
     #[schema(value_type = Object)]
     pub snapshot: serde_json::Value,
 }
@@ -261,22 +264,25 @@ pub struct SubmissionDetail {
 /// One submission with its attempt history. Scope `submissions:read`.
 #[utoipa::path(get, path = "/portal/submissions/{id}", operation_id = "get_submission", tag = "submissions", params(("id" = i64, Path)),
     responses((status = 200, body = SubmissionDetail)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["submissions:read"]), ("session" = ["submissions:read"])))]
 pub async fn get(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<SubmissionsRead>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<SubmissionDetail>> {
-    p.require(Scope::SubmissionsRead)?;
     // The submission first, then its attempts (recorded in the same statement as its change):
     // read concurrently, a final submission could come with its last attempt missing.
     let d = db::submissions::detail(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("submission", id))?;
     let history = db::submissions::attempts(&st.db, p.org_id, id).await?;
+    let mut snapshot = d.snapshot.0;
+    if !p.scopes.allows(Scope::JourneysRead) {
+        mask_personal(&mut snapshot);
+    }
     Ok(Json(SubmissionDetail {
         submission: d.submission,
         history,
         passengers: d.passenger_results.map(|p| p.0).unwrap_or_default(),
-        snapshot: d.snapshot.0,
+        snapshot,
     }))
 }
 

@@ -5,7 +5,10 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{
+        scopes::need::{AccountRead, AccountWrite},
+        Caller,
+    },
     db::{self, tickets::Ticket},
     domain::{
         fields::{Prose10000, Text200},
@@ -30,13 +33,12 @@ pub struct TicketIn {
 /// Open a support ticket (status `open`). Scope `account:write`.
 #[utoipa::path(post, path = "/portal/support/tickets", operation_id = "create_ticket", tag = "support", request_body = TicketIn,
     responses((status = 201, body = Ticket)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
 pub async fn create(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<TicketIn>,
 ) -> ApiResult<Created<Ticket>> {
-    p.require(Scope::AccountWrite)?;
     let (subject, body) = (input.subject.into_inner(), input.body.into_inner());
     Ok(created(db::tickets::insert(&st.db, p.org_id, p.user_id, &subject, &body, input.priority).await?))
 }
@@ -44,13 +46,12 @@ pub async fn create(
 /// The organization's tickets, newest first. Scope `account:read`.
 #[utoipa::path(get, path = "/portal/support/tickets", operation_id = "list_tickets", tag = "support", params(ListQuery),
     responses((status = 200, body = Paged<Ticket>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn list(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<AccountRead>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Ticket>>> {
-    p.require(Scope::AccountRead)?;
     let page = q.page();
     Ok(Json(Paged::from_rows(db::tickets::list(&st.db, p.org_id, &page).await?, &page)))
 }

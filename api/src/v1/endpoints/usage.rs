@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{scopes::need::AccountRead, Caller},
     domain::fields::MonthField,
     error::ApiResult,
     extract::ApiQuery,
@@ -42,13 +42,12 @@ pub struct UsageOut {
 /// Usage of the organization. Scope `account:read`; never refused for quota.
 #[utoipa::path(get, path = "/portal/usage", operation_id = "get_usage", tag = "account", params(UsageQuery),
     responses((status = 200, body = UsageOut)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn usage(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<AccountRead>,
     ApiQuery(q): ApiQuery<UsageQuery>,
 ) -> ApiResult<Json<UsageOut>> {
-    p.require(Scope::AccountRead)?;
     let month = q.month.map_or_else(Month::now, |m| Month { year: m.year, month: m.month });
     let rows = st.quota.usage(p.org_id, month).await?;
     let limit = st.quota.load_limit(p.org_id).await?;

@@ -8,7 +8,10 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::Auth,
+    auth::{
+        scopes::need::{JourneysRead, JourneysWrite},
+        Caller,
+    },
     db::{
         self,
         retire::Retirable,
@@ -121,10 +124,10 @@ impl Registry for Vehicles {
 /// Register a vehicle. Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/vehicles", operation_id = "create_vehicle", tag = "vehicles", request_body = VehicleIn,
     responses((status = 201, body = Vehicle), (status = 409, description = "plate already registered", body = ErrorBody)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiJson(input): ApiJson<VehicleIn>,
 ) -> ApiResult<Created<Vehicle>> {
     registry::create::<Vehicles>(&st, &p, input).await
@@ -133,10 +136,10 @@ pub async fn create(
 /// Active vehicles, newest first. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/vehicles", operation_id = "list_vehicles", tag = "vehicles", params(ListQuery),
     responses((status = 200, body = Paged<Vehicle>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn list(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Vehicle>>> {
     registry::list::<Vehicles>(&st, &p, &q).await.map(Json)
@@ -145,8 +148,12 @@ pub async fn list(
 /// One vehicle (also a retired one, status `inactive`). Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/vehicles/{id}", operation_id = "get_vehicle", tag = "vehicles", params(("id" = i64, Path)),
     responses((status = 200, body = Vehicle)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<Vehicle>> {
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+pub async fn get(
+    State(st): State<AppState>,
+    p: Caller<JourneysRead>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<Vehicle>> {
     registry::get::<Vehicles>(&st, &p, id).await.map(Json)
 }
 
@@ -155,10 +162,10 @@ pub async fn get(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath
 #[utoipa::path(put, path = "/portal/vehicles/{id}", operation_id = "update_vehicle", tag = "vehicles", params(("id" = i64, Path)),
     request_body = VehiclePatch,
     responses((status = 200, body = Vehicle), (status = 409, body = ErrorBody, description = "Another active vehicle has this plate")),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Vehicle>> {
@@ -169,7 +176,11 @@ pub async fn update(
 /// the list. Scope `journeys:write`.
 #[utoipa::path(delete, path = "/portal/vehicles/{id}", operation_id = "delete_vehicle", tag = "vehicles", params(("id" = i64, Path)),
     responses((status = 200, body = OkBody)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+pub async fn delete(
+    State(st): State<AppState>,
+    p: Caller<JourneysWrite>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<OkBody>> {
     registry::delete::<Vehicles>(&st, &p, id).await.map(|_| Json(OkBody::default()))
 }

@@ -1,6 +1,6 @@
 //! `/portal/webhooks`: subscriptions (create with a secret shown once, list, get, change,
-//! deactivate/reactivate, delete), delivery records with their attempts, and test events.
-//! Delivery itself is the scheduler's (tns_scheduler::webhooks).
+//! deactivate/reactivate, rotate the secret, delete), delivery records with their attempts,
+//! and test events. Delivery itself is the scheduler's (tns_scheduler::webhooks).
 
 use axum::{body::Bytes, extract::State, http::StatusCode, Extension, Json};
 use serde::{Deserialize, Serialize};
@@ -8,7 +8,13 @@ use tns_scheduler::webhooks::{guard, signing};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{scopes::Scope, Auth},
+    auth::{
+        scopes::{
+            need::{WebhooksRead, WebhooksWrite},
+            Scope,
+        },
+        Caller,
+    },
     db::{
         self,
         webhooks::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, Subscription, MAX_SUBSCRIPTIONS},
@@ -16,6 +22,7 @@ use crate::{
     domain::{
         fields::{Cursor, Int, Limit, RecordId},
         kinds::{AnyEventType, DeliveryStatus, EventType},
+        personal::mask_personal,
         webhooks::{EndpointUrl, Flag, WebhookSecret},
     },
     error::{ApiError, ApiResult, ErrorBody},
@@ -40,22 +47,22 @@ pub struct SubscriptionIn {
     secret: Option<WebhookSecret>,
 }
 
-/// A new subscription with its signing secret, shown this once.
+/// A subscription with its signing secret, shown this once.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CreatedSubscription {
     #[serde(flatten)]
     subscription: Subscription,
-    /// Keys the HMAC-SHA256 of every delivery's body (`X-Webhook-Signature`). Not shown again.
+    /// Signs every delivery: `X-Webhook-Signature` (hex HMAC-SHA256 of the body keyed with the
+    /// whole secret) and `webhook-signature` (Standard Webhooks). Not shown again.
     secret: String,
 }
 
-/// Who may be called: a well-formed URL (its field type) whose host is not internal now (DNS
-/// is checked again at every delivery).
+/// Who may be called: a well-formed URL (its field type), https unless the operator allows
+/// http, whose host is not internal now (DNS is checked again at every delivery).
 async fn endpoint(st: &AppState, url: &EndpointUrl) -> ApiResult<String> {
-    let allow_private = st.cfg.scheduler.webhooks.allow_private;
-    let url =
-        guard::parse_endpoint(url.as_str(), allow_private).map_err(|e| ApiError::validation("endpoint_url", e.0))?;
-    guard::check_resolves(&url, allow_private).await.map_err(|e| ApiError::validation("endpoint_url", e.0))?;
+    let policy = st.cfg.scheduler.webhooks.policy();
+    let url = guard::parse_endpoint(url.as_str(), policy).map_err(|e| ApiError::validation("endpoint_url", e.0))?;
+    guard::check_resolves(&url, policy).await.map_err(|e| ApiError::validation("endpoint_url", e.0))?;
     Ok(url.to_string())
 }
 
@@ -63,14 +70,13 @@ async fn endpoint(st: &AppState, url: &EndpointUrl) -> ApiResult<String> {
 /// `Idempotency-Key` repeat does not replay it). Scope `webhooks:write`.
 #[utoipa::path(post, path = "/portal/webhooks", operation_id = "create_webhook", tag = "webhooks", request_body = SubscriptionIn,
     responses((status = 201, body = CreatedSubscription), (status = 409, body = ErrorBody, description = "too many subscriptions"),
-              (status = 422, body = ErrorBody, description = "bad event type, URL (scheme, internal address) or secret")),
-    security(("bearer" = []), ("session" = [])))]
+              (status = 422, body = ErrorBody, description = "bad event type, URL (scheme, plain http, internal address) or secret")),
+    security(("bearer" = ["webhooks:write"]), ("session" = ["webhooks:write"])))]
 pub async fn create(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<WebhooksWrite>,
     ApiJson(input): ApiJson<SubscriptionIn>,
 ) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedSubscription>)> {
-    p.require(Scope::WebhooksWrite)?;
     let url = endpoint(&st, &input.endpoint_url).await?;
     let secret = input.secret.map_or_else(signing::generate_secret, WebhookSecret::into_inner);
     let sealed = st.cfg.scheduler.webhooks.data_key.seal(p.org_id, secret.as_bytes());
@@ -85,13 +91,12 @@ pub async fn create(
 /// Scope `webhooks:read`.
 #[utoipa::path(get, path = "/portal/webhooks", operation_id = "list_webhooks", tag = "webhooks", params(ListQuery),
     responses((status = 200, body = Paged<Subscription>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["webhooks:read"]), ("session" = ["webhooks:read"])))]
 pub async fn list(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<WebhooksRead>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Subscription>>> {
-    p.require(Scope::WebhooksRead)?;
     let page = q.page();
     Ok(Json(Paged::from_rows(db::webhooks::list(&st.db, p.org_id, &page).await?, &page)))
 }
@@ -99,13 +104,12 @@ pub async fn list(
 /// One subscription. Scope `webhooks:read`.
 #[utoipa::path(get, path = "/portal/webhooks/{id}", operation_id = "get_webhook", tag = "webhooks", params(("id" = i64, Path)),
     responses((status = 200, body = Subscription)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["webhooks:read"]), ("session" = ["webhooks:read"])))]
 pub async fn get(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<WebhooksRead>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<Subscription>> {
-    p.require(Scope::WebhooksRead)?;
     db::webhooks::get(&st.db, p.org_id, id).await?.map(Json).ok_or_else(|| not_found("webhook subscription", id))
 }
 
@@ -126,14 +130,13 @@ pub struct SubscriptionPatch {
 /// record. Scope `webhooks:write`.
 #[utoipa::path(put, path = "/portal/webhooks/{id}", operation_id = "update_webhook", tag = "webhooks", params(("id" = i64, Path)), request_body = SubscriptionPatch,
     responses((status = 200, body = Subscription)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["webhooks:write"]), ("session" = ["webhooks:write"])))]
 pub async fn update(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<WebhooksWrite>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<SubscriptionPatch>,
 ) -> ApiResult<Json<Subscription>> {
-    p.require(Scope::WebhooksWrite)?;
     let active = patch.active.map(|f| f.0);
     let url = match &patch.endpoint_url {
         Some(u) => Some(endpoint(&st, u).await?),
@@ -147,13 +150,50 @@ pub async fn update(
     Ok(Json(updated))
 }
 
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RotateSecretIn {
+    /// The new secret; generated (`whsec_…`) when left out.
+    #[serde(default)]
+    secret: Option<WebhookSecret>,
+}
+
+/// Replace a subscription's signing secret (optional body `{"secret"}`; generated when left
+/// out). The answer carries the new secret once (an `Idempotency-Key` repeat does not replay
+/// it). For 24 hours the previous secret keeps signing beside the new one: `webhook-signature`
+/// carries both signatures, `X-Webhook-Signature` the new secret's only, and
+/// `previous_secret_expires_at` says until when. Rotating again within the 24 hours drops the
+/// older secret. Scope `webhooks:write`.
+#[utoipa::path(post, path = "/portal/webhooks/{id}/rotate-secret", operation_id = "rotate_webhook_secret", tag = "webhooks", params(("id" = i64, Path)), request_body(content = Option<RotateSecretIn>),
+    responses((status = 200, body = CreatedSubscription),
+              (status = 422, body = ErrorBody, description = "bad secret")),
+    security(("bearer" = ["webhooks:write"]), ("session" = ["webhooks:write"])))]
+pub async fn rotate_secret(
+    State(st): State<AppState>,
+    p: Caller<WebhooksWrite>,
+    ApiPath(id): ApiPath<i64>,
+    body: Bytes,
+) -> ApiResult<(Extension<NoReplay>, Json<CreatedSubscription>)> {
+    // The body is optional: empty (or `null`) means "generate one".
+    let input: RotateSecretIn = optional_json(&body)?.unwrap_or_default();
+    let secret = input.secret.map_or_else(signing::generate_secret, WebhookSecret::into_inner);
+    let sealed = st.cfg.scheduler.webhooks.data_key.seal(p.org_id, secret.as_bytes());
+    let subscription = db::webhooks::rotate_secret(&st.db, p.org_id, id, &sealed)
+        .await?
+        .ok_or_else(|| not_found("webhook subscription", id))?;
+    Ok((Extension(NoReplay), Json(CreatedSubscription { subscription, secret })))
+}
+
 /// Delete a subscription: deliveries stop at once (waiting ones fail); its delivery records
 /// stay listed. Scope `webhooks:write`.
 #[utoipa::path(delete, path = "/portal/webhooks/{id}", operation_id = "delete_webhook", tag = "webhooks", params(("id" = i64, Path)),
     responses((status = 200, body = OkBody)),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn delete(State(st): State<AppState>, Auth(p): Auth, ApiPath(id): ApiPath<i64>) -> ApiResult<Json<OkBody>> {
-    p.require(Scope::WebhooksWrite)?;
+    security(("bearer" = ["webhooks:write"]), ("session" = ["webhooks:write"])))]
+pub async fn delete(
+    State(st): State<AppState>,
+    p: Caller<WebhooksWrite>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<OkBody>> {
     let mut tx = st.db.begin().await?;
     if !db::webhooks::delete(&mut tx, p.org_id, id).await? {
         return Err(not_found("webhook subscription", id));
@@ -178,13 +218,12 @@ pub struct DeliveriesQuery {
 /// Scope `webhooks:read`.
 #[utoipa::path(get, path = "/portal/webhooks/events", operation_id = "list_webhook_events", tag = "webhooks", params(DeliveriesQuery),
     responses((status = 200, body = Paged<DeliveryRecord>)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["webhooks:read"]), ("session" = ["webhooks:read"])))]
 pub async fn deliveries(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<WebhooksRead>,
     ApiQuery(q): ApiQuery<DeliveriesQuery>,
 ) -> ApiResult<Json<Paged<DeliveryRecord>>> {
-    p.require(Scope::WebhooksRead)?;
     let page = Page::new(q.limit, q.cursor);
     let filter = DeliveryFilter {
         delivery_status: q.delivery_status,
@@ -199,7 +238,8 @@ pub async fn deliveries(
 pub struct DeliveryDetail {
     #[serde(flatten)]
     record: DeliveryRecord,
-    /// The body POSTed, byte for byte as signed: `{"id", "type", "created_at", "data"}`.
+    /// The body POSTed, byte for byte as signed: `{"id", "type", "created_at", "data"}`. To a
+    /// credential without `journeys:read`, any personal field in it comes masked.
     payload: String,
     /// Attempts, oldest first.
     history: Vec<DeliveryAttempt>,
@@ -208,19 +248,31 @@ pub struct DeliveryDetail {
 /// One delivery record with its payload and attempts. Scope `webhooks:read`.
 #[utoipa::path(get, path = "/portal/webhooks/events/{id}", operation_id = "get_webhook_event", tag = "webhooks", params(("id" = i64, Path)),
     responses((status = 200, body = DeliveryDetail)),
-    security(("bearer" = []), ("session" = [])))]
+    security(("bearer" = ["webhooks:read"]), ("session" = ["webhooks:read"])))]
 pub async fn delivery(
     State(st): State<AppState>,
-    Auth(p): Auth,
+    p: Caller<WebhooksRead>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<DeliveryDetail>> {
-    p.require(Scope::WebhooksRead)?;
     // The record first, then its attempts: an attempt is recorded in the same statement as the
     // record's change, so read in this order the history holds every attempt the record counts
     // (read concurrently, a final record could come with its last attempt missing).
     let d = db::webhooks::delivery(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("webhook delivery", id))?;
     let history = db::webhooks::delivery_attempts(&st.db, p.org_id, id).await?;
-    Ok(Json(DeliveryDetail { record: d.record, payload: d.body, history }))
+    let payload = if p.scopes.allows(Scope::JourneysRead) { d.body } else { masked(d.body) };
+    Ok(Json(DeliveryDetail { record: d.record, payload, history }))
+}
+
+/// Today's events carry record ids, never people; masking what a credential without
+/// `journeys:read` is shown keeps that true for any event that ever does.
+fn masked(body: String) -> String {
+    match serde_json::from_str::<serde_json::Value>(&body) {
+        Ok(mut v) => {
+            mask_personal(&mut v);
+            v.to_string()
+        }
+        Err(_) => body,
+    }
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -243,9 +295,12 @@ pub struct TestEventOut {
 #[utoipa::path(post, path = "/portal/webhooks/test-event", operation_id = "send_test_event", tag = "webhooks", request_body(content = Option<TestEventIn>),
     responses((status = 200, body = TestEventOut), (status = 404, body = ErrorBody, description = "`subscription_id` names no subscription of the organization"),
               (status = 409, body = ErrorBody, description = "the subscription is inactive")),
-    security(("bearer" = []), ("session" = [])))]
-pub async fn test_event(State(st): State<AppState>, Auth(p): Auth, body: Bytes) -> ApiResult<Json<TestEventOut>> {
-    p.require(Scope::WebhooksWrite)?;
+    security(("bearer" = ["webhooks:write"]), ("session" = ["webhooks:write"])))]
+pub async fn test_event(
+    State(st): State<AppState>,
+    p: Caller<WebhooksWrite>,
+    body: Bytes,
+) -> ApiResult<Json<TestEventOut>> {
     // The body is optional: empty (or `null`) means "every active subscription".
     let input: TestEventIn = optional_json(&body)?.unwrap_or_default();
     let target = input.subscription_id.map(Int::get);
