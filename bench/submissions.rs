@@ -2,7 +2,7 @@
 //!
 //! 1. Throughput: `N` queued submissions drained by one scheduler calling the zero-delay
 //!    sandbox plugin (loaded from next to this binary through libloading), against a raw loop of
-//!    the very same claim and complete statements (`tns_scheduler::queue`) without any adapter
+//!    the very same claim and complete statements (`tns_store::submissions::queue`) without any adapter
 //!    call, on the same database in the same run. Ratio target ≥ 0.5; absolute target ≥ 3000/s.
 //! 2. Latency at light load: one `POST …/submit` with `Prefer: wait=30` at a time through the
 //!    API and the scheduler (both in this process), so the answer comes when the submission is
@@ -19,13 +19,9 @@ use std::{
 use anyhow::Context;
 use serde_json::{json, Value};
 use sqlx::PgPool;
-use tns_api::{
-    config::{Config, Role},
-    db,
-    scheduling::Scheduler,
-    startup::Application,
-};
-use tns_scheduler::queue::{self, Finished};
+use tns::config::{Config, Role};
+use tns_store as db;
+use tns_store::submissions::queue::{self, Finished};
 
 const DB_URL: &str = "postgres://postgres@127.0.0.1:5432/tns_bench_submissions";
 const ORGS: i64 = 10;
@@ -118,7 +114,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tns_api::telemetry::init(tns_api::config::LogFormat::Text);
+    tns_core::telemetry::init(tns_core::telemetry::LogFormat::Text);
     let mut args = std::env::args().skip(1);
     let n: i64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(20_000);
     let samples: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(200);
@@ -127,14 +123,14 @@ async fn main() -> anyhow::Result<()> {
     sqlx::query("DROP DATABASE IF EXISTS tns_bench_submissions WITH (FORCE)").execute(&admin).await?;
     admin.close().await;
     let cfg = config(&[])?;
-    let pool = tns_api::startup::prepare_database(&cfg).await?;
+    let pool = tns::roles::database(&cfg, cfg.db.max_connections, "tns-bench").await?;
     sqlx::query(
         "INSERT INTO organizations (name, tax_number) SELECT 'Bench ' || g, '1234567890' FROM generate_series(1, $1) g",
     )
     .bind(ORGS)
     .execute(&pool)
     .await?;
-    let batch = cfg.scheduler.batch;
+    let batch = cfg.scheduler.as_ref().context("scheduler settings")?.batch;
 
     // --- 1a. raw claim + complete loop ------------------------------------------------------
     seed(&pool, n, 1).await?;
@@ -152,7 +148,7 @@ async fn main() -> anyhow::Result<()> {
     // --- 1b. the scheduler with the sandbox plugin -------------------------------------------
     let registry = prometheus::Registry::new();
     let scheduler =
-        Scheduler::prepare(&cfg, &registry).await.context("scheduler (is the sandbox built in release?)")?;
+        tns::roles::scheduler(&cfg, &registry, None).await.context("scheduler (is the sandbox built in release?)")?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = tokio::spawn(scheduler.run(async move {
         stopped.await.ok();
@@ -179,7 +175,7 @@ async fn main() -> anyhow::Result<()> {
     let sched_rate = delivered as f64 / sched_secs;
 
     // --- 2. submit-to-delivered latency through the API --------------------------------------
-    let app = Application::build(config(&[])?).await?;
+    let app = tns::roles::api(&config(&[])?, None).await?;
     let api = format!("http://{}/api/v1", app.addr());
     tokio::spawn(app.run(std::future::pending()));
     tns_scheduler::webhooks::send::install_tls_provider();

@@ -23,12 +23,9 @@ use std::{
 use anyhow::Context;
 use serde_json::{json, Value};
 use sqlx::PgPool;
-use tns_api::{
-    config::{Config, Role},
-    db,
-    scheduling::Scheduler,
-};
-use tns_scheduler::queue::{self, PASSWORD_PURPOSE};
+use tns::config::{Config, Role};
+use tns_store as db;
+use tns_store::submissions::queue;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 const DB_URL: &str = "postgres://postgres@127.0.0.1:5432/tns_bench_uetds";
@@ -100,7 +97,8 @@ async fn seed(db: &PgPool, cfg: &Config, n: i64) -> anyhow::Result<()> {
     .fetch_all(db)
     .await?;
     for org in &orgs {
-        let sealed = cfg.scheduler.webhooks.data_key.seal_for(*org, PASSWORD_PURPOSE, b"999999testtest");
+        let key = &cfg.scheduler.as_ref().context("scheduler settings")?.webhooks.data_key;
+        let sealed = tns_adapter_host::credentials::seal(key, *org, "999999testtest");
         sqlx::query(
             "INSERT INTO downstream_settings (org_id, adapter, environment, ws_username, ws_password)
              VALUES ($1, 'uetds', 'test', '999999', $2)",
@@ -128,7 +126,7 @@ async fn seed(db: &PgPool, cfg: &Config, n: i64) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tns_api::telemetry::init(tns_api::config::LogFormat::Text);
+    tns_core::telemetry::init(tns_core::telemetry::LogFormat::Text);
     let mut args = std::env::args().skip(1);
     let n: i64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5000);
     let concurrency: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(64);
@@ -139,10 +137,10 @@ async fn main() -> anyhow::Result<()> {
     sqlx::query("DROP DATABASE IF EXISTS tns_bench_uetds WITH (FORCE)").execute(&admin).await?;
     admin.close().await;
     let cfg = config(&sim, concurrency)?;
-    let pool = tns_api::startup::prepare_database(&cfg).await?;
+    let pool = tns::roles::database(&cfg, cfg.db.max_connections, "tns-bench").await?;
 
     let registry = prometheus::Registry::new();
-    let scheduler = Scheduler::prepare(&cfg, &registry).await.context("scheduler (are the plugins built?)")?;
+    let scheduler = tns::roles::scheduler(&cfg, &registry, None).await.context("scheduler (are the plugins built?)")?;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let running = tokio::spawn(scheduler.run(async move {
         stopped.await.ok();

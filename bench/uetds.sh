@@ -11,5 +11,5 @@ ARGS=("$@")
 [ "$SMOKE" = 1 ] && ARGS=(100 16)
 # The plugins and the fake U-ETDS must sit next to the benchmark binary.
 bench_build -p tns-adapter-sandbox -p tns-adapter-uetds
-bench_build -p tns-tests -p tns-bench --bin uetds-sim --bin bench-uetds
+bench_build -p tns-uetds-fake -p tns-bench --bin uetds-sim --bin bench-uetds
 RUST_LOG=${RUST_LOG:-warn} "target/$PROFILE/bench-uetds" "${ARGS[@]}"

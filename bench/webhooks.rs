@@ -32,11 +32,11 @@ use std::{
 use anyhow::Context;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use tns_api::{
+use tns::{
     config::{Config, Role},
-    db,
-    scheduling::Scheduler,
+    roles::Scheduler,
 };
+use tns_store as db;
 
 const DB_URL: &str = "postgres://postgres@127.0.0.1:5432/tns_bench_webhooks";
 const ORGS: i64 = 10;
@@ -217,7 +217,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tns_api::telemetry::init(tns_api::config::LogFormat::Text);
+    tns_core::telemetry::init(tns_core::telemetry::LogFormat::Text);
     let mut args = std::env::args().skip(1);
     let n: i64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(20_000);
     let rounds: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(9);
@@ -228,20 +228,20 @@ async fn main() -> anyhow::Result<()> {
     sqlx::query("DROP DATABASE IF EXISTS tns_bench_webhooks WITH (FORCE)").execute(&admin).await?;
     admin.close().await;
     let cfg = config()?;
-    let pool = tns_api::startup::prepare_database(&cfg).await?;
+    let pool = tns::roles::database(&cfg, cfg.db.max_connections, "tns-bench").await?;
     let (url, got) = receiver().await?;
-    let hooks = &cfg.scheduler.webhooks;
+    let hooks = &cfg.scheduler.as_ref().context("scheduler settings")?.webhooks;
     for i in 1..=ORGS {
         let org: i64 =
             sqlx::query_scalar("INSERT INTO organizations (name, tax_number) VALUES ($1, '1234567890') RETURNING id")
                 .bind(format!("Bench {i}"))
                 .fetch_one(&pool)
                 .await?;
-        let secret = tns_scheduler::webhooks::signing::generate_secret();
-        tns_api::db::webhooks::insert(
+        let secret = tns_core::signing::generate_secret();
+        tns_store::webhooks::insert(
             &pool,
             org,
-            tns_api::domain::kinds::EventType::JourneyCreated,
+            tns_core::domain::kinds::EventType::JourneyCreated,
             &url,
             &hooks.data_key.seal(org, secret.as_bytes()),
         )
@@ -281,7 +281,7 @@ async fn main() -> anyhow::Result<()> {
         anyhow::ensure!(got.swap(0, Ordering::Relaxed) == total);
         let hyper = Phase::time(total, &got, hyper_loop(&url, bodies.clone(), hooks.concurrency)).await?;
         anyhow::ensure!(got.swap(0, Ordering::Relaxed) == total);
-        let scheduler = Scheduler::prepare(&cfg, &prometheus::Registry::new()).await.context("scheduler")?;
+        let scheduler = tns::roles::scheduler(&cfg, &prometheus::Registry::new(), None).await.context("scheduler")?;
         let sched = Phase::time(total, &got, scheduler_drains(scheduler, &pool, &got, total)).await?;
         let received = got.swap(0, Ordering::Relaxed);
         anyhow::ensure!(received == total, "the receiver got {received} deliveries, expected {n} (none twice)");

@@ -16,7 +16,7 @@ CREATE TABLE plans (
     sort_order       INTEGER NOT NULL DEFAULT 0
 );
 
--- Spec §8: the yearly Y-plans, plus the monthly `starter` and `growth` plans of the plan list.
+-- The plans of the API contract: the yearly Y-plans, plus the monthly `starter` and `growth` plans of the plan list.
 INSERT INTO plans (code, name, monthly_quota, price_try, billing_period, overage_unit_try, sort_order) VALUES
     ('starter', 'Starter',           1000,     99.00, 'monthly', NULL,  10),
     ('growth',  'Growth',           10000,    499.00, 'monthly', 0.05,  20),

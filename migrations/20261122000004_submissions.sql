@@ -1,5 +1,5 @@
 -- Submissions: what was sent downstream and how it went, which is also the queue the
--- scheduler works (DESIGN.md "Submissions").
+-- scheduler works (ARCHITECTURE.md, "A journey's way").
 --
 -- The API inserts a submission with a frozen snapshot of what will be sent and NOTIFYs
 -- `tns_submissions`; schedulers claim due rows with FOR UPDATE SKIP LOCKED, call the adapter,

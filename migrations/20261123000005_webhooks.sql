@@ -1,4 +1,4 @@
--- Webhooks (DESIGN.md "Webhooks"): subscriptions, the outbox of events, one delivery per event
+-- Webhooks (README.md, "Webhooks"): subscriptions, the outbox of events, one delivery per event
 -- and subscription (which is also the queue the scheduler works), and every delivery attempt.
 --
 -- Events are written by `webhook_emit` inside the statement or transaction of the change that

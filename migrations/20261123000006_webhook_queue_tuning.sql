@@ -1,4 +1,4 @@
--- Webhook delivery, tuned for throughput (measured with bench/webhooks.sh; the issue 5 note
+-- Webhook delivery, tuned for throughput (measured with bench/webhooks.sh; bench/README.md
 -- has the figures). Three changes, none visible through the API.
 
 -- 1. Claims resume where the previous claim stopped.

@@ -5,7 +5,7 @@
 use std::{sync::Arc, time::Duration};
 
 use tns_adapter::{Account, Adapter, AdapterError, Credentials, CredentialsCheck, Document, ReportRequest};
-use tns_scheduler::adapters::Registry;
+use tns_adapter_host::Registry;
 use tokio::sync::Semaphore;
 
 use crate::error::ApiError;

@@ -1,5 +1,5 @@
 //! The one error type of the API. Every failure becomes `{"error", "detail"}` with the status
-//! name of spec §7 as `error`; a validation error also names its `field`. 5xx answers never
+//! name of the API contract (README "Errors") as `error`; a validation error also names its `field`. 5xx answers never
 //! carry internal messages: those go to the log only.
 
 use axum::{
@@ -76,7 +76,7 @@ impl ApiError {
     }
 }
 
-/// Spec §7 names; 422 is "Validation Error", not the RFC's phrase.
+/// The contract's status names; 422 is "Validation Error", not the RFC's phrase.
 pub fn status_name(status: StatusCode) -> &'static str {
     match status {
         StatusCode::UNPROCESSABLE_ENTITY => "Validation Error",

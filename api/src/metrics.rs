@@ -7,9 +7,9 @@ use axum::{
     middleware::Next,
     response::{IntoResponse, Response},
 };
-use prometheus::{
-    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder,
-};
+use prometheus::{HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
+
+use tns_core::metrics;
 
 use crate::state::AppState;
 
@@ -165,9 +165,5 @@ pub async fn render(State(st): State<AppState>) -> Response {
     let (open, idle) = st.redis.connections();
     m.redis_pool_size.set(open as i64);
     m.redis_pool_available.set(idle as i64);
-    let mut buf = Vec::new();
-    if let Err(e) = TextEncoder::new().encode(&m.registry.gather(), &mut buf) {
-        tracing::error!(error = %e, "metrics encoding failed");
-    }
-    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], buf).into_response()
+    ([(axum::http::header::CONTENT_TYPE, metrics::CONTENT_TYPE)], metrics::render(&m.registry)).into_response()
 }

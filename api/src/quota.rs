@@ -28,10 +28,10 @@ use sqlx::PgPool;
 
 use crate::{
     cache::TtlMap,
-    config::FailMode,
     error::ApiError,
     metrics::Metrics,
     redis_store::{RedisDown, RedisStore},
+    settings::FailMode,
 };
 
 /// Usage hashes outlive their month long enough for the last flush and a look back.

@@ -10,11 +10,8 @@ use tns_adapter::{
     Stop, Tarifeli, Trip,
 };
 
-use crate::{
-    db::{self, submissions::Delivered},
-    domain::kinds::Operation,
-    refdata::RefData,
-};
+use tns_core::{domain::kinds::Operation, refdata::RefData};
+use tns_store::{self as db, submissions::Delivered};
 
 fn stop(refdata: &RefData, date: String, time: String, district_id: i32) -> Stop {
     // Every stored district id was checked against the reference data on write.

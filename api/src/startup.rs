@@ -4,6 +4,7 @@
 use std::{
     future::{Future, IntoFuture},
     net::SocketAddr,
+    sync::Arc,
     time::Duration,
 };
 
@@ -17,36 +18,25 @@ use axum::{
     Router,
 };
 use sqlx::PgPool;
+use tns_adapter_host::Registry;
 use tokio::net::TcpListener;
 use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, timeout::TimeoutLayer};
 
 use crate::{
-    config::{Config, Role},
-    db,
     downstream::Downstreams,
     error::{error_response, ApiError},
     health, idempotency, metrics,
     redis_store::RedisStore,
-    refdata::{self, RefData},
+    settings::Settings,
     state::AppState,
     v1,
 };
+use tns_core::{env::Listen, refdata};
+use tns_store as db;
 
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// How often each API process drops expired Idempotency-Key answers.
 const IDEMPOTENCY_PURGE_EVERY: Duration = Duration::from_secs(600);
-
-/// Connect to PostgreSQL; in `dev`, create the database first; migrate when configured.
-pub async fn prepare_database(cfg: &Config) -> anyhow::Result<PgPool> {
-    if cfg.role == Role::Dev {
-        db::ensure_database(&cfg.database_url).await?;
-    }
-    let pool = db::connect(&cfg.database_url, cfg.db_max_connections, "tns-api").await?;
-    if cfg.migrate_on_start {
-        db::migrate(&pool).await?;
-    }
-    Ok(pool)
-}
 
 /// The whole HTTP surface.
 pub fn app(state: AppState) -> Router {
@@ -136,21 +126,23 @@ pub struct Application {
 }
 
 impl Application {
-    pub async fn build(cfg: Config) -> anyhow::Result<Application> {
-        let db = prepare_database(&cfg).await?;
-        Application::with_pool(cfg, db).await
-    }
-
-    pub async fn with_pool(cfg: Config, db: PgPool) -> anyhow::Result<Application> {
+    /// Bind the listeners and load the reference data; `db` is ready (migrated) and
+    /// `adapters` loaded by the caller, which may share them with a scheduler.
+    pub async fn build(
+        cfg: Settings,
+        listen: Listen,
+        db: PgPool,
+        adapters: Arc<Registry>,
+    ) -> anyhow::Result<Application> {
         let redis = RedisStore::new(&cfg.redis_url, &cfg.redis_prefix).context("TNS_REDIS_URL")?;
-        let listener = bind(cfg.listen_addr, "TNS_LISTEN_ADDR").await?;
+        let listener = bind(listen.addr, "TNS_LISTEN_ADDR").await?;
         let addr = listener.local_addr()?;
-        let metrics = bind(cfg.metrics_addr, "TNS_METRICS_ADDR").await?;
+        let metrics = bind(listen.metrics, "TNS_METRICS_ADDR").await?;
         let metrics_addr = metrics.local_addr()?;
-        let refdata =
-            refdata::install(RefData::load(&db).await.context("cannot load reference data (are migrations applied?)")?);
-        let adapters = crate::scheduling::load_adapters(&cfg)?;
-        let downstreams = Downstreams::new(adapters, cfg.scheduler.call_timeout);
+        let refdata = refdata::install(
+            db::refdata::load(&db).await.context("cannot load reference data (are migrations applied?)")?,
+        );
+        let downstreams = Downstreams::new(adapters, cfg.adapter_call_timeout);
         let state = AppState::new(cfg, db, redis, refdata, downstreams);
         Ok(Application { listener, addr, metrics, metrics_addr, state })
     }
@@ -220,14 +212,26 @@ pub async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
+    use crate::settings::Settings;
+    use tns_core::refdata::RefData;
+    use tns_core::{
+        env::{Profile, Vars},
+        sealing::DataKey,
+    };
     use tower::ServiceExt;
 
     #[tokio::test]
     async fn a_panicking_handler_answers_a_plain_json_500() {
-        let cfg = Config::from_lookup(Role::Dev, |_| None).unwrap();
+        let vars = |_: &str| None;
+        let cfg = Settings::from_vars(
+            &Vars::new(&vars),
+            Profile::Dev,
+            DataKey::new([0; 32]),
+            std::time::Duration::from_secs(1),
+        )
+        .unwrap();
         // Lazy pool and Redis client: nothing here touches either.
-        let db = sqlx::postgres::PgPoolOptions::new().connect_lazy(&cfg.database_url).unwrap();
+        let db = sqlx::postgres::PgPoolOptions::new().connect_lazy("postgres://127.0.0.1/unused").unwrap();
         let redis = RedisStore::new(&cfg.redis_url, "unit:").unwrap();
         let state = AppState::new(cfg, db, redis, refdata::install(RefData::default()), Downstreams::none());
         let routes = Router::new().route("/boom", get(|| async { panic!("secret internal detail") as &str }));

@@ -7,20 +7,20 @@ use sqlx::PgPool;
 use crate::{
     auth::{jwt::Jwt, KeyStore},
     cache::TtlMap,
-    config::Config,
-    db::journey_writer::JourneyWriter,
     downstream::Downstreams,
     metrics::Metrics,
     quota::Quota,
     redis_store::RedisStore,
-    refdata::RefData,
+    settings::Settings,
     throttle::{AccountBackoff, IpThrottle},
     v1::endpoints::account::MeOut,
     waiter::Waiters,
 };
+use tns_core::refdata::RefData;
+use tns_store::journey_writer::JourneyWriter;
 
 pub struct Inner {
-    pub cfg: Config,
+    pub cfg: Settings,
     pub db: PgPool,
     pub redis: Arc<RedisStore>,
     pub keys: KeyStore,
@@ -55,7 +55,7 @@ impl Deref for AppState {
 
 impl AppState {
     pub fn new(
-        cfg: Config,
+        cfg: Settings,
         db: PgPool,
         redis: RedisStore,
         refdata: &'static RefData,
@@ -79,7 +79,7 @@ impl AppState {
             signins: AccountBackoff::default(),
             refdata,
             // A quarter of the pool may be writing journeys; the rest serves everything else.
-            journeys: JourneyWriter::start(db.clone(), (cfg.db_max_connections as usize / 4).max(1)),
+            journeys: JourneyWriter::start(db.clone(), (db.options().get_max_connections() as usize / 4).max(1)),
             waiters: Waiters::default(),
             downstreams,
             readiness: Default::default(),

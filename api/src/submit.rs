@@ -11,18 +11,18 @@
 use tns_adapter::{Cancellation, Kind};
 
 use crate::{
-    db::{
-        self,
-        submissions::{Submission, Target},
-    },
-    domain::{
-        kinds::{Operation, RecordStatus, TripKind},
-        warnings::{self, JourneyFacts, Warning},
-    },
     error::{ApiError, ApiResult},
     snapshot::{self, Delivery},
     state::AppState,
     v1::resource::not_found,
+};
+use tns_core::domain::{
+    kinds::{Operation, RecordStatus, TripKind},
+    warnings::{self, JourneyFacts, Warning},
+};
+use tns_store::{
+    self as db,
+    submissions::{Submission, Target},
 };
 
 /// Where submissions go until the organization chooses otherwise.

@@ -12,7 +12,7 @@ use std::{
 use sqlx::{postgres::PgListener, PgPool};
 use tokio::sync::oneshot;
 
-use crate::db::submissions::{self, DONE_CHANNEL};
+use tns_store::submissions::{self, DONE_CHANNEL};
 
 /// The longest wait a client may ask for (seconds).
 pub const MAX_WAIT_SECS: u64 = 30;

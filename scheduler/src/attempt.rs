@@ -19,12 +19,10 @@ use sqlx::PgPool;
 use tns_adapter::{Adapter, AdapterError, Notification, Receipt, Step, Work};
 use tokio::sync::Semaphore;
 
-use crate::{
-    adapters::Registry,
-    metrics::Metrics,
-    queue::{self, Claimed, Finished},
-    settings::Settings,
-};
+use crate::{metrics::Metrics, settings::Settings};
+use tns_adapter_host::credentials;
+use tns_adapter_host::Registry;
+use tns_store::submissions::queue::{self, Claimed, Finished};
 
 /// Kept free at the end of a lease to record a call's result before the lease runs out: 5 s,
 /// or a quarter of a shorter lease.
@@ -82,9 +80,14 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
         Ok(w) => w,
         Err(e) => return Outcome::Failed(AdapterError::Permanent(format!("unreadable snapshot: {e}"))),
     };
-    let credentials = match item.credentials(&ctx.settings.webhooks.data_key) {
-        Ok(c) => c,
-        Err(e) => return Outcome::Failed(AdapterError::Configuration(e)),
+    let credentials = match (item.environment, &item.ws_username, &item.ws_password) {
+        (Some(env), Some(user), Some(sealed)) => {
+            match credentials::open(&ctx.settings.webhooks.data_key, item.org_id, env, user.clone(), sealed) {
+                Ok(c) => Some(c),
+                Err(e) => return Outcome::Failed(AdapterError::Configuration(e.to_string())),
+            }
+        }
+        _ => None,
     };
     let op = item.operation.clone();
     let mut n = Arc::new(Notification {

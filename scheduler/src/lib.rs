@@ -6,11 +6,9 @@
 //!
 //! Any number of schedulers may share one database.
 
-pub mod adapters;
 pub mod attempt;
-pub mod leases;
 pub mod metrics;
-pub mod queue;
+pub mod role;
 pub mod settings;
 pub mod webhooks;
 pub mod worker;
@@ -34,8 +32,11 @@ pub use settings::{Backoff, Settings, WebhookSettings};
 use crate::{
     attempt::Context,
     metrics::Metrics,
-    queue::{Claimed, Finished},
     worker::{Limits, Queue},
+};
+use tns_store::{
+    leases,
+    submissions::queue::{self, Claimed, Finished},
 };
 
 /// Run until `shutdown` resolves: then both queues stop claiming, let in-flight attempts
@@ -43,7 +44,7 @@ use crate::{
 pub async fn run(
     db: PgPool,
     settings: Settings,
-    adapters: Arc<adapters::Registry>,
+    adapters: Arc<tns_adapter_host::Registry>,
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {

@@ -1,14 +1,19 @@
-//! How a scheduler works its queue. Parsed from `TNS_*` variables by the `tns` binary's
-//! configuration (README.md lists them with their defaults).
+//! How a scheduler works its queues, parsed from `TNS_*` variables (README.md lists them with
+//! their defaults).
 
 use std::time::{Duration, Instant};
 
-use crate::webhooks::{guard::Policy, sealing::DataKey};
+use tns_core::{
+    env::{ConfigError, Vars},
+    guard::Policy,
+    sealing::DataKey,
+};
+
+use crate::attempt::record_margin;
 
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// Rows claimed per statement (DESIGN.md: batching at the database is what makes the
-    /// queue fast).
+    /// Rows claimed per statement: batching at the database is what makes the queue fast.
     pub batch: usize,
     /// Submissions this process holds at once (claimed, being sent, or being recorded).
     pub max_in_flight: usize,
@@ -29,6 +34,45 @@ pub struct Settings {
     /// webhooks).
     pub db_connections: u32,
     pub webhooks: WebhookSettings,
+}
+
+impl Settings {
+    /// The scheduler's variables. `call_timeout` is the adapters' (`TNS_ADAPTER_TIMEOUT_SECS`);
+    /// the data key unseals webhook secrets and downstream passwords, the policy is the SSRF
+    /// guard's.
+    pub fn from_vars(
+        vars: &Vars<'_>,
+        call_timeout: Duration,
+        data_key: DataKey,
+        policy: Policy,
+    ) -> Result<Settings, ConfigError> {
+        let ms = Duration::from_millis;
+        let lease = vars.parse_secs("TNS_SCHEDULER_LEASE_SECS", 300, 2, 7200)?;
+        // A call starts only if it can end, and be recorded, inside the lease; a lease shorter
+        // than that would never let one start.
+        if lease <= call_timeout + record_margin(lease) {
+            return Err(vars.bad(
+                "TNS_SCHEDULER_LEASE_SECS",
+                "must be longer than TNS_ADAPTER_TIMEOUT_SECS plus the recording margin (5 s, or a quarter of the lease)",
+            ));
+        }
+        Ok(Settings {
+            batch: vars.parse_int("TNS_SCHEDULER_BATCH", 64, 1, 1000)? as usize,
+            max_in_flight: vars.parse_int("TNS_SCHEDULER_MAX_IN_FLIGHT", 256, 1, 10_000)? as usize,
+            adapter_concurrency: vars.parse_int("TNS_ADAPTER_CONCURRENCY", 64, 1, 1024)? as usize,
+            call_timeout,
+            lease,
+            poll_interval: ms(vars.parse_int("TNS_SCHEDULER_POLL_MS", 1000, 10, 60_000)?),
+            retry: Backoff {
+                base: ms(vars.parse_int("TNS_RETRY_BASE_MS", 2000, 1, 600_000)?),
+                cap: vars.parse_secs("TNS_RETRY_CAP_SECS", 3600, 1, 86_400)?,
+                window: vars.parse_secs("TNS_RETRY_WINDOW_SECS", 86_400, 0, 30 * 86_400)?,
+            },
+            shutdown_grace: vars.parse_secs("TNS_SCHEDULER_SHUTDOWN_GRACE_SECS", 25, 0, 3600)?,
+            db_connections: vars.parse_int("TNS_SCHEDULER_DB_CONNECTIONS", 4, 1, 100)? as u32,
+            webhooks: WebhookSettings::from_vars(vars, data_key, policy)?,
+        })
+    }
 }
 
 impl Default for Settings {
@@ -72,13 +116,11 @@ pub struct WebhookSettings {
     pub lease: Duration,
     /// A subscription without a successful delivery for this long is deactivated.
     pub disable_after: Duration,
-    /// Deliver to loopback, private and link-local addresses (dev and tests only).
-    pub allow_private: bool,
-    /// Deliver to plain `http://` endpoints (dev and tests only).
-    pub allow_http: bool,
+    /// What the SSRF guard lets through besides public https endpoints.
+    pub policy: Policy,
 }
 
-/// DESIGN.md: about 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 3 h, 6 h, 12 h.
+/// Nine attempts over about a day: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 3 h, 6 h, 12 h.
 pub const DEFAULT_WEBHOOK_SCHEDULE: &str = "5s,30s,2m,10m,30m,1h,3h,6h,12h";
 
 impl Default for WebhookSettings {
@@ -93,8 +135,7 @@ impl Default for WebhookSettings {
             org_concurrency: default_org_concurrency(64),
             lease: Duration::from_secs(60),
             disable_after: Duration::from_secs(5 * 86_400),
-            allow_private: false,
-            allow_http: false,
+            policy: Policy::default(),
         }
     }
 }
@@ -111,6 +152,44 @@ pub const WEBHOOK_HELD_PER_SLOT: usize = 32;
 pub const WEBHOOK_RECORD_MARGIN: Duration = Duration::from_secs(5);
 
 impl WebhookSettings {
+    pub fn from_vars(vars: &Vars<'_>, data_key: DataKey, policy: Policy) -> Result<WebhookSettings, ConfigError> {
+        let schedule = vars.get("TNS_WEBHOOK_RETRY_SCHEDULE").unwrap_or_else(|| DEFAULT_WEBHOOK_SCHEDULE.to_string());
+        let timeout = vars.parse_secs("TNS_WEBHOOK_TIMEOUT_SECS", 10, 1, 60)?;
+        let lease = vars.parse_secs("TNS_WEBHOOK_LEASE_SECS", 120, 2, 3600)?;
+        // A POST must end, and be recorded, inside its lease (or a second scheduler could send
+        // the delivery meanwhile); a held delivery that cannot start in time is given back. The
+        // lease leaves room to wait for a slot besides.
+        if lease < timeout * Self::MIN_LEASE_TIMEOUTS + WEBHOOK_RECORD_MARGIN {
+            return Err(vars.bad(
+                "TNS_WEBHOOK_LEASE_SECS",
+                &format!(
+                    "must be at least {} × TNS_WEBHOOK_TIMEOUT_SECS + {} s",
+                    Self::MIN_LEASE_TIMEOUTS,
+                    WEBHOOK_RECORD_MARGIN.as_secs()
+                ),
+            ));
+        }
+        let concurrency = vars.parse_int("TNS_WEBHOOK_CONCURRENCY", 64, 1, 4096)?;
+        let org_concurrency = vars.parse_int(
+            "TNS_WEBHOOK_ORG_CONCURRENCY",
+            default_org_concurrency(concurrency as usize) as u64,
+            1,
+            concurrency,
+        )?;
+        Ok(WebhookSettings {
+            data_key,
+            schedule: parse_schedule(&schedule).map_err(|e| vars.bad("TNS_WEBHOOK_RETRY_SCHEDULE", &e))?,
+            jitter: 0.2,
+            retry_after_cap: vars.parse_secs("TNS_WEBHOOK_RETRY_AFTER_CAP_SECS", 12 * 3600, 1, 7 * 86_400)?,
+            timeout,
+            concurrency: concurrency as usize,
+            org_concurrency: org_concurrency as usize,
+            lease,
+            disable_after: vars.parse_secs("TNS_WEBHOOK_DISABLE_AFTER_SECS", 5 * 86_400, 1, 365 * 86_400)?,
+            policy,
+        })
+    }
+
     /// The shortest lease, in timeouts (plus [`WEBHOOK_RECORD_MARGIN`]): room for a held
     /// delivery to wait for one timeout's worth before its own POST.
     pub const MIN_LEASE_TIMEOUTS: u32 = 2;
@@ -128,11 +207,6 @@ impl WebhookSettings {
     /// leaves room to claim everyone else's.
     pub fn org_held(&self) -> usize {
         self.org_concurrency.min(self.concurrency).max(1) * WEBHOOK_HELD_PER_SLOT
-    }
-
-    /// What the SSRF guard lets through.
-    pub fn policy(&self) -> Policy {
-        Policy { allow_private: self.allow_private, allow_http: self.allow_http }
     }
 
     /// The last moment a delivery claimed at `claimed` (taken before the claim statement was

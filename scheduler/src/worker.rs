@@ -21,7 +21,7 @@ use prometheus::IntGaugeVec;
 use sqlx::{postgres::PgListener, PgPool};
 use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 
-use crate::leases::{self, Table};
+use tns_store::leases::{self, Table};
 
 /// One leased queue: what to claim, how to attempt an item, how to record outcomes.
 pub trait Queue: Send + Sync + 'static {

@@ -5,7 +5,7 @@
 
 use std::{path::PathBuf, process::Stdio};
 
-use tns_tests::uetds_fake::FakeUetds;
+use tns_uetds_fake::FakeUetds;
 
 use crate::helpers::{Env, Proc};
 
@@ -28,7 +28,7 @@ async fn server() -> (Proc, FakeUetds) {
 
 /// Run a script of `tests/contract/` with the server's root URL; its output is the test's.
 async fn run(script: &str, root: &str) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("contract");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/contract");
     let status = tokio::process::Command::new(dir.join(script))
         .arg(root)
         .current_dir(&dir)

@@ -12,7 +12,7 @@ pub const ADANA: i64 = 1;
 pub const CEYHAN: i64 = 1219;
 /// İstanbul Havalimanı, an airport code in the district list.
 pub const IST_AIRPORT: i64 = 99157;
-/// A VKN and a T.C. number with valid checksums (PROTOCOL.md §6 vectors).
+/// A VKN and a T.C. number with valid checksums (the published check-digit examples).
 pub const VKN: &str = "4540536920";
 pub const TCKN: &str = "17291716060";
 

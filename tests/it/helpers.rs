@@ -9,7 +9,7 @@ use std::{
     process::Stdio,
     sync::{
         atomic::{AtomicBool, AtomicU64, Ordering},
-        Arc, OnceLock,
+        Arc,
     },
     time::Duration,
 };
@@ -17,10 +17,7 @@ use std::{
 use reqwest::{Client, Method, RequestBuilder, Response};
 use serde_json::{json, Value};
 use sqlx::{Connection, PgConnection, PgPool};
-use tns_api::{
-    config::{Config, Role},
-    startup::Application,
-};
+use tns::config::{Config, Role};
 use tokio::{
     io::{AsyncBufReadExt, BufReader},
     net::{TcpListener, TcpStream},
@@ -343,7 +340,7 @@ impl TestApp {
     /// Start an API on `env` (a second call on the same env is a second API process
     /// sharing the database and Redis).
     pub async fn start(env: Env) -> TestApp {
-        let app = Application::build(env.config(Role::Api)).await.expect("application starts");
+        let app = tns::roles::api(&env.config(Role::Api), None).await.expect("application starts");
         let (addr, metrics) = (app.addr().to_string(), app.metrics_addr().to_string());
         tokio::spawn(app.run(std::future::pending()));
         TestApp { api: Api::new(&addr, &metrics), db: env.pool().await, env }
@@ -381,9 +378,8 @@ pub struct InProcessScheduler {
 impl InProcessScheduler {
     pub async fn start(env: &Env) -> InProcessScheduler {
         let cfg = env.config(Role::Scheduler);
-        let scheduler = tns_api::scheduling::Scheduler::prepare(&cfg, &prometheus::Registry::new())
-            .await
-            .expect("scheduler starts");
+        let scheduler =
+            tns::roles::scheduler(&cfg, &prometheus::Registry::new(), None).await.expect("scheduler starts");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(scheduler.run(async move {
             stopped.await.ok();
@@ -397,42 +393,11 @@ impl InProcessScheduler {
     }
 }
 
-/// The real `tns` binary, built once per test process.
+/// The real `tns` binary: Cargo builds it for this test target (it belongs to the same
+/// package) and says where. The adapter plugins it loads sit next to it, built by the
+/// workspace build that runs the tests.
 pub fn tns_binary() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        // Build with the environment of a shell, not of a test process: cargo and nextest add
-        // variables (CARGO_PKG_*, OUT_DIR, LD_LIBRARY_PATH, ...) that change fingerprints and
-        // would rebuild the workspace on every run.
-        let mut cmd = std::process::Command::new(cargo);
-        for (k, _) in std::env::vars_os() {
-            let k = k.to_string_lossy().to_string();
-            let keep = ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS"].contains(&k.as_str());
-            let test_only = (k.starts_with("CARGO_") && !keep)
-                || k.starts_with("NEXTEST")
-                || k.starts_with("__CARGO")
-                || ["OUT_DIR", "LD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH", "RUST_TEST_THREADS"]
-                    .contains(&k.as_str());
-            if test_only {
-                cmd.env_remove(&k);
-            }
-        }
-        let status = cmd
-            .args(["build", "-q", "--workspace", "--all-targets"])
-            .current_dir(&workspace)
-            .status()
-            .expect("cargo build runs");
-        assert!(status.success(), "building the tns binary failed");
-        // The test executable lives in <target>/<profile>/deps/.
-        let exe = std::env::current_exe().unwrap();
-        let profile_dir = exe.parent().and_then(|d| d.parent()).unwrap();
-        let bin = profile_dir.join("tns");
-        assert!(bin.exists(), "{} missing", bin.display());
-        bin
-    })
-    .clone()
+    PathBuf::from(env!("CARGO_BIN_EXE_tns"))
 }
 
 pub fn tns_command(role: &str, env: &Env) -> Command {

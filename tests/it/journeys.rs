@@ -289,7 +289,7 @@ async fn concurrent_creates_are_batched_and_each_answered_for_itself() {
 
 #[tokio::test]
 async fn a_failing_row_fails_only_its_own_create() {
-    use tns_api::db::{
+    use tns_store::{
         journey_writer::JourneyWriter,
         journeys::{JourneyFields, VehicleChoice},
     };
@@ -300,7 +300,7 @@ async fn a_failing_row_fails_only_its_own_create() {
         vehicle: VehicleChoice::Record(fleet.vehicle_id),
         departure: ("2026-12-01".parse().unwrap(), "08:00".parse().unwrap(), KADIKOY as i32),
         arrival: ("2026-12-01".parse().unwrap(), "12:00".parse().unwrap(), CEYHAN as i32),
-        trip_kind: tns_api::domain::kinds::TripKind::Tarifesiz,
+        trip_kind: tns_core::domain::kinds::TripKind::Tarifesiz,
         tarifeli_context: None,
         personnel_ids: crew,
     };
@@ -326,7 +326,7 @@ async fn a_failing_row_fails_only_its_own_create() {
 async fn existing_journeys_keep_their_kind() {
     let url = crate::helpers::fresh_database().await;
     let db = sqlx::PgPool::connect(&url).await.unwrap();
-    let all = &tns_api::db::MIGRATOR;
+    let all = &tns_store::MIGRATOR;
     let before = sqlx::migrate::Migrator {
         migrations: all.migrations.iter().filter(|m| m.version < 20261124000007).cloned().collect::<Vec<_>>().into(),
         ..sqlx::migrate::Migrator::DEFAULT

@@ -182,7 +182,7 @@ async fn a_session_outlives_nothing_it_was_made_for() {
     let app = TestApp::spawn().await;
     let org = app.register().await;
     // A second user of the organization, signed in, then removed by an operator.
-    let password = tns_api::domain::Password::parse("another horse".into()).unwrap();
+    let password = tns_core::domain::Password::parse("another horse".into()).unwrap();
     let hash = tns_api::auth::password::hash(password).await.unwrap();
     let user: i64 = sqlx::query_scalar(
         "INSERT INTO users (org_id, email, full_name, password_hash) VALUES ($1, $2, 'U', $3) RETURNING id",

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{json, Value};
-use tns_tests::uetds_fake::{Behaviour, FakeUetds, TEST_PASSWORD, TEST_USER};
+use tns_uetds_fake::{Behaviour, FakeUetds, TEST_PASSWORD, TEST_USER};
 
 use crate::{fixtures::*, helpers::*};
 

@@ -616,7 +616,7 @@ async fn the_delivery_client_follows_no_redirect_and_trusts_no_unknown_certifica
 
 #[tokio::test]
 async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
-    use tns_scheduler::webhooks::queue::{self, Attempted, ClaimFrom};
+    use tns_store::webhooks::queue::{self, Attempted, ClaimFrom};
     let env = fast_retries(&Env::new().await);
     let app = TestApp::start(env.clone()).await;
     let f = Fleet::new(&app).await;
@@ -703,7 +703,7 @@ async fn a_delivery_that_cannot_start_within_its_lease_is_given_back_untried() {
 
 #[tokio::test]
 async fn claims_resume_after_their_cursor_and_a_rescan_finds_what_is_behind_it() {
-    use tns_scheduler::webhooks::queue::{self, ClaimFrom};
+    use tns_store::webhooks::queue::{self, ClaimFrom};
     let app = TestApp::start(local_env().await).await;
     let f = Fleet::new(&app).await;
     subscribe(&app, f.key(), "journey.created", "http://127.0.0.1:9/hook", None).await;
@@ -736,7 +736,7 @@ async fn claims_resume_after_their_cursor_and_a_rescan_finds_what_is_behind_it()
 
 #[tokio::test]
 async fn claims_take_each_organizations_oldest_first_and_keep_to_its_room() {
-    use tns_scheduler::webhooks::queue::{self, ClaimFrom};
+    use tns_store::webhooks::queue::{self, ClaimFrom};
     let app = TestApp::start(local_env().await).await;
     let (a, b) = (Fleet::new(&app).await, Fleet::new(&app).await);
     // A's backlog of four is older than B's two.
@@ -823,7 +823,7 @@ async fn library_verdicts(cases: &[Case<'_>]) -> Vec<String> {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let file = std::env::temp_dir().join(format!("tns-webhook-cases-{}-{nanos}.json", std::process::id()));
     std::fs::write(&file, serde_json::to_vec(&cases).unwrap()).unwrap();
-    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("webhooks/verify.sh");
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/webhooks/verify.sh");
     let out = tokio::process::Command::new(&script)
         .arg(&file)
         .stdin(std::process::Stdio::null())

@@ -3,7 +3,7 @@
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
-use super::scopes::Scopes;
+use tns_core::scopes::Scopes;
 
 pub const TOKEN_TTL_SECS: i64 = 86_400;
 const ISSUER: &str = "tns";

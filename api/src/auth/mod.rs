@@ -2,9 +2,7 @@
 //! session) and what they may do. One place decides; handlers ask through [`Auth`].
 
 pub mod jwt;
-pub mod keys;
 pub mod password;
-pub mod scopes;
 pub mod session;
 
 use std::time::Duration;
@@ -17,7 +15,10 @@ use sqlx::PgPool;
 use subtle::ConstantTimeEq;
 
 use crate::{cache::TtlMap, error::ApiError, state::AppState};
-use scopes::{Scope, Scopes};
+use tns_core::{
+    keys,
+    scopes::{self, Scope, Scopes},
+};
 
 /// An API key as authentication needs it.
 #[derive(Debug, Clone)]
@@ -214,7 +215,8 @@ pub async fn authenticate(st: &AppState, headers: &HeaderMap) -> Result<Option<P
             org_id: s.org_id,
             user_id: s.user_id,
             key_id: None,
-            // Portal users act as the owner (DESIGN.md).
+            // A portal user is the organization's owner (one user per organization), so a session
+            // carries every scope.
             scopes: Scopes::all(),
             credential: Credential::Session { csrf: s.csrf },
         })),

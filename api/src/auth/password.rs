@@ -52,7 +52,7 @@ use argon2::{
     Argon2,
 };
 
-use crate::domain::Password;
+use tns_core::domain::Password;
 
 pub async fn hash(password: Password) -> Result<String, ApiError> {
     let _turn = turn().await?;

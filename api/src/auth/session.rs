@@ -8,8 +8,8 @@ use axum::http::{header, HeaderMap, HeaderValue};
 use redis::AsyncCommands;
 use serde::{Deserialize, Serialize};
 
-use super::keys::random_token;
 use crate::redis_store::{RedisDown, RedisStore};
+use tns_core::keys::random_token;
 
 pub const SESSION_COOKIE: &str = "tns_session";
 pub const CSRF_COOKIE: &str = "tns_csrf";
@@ -23,7 +23,7 @@ pub struct Session {
 }
 
 fn redis_key(store: &RedisStore, token: &str) -> String {
-    store.key(&format!("session:{}", hex::encode(super::keys::hash(token))))
+    store.key(&format!("session:{}", hex::encode(tns_core::keys::hash(token))))
 }
 
 /// Create a session; returns the cookie token and the session.

@@ -14,7 +14,8 @@ use utoipa::{
     Modify, OpenApi, ToSchema,
 };
 
-use crate::{db, error::ErrorBody, startup::MAX_BODY_BYTES};
+use crate::{error::ErrorBody, startup::MAX_BODY_BYTES};
+use tns_store as db;
 
 /// Declare the schema of a partial update (`PUT` with any subset of fields) of `$input`: a
 /// marker component the finishing pass replaces with `$input`'s schema made partial.
@@ -25,7 +26,7 @@ macro_rules! patch_schema {
 
         impl utoipa::PartialSchema for $name {
             fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-                $crate::domain::fields::raw_schema(serde_json::json!({
+                tns_core::domain::fields::raw_schema(serde_json::json!({
                     $crate::v1::openapi::PATCH_OF: <$input as utoipa::ToSchema>::name()
                 }))
             }
@@ -86,10 +87,10 @@ back as `warnings`, never as a refusal.";
     servers((url = "/api/v1")),
     modifiers(&Security),
     // What only query parameters name (the derive registers the schemas bodies use).
-    components(schemas(ErrorBody, crate::domain::fields::Limit, crate::domain::fields::Cursor,
-        crate::domain::fields::Day, crate::domain::fields::MonthField, crate::domain::uetds::CityId,
-        crate::domain::fields::RecordId, crate::domain::kinds::RecordStatus, crate::domain::kinds::SubmissionState,
-        crate::domain::kinds::TargetType, crate::domain::kinds::DeliveryStatus, crate::domain::kinds::AnyEventType)),
+    components(schemas(ErrorBody, tns_core::domain::fields::Limit, tns_core::domain::fields::Cursor,
+        tns_core::domain::fields::Day, tns_core::domain::fields::MonthField, tns_core::domain::uetds::CityId,
+        tns_core::domain::fields::RecordId, tns_core::domain::kinds::RecordStatus, tns_core::domain::kinds::SubmissionState,
+        tns_core::domain::kinds::TargetType, tns_core::domain::kinds::DeliveryStatus, tns_core::domain::kinds::AnyEventType)),
     tags((name = "auth"), (name = "account"), (name = "billing"), (name = "journeys"), (name = "vehicles"),
          (name = "personnel"), (name = "cargo"), (name = "submissions"), (name = "reference"), (name = "support"),
          (name = "webhooks"), (name = "meta"))

@@ -10,11 +10,13 @@ use sqlx::PgPool;
 
 use crate::{
     auth::Principal,
-    db::retire::{retire, Retirable},
     error::ApiResult,
-    pagination::{Keyed, Page, Paged},
     state::AppState,
     v1::resource::{conflict_on, created, merged_conflict, not_found, patched, Created, ListQuery},
+};
+use tns_store::{
+    pagination::{Keyed, Page, Paged},
+    retire::{retire, Retirable},
 };
 
 pub trait Registry {

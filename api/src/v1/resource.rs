@@ -16,11 +16,11 @@ use serde_json::Value;
 use utoipa::IntoParams;
 
 use crate::{
-    domain::fields::{Cursor, Limit},
     error::{is_unique_violation, ApiError, ApiResult},
     extract::{parse_value, REQUIRED},
-    pagination::Page,
 };
+use tns_core::domain::fields::{Cursor, Limit};
+use tns_store::pagination::Page;
 
 /// A `201 Created` answer with the whole record.
 pub type Created<T> = (StatusCode, Json<T>);

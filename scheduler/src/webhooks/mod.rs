@@ -7,12 +7,9 @@
 //! - [`queue`]: the delivery queue's statements; [`lineup`]: claimed deliveries on their way
 //!   to a POST slot, fairly across organizations and within each one's cap.
 
-pub mod guard;
 pub mod lineup;
-pub mod queue;
-pub mod sealing;
+pub mod resolver;
 pub mod send;
-pub mod signing;
 pub mod targets;
 
 use std::{
@@ -26,15 +23,18 @@ use prometheus::{Histogram, IntCounter, IntGaugeVec};
 use sqlx::PgPool;
 
 use crate::{
-    leases::Table,
     metrics::Metrics,
     settings::WebhookSettings,
     webhooks::{
         lineup::{Lined, Lineup, Next, Ticket},
-        queue::{Attempted, ClaimFrom, Claimed, Cursor},
         targets::Targets,
     },
     worker::Queue,
+};
+use tns_store::{
+    leases::Table,
+    webhooks::queue,
+    webhooks::queue::{Attempted, ClaimFrom, Claimed, Cursor},
 };
 
 /// How long claims may go on from the organizations' cursors before one scans the queue from
@@ -100,7 +100,7 @@ pub enum Outcome {
 
 impl Deliveries {
     pub fn new(db: PgPool, settings: WebhookSettings, metrics: Arc<Metrics>) -> anyhow::Result<Deliveries> {
-        let client = send::Client::new(settings.timeout, settings.policy())?;
+        let client = send::Client::new(settings.timeout, settings.policy)?;
         let position = Mutex::new(Position { cursors: HashMap::new(), rescanned: Instant::now(), after_org: 0 });
         let by_outcome = send::OUTCOMES
             .iter()

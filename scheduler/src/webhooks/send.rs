@@ -26,8 +26,9 @@ use hyper_util::{
 };
 use rustls_platform_verifier::ConfigVerifierExt;
 
-use super::{
-    guard::{self, GuardedResolver, Policy, Refused, Unresolved},
+use crate::webhooks::resolver::{GuardedResolver, Unresolved};
+use tns_core::{
+    guard::{self, Policy, Refused},
     signing,
 };
 

@@ -13,12 +13,9 @@ use std::{
 use chrono::{DateTime, Utc};
 use hyper::Uri;
 
-use super::{
-    queue::Claimed,
-    sealing::DataKey,
-    send::{self, Response},
-    signing,
-};
+use super::send::{self, Response};
+use tns_core::{sealing::DataKey, signing};
+use tns_store::webhooks::queue::Claimed;
 
 /// Entries kept at most; the cache starts over when full (a scheduler serving more
 /// subscriptions than this at once prepares some of them more often).

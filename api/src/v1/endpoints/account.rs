@@ -6,9 +6,13 @@ use utoipa::ToSchema;
 
 use crate::{
     auth::Auth,
-    db::{self, accounts::Organization, accounts::User, plans::Subscription},
     error::{ApiError, ApiResult},
     state::AppState,
+};
+use tns_store::{
+    self as db,
+    accounts::{Organization, User},
+    plans::Subscription,
 };
 
 #[derive(Clone, Serialize, ToSchema)]

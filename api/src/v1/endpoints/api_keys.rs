@@ -5,23 +5,23 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{
-        scopes::{
-            need::{AccountRead, AccountWrite},
-            Scope, Scopes,
-        },
-        Caller,
-    },
-    db::{
-        self,
-        api_keys::{ApiKeyInfo, CreatedKey, MAX_ACTIVE_KEYS},
-    },
-    domain::fields::Text100,
+    auth::Caller,
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath},
     idempotency::NoReplay,
     state::AppState,
     v1::Ok as OkBody,
+};
+use tns_core::{
+    domain::fields::Text100,
+    scopes::{
+        need::{AccountRead, AccountWrite},
+        Scope, Scopes,
+    },
+};
+use tns_store::{
+    self as db,
+    api_keys::{ApiKeyInfo, CreatedKey, MAX_ACTIVE_KEYS},
 };
 
 #[derive(Serialize, ToSchema)]

@@ -2,21 +2,30 @@
 //! header needed (and none is looked at): these are throttled per client by the admission
 //! layer, and sign-in per account too.
 
-use axum::{extract::State, http::header, http::StatusCode, response::IntoResponse, Json};
+use axum::{
+    extract::State,
+    http::{header, StatusCode},
+    response::IntoResponse,
+    Json,
+};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{jwt::TOKEN_TTL_SECS, keys, password, scopes::Scopes, session},
-    db,
-    domain::{
-        fields::{Opaque1024, Opaque254, Opaque256, Text200},
-        Email, Password, TaxNumber,
-    },
+    auth::{jwt::TOKEN_TTL_SECS, password, session},
     error::{is_unique_violation, ApiError, ApiResult, ErrorBody},
     extract::ApiJson,
     state::AppState,
 };
+use tns_core::keys;
+use tns_core::{
+    domain::{
+        fields::{Opaque1024, Opaque254, Opaque256, Text200},
+        Email, Password, TaxNumber,
+    },
+    scopes::Scopes,
+};
+use tns_store as db;
 
 /// New organizations start on this plan, in `trial` status.
 pub const DEFAULT_PLAN: &str = "starter";

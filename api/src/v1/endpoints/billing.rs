@@ -5,21 +5,21 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{
-        scopes::need::{AccountRead, AccountWrite},
-        Caller,
-    },
-    db::{
-        self,
-        invoices::Invoice,
-        plans::{Plan, Subscription},
-    },
-    domain::fields::Opaque64,
+    auth::Caller,
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiQuery},
-    pagination::Paged,
     state::AppState,
     v1::{resource::ListQuery, Ok as OkBody},
+};
+use tns_core::{
+    domain::fields::Opaque64,
+    scopes::need::{AccountRead, AccountWrite},
+};
+use tns_store::{
+    self as db,
+    invoices::Invoice,
+    pagination::Paged,
+    plans::{Plan, Subscription},
 };
 
 #[derive(Serialize, ToSchema)]

@@ -5,22 +5,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{
-        scopes::need::{JourneysRead, JourneysWrite},
-        Caller,
-    },
-    db::{
-        self,
-        cargo::{Cargo, CargoFields},
-    },
-    domain::{
-        fields::{ceiling, Amount, Cursor, Day, Int, Limit, RecordId, Text, Time},
-        kinds::{AdapterName, CargoUnit, RecordStatus, RegistryStatus},
-        uetds::{CargoTypeCode, CityId, PlaceId, TaxId, Title, TransportMode, TransportType},
-    },
+    auth::Caller,
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
-    pagination::{Page, Paged},
     state::AppState,
     v1::{
         openapi::{patch_schema, AcrossFields},
@@ -29,6 +16,19 @@ use crate::{
         },
         Ok as OkBody,
     },
+};
+use tns_core::{
+    domain::{
+        fields::{ceiling, Amount, Cursor, Day, Int, Limit, RecordId, Text, Time},
+        kinds::{AdapterName, CargoUnit, RecordStatus, RegistryStatus},
+        uetds::{CargoTypeCode, CityId, PlaceId, TaxId, Title, TransportMode, TransportType},
+    },
+    scopes::need::{JourneysRead, JourneysWrite},
+};
+use tns_store::{
+    self as db,
+    cargo::{Cargo, CargoFields},
+    pagination::{Page, Paged},
 };
 
 ceiling!(
@@ -160,7 +160,7 @@ impl AcrossFields for CargoIn {
     fn json_rules() -> serde_json::Value {
         // Each district with its province: one alternative per province, listing its places.
         let provinces = |kind: &str| -> serde_json::Value {
-            let data = crate::refdata::installed();
+            let data = tns_core::refdata::installed();
             let alternatives: Vec<serde_json::Value> = data
                 .map(|r| {
                     r.cities

@@ -6,26 +6,24 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{
-        scopes::need::{AccountRead, AccountWrite},
-        Caller,
-    },
-    db::{
-        self,
-        downstream::{Setting, StoredCredentials},
-    },
-    domain::{
-        kinds::{AdapterName, Environment},
-        uetds::{WsPassword, WsUsername},
-    },
+    auth::Caller,
     error::{ApiError, ApiResult, ErrorBody},
     extract::ApiJson,
     state::AppState,
     submit::DEFAULT_ADAPTER,
 };
-
-/// What a downstream password is sealed for (the scheduler opens it for the same purpose).
-pub use tns_scheduler::queue::PASSWORD_PURPOSE;
+use tns_adapter_host::credentials;
+use tns_core::{
+    domain::{
+        kinds::{AdapterName, Environment},
+        uetds::{WsPassword, WsUsername},
+    },
+    scopes::need::{AccountRead, AccountWrite},
+};
+use tns_store::{
+    self as db,
+    downstream::{Setting, StoredCredentials},
+};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Downstream {
@@ -120,14 +118,10 @@ pub async fn put(
             let credentials = tns_adapter::Credentials {
                 username: user.as_str().to_string(),
                 password: password.as_str().to_string(),
-                environment: match environment {
-                    Environment::Test => tns_adapter::Environment::Test,
-                    Environment::Production => tns_adapter::Environment::Production,
-                },
+                environment: credentials::environment_of(environment),
             };
             st.downstreams.verify(AdapterName::Uetds.as_str(), credentials, "ws_password").await?;
-            let sealed =
-                st.cfg.scheduler.webhooks.data_key.seal_for(p.org_id, PASSWORD_PURPOSE, password.as_str().as_bytes());
+            let sealed = credentials::seal(&st.cfg.data_key, p.org_id, password.as_str());
             Some((environment, user, sealed))
         }
         _ => {

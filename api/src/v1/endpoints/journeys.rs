@@ -8,22 +8,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{
-        scopes::need::{JourneysRead, JourneysWrite},
-        Caller,
-    },
-    db::{
-        self,
-        journeys::{Filter, Journey, JourneyFields, TarifeliContext, VehicleChoice},
-    },
-    domain::{
-        fields::{Cursor, Day, Int, Limit, Time},
-        kinds::{RecordStatus, TripKind},
-        uetds::{Crew, PlaceId, PositiveCode, TravelHours, VehicleRef},
-    },
+    auth::Caller,
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
-    pagination::{Page, Paged},
     state::AppState,
     v1::{
         openapi::{patch_schema, AcrossFields},
@@ -32,6 +19,19 @@ use crate::{
         },
         Ok as OkBody,
     },
+};
+use tns_core::{
+    domain::{
+        fields::{Cursor, Day, Int, Limit, Time},
+        kinds::{RecordStatus, TripKind},
+        uetds::{Crew, PlaceId, PositiveCode, TravelHours, VehicleRef},
+    },
+    scopes::need::{JourneysRead, JourneysWrite},
+};
+use tns_store::{
+    self as db,
+    journeys::{Filter, Journey, JourneyFields, TarifeliContext, VehicleChoice},
+    pagination::{Page, Paged},
 };
 
 /// Departure or arrival.

@@ -9,14 +9,17 @@ use sqlx::PgConnection;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{
-        scopes::need::{JourneysRead, JourneysWrite},
-        Caller,
+    auth::Caller,
+    error::{ApiError, ApiResult, ErrorBody},
+    extract::{ApiJson, ApiPath, ApiQuery},
+    state::AppState,
+    v1::{
+        openapi::{patch_schema, AcrossFields},
+        resource::{conflict_on, created, merged_conflict, not_found, patched, Created, ListQuery},
+        Ok as OkBody,
     },
-    db::{
-        self,
-        passengers::{Passenger, PassengerFields, MAX_PER_JOURNEY},
-    },
+};
+use tns_core::{
     domain::{
         fields::{ceiling, Amount, Day, Text},
         kinds::{Gender, RecordStatus},
@@ -25,15 +28,12 @@ use crate::{
             TicketSerial,
         },
     },
-    error::{ApiError, ApiResult, ErrorBody},
-    extract::{ApiJson, ApiPath, ApiQuery},
+    scopes::need::{JourneysRead, JourneysWrite},
+};
+use tns_store::{
+    self as db,
     pagination::Paged,
-    state::AppState,
-    v1::{
-        openapi::{patch_schema, AcrossFields},
-        resource::{conflict_on, created, merged_conflict, not_found, patched, Created, ListQuery},
-        Ok as OkBody,
-    },
+    passengers::{Passenger, PassengerFields, MAX_PER_JOURNEY},
 };
 
 /// Passengers one bulk call may carry.

@@ -8,23 +8,9 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{
-        scopes::need::{JourneysRead, JourneysWrite},
-        Caller,
-    },
-    db::{
-        self,
-        personnel::{Person, PersonFields},
-        retire::Retirable,
-    },
-    domain::{
-        fields::Text,
-        kinds::{Gender, RegistryStatus, RoleType},
-        uetds::{check_identity, identity_rule, Address, HesCode, IdentityNumber, Nationality, PersonName, Phone},
-    },
+    auth::Caller,
     error::{ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
-    pagination::{Page, Paged},
     state::AppState,
     v1::{
         openapi::{patch_schema, AcrossFields},
@@ -32,6 +18,20 @@ use crate::{
         resource::{Created, ListQuery},
         Ok as OkBody,
     },
+};
+use tns_core::{
+    domain::{
+        fields::Text,
+        kinds::{Gender, RegistryStatus, RoleType},
+        uetds::{check_identity, identity_rule, Address, HesCode, IdentityNumber, Nationality, PersonName, Phone},
+    },
+    scopes::need::{JourneysRead, JourneysWrite},
+};
+use tns_store::{
+    self as db,
+    pagination::{Page, Paged},
+    personnel::{Person, PersonFields},
+    retire::Retirable,
 };
 
 /// A crew member as sent on create; any subset of it on update.

@@ -4,13 +4,11 @@ use axum::{extract::State, Json};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::{
-    auth::{scopes::need::JourneysRead, Caller},
+use crate::{auth::Caller, error::ApiResult, extract::ApiQuery, state::AppState};
+use tns_core::{
     domain::uetds::CityId,
-    error::ApiResult,
-    extract::ApiQuery,
     refdata::{City, District},
-    state::AppState,
+    scopes::need::JourneysRead,
 };
 
 #[derive(Serialize, ToSchema)]

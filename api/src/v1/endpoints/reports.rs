@@ -10,21 +10,22 @@ use base64::Engine;
 use tns_adapter::{Credentials, Kind, ReportRequest};
 
 use crate::{
-    auth::{scopes::need::JourneysRead, Caller},
-    db::{self, submissions::Target},
-    domain::kinds::{Environment, TripKind},
+    auth::Caller,
     error::{ApiError, ApiResult, ErrorBody},
     extract::ApiPath,
     state::AppState,
-    v1::{endpoints::downstream::PASSWORD_PURPOSE, resource::not_found},
+    v1::resource::not_found,
 };
+use tns_adapter_host::credentials;
+use tns_core::{domain::kinds::TripKind, scopes::need::JourneysRead};
+use tns_store::{self as db, submissions::Target};
 
 /// A PDF document, in the document's words.
 pub struct Pdf;
 
 impl utoipa::PartialSchema for Pdf {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        crate::domain::fields::raw_schema(serde_json::json!({"type": "string", "format": "binary"}))
+        tns_core::domain::fields::raw_schema(serde_json::json!({"type": "string", "format": "binary"}))
     }
 }
 
@@ -39,20 +40,9 @@ async fn credentials(st: &AppState, org: i64) -> ApiResult<Option<Credentials>> 
     let Some((env, user, sealed)) = db::downstream::sealed_credentials(&st.db, org).await? else {
         return Ok(None);
     };
-    let password = st
-        .cfg
-        .scheduler
-        .webhooks
-        .data_key
-        .open_for(org, PASSWORD_PURPOSE, &sealed)
-        .ok()
-        .and_then(|p| String::from_utf8(p).ok())
-        .ok_or_else(|| anyhow::anyhow!("organization {org}: the stored downstream password does not open"))?;
-    let environment = match env {
-        Environment::Test => tns_adapter::Environment::Test,
-        Environment::Production => tns_adapter::Environment::Production,
-    };
-    Ok(Some(Credentials { username: user, password, environment }))
+    let opened = credentials::open(&st.cfg.data_key, org, env, user, &sealed)
+        .map_err(|e| anyhow::anyhow!("organization {org}: {e}"))?;
+    Ok(Some(opened))
 }
 
 async fn report(st: &AppState, org: i64, target: Target, reference: Option<String>, kind: Kind) -> ApiResult<Response> {

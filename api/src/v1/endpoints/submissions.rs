@@ -13,31 +13,31 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{
-        scopes::{
-            need::{JourneysWrite, SubmissionsRead},
-            Scope,
-        },
-        Caller,
-    },
-    db::{
-        self,
-        submissions::{Attempt, Filter, Submission, Target},
-    },
-    domain::uetds::CancelReason,
-    domain::{
-        fields::{Cursor, Int, Limit, RecordId},
-        kinds::{SubmissionState, TargetType},
-        personal::mask_personal,
-        warnings::Warning,
-    },
+    auth::Caller,
     error::{ApiResult, ErrorBody},
     extract::{optional_json, ApiPath, ApiQuery},
-    pagination::{Page, Paged},
     state::AppState,
     submit::{cancel, submit},
     v1::resource::not_found,
     waiter::MAX_WAIT_SECS,
+};
+use tns_core::{
+    domain::{
+        fields::{Cursor, Int, Limit, RecordId},
+        kinds::{SubmissionState, TargetType},
+        personal::mask_personal,
+        uetds::CancelReason,
+        warnings::Warning,
+    },
+    scopes::{
+        need::{JourneysWrite, SubmissionsRead},
+        Scope,
+    },
+};
+use tns_store::{
+    self as db,
+    pagination::{Page, Paged},
+    submissions::{Attempt, Filter, Submission, Target},
 };
 
 /// The answer of a submit: the submission's id, state and warnings, and the whole record.

@@ -5,21 +5,20 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{
-        scopes::need::{AccountRead, AccountWrite},
-        Caller,
-    },
-    db::{self, tickets::Ticket},
+    auth::Caller,
+    error::ApiResult,
+    extract::{ApiJson, ApiQuery},
+    state::AppState,
+    v1::resource::{created, Created, ListQuery},
+};
+use tns_core::{
     domain::{
         fields::{Prose10000, Text200},
         kinds::Priority,
     },
-    error::ApiResult,
-    extract::{ApiJson, ApiQuery},
-    pagination::Paged,
-    state::AppState,
-    v1::resource::{created, Created, ListQuery},
+    scopes::need::{AccountRead, AccountWrite},
 };
+use tns_store::{self as db, pagination::Paged, tickets::Ticket};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

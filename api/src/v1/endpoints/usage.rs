@@ -4,14 +4,8 @@ use axum::{extract::State, Json};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::{
-    auth::{scopes::need::AccountRead, Caller},
-    domain::fields::MonthField,
-    error::ApiResult,
-    extract::ApiQuery,
-    quota::Month,
-    state::AppState,
-};
+use crate::{auth::Caller, error::ApiResult, extract::ApiQuery, quota::Month, state::AppState};
+use tns_core::{domain::fields::MonthField, scopes::need::AccountRead};
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

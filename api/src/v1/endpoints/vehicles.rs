@@ -8,23 +8,9 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::{
-        scopes::need::{JourneysRead, JourneysWrite},
-        Caller,
-    },
-    db::{
-        self,
-        retire::Retirable,
-        vehicles::{Vehicle, VehicleFields},
-    },
-    domain::{
-        fields::{Int, Text, Text50},
-        kinds::{RegistryStatus, VehicleType},
-        uetds::{Capacity, ModelYear, Phone, Plate},
-    },
+    auth::Caller,
     error::{ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
-    pagination::{Page, Paged},
     state::AppState,
     v1::{
         openapi::patch_schema,
@@ -32,6 +18,20 @@ use crate::{
         resource::{Created, ListQuery},
         Ok as OkBody,
     },
+};
+use tns_core::{
+    domain::{
+        fields::{Int, Text, Text50},
+        kinds::{RegistryStatus, VehicleType},
+        uetds::{Capacity, ModelYear, Phone, Plate},
+    },
+    scopes::need::{JourneysRead, JourneysWrite},
+};
+use tns_store::{
+    self as db,
+    pagination::{Page, Paged},
+    retire::Retirable,
+    vehicles::{Vehicle, VehicleFields},
 };
 
 /// A vehicle as sent on create; any subset of it on update.

@@ -4,36 +4,36 @@
 
 use axum::{body::Bytes, extract::State, http::StatusCode, Extension, Json};
 use serde::{Deserialize, Serialize};
-use tns_scheduler::webhooks::{guard, signing};
+use tns_core::{guard, signing};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::{
-        scopes::{
-            need::{WebhooksRead, WebhooksWrite},
-            Scope,
-        },
-        Caller,
+    auth::Caller,
+    error::{ApiError, ApiResult, ErrorBody},
+    extract::{optional_json, ApiJson, ApiPath, ApiQuery},
+    idempotency::NoReplay,
+    state::AppState,
+    v1::{
+        resource::{missing_reference, not_found, ListQuery},
+        Ok as OkBody,
     },
-    db::{
-        self,
-        webhooks::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, Subscription, MAX_SUBSCRIPTIONS},
-    },
+};
+use tns_core::{
     domain::{
         fields::{Cursor, Int, Limit, RecordId},
         kinds::{AnyEventType, DeliveryStatus, EventType},
         personal::mask_personal,
         webhooks::{EndpointUrl, Flag, WebhookSecret},
     },
-    error::{ApiError, ApiResult, ErrorBody},
-    extract::{optional_json, ApiJson, ApiPath, ApiQuery},
-    idempotency::NoReplay,
-    pagination::{Page, Paged},
-    state::AppState,
-    v1::{
-        resource::{missing_reference, not_found, ListQuery},
-        Ok as OkBody,
+    scopes::{
+        need::{WebhooksRead, WebhooksWrite},
+        Scope,
     },
+};
+use tns_store::{
+    self as db,
+    pagination::{Page, Paged},
+    webhooks::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, Subscription, MAX_SUBSCRIPTIONS},
 };
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -60,7 +60,7 @@ pub struct CreatedSubscription {
 /// Who may be called: a well-formed URL (its field type), https unless the operator allows
 /// http, whose host is not internal now (DNS is checked again at every delivery).
 async fn endpoint(st: &AppState, url: &EndpointUrl) -> ApiResult<String> {
-    let policy = st.cfg.scheduler.webhooks.policy();
+    let policy = st.cfg.webhook_policy;
     let url = guard::parse_endpoint(url.as_str(), policy).map_err(|e| ApiError::validation("endpoint_url", e.0))?;
     guard::check_resolves(&url, policy).await.map_err(|e| ApiError::validation("endpoint_url", e.0))?;
     Ok(url.to_string())
@@ -79,7 +79,7 @@ pub async fn create(
 ) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedSubscription>)> {
     let url = endpoint(&st, &input.endpoint_url).await?;
     let secret = input.secret.map_or_else(signing::generate_secret, WebhookSecret::into_inner);
-    let sealed = st.cfg.scheduler.webhooks.data_key.seal(p.org_id, secret.as_bytes());
+    let sealed = st.cfg.data_key.seal(p.org_id, secret.as_bytes());
     let subscription =
         db::webhooks::insert(&st.db, p.org_id, input.event_type, &url, &sealed).await?.ok_or_else(|| {
             ApiError::Conflict(format!("an organization keeps at most {MAX_SUBSCRIPTIONS} subscriptions"))
@@ -177,7 +177,7 @@ pub async fn rotate_secret(
     // The body is optional: empty (or `null`) means "generate one".
     let input: RotateSecretIn = optional_json(&body)?.unwrap_or_default();
     let secret = input.secret.map_or_else(signing::generate_secret, WebhookSecret::into_inner);
-    let sealed = st.cfg.scheduler.webhooks.data_key.seal(p.org_id, secret.as_bytes());
+    let sealed = st.cfg.data_key.seal(p.org_id, secret.as_bytes());
     let subscription = db::webhooks::rotate_secret(&st.db, p.org_id, id, &sealed)
         .await?
         .ok_or_else(|| not_found("webhook subscription", id))?;

@@ -1,0 +1,120 @@
+//! The API role's settings, parsed from `TNS_*` variables (README.md lists them with their
+//! defaults).
+
+use std::{fmt, time::Duration};
+
+use tns_core::{
+    env::{ConfigError, Profile, Vars},
+    guard::Policy,
+    sealing::DataKey,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailMode {
+    /// Redis unreachable: keep serving, count locally, catch up later.
+    Open,
+    /// Redis unreachable: answer 503 rather than serve uncounted calls.
+    Closed,
+}
+
+pub const MIN_SECRET_BYTES: usize = 32;
+
+#[derive(Clone)]
+pub struct Settings {
+    /// The longest a request may take before it is answered 503 (keep it above the 30 s a
+    /// `Prefer: wait` may take).
+    pub request_timeout: Duration,
+    pub redis_url: String,
+    pub redis_prefix: String,
+    /// Signs access tokens. Never printed.
+    pub signing_secret: Vec<u8>,
+    /// Seals webhook secrets and downstream passwords (the scheduler opens them).
+    pub data_key: DataKey,
+    /// Which webhook endpoints a subscription may name.
+    pub webhook_policy: Policy,
+    /// The deadline of the adapter calls the API makes itself (credentials, reports).
+    pub adapter_call_timeout: Duration,
+    pub cookie_secure: bool,
+    pub quota_enabled: bool,
+    pub quota_fail_mode: FailMode,
+    /// Fail-open: calls one process admits per organization and month beyond the last persisted
+    /// total while Redis is unreachable.
+    pub quota_fail_open_allowance: i64,
+    pub auth_rate_limit: u64,
+    pub auth_rate_window: Duration,
+    pub auth_cache_ttl: Duration,
+    pub usage_flush_interval: Duration,
+    pub session_ttl: Duration,
+    pub trust_forwarded_for: bool,
+}
+
+// The secrets must never reach a log line, so Debug is written by hand.
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("redis_prefix", &self.redis_prefix)
+            .field("signing_secret", &"<redacted>")
+            .field("quota_enabled", &self.quota_enabled)
+            .field("quota_fail_mode", &self.quota_fail_mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Settings {
+    /// Outside `tns dev` the signing secret is required; `tns dev` gets a throw-away one.
+    pub fn from_vars(
+        vars: &Vars<'_>,
+        profile: Profile,
+        data_key: DataKey,
+        adapter_call_timeout: Duration,
+    ) -> Result<Settings, ConfigError> {
+        let dev = profile.is_dev();
+        let signing_secret = match vars.get("TNS_SIGNING_SECRET") {
+            Some(s) if s.len() >= MIN_SECRET_BYTES => s.into_bytes(),
+            Some(_) => {
+                return Err(vars.bad("TNS_SIGNING_SECRET", &format!("must be at least {MIN_SECRET_BYTES} bytes long")))
+            }
+            None if dev => {
+                use rand::RngCore;
+                let mut b = [0u8; 32];
+                rand::thread_rng().fill_bytes(&mut b);
+                hex::encode(b).into_bytes()
+            }
+            None => {
+                return Err(vars.bad(
+                    "TNS_SIGNING_SECRET",
+                    &format!("is required outside `tns dev` (a random string of at least {MIN_SECRET_BYTES} bytes)"),
+                ))
+            }
+        };
+        let cache_ttl_ms = vars.parse_int("TNS_AUTH_CACHE_TTL_MS", 2000, 0, 4000)?;
+        Ok(Settings {
+            request_timeout: vars.parse_secs("TNS_REQUEST_TIMEOUT_SECS", 60, 1, 600)?,
+            redis_url: vars.url("TNS_REDIS_URL", "redis://127.0.0.1:6379", &["redis://", "rediss://", "unix://"])?,
+            redis_prefix: vars.get("TNS_REDIS_PREFIX").unwrap_or_else(|| "tns:".into()),
+            signing_secret,
+            data_key,
+            webhook_policy: Policy::from_vars(vars, profile)?,
+            adapter_call_timeout,
+            cookie_secure: vars.parse_bool("TNS_COOKIE_SECURE", !dev)?,
+            quota_enabled: vars.parse_bool("TNS_QUOTA_ENABLED", true)?,
+            quota_fail_open_allowance: vars.parse_int("TNS_QUOTA_FAIL_OPEN_ALLOWANCE", 200, 0, 1_000_000)? as i64,
+            quota_fail_mode: match vars.get("TNS_QUOTA_FAIL_MODE").as_deref() {
+                None | Some("open") => FailMode::Open,
+                Some("closed") => FailMode::Closed,
+                Some(_) => return Err(vars.bad("TNS_QUOTA_FAIL_MODE", "must be `open` or `closed`")),
+            },
+            auth_rate_limit: vars.parse_int(
+                "TNS_AUTH_RATE_LIMIT",
+                if dev { 10_000 } else { 60 },
+                1,
+                u32::MAX as u64,
+            )?,
+            auth_rate_window: vars.parse_secs("TNS_AUTH_RATE_WINDOW_SECS", 60, 1, 86_400)?,
+            auth_cache_ttl: Duration::from_millis(cache_ttl_ms),
+            usage_flush_interval: vars.parse_secs("TNS_USAGE_FLUSH_SECS", 15, 1, 3600)?,
+            session_ttl: vars.parse_secs("TNS_SESSION_TTL_SECS", 43_200, 60, 30 * 86_400)?,
+            trust_forwarded_for: vars.parse_bool("TNS_TRUST_FORWARDED_FOR", false)?,
+        })
+    }
+}

@@ -1,0 +1,118 @@
+//! Field rules of webhook subscriptions.
+
+use std::borrow::Cow;
+
+use serde_json::{json, Value};
+
+use super::fields::{as_given, field_impls, pattern, string_field, Field};
+
+pattern!(
+    /// An http(s) URL: a host name of letter-initial last label or a dotted IPv4 address, an
+    /// optional port (0–65535), a path and a query of URL characters; no credentials, no
+    /// fragment. Whether the host is internal is checked separately (the SSRF guard).
+    URL = concat!(
+        r"^https?://(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?",
+        r"|(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))",
+        r"(?::(?:[0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?",
+        r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(?:\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$"
+    )
+);
+/// As the SSRF guard bounds it.
+const URL_MAX: usize = 2048;
+
+string_field! {
+    /// A webhook endpoint: an http(s) URL of at most 2048 characters.
+    pub struct EndpointUrl as "EndpointUrl" {
+        pattern: URL,
+        max: Some(URL_MAX),
+        error: "must be an http(s) URL: host, optional port, path and query; no credentials or fragment",
+        normalize: as_given,
+        schema: {"description": "An https URL (http only where the operator allows it) without credentials or \
+                                 fragment, at most 2048 characters. Hosts that are or resolve to loopback, private, \
+                                 link-local or other internal addresses are refused unless the operator allows them.",
+                 "examples": ["https://hooks.acme.com.tr/tns"]},
+    }
+}
+
+pattern!(
+    /// Printable ASCII without spaces.
+    SECRET = r"^[ -~]{1,128}$"
+);
+
+string_field! {
+    /// A signing secret the subscriber chose: 1–128 printable ASCII characters. The spec lets the
+    /// caller choose it, so no strength is imposed; the document recommends a long random one
+    /// (or none: a generated `whsec_` secret of 32 random bytes). Standard Webhooks libraries
+    /// verify deliveries only with a `whsec_<base64>` secret (see the signing module).
+    pub struct WebhookSecret as "WebhookSecret" {
+        pattern: SECRET,
+        max: None,
+        error: "must be 1–128 printable ASCII characters",
+        normalize: as_given,
+        schema: {"description": "1–128 printable ASCII characters. Prefer 32 or more random ones, or leave the \
+                                 secret out to get a generated `whsec_…` one. Standard Webhooks libraries need the form \
+                                 `whsec_` + base64 (the key is the decoded bytes); any other secret keys the \
+                                 `webhook-signature` with its own UTF-8 bytes."},
+    }
+}
+
+/// On or off, written `true`/`false` or, as the spec shows `active`, `1`/`0`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flag(pub bool);
+
+impl Field for Flag {
+    fn name() -> Cow<'static, str> {
+        "Flag".into()
+    }
+    fn json_schema() -> Value {
+        json!({"anyOf": [{"type": "boolean"}, {"type": "integer", "enum": [0, 1]}], "description": "true/1 or false/0."})
+    }
+    fn from_json(v: Value) -> Result<Self, String> {
+        match v {
+            Value::Bool(b) => Ok(Flag(b)),
+            Value::Number(_) if super::fields::whole(&v) == Some(1) => Ok(Flag(true)),
+            Value::Number(_) if super::fields::whole(&v) == Some(0) => Ok(Flag(false)),
+            _ => Err("must be true, false, 1 or 0".into()),
+        }
+    }
+}
+field_impls!(Flag);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        for ok in [
+            "https://hooks.acme.com.tr/tns",
+            "http://127.0.0.1:8080/hook?x=1",
+            "https://a.b/c/d.e?f=g&h=i%20j",
+            "http://localhost:65535",
+        ] {
+            assert!(URL.is_match(ok), "{ok}");
+        }
+        for bad in [
+            "ftp://a.b/",
+            "https://user:pw@a.b/",
+            "https://a.b/#frag",
+            "https://a.b:65536/",
+            "https://999.1.1.1/",
+            "https://a.123/",
+            "HTTPS://a.b/",
+            "https://[::1]/",
+            "https://a b/",
+            "https://a.b/\n",
+        ] {
+            assert!(!URL.is_match(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_url_the_pattern_admits_is_one_the_guard_parses() {
+        use crate::guard::{parse_endpoint, Policy};
+        for ok in ["http://0.0.0.0:0", "https://a-b.c-d.e/~x!$&'()*+,;=:@%zz/", "http://x?/?"] {
+            assert!(URL.is_match(ok) && parse_endpoint(ok, Policy::OPEN).is_ok(), "{ok}");
+        }
+    }
+}

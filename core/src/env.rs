@@ -1,0 +1,120 @@
+//! Configuration parsing: environment variables only, read once at start-up. Each role parses
+//! its own settings with [`Vars`]; a bad value stops start-up with one line naming the variable
+//! and what is wrong with it.
+
+use std::{fmt, time::Duration};
+
+/// One bad variable: printed as `VAR: reason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub reason: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.var, self.reason)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Which defaults apply: a deployment's, or the laptop's of `tns dev` (local addresses
+/// allowed, relaxed limits, throw-away secrets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    Deployed,
+    Dev,
+}
+
+impl Profile {
+    pub fn is_dev(self) -> bool {
+        self == Profile::Dev
+    }
+}
+
+/// The variables, from any source: the process environment, or a map in tests.
+pub struct Vars<'a>(&'a dyn Fn(&str) -> Option<String>);
+
+impl<'a> Vars<'a> {
+    pub fn new(lookup: &'a dyn Fn(&str) -> Option<String>) -> Vars<'a> {
+        Vars(lookup)
+    }
+
+    /// Empty counts as unset, so `VAR=` in an env file means "use the default".
+    pub fn get(&self, var: &str) -> Option<String> {
+        (self.0)(var).filter(|v| !v.trim().is_empty())
+    }
+
+    pub fn bad(&self, var: &'static str, reason: &str) -> ConfigError {
+        ConfigError { var, reason: reason.to_string() }
+    }
+
+    pub fn parse<T: std::str::FromStr>(
+        &self,
+        var: &'static str,
+        default: &str,
+        expected: &str,
+    ) -> Result<T, ConfigError> {
+        let raw = self.get(var).unwrap_or_else(|| default.to_string());
+        raw.trim().parse().map_err(|_| self.bad(var, &format!("`{raw}` is not {expected}")))
+    }
+
+    pub fn parse_int(&self, var: &'static str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
+        let v: u64 = self.parse(var, &default.to_string(), "a whole number")?;
+        if v < min || v > max {
+            return Err(self.bad(var, &format!("must be between {min} and {max}, got {v}")));
+        }
+        Ok(v)
+    }
+
+    pub fn parse_secs(&self, var: &'static str, default: u64, min: u64, max: u64) -> Result<Duration, ConfigError> {
+        self.parse_int(var, default, min, max).map(Duration::from_secs)
+    }
+
+    pub fn parse_bool(&self, var: &'static str, default: bool) -> Result<bool, ConfigError> {
+        match self.get(var).map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            None => Ok(default),
+            Some("true" | "1" | "yes") => Ok(true),
+            Some("false" | "0" | "no") => Ok(false),
+            Some(_) => Err(self.bad(var, "must be `true` or `false`")),
+        }
+    }
+
+    pub fn url(&self, var: &'static str, default: &str, schemes: &[&str]) -> Result<String, ConfigError> {
+        let v = self.get(var).unwrap_or_else(|| default.to_string());
+        if !schemes.iter().any(|s| v.starts_with(s)) {
+            return Err(self.bad(var, &format!("must start with one of {}", schemes.join(", "))));
+        }
+        Ok(v)
+    }
+}
+
+/// Where a process serves: its port (`TNS_LISTEN_ADDR`) and `/metrics` on a listener of its
+/// own (`TNS_METRICS_ADDR`), which a Service or Ingress for the first need not expose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listen {
+    pub addr: std::net::SocketAddr,
+    pub metrics: std::net::SocketAddr,
+}
+
+impl Listen {
+    /// `tns dev` listens on loopback only unless `TNS_DEV_ALLOW_REMOTE` says otherwise: it
+    /// runs with a public data key, a throw-away signing secret and relaxed limits.
+    pub fn from_vars(vars: &Vars<'_>, profile: Profile) -> Result<Listen, ConfigError> {
+        let dev = profile.is_dev();
+        let host = if dev { "127.0.0.1" } else { "0.0.0.0" };
+        let addr: std::net::SocketAddr =
+            vars.parse("TNS_LISTEN_ADDR", &format!("{host}:8080"), "a socket address such as 0.0.0.0:8080")?;
+        if dev && !addr.ip().is_loopback() && !vars.parse_bool("TNS_DEV_ALLOW_REMOTE", false)? {
+            return Err(vars.bad(
+                "TNS_LISTEN_ADDR",
+                "`tns dev` listens on loopback only (it uses a public data key and relaxed limits); set \
+                 TNS_DEV_ALLOW_REMOTE=true to listen elsewhere anyway",
+            ));
+        }
+        let metrics =
+            vars.parse("TNS_METRICS_ADDR", &format!("{host}:9090"), "a socket address such as 0.0.0.0:9090")?;
+        Ok(Listen { addr, metrics })
+    }
+}

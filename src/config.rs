@@ -1,0 +1,214 @@
+//! The process's configuration: which role it runs and each part's settings, parsed from
+//! `TNS_*` environment variables once at start-up. Each part parses its own variables; this
+//! module decides which parts a role needs, so a role never requires what it does not use
+//! (the scheduler needs no signing secret, `migrate` no data key).
+
+use tns_adapter_host::AdapterSettings;
+use tns_core::{
+    env::{ConfigError, Listen, Profile, Vars},
+    guard::Policy,
+    sealing::DataKey,
+    telemetry::LogFormat,
+};
+use tns_store::DbSettings;
+
+/// Which parts of TNS this process runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Api,
+    Scheduler,
+    Migrate,
+    /// Everything in one process, with laptop-friendly defaults.
+    Dev,
+    /// List the adapter plugins that load, and exit.
+    Adapters,
+}
+
+impl Role {
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "api" => Some(Role::Api),
+            "scheduler" => Some(Role::Scheduler),
+            "migrate" => Some(Role::Migrate),
+            "dev" => Some(Role::Dev),
+            "adapters" => Some(Role::Adapters),
+            _ => None,
+        }
+    }
+
+    pub fn profile(self) -> Profile {
+        if self == Role::Dev {
+            Profile::Dev
+        } else {
+            Profile::Deployed
+        }
+    }
+
+    fn runs_api(self) -> bool {
+        matches!(self, Role::Api | Role::Dev)
+    }
+
+    fn runs_scheduler(self) -> bool {
+        matches!(self, Role::Scheduler | Role::Dev)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub role: Role,
+    pub log_format: LogFormat,
+    /// Where the process serves: the API, or the scheduler's probes; `/metrics` beside.
+    pub listen: Listen,
+    pub db: DbSettings,
+    pub adapters: AdapterSettings,
+    /// Present when the role serves the API.
+    pub api: Option<tns_api::settings::Settings>,
+    /// Present when the role runs a scheduler.
+    pub scheduler: Option<tns_scheduler::Settings>,
+}
+
+impl Config {
+    pub fn from_env(role: Role) -> Result<Config, ConfigError> {
+        Config::from_lookup(role, |k| std::env::var(k).ok())
+    }
+
+    /// Parse from any variable source; tests pass a map.
+    pub fn from_lookup(role: Role, lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let vars = Vars::new(&lookup);
+        let profile = role.profile();
+        let adapters = AdapterSettings::from_vars(&vars)?;
+        // The API seals webhook secrets and downstream passwords, the scheduler opens them: both
+        // need the same key. `tns dev` uses a fixed, public one (its data is not secret, and a
+        // dev database must stay readable across restarts).
+        let data_key = || {
+            let fallback = (profile == Profile::Dev).then(|| DataKey::new(*b"tns dev data key: not a secret!!"));
+            DataKey::from_vars(&vars, fallback)
+        };
+        let api = match role.runs_api() {
+            true => Some(tns_api::settings::Settings::from_vars(&vars, profile, data_key()?, adapters.call_timeout)?),
+            false => None,
+        };
+        let scheduler = match role.runs_scheduler() {
+            true => Some(tns_scheduler::Settings::from_vars(
+                &vars,
+                adapters.call_timeout,
+                data_key()?,
+                Policy::from_vars(&vars, profile)?,
+            )?),
+            false => None,
+        };
+        Ok(Config {
+            role,
+            log_format: LogFormat::from_vars(&vars)?,
+            listen: Listen::from_vars(&vars, profile)?,
+            db: DbSettings::from_vars(&vars)?,
+            adapters,
+            api,
+            scheduler,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(role: Role, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let m: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Config::from_lookup(role, |k| m.get(k).cloned())
+    }
+
+    #[test]
+    fn api_requires_a_long_enough_secret_and_a_data_key() {
+        assert_eq!(parse(Role::Api, &[]).unwrap_err().var, "TNS_DATA_KEY");
+        let key = "ab".repeat(32);
+        assert_eq!(parse(Role::Api, &[("TNS_DATA_KEY", &key)]).unwrap_err().var, "TNS_SIGNING_SECRET");
+        assert_eq!(
+            parse(Role::Api, &[("TNS_DATA_KEY", &key), ("TNS_SIGNING_SECRET", "short")]).unwrap_err().var,
+            "TNS_SIGNING_SECRET"
+        );
+        let secret = "x".repeat(32);
+        assert_eq!(
+            parse(Role::Api, &[("TNS_SIGNING_SECRET", &secret), ("TNS_DATA_KEY", "abcd")]).unwrap_err().var,
+            "TNS_DATA_KEY"
+        );
+        let c = parse(Role::Api, &[("TNS_SIGNING_SECRET", &secret), ("TNS_DATA_KEY", &key)]).unwrap();
+        let api = c.api.unwrap();
+        assert!(!api.webhook_policy.allow_private, "internal addresses refused outside dev");
+        assert!(api.cookie_secure);
+        assert_eq!(api.auth_rate_limit, 60);
+        assert!(c.scheduler.is_none(), "the api role runs no scheduler");
+    }
+
+    #[test]
+    fn each_role_needs_only_what_it_uses() {
+        let key = "ab".repeat(32);
+        let c = parse(Role::Scheduler, &[("TNS_DATA_KEY", &key)]).expect("no signing secret needed");
+        assert!(c.api.is_none() && c.scheduler.is_some());
+        assert_eq!(parse(Role::Scheduler, &[]).unwrap_err().var, "TNS_DATA_KEY");
+        let c = parse(Role::Migrate, &[]).expect("migrate needs no secrets");
+        assert!(c.api.is_none() && c.scheduler.is_none());
+        assert!(parse(Role::Adapters, &[]).is_ok());
+    }
+
+    #[test]
+    fn dev_stays_on_loopback_unless_told_otherwise() {
+        let e = parse(Role::Dev, &[("TNS_LISTEN_ADDR", "0.0.0.0:8080")]).unwrap_err();
+        assert_eq!(e.var, "TNS_LISTEN_ADDR");
+        assert!(e.reason.contains("TNS_DEV_ALLOW_REMOTE"), "{}", e.reason);
+        assert!(parse(Role::Dev, &[("TNS_LISTEN_ADDR", "0.0.0.0:8080"), ("TNS_DEV_ALLOW_REMOTE", "true")]).is_ok());
+        assert!(parse(Role::Dev, &[("TNS_LISTEN_ADDR", "[::1]:8080")]).is_ok());
+    }
+
+    #[test]
+    fn dev_has_laptop_defaults() {
+        let c = parse(Role::Dev, &[]).unwrap();
+        let (api, scheduler) = (c.api.unwrap(), c.scheduler.unwrap());
+        assert!(!api.cookie_secure);
+        assert_eq!(c.listen.addr.to_string(), "127.0.0.1:8080");
+        assert_eq!(api.signing_secret.len(), 64);
+        assert!(scheduler.webhooks.policy.allow_private, "dev delivers to local receivers");
+        assert_eq!(scheduler.webhooks.schedule.len(), 9);
+    }
+
+    #[test]
+    fn bad_values_name_their_variable() {
+        let e = parse(Role::Dev, &[("TNS_DB_MAX_CONNECTIONS", "many")]).unwrap_err();
+        assert_eq!(e.to_string(), "TNS_DB_MAX_CONNECTIONS: `many` is not a whole number");
+        let e = parse(Role::Dev, &[("TNS_AUTH_CACHE_TTL_MS", "9000")]).unwrap_err();
+        assert_eq!(e.var, "TNS_AUTH_CACHE_TTL_MS");
+        let e = parse(Role::Dev, &[("TNS_REDIS_URL", "http://x")]).unwrap_err();
+        assert_eq!(e.var, "TNS_REDIS_URL");
+        let e = parse(Role::Dev, &[("TNS_QUOTA_FAIL_MODE", "maybe")]).unwrap_err();
+        assert_eq!(e.var, "TNS_QUOTA_FAIL_MODE");
+        let e = parse(Role::Dev, &[("TNS_WEBHOOK_RETRY_SCHEDULE", "5s,soon")]).unwrap_err();
+        assert_eq!(e.var, "TNS_WEBHOOK_RETRY_SCHEDULE");
+        // The lease must hold two timeouts and the recording margin: 2 × 30 s + 5 s.
+        let e = parse(Role::Dev, &[("TNS_WEBHOOK_TIMEOUT_SECS", "30"), ("TNS_WEBHOOK_LEASE_SECS", "64")]).unwrap_err();
+        assert_eq!(e.var, "TNS_WEBHOOK_LEASE_SECS");
+        assert!(parse(Role::Dev, &[("TNS_WEBHOOK_TIMEOUT_SECS", "30"), ("TNS_WEBHOOK_LEASE_SECS", "65")]).is_ok());
+        let e = parse(Role::Dev, &[("TNS_LISTEN_ADDR", "nowhere")]).unwrap_err();
+        assert_eq!(e.var, "TNS_LISTEN_ADDR");
+        let e =
+            parse(Role::Dev, &[("TNS_ADAPTER_TIMEOUT_SECS", "300"), ("TNS_SCHEDULER_LEASE_SECS", "300")]).unwrap_err();
+        assert_eq!(e.var, "TNS_SCHEDULER_LEASE_SECS");
+    }
+
+    #[test]
+    fn webhook_org_concurrency_and_plain_http() {
+        let key = "ab".repeat(32);
+        let c = parse(Role::Scheduler, &[("TNS_DATA_KEY", &key)]).unwrap();
+        let hooks = c.scheduler.unwrap().webhooks;
+        assert_eq!((hooks.concurrency, hooks.org_concurrency), (64, 16), "a quarter by default");
+        assert!(!hooks.policy.allow_http, "https only outside dev");
+        assert!(parse(Role::Dev, &[]).unwrap().scheduler.unwrap().webhooks.policy.allow_http);
+        let hooks = |vars: &[(&str, &str)]| parse(Role::Dev, vars).map(|c| c.scheduler.unwrap().webhooks);
+        assert_eq!(hooks(&[("TNS_WEBHOOK_CONCURRENCY", "3")]).unwrap().org_concurrency, 1, "at least one");
+        assert_eq!(hooks(&[("TNS_WEBHOOK_ORG_CONCURRENCY", "64")]).unwrap().org_concurrency, 64);
+        let e = hooks(&[("TNS_WEBHOOK_ORG_CONCURRENCY", "65")]).unwrap_err();
+        assert_eq!(e.var, "TNS_WEBHOOK_ORG_CONCURRENCY", "at most TNS_WEBHOOK_CONCURRENCY");
+        let e = hooks(&[("TNS_WEBHOOK_ALLOW_HTTP", "sometimes")]).unwrap_err();
+        assert_eq!(e.var, "TNS_WEBHOOK_ALLOW_HTTP");
+    }
+}

@@ -1,0 +1,53 @@
+//! `tns`: one binary, several roles.
+//!
+//! ```text
+//! tns api        serve the HTTP API
+//! tns scheduler  claim queued submissions and call the adapter plugins
+//! tns migrate    apply database migrations and exit
+//! tns dev        everything in one process, creating the database if needed
+//! tns adapters   list the adapter plugins that load, with versions
+//! ```
+
+use std::process::ExitCode;
+
+use tns::{
+    config::{Config, Role},
+    roles,
+};
+use tns_core::telemetry;
+
+const USAGE: &str = "usage: tns <api|scheduler|migrate|dev>\n\
+  api        serve the HTTP API (needs TNS_SIGNING_SECRET and TNS_DATA_KEY)\n\
+  scheduler  deliver queued submissions through the adapter plugins, and webhooks (needs TNS_DATA_KEY)\n\
+  migrate    apply database migrations and exit\n\
+  dev        all roles in one process on the local PostgreSQL and Redis\n\
+  adapters   list the adapter plugins that load (from TNS_ADAPTER_DIR)\n\
+configuration: TNS_* environment variables, see README.md";
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let arg = std::env::args().nth(1).unwrap_or_default();
+    if matches!(arg.as_str(), "-h" | "--help" | "help") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let Some(role) = Role::parse(&arg) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(64);
+    };
+    let cfg = match Config::from_env(role) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("tns: configuration error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    telemetry::init(cfg.log_format);
+    match roles::run(cfg, roles::shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tns: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Composing the roles: each role's parts prepared from the configuration, and what every
+//! `tns <role>` does.
+
+use std::{future::Future, sync::Arc};
+
+use anyhow::Context;
+use sqlx::PgPool;
+use tns_adapter_host::Registry;
+use tns_api::startup::{self, Application};
+pub use tns_scheduler::role::Scheduler;
+
+use crate::config::{Config, Role};
+
+/// Load the adapter plugins (once per process: `tns dev` shares them between the API and the
+/// scheduler). Plugins that fail to load are logged and left out.
+pub fn load_adapters(cfg: &Config) -> anyhow::Result<Arc<Registry>> {
+    let dir = &cfg.adapters.dir;
+    let adapters = Registry::load(&cfg.adapters).with_context(|| format!("TNS_ADAPTER_DIR {}", dir.display()))?;
+    for (name, version, path) in adapters.list() {
+        tracing::info!(adapter = %name, %version, library = %path.display(), "adapter loaded");
+    }
+    for failure in &adapters.failures {
+        tracing::warn!(error = %failure, "adapter not loaded");
+    }
+    Ok(Arc::new(adapters))
+}
+
+/// The database, ready: created first in `tns dev`, migrated when configured.
+pub async fn database(cfg: &Config, max_connections: u32, application_name: &str) -> anyhow::Result<PgPool> {
+    tns_store::prepare(&cfg.db, cfg.role == Role::Dev, max_connections, application_name).await
+}
+
+/// The API role, bound and ready to serve; with the plugins of `adapters`, or its own.
+pub async fn api(cfg: &Config, adapters: Option<Arc<Registry>>) -> anyhow::Result<Application> {
+    let settings = cfg.api.clone().context("this role serves no API")?;
+    let adapters = match adapters {
+        Some(a) => a,
+        None => load_adapters(cfg)?,
+    };
+    let db = database(cfg, cfg.db.max_connections, "tns-api").await?;
+    Application::build(settings, cfg.listen, db, adapters).await
+}
+
+/// A scheduler, ready to run (the database is migrated by whoever started first); with the
+/// plugins of `adapters`, or its own.
+pub async fn scheduler(
+    cfg: &Config,
+    metrics: &prometheus::Registry,
+    adapters: Option<Arc<Registry>>,
+) -> anyhow::Result<Scheduler> {
+    let settings = cfg.scheduler.clone().context("this role runs no scheduler")?;
+    let adapters = match adapters {
+        Some(a) => a,
+        None => load_adapters(cfg)?,
+    };
+    Scheduler::prepare(settings, &cfg.db, metrics, adapters, &cfg.adapters.dir).await
+}
+
+/// Run `cfg.role` until `shutdown` resolves.
+pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+    match cfg.role {
+        Role::Migrate => {
+            let pool = tns_store::connect(&cfg.db.url, 2, "tns-migrate").await?;
+            tns_store::migrate(&pool).await?;
+            println!("migrations applied");
+            Ok(())
+        }
+        Role::Adapters => {
+            let registry = Registry::load(&cfg.adapters)
+                .map_err(|e| anyhow::anyhow!("TNS_ADAPTER_DIR {}: {e}", cfg.adapters.dir.display()))?;
+            for (name, version, path) in registry.list() {
+                println!("{name}\t{version}\t{}", path.display());
+            }
+            for f in &registry.failures {
+                eprintln!("not loaded: {f}");
+            }
+            if registry.list().is_empty() {
+                anyhow::bail!("no adapter loaded from {}", cfg.adapters.dir.display());
+            }
+            Ok(())
+        }
+        Role::Scheduler => {
+            // Migrate (when configured) with a small pool of its own, then hand over.
+            database(&cfg, 2, "tns-scheduler").await?.close().await;
+            let metrics = prometheus::Registry::new();
+            let scheduler = scheduler(&cfg, &metrics, None).await?;
+            scheduler.serve(cfg.listen, metrics, shutdown).await
+        }
+        Role::Api => {
+            let app = api(&cfg, None).await?;
+            // Machine-readable start lines (tests and scripts wait for them).
+            println!("metrics on http://{}", app.metrics_addr());
+            println!("listening on http://{}", app.addr());
+            app.run(shutdown).await
+        }
+        Role::Dev => {
+            tracing::warn!(
+                "dev mode: throw-away signing secret unless TNS_SIGNING_SECRET is set; cookies without Secure"
+            );
+            let adapters = load_adapters(&cfg)?;
+            let app = api(&cfg, Some(adapters.clone())).await?;
+            println!("metrics on http://{}", app.metrics_addr());
+            // The scheduler runs alongside, on the API's metrics, and stops after the API has
+            // drained.
+            let scheduler = scheduler(&cfg, app.state().metrics.registry(), Some(adapters)).await?;
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let scheduler = tokio::spawn(scheduler.run(async move {
+                stopped.await.ok();
+            }));
+            println!("listening on http://{}", app.addr());
+            let served = app.run(shutdown).await;
+            stop.send(()).ok();
+            scheduler.await??;
+            served
+        }
+    }
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    startup::shutdown_signal()
+}

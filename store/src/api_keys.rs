@@ -1,0 +1,94 @@
+//! API key rows. Every query is scoped by organization.
+
+use serde::Serialize;
+use sqlx::{PgConnection, PgPool};
+use utoipa::ToSchema;
+
+use tns_core::keys;
+use tns_core::scopes::Scopes;
+
+/// At most this many active keys per organization.
+pub const MAX_ACTIVE_KEYS: i64 = 100;
+
+/// An entry of the key list (the key itself is never shown again).
+#[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
+pub struct ApiKeyInfo {
+    pub id: i64,
+    pub name: String,
+    /// The leading characters of the key, to tell keys apart.
+    pub api_key_prefix: String,
+    pub scopes: Vec<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// A freshly created key: the only time the full key is returned.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedKey {
+    pub id: i64,
+    pub name: String,
+    pub scopes: Vec<String>,
+    /// The full key. Shown once; store it now.
+    pub api_key: String,
+    pub api_key_prefix: String,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+}
+
+pub async fn insert(
+    tx: &mut PgConnection,
+    org: i64,
+    user: i64,
+    name: &str,
+    scopes: Scopes,
+) -> sqlx::Result<CreatedKey> {
+    let key = keys::generate();
+    let names = scopes.names();
+    let (id, created_at): (i64, chrono::DateTime<chrono::Utc>) = sqlx::query_as(
+        "INSERT INTO api_keys (org_id, created_by, name, prefix, key_hash, scopes)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, created_at",
+    )
+    .bind(org)
+    .bind(user)
+    .bind(name)
+    .bind(&key.display_prefix)
+    .bind(&key.hash[..])
+    .bind(&names)
+    .fetch_one(tx)
+    .await?;
+    Ok(CreatedKey {
+        id,
+        name: name.to_string(),
+        scopes: names,
+        api_key: key.secret,
+        api_key_prefix: key.display_prefix,
+        created_at,
+    })
+}
+
+/// Lock the organization's key set and count its active keys (serializes concurrent creates).
+pub async fn lock_and_count(tx: &mut PgConnection, org: i64) -> sqlx::Result<i64> {
+    sqlx::query("SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE").bind(org).execute(&mut *tx).await?;
+    sqlx::query_scalar("SELECT count(*) FROM api_keys WHERE org_id = $1 AND revoked_at IS NULL")
+        .bind(org)
+        .fetch_one(tx)
+        .await
+}
+
+pub async fn list(db: &PgPool, org: i64) -> sqlx::Result<Vec<ApiKeyInfo>> {
+    sqlx::query_as(
+        "SELECT id, name, prefix AS api_key_prefix, scopes, created_at FROM api_keys
+          WHERE org_id = $1 AND revoked_at IS NULL ORDER BY id DESC",
+    )
+    .bind(org)
+    .fetch_all(db)
+    .await
+}
+
+/// Revoke; false when the organization has no such active key.
+pub async fn revoke(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> {
+    let r = sqlx::query("UPDATE api_keys SET revoked_at = now() WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL")
+        .bind(org)
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}

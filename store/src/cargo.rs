@@ -1,0 +1,182 @@
+//! Cargo shipment rows, scoped by organization.
+
+use chrono::{NaiveDate, NaiveTime};
+use serde::Serialize;
+use sqlx::{PgConnection, PgPool, Postgres};
+use utoipa::ToSchema;
+
+use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
+use tns_core::domain::kinds::{CargoUnit, RecordStatus};
+
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Cargo {
+    pub id: i64,
+    pub vehicle_id: i64,
+    pub driver_id: Option<i64>,
+    pub transport_type: i16,
+    pub cargo_type: i32,
+    pub transport_mode: i16,
+    pub cargo_amount: f64,
+    pub cargo_unit: CargoUnit,
+    pub sender_tax_number: String,
+    pub sender_name: String,
+    pub receiver_tax_number: String,
+    pub receiver_name: String,
+    #[schema(value_type = tns_core::domain::fields::Day)]
+    pub loading_date: NaiveDate,
+    #[serde(serialize_with = "hh_mm")]
+    #[schema(value_type = tns_core::domain::fields::Time)]
+    pub loading_time: NaiveTime,
+    pub loading_city_id: i32,
+    pub loading_district_id: i32,
+    #[schema(value_type = tns_core::domain::fields::Day)]
+    pub unloading_date: NaiveDate,
+    #[serde(serialize_with = "hh_mm")]
+    #[schema(value_type = tns_core::domain::fields::Time)]
+    pub unloading_time: NaiveTime,
+    pub unloading_city_id: i32,
+    pub unloading_district_id: i32,
+    /// Mirrors the latest submission: `draft` until submitted.
+    pub status: RecordStatus,
+    /// The downstream's reference, once a submission of it was delivered.
+    pub downstream_reference: Option<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+fn hh_mm<S: serde::Serializer>(t: &NaiveTime, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&t.format("%H:%M"))
+}
+
+impl Keyed for Cargo {
+    fn key(&self) -> i64 {
+        self.id
+    }
+}
+
+/// Validated cargo fields.
+pub struct CargoFields {
+    pub vehicle_id: i64,
+    pub driver_id: Option<i64>,
+    pub transport_type: i16,
+    pub cargo_type: i32,
+    pub transport_mode: i16,
+    pub cargo_amount: f64,
+    pub cargo_unit: CargoUnit,
+    pub sender_tax_number: String,
+    pub sender_name: String,
+    pub receiver_tax_number: String,
+    pub receiver_name: String,
+    pub loading: (NaiveDate, NaiveTime, i32, i32),
+    pub unloading: (NaiveDate, NaiveTime, i32, i32),
+}
+
+const COLUMNS: &str =
+    "id, vehicle_id, driver_id, transport_type, cargo_type, transport_mode, cargo_amount::float8 AS cargo_amount, \
+     cargo_unit, sender_tax_number, sender_name, receiver_tax_number, receiver_name, loading_date, loading_time, \
+     loading_city_id, loading_district_id, unloading_date, unloading_time, unloading_city_id, unloading_district_id, \
+     status, downstream_reference, created_at, updated_at";
+
+/// The columns both writes set, bound in this order by [`bind_fields`].
+const FIELDS: [&str; 19] = [
+    "vehicle_id",
+    "driver_id",
+    "transport_type",
+    "cargo_type",
+    "transport_mode",
+    "cargo_amount",
+    "cargo_unit",
+    "sender_tax_number",
+    "sender_name",
+    "receiver_tax_number",
+    "receiver_name",
+    "loading_date",
+    "loading_time",
+    "loading_city_id",
+    "loading_district_id",
+    "unloading_date",
+    "unloading_time",
+    "unloading_city_id",
+    "unloading_district_id",
+];
+
+fn bind_fields<'q>(
+    q: sqlx::query::QueryAs<'q, Postgres, Cargo, sqlx::postgres::PgArguments>,
+    c: &'q CargoFields,
+) -> sqlx::query::QueryAs<'q, Postgres, Cargo, sqlx::postgres::PgArguments> {
+    q.bind(c.vehicle_id)
+        .bind(c.driver_id)
+        .bind(c.transport_type)
+        .bind(c.cargo_type)
+        .bind(c.transport_mode)
+        .bind(c.cargo_amount)
+        .bind(c.cargo_unit)
+        .bind(&c.sender_tax_number)
+        .bind(&c.sender_name)
+        .bind(&c.receiver_tax_number)
+        .bind(&c.receiver_name)
+        .bind(c.loading.0)
+        .bind(c.loading.1)
+        .bind(c.loading.2)
+        .bind(c.loading.3)
+        .bind(c.unloading.0)
+        .bind(c.unloading.1)
+        .bind(c.unloading.2)
+        .bind(c.unloading.3)
+}
+
+pub async fn insert(db: &PgPool, org: i64, c: &CargoFields) -> sqlx::Result<Cargo> {
+    let placeholders: Vec<String> = (2..2 + FIELDS.len()).map(|i| format!("${i}")).collect();
+    let sql = format!(
+        "INSERT INTO cargo (org_id, {}) VALUES ($1, {}) RETURNING {COLUMNS}",
+        FIELDS.join(", "),
+        placeholders.join(", ")
+    );
+    bind_fields(sqlx::query_as(&sql).bind(org), c).fetch_one(db).await
+}
+
+/// Replace a draft's fields; `None` when there is no such draft.
+pub async fn update_draft(db: &PgPool, org: i64, id: i64, c: &CargoFields) -> sqlx::Result<Option<Cargo>> {
+    let sets: Vec<String> = FIELDS.iter().enumerate().map(|(i, f)| format!("{f} = ${}", i + 3)).collect();
+    let sql = format!(
+        "UPDATE cargo SET {}, updated_at = now() WHERE org_id = $1 AND id = $2 AND status = 'draft' RETURNING {COLUMNS}",
+        sets.join(", ")
+    );
+    bind_fields(sqlx::query_as(&sql).bind(org).bind(id), c).fetch_optional(db).await
+}
+
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Cargo>> {
+    get_locking(db, org, id, "").await
+}
+
+/// The shipment, its row locked until the transaction ends (submissions serialize on it).
+pub async fn get_for_update(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<Cargo>> {
+    get_locking(tx, org, id, " FOR UPDATE").await
+}
+
+async fn get_locking(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64, lock: &str) -> sqlx::Result<Option<Cargo>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM cargo WHERE org_id = $1 AND id = $2{lock}"))
+        .bind(org)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+pub async fn delete_draft(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> {
+    let r = sqlx::query("DELETE FROM cargo WHERE org_id = $1 AND id = $2 AND status = 'draft'")
+        .bind(org)
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+pub async fn list(db: &PgPool, org: i64, status: Option<RecordStatus>, page: &Page) -> sqlx::Result<Vec<Cargo>> {
+    let mut qb = ids_then_rows(&format!("SELECT {COLUMNS} FROM cargo c"), "c", "cargo");
+    qb.push_bind(org);
+    if let Some(s) = status {
+        qb.push(" AND status = ").push_bind(s);
+    }
+    close_ids_then_rows(&mut qb, page, "c");
+    qb.build_query_as().fetch_all(db).await
+}

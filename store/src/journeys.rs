@@ -1,0 +1,389 @@
+//! Journey rows with their crew, scoped by organization.
+
+use chrono::{NaiveDate, NaiveTime};
+use serde::{Deserialize, Serialize};
+use sqlx::{types::Json, PgConnection, PgPool, Postgres};
+use utoipa::ToSchema;
+
+use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
+use tns_core::domain::{
+    fields::{Day, Time},
+    kinds::{RecordStatus, TripKind},
+};
+
+/// Context of a scheduled (tarifeli) trip, as stored and shown.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TarifeliContext {
+    pub firma_id: i64,
+    pub unet_guzergah_kodu: i64,
+    /// Departure place id (reference data).
+    pub kalkis_yer_id: i64,
+    /// Arrival place id (reference data).
+    pub varis_yer_id: i64,
+    /// Travel duration in hours, 1–72.
+    pub seyahat_suresi_saat: i64,
+}
+
+/// Where and when a journey leaves or arrives.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Stop {
+    pub date: Day,
+    pub time: Time,
+    /// District (or airport) id of the reference data, as a string of its digits.
+    #[serde(serialize_with = "as_text")]
+    #[schema(value_type = String, pattern = "^[1-9][0-9]*$")]
+    pub district_id: i32,
+}
+
+fn as_text<S: serde::Serializer>(id: &i32, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(id)
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Journey {
+    pub id: i64,
+    /// As given on create: a vehicle record id or a plate.
+    pub vehicle_id: String,
+    /// The plate the journey runs under.
+    pub plate: String,
+    /// The vehicle record, when the journey names one (by id or by a registered plate).
+    pub vehicle_record_id: Option<i64>,
+    pub departure: Stop,
+    pub arrival: Stop,
+    /// Present exactly when `trip_kind` is `tarifeli`.
+    pub tarifeli_context: Option<TarifeliContext>,
+    pub trip_kind: TripKind,
+    /// Crew, in the order given.
+    pub personnel_ids: Vec<i64>,
+    /// Mirrors the latest submission: `draft` until submitted.
+    pub status: RecordStatus,
+    /// The downstream's reference, once a submission of it was delivered; later changes to its
+    /// passengers are submitted as an amendment of it.
+    pub downstream_reference: Option<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Keyed for Journey {
+    fn key(&self) -> i64 {
+        self.id
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: i64,
+    vehicle_ref: String,
+    plate: String,
+    vehicle_record_id: Option<i64>,
+    departure_date: NaiveDate,
+    departure_time: NaiveTime,
+    departure_district_id: i32,
+    arrival_date: NaiveDate,
+    arrival_time: NaiveTime,
+    arrival_district_id: i32,
+    tarifeli_context: Option<Json<TarifeliContext>>,
+    trip_kind: TripKind,
+    personnel_ids: Vec<i64>,
+    status: RecordStatus,
+    downstream_reference: Option<String>,
+    created_at: chrono::DateTime<chrono::Utc>,
+    updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+fn stop(date: NaiveDate, time: NaiveTime, district: i32) -> Stop {
+    Stop { date: Day(date), time: Time(time), district_id: district }
+}
+
+impl From<Row> for Journey {
+    fn from(r: Row) -> Journey {
+        let tarifeli_context = r.tarifeli_context.map(|j| j.0);
+        Journey {
+            id: r.id,
+            vehicle_id: r.vehicle_ref,
+            plate: r.plate,
+            vehicle_record_id: r.vehicle_record_id,
+            departure: stop(r.departure_date, r.departure_time, r.departure_district_id),
+            arrival: stop(r.arrival_date, r.arrival_time, r.arrival_district_id),
+            trip_kind: r.trip_kind,
+            tarifeli_context,
+            personnel_ids: r.personnel_ids,
+            status: r.status,
+            downstream_reference: r.downstream_reference,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+/// How a journey names its vehicle.
+#[derive(Debug, Clone)]
+pub enum VehicleChoice {
+    /// A vehicle record of the organization, which must be active.
+    Record(i64),
+    /// A plate (normalized); linked to the active vehicle holding it, if any.
+    Plate(String),
+}
+
+impl VehicleChoice {
+    /// What `vehicle_id` shows: the caller's own words, normalized.
+    pub fn as_ref_text(&self) -> String {
+        match self {
+            VehicleChoice::Record(id) => id.to_string(),
+            VehicleChoice::Plate(p) => p.clone(),
+        }
+    }
+
+    fn record(&self) -> Option<i64> {
+        match self {
+            VehicleChoice::Record(id) => Some(*id),
+            VehicleChoice::Plate(_) => None,
+        }
+    }
+
+    fn plate(&self) -> Option<&str> {
+        match self {
+            VehicleChoice::Record(_) => None,
+            VehicleChoice::Plate(p) => Some(p),
+        }
+    }
+}
+
+/// Validated journey fields.
+pub struct JourneyFields {
+    pub vehicle: VehicleChoice,
+    pub departure: (NaiveDate, NaiveTime, i32),
+    pub arrival: (NaiveDate, NaiveTime, i32),
+    pub trip_kind: TripKind,
+    pub tarifeli_context: Option<TarifeliContext>,
+    pub personnel_ids: Vec<i64>,
+}
+
+const SELECT: &str = "SELECT j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
+       j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context, j.trip_kind,
+       j.status,
+       j.downstream_reference, j.created_at, j.updated_at,
+       ARRAY(SELECT c.personnel_id FROM journey_crew c WHERE c.journey_id = j.id ORDER BY c.position) AS personnel_ids
+  FROM journeys j";
+
+#[derive(Debug, Default)]
+pub struct Filter {
+    pub status: Option<RecordStatus>,
+    pub departure_from: Option<NaiveDate>,
+    pub departure_to: Option<NaiveDate>,
+}
+
+pub async fn get(db: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<Journey>> {
+    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE j.org_id = $1 AND j.id = $2"))
+        .bind(org)
+        .bind(id)
+        .fetch_optional(db)
+        .await?;
+    Ok(row.map(Journey::from))
+}
+
+pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Journey>> {
+    let mut qb = ids_then_rows(SELECT, "j", "journeys");
+    qb.push_bind(org);
+    if let Some(s) = &filter.status {
+        qb.push(" AND status = ").push_bind(*s);
+    }
+    if let Some(d) = filter.departure_from {
+        qb.push(" AND departure_date >= ").push_bind(d);
+    }
+    if let Some(d) = filter.departure_to {
+        qb.push(" AND departure_date <= ").push_bind(d);
+    }
+    close_ids_then_rows(&mut qb, page, "j");
+    let rows: Vec<Row> = qb.build_query_as().fetch_all(db).await?;
+    Ok(rows.into_iter().map(Journey::from).collect())
+}
+
+/// Resolves the vehicle inside the write statement, so creating a journey is one round trip
+/// (it is the hottest write of the API). `$1` org, `$2` record id or NULL, `$3` plate or NULL;
+/// no row when a named record is not an active vehicle of the organization.
+const VEHICLE_CTE: &str = "WITH v AS (
+    SELECT COALESCE(rec.plate, $3::text) AS plate, rec.id
+      FROM (SELECT 1) AS one
+      LEFT JOIN vehicles rec ON rec.org_id = $1 AND rec.status = 'active'
+           AND CASE WHEN $2::bigint IS NULL THEN rec.plate = $3::text ELSE rec.id = $2::bigint END
+     WHERE $2::bigint IS NULL OR rec.id IS NOT NULL)";
+
+/// Bind `$2` to `$12`: the vehicle, the reference text, the stops, the context and the kind.
+fn bind_fields<'q, O>(
+    q: sqlx::query::QueryAs<'q, Postgres, O, sqlx::postgres::PgArguments>,
+    f: &'q JourneyFields,
+) -> sqlx::query::QueryAs<'q, Postgres, O, sqlx::postgres::PgArguments> {
+    q.bind(f.vehicle.record())
+        .bind(f.vehicle.plate())
+        .bind(f.vehicle.as_ref_text())
+        .bind(f.departure.0)
+        .bind(f.departure.1)
+        .bind(f.departure.2)
+        .bind(f.arrival.0)
+        .bind(f.arrival.1)
+        .bind(f.arrival.2)
+        .bind(f.tarifeli_context.as_ref().map(Json))
+        .bind(f.trip_kind)
+}
+
+/// A journey row with the position of its input in a batch.
+#[derive(sqlx::FromRow)]
+struct Numbered {
+    ordinal: i64,
+    #[sqlx(flatten)]
+    row: Row,
+}
+
+/// Insert journeys with their crews, of any organizations, in one statement (atomic without
+/// a transaction; one round trip and one commit for the whole batch). The answer lines up
+/// with `batch`: `None` where the named vehicle record is not an active vehicle of that
+/// organization. Journey ids are drawn first so crew rows can name them.
+pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::Result<Vec<Option<Journey>>> {
+    fn col<T>(batch: &[(i64, &JourneyFields)], f: impl Fn(&JourneyFields) -> T) -> Vec<T> {
+        batch.iter().map(|(_, j)| f(j)).collect()
+    }
+    let orgs: Vec<i64> = batch.iter().map(|(org, _)| *org).collect();
+    let (mut crew_n, mut crew_id, mut crew_pos) = (vec![], vec![], vec![]);
+    for (n, (_, j)) in batch.iter().enumerate() {
+        for (pos, id) in j.personnel_ids.iter().enumerate() {
+            crew_n.push(n as i64 + 1);
+            crew_id.push(*id);
+            crew_pos.push(pos as i16);
+        }
+    }
+    let rows: Vec<Numbered> = sqlx::query_as(
+        "WITH input AS (
+            SELECT i.*, nextval(pg_get_serial_sequence('journeys', 'id')) AS new_id
+              FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::date[], $6::time[], $7::int[],
+                          $8::date[], $9::time[], $10::int[], $11::jsonb[], $15::text[])
+                   WITH ORDINALITY AS i(org, rec, plate, ref, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx,
+                                        kind, n)
+         ), v AS (
+            SELECT i.*, COALESCE(rec.plate, i.plate) AS v_plate, rec.id AS v_id
+              FROM input i
+              LEFT JOIN vehicles rec ON rec.org_id = i.org AND rec.status = 'active'
+                   AND CASE WHEN i.rec IS NULL THEN rec.plate = i.plate ELSE rec.id = i.rec END
+             WHERE i.rec IS NULL OR rec.id IS NOT NULL
+         ), crew AS (
+            SELECT * FROM unnest($12::bigint[], $13::bigint[], $14::smallint[]) AS c(n, personnel_id, position)
+         ), j AS (
+            INSERT INTO journeys (id, org_id, vehicle_ref, plate, vehicle_record_id, departure_date, departure_time,
+                                  departure_district_id, arrival_date, arrival_time, arrival_district_id, tarifeli_context,
+                                  trip_kind)
+            SELECT new_id, org, ref, v_plate, v_id, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx, kind
+              FROM v ORDER BY n
+            RETURNING *
+         ), crew_rows AS (
+            INSERT INTO journey_crew (journey_id, personnel_id, org_id, position)
+            SELECT v.new_id, c.personnel_id, v.org, c.position FROM crew c JOIN v ON v.n = c.n
+         ), events AS (
+            -- journey.created, in the statement that creates the journeys (the outbox). The data is
+            -- the journey as GET /portal/journeys/{id} shows it.
+            SELECT webhook_emit(array_agg(j.org_id), array_agg('journey.created'::text), array_agg(
+                       jsonb_build_object('id', j.id, 'vehicle_id', j.vehicle_ref, 'plate', j.plate,
+                                          'vehicle_record_id', j.vehicle_record_id,
+                                          'departure', jsonb_build_object('date', j.departure_date,
+                                              'time', to_char(j.departure_time, 'HH24:MI'),
+                                              'district_id', j.departure_district_id::text),
+                                          'arrival', jsonb_build_object('date', j.arrival_date,
+                                              'time', to_char(j.arrival_time, 'HH24:MI'),
+                                              'district_id', j.arrival_district_id::text),
+                                          'tarifeli_context', j.tarifeli_context, 'trip_kind', j.trip_kind,
+                                          'personnel_ids', ARRAY(SELECT c.personnel_id FROM crew c JOIN v ON v.n = c.n
+                                                                  WHERE v.new_id = j.id ORDER BY c.position),
+                                          'status', j.status, 'downstream_reference', j.downstream_reference,
+                                          'created_at', j.created_at, 'updated_at', j.updated_at))) AS deliveries
+              FROM j
+         )
+         SELECT v.n AS ordinal, j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
+                j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context,
+                j.trip_kind, j.status, j.downstream_reference, j.created_at, j.updated_at,
+                ARRAY(SELECT c.personnel_id FROM crew c WHERE c.n = v.n ORDER BY c.position) AS personnel_ids
+           FROM j JOIN v ON v.new_id = j.id CROSS JOIN events",
+    )
+    .bind(&orgs)
+    .bind(col(batch, |j| j.vehicle.record()))
+    .bind(col(batch, |j| j.vehicle.plate().map(str::to_string)))
+    .bind(col(batch, |j| j.vehicle.as_ref_text()))
+    .bind(col(batch, |j| j.departure.0))
+    .bind(col(batch, |j| j.departure.1))
+    .bind(col(batch, |j| j.departure.2))
+    .bind(col(batch, |j| j.arrival.0))
+    .bind(col(batch, |j| j.arrival.1))
+    .bind(col(batch, |j| j.arrival.2))
+    .bind(col(batch, |j| j.tarifeli_context.clone().map(Json)))
+    .bind(&crew_n)
+    .bind(&crew_id)
+    .bind(&crew_pos)
+    .bind(col(batch, |j| j.trip_kind))
+    .fetch_all(db)
+    .await?;
+    let mut out: Vec<Option<Journey>> = (0..batch.len()).map(|_| None).collect();
+    for r in rows {
+        if let Some(slot) = out.get_mut(r.ordinal as usize - 1) {
+            *slot = Some(Journey::from(r.row));
+        }
+    }
+    Ok(out)
+}
+
+/// Replace an editable journey's fields and crew (see `RecordStatus::is_editable`). False
+/// when it is not editable (any more) or the named vehicle record is not an active vehicle of
+/// the organization.
+pub async fn update_editable(tx: &mut PgConnection, org: i64, id: i64, f: &JourneyFields) -> sqlx::Result<bool> {
+    let sql = format!(
+        "{VEHICLE_CTE}
+         UPDATE journeys j SET vehicle_ref = $4, plate = v.plate, vehicle_record_id = v.id, departure_date = $5,
+                departure_time = $6, departure_district_id = $7, arrival_date = $8, arrival_time = $9,
+                arrival_district_id = $10, tarifeli_context = $11, trip_kind = $12, updated_at = now()
+           FROM v
+          WHERE j.org_id = $1 AND j.id = $13 AND j.status IN ('draft', 'delivered', 'failed')
+         RETURNING j.id"
+    );
+    let updated: Option<(i64,)> =
+        bind_fields(sqlx::query_as(&sql).bind(org), f).bind(id).fetch_optional(&mut *tx).await?;
+    if updated.is_none() {
+        return Ok(false);
+    }
+    sqlx::query("DELETE FROM journey_crew WHERE journey_id = $1").bind(id).execute(&mut *tx).await?;
+    sqlx::query(
+        "INSERT INTO journey_crew (journey_id, personnel_id, org_id, position)
+         SELECT $1, p, $2, (n - 1)::smallint FROM unnest($3::bigint[]) WITH ORDINALITY AS c(p, n)",
+    )
+    .bind(id)
+    .bind(org)
+    .bind(&f.personnel_ids)
+    .execute(&mut *tx)
+    .await?;
+    Ok(true)
+}
+
+/// Delete a draft journey with its crew and passengers; false when there is no such draft.
+pub async fn delete_draft(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> {
+    let r = sqlx::query("DELETE FROM journeys WHERE org_id = $1 AND id = $2 AND status = 'draft'")
+        .bind(org)
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// The journey's status, locking the row so passenger changes serialize with each other.
+pub async fn lock(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
+    sqlx::query_scalar("SELECT status FROM journeys WHERE org_id = $1 AND id = $2 FOR UPDATE")
+        .bind(org)
+        .bind(id)
+        .fetch_optional(tx)
+        .await
+}
+
+/// The journey's status, if the organization has it.
+pub async fn status(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
+    sqlx::query_scalar("SELECT status FROM journeys WHERE org_id = $1 AND id = $2")
+        .bind(org)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}

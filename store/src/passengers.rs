@@ -1,0 +1,222 @@
+//! Passenger rows of a journey, scoped by organization.
+
+use chrono::NaiveDate;
+use serde::Serialize;
+use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
+use utoipa::ToSchema;
+
+use crate::pagination::{Keyed, Page};
+use tns_core::domain::kinds::Gender;
+
+/// At most this many passengers on one journey.
+pub const MAX_PER_JOURNEY: i64 = 5000;
+pub const IDENTITY_KEY: &str = "passengers_journey_id_identity_number_key";
+
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Passenger {
+    pub id: i64,
+    pub journey_id: i64,
+    pub first_name: String,
+    pub last_name: String,
+    pub identity_number: String,
+    pub gender: Gender,
+    pub nationality: Option<String>,
+    pub boarding_place_code: i32,
+    pub destination_place_code: i32,
+    pub ticket_serial_no: Option<String>,
+    pub ticket_issue_date: Option<NaiveDate>,
+    pub amount: Option<f64>,
+    pub seat_no: Option<String>,
+    pub phone: Option<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Keyed for Passenger {
+    fn key(&self) -> i64 {
+        self.id
+    }
+}
+
+/// Validated passenger fields.
+#[derive(Debug, Clone)]
+pub struct PassengerFields {
+    pub first_name: String,
+    pub last_name: String,
+    pub identity_number: String,
+    pub gender: Gender,
+    pub nationality: Option<String>,
+    pub boarding_place_code: i32,
+    pub destination_place_code: i32,
+    pub ticket_serial_no: Option<String>,
+    pub ticket_issue_date: Option<NaiveDate>,
+    pub amount: Option<f64>,
+    pub seat_no: Option<String>,
+    pub phone: Option<String>,
+}
+
+const COLUMNS: &str = "id, journey_id, first_name, last_name, identity_number, gender, nationality, boarding_place_code, \
+     destination_place_code, ticket_serial_no, ticket_issue_date, amount::float8 AS amount, seat_no, phone, created_at, updated_at";
+
+/// Column arrays for `unnest`, one entry per passenger.
+#[derive(Default)]
+struct Columns {
+    first_name: Vec<String>,
+    last_name: Vec<String>,
+    identity_number: Vec<String>,
+    gender: Vec<Gender>,
+    nationality: Vec<Option<String>>,
+    boarding: Vec<i32>,
+    destination: Vec<i32>,
+    ticket_serial_no: Vec<Option<String>>,
+    ticket_issue_date: Vec<Option<NaiveDate>>,
+    amount: Vec<Option<f64>>,
+    seat_no: Vec<Option<String>>,
+    phone: Vec<Option<String>>,
+}
+
+impl Columns {
+    fn of(rows: &[PassengerFields]) -> Columns {
+        let mut c = Columns::default();
+        for p in rows {
+            c.first_name.push(p.first_name.clone());
+            c.last_name.push(p.last_name.clone());
+            c.identity_number.push(p.identity_number.clone());
+            c.gender.push(p.gender);
+            c.nationality.push(p.nationality.clone());
+            c.boarding.push(p.boarding_place_code);
+            c.destination.push(p.destination_place_code);
+            c.ticket_serial_no.push(p.ticket_serial_no.clone());
+            c.ticket_issue_date.push(p.ticket_issue_date);
+            c.amount.push(p.amount);
+            c.seat_no.push(p.seat_no.clone());
+            c.phone.push(p.phone.clone());
+        }
+        c
+    }
+}
+
+/// A passenger with whether the upsert created it.
+#[derive(sqlx::FromRow)]
+pub struct Upserted {
+    #[sqlx(flatten)]
+    pub passenger: Passenger,
+    pub inserted: bool,
+}
+
+/// Insert `rows` into a journey; with `upsert`, an existing identity number is updated
+/// instead of refused. One statement, so all or nothing.
+pub async fn write(
+    tx: &mut PgConnection,
+    org: i64,
+    journey: i64,
+    rows: &[PassengerFields],
+    upsert: bool,
+) -> sqlx::Result<Vec<Upserted>> {
+    let c = Columns::of(rows);
+    let on_conflict = if upsert {
+        "ON CONFLICT (journey_id, identity_number) DO UPDATE SET first_name = EXCLUDED.first_name,
+            last_name = EXCLUDED.last_name, gender = EXCLUDED.gender, nationality = EXCLUDED.nationality,
+            boarding_place_code = EXCLUDED.boarding_place_code, destination_place_code = EXCLUDED.destination_place_code,
+            ticket_serial_no = EXCLUDED.ticket_serial_no, ticket_issue_date = EXCLUDED.ticket_issue_date,
+            amount = EXCLUDED.amount, seat_no = EXCLUDED.seat_no, phone = EXCLUDED.phone, updated_at = now()"
+    } else {
+        ""
+    };
+    sqlx::query_as(&format!(
+        "INSERT INTO passengers (org_id, journey_id, first_name, last_name, identity_number, gender, nationality,
+                                 boarding_place_code, destination_place_code, ticket_serial_no, ticket_issue_date,
+                                 amount, seat_no, phone)
+         SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[],
+                                      $10::text[], $11::date[], $12::float8[], $13::text[], $14::text[])
+         {on_conflict}
+         RETURNING {COLUMNS}, (xmax = 0) AS inserted"
+    ))
+    .bind(org)
+    .bind(journey)
+    .bind(&c.first_name)
+    .bind(&c.last_name)
+    .bind(&c.identity_number)
+    .bind(&c.gender)
+    .bind(&c.nationality)
+    .bind(&c.boarding)
+    .bind(&c.destination)
+    .bind(&c.ticket_serial_no)
+    .bind(&c.ticket_issue_date)
+    .bind(&c.amount)
+    .bind(&c.seat_no)
+    .bind(&c.phone)
+    .fetch_all(tx)
+    .await
+}
+
+pub async fn count(tx: &mut PgConnection, journey: i64) -> sqlx::Result<i64> {
+    sqlx::query_scalar("SELECT count(*) FROM passengers WHERE journey_id = $1").bind(journey).fetch_one(tx).await
+}
+
+pub async fn get(db: &PgPool, org: i64, journey: i64, id: i64) -> sqlx::Result<Option<Passenger>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM passengers WHERE org_id = $1 AND journey_id = $2 AND id = $3"))
+        .bind(org)
+        .bind(journey)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+pub async fn update(
+    db: &PgPool,
+    org: i64,
+    journey: i64,
+    id: i64,
+    p: &PassengerFields,
+) -> sqlx::Result<Option<Passenger>> {
+    sqlx::query_as(&format!(
+        "UPDATE passengers SET first_name = $4, last_name = $5, identity_number = $6, gender = $7, nationality = $8,
+                boarding_place_code = $9, destination_place_code = $10, ticket_serial_no = $11, ticket_issue_date = $12,
+                amount = $13, seat_no = $14, phone = $15, updated_at = now()
+          WHERE org_id = $1 AND journey_id = $2 AND id = $3 RETURNING {COLUMNS}"
+    ))
+    .bind(org)
+    .bind(journey)
+    .bind(id)
+    .bind(&p.first_name)
+    .bind(&p.last_name)
+    .bind(&p.identity_number)
+    .bind(p.gender)
+    .bind(&p.nationality)
+    .bind(p.boarding_place_code)
+    .bind(p.destination_place_code)
+    .bind(&p.ticket_serial_no)
+    .bind(p.ticket_issue_date)
+    .bind(p.amount)
+    .bind(&p.seat_no)
+    .bind(&p.phone)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn delete(db: &PgPool, org: i64, journey: i64, id: i64) -> sqlx::Result<bool> {
+    let r = sqlx::query("DELETE FROM passengers WHERE org_id = $1 AND journey_id = $2 AND id = $3")
+        .bind(org)
+        .bind(journey)
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+pub async fn list(db: &PgPool, org: i64, journey: i64, page: &Page) -> sqlx::Result<Vec<Passenger>> {
+    let mut qb = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM passengers WHERE org_id = "));
+    qb.push_bind(org).push(" AND journey_id = ").push_bind(journey);
+    page.push(&mut qb, "id");
+    qb.build_query_as().fetch_all(db).await
+}
+
+/// Every passenger of a journey, oldest first (what a submission sends).
+pub async fn all_of(db: &mut PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Passenger>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM passengers WHERE org_id = $1 AND journey_id = $2 ORDER BY id"))
+        .bind(org)
+        .bind(journey)
+        .fetch_all(db)
+        .await
+}

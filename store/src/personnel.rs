@@ -1,0 +1,129 @@
+//! Personnel rows, scoped by organization.
+
+use serde::Serialize;
+use sqlx::{PgPool, Postgres, QueryBuilder};
+use utoipa::ToSchema;
+
+use crate::pagination::{Keyed, Page};
+use tns_core::domain::kinds::{Gender, RegistryStatus, RoleType};
+
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Person {
+    pub id: i64,
+    pub identity_number: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub gender: Gender,
+    pub nationality: Option<String>,
+    pub role_type: RoleType,
+    pub phone: Option<String>,
+    pub address: Option<String>,
+    pub hes_code: Option<String>,
+    /// `inactive` once deleted while journeys or cargo refer to them (they then leave the list).
+    pub status: RegistryStatus,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub updated_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl Keyed for Person {
+    fn key(&self) -> i64 {
+        self.id
+    }
+}
+
+/// Validated personnel fields.
+pub struct PersonFields {
+    pub identity_number: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub gender: Gender,
+    pub nationality: Option<String>,
+    pub role_type: RoleType,
+    pub phone: Option<String>,
+    pub address: Option<String>,
+    pub hes_code: Option<String>,
+}
+
+const COLUMNS: &str = "id, identity_number, first_name, last_name, gender, nationality, role_type, phone, address, \
+                       hes_code, status, created_at, updated_at";
+pub const IDENTITY_KEY: &str = "personnel_org_identity_key";
+
+pub async fn insert(db: &PgPool, org: i64, p: &PersonFields) -> sqlx::Result<Person> {
+    sqlx::query_as(&format!(
+        "INSERT INTO personnel (org_id, identity_number, first_name, last_name, gender, nationality, role_type, phone,
+                                address, hes_code)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING {COLUMNS}"
+    ))
+    .bind(org)
+    .bind(&p.identity_number)
+    .bind(&p.first_name)
+    .bind(&p.last_name)
+    .bind(p.gender)
+    .bind(&p.nationality)
+    .bind(p.role_type)
+    .bind(&p.phone)
+    .bind(&p.address)
+    .bind(&p.hes_code)
+    .fetch_one(db)
+    .await
+}
+
+pub async fn update(db: &PgPool, org: i64, id: i64, p: &PersonFields) -> sqlx::Result<Option<Person>> {
+    sqlx::query_as(&format!(
+        "UPDATE personnel SET identity_number = $3, first_name = $4, last_name = $5, gender = $6, nationality = $7,
+                role_type = $8, phone = $9, address = $10, hes_code = $11, updated_at = now()
+          WHERE org_id = $1 AND id = $2 AND status = 'active' RETURNING {COLUMNS}"
+    ))
+    .bind(org)
+    .bind(id)
+    .bind(&p.identity_number)
+    .bind(&p.first_name)
+    .bind(&p.last_name)
+    .bind(p.gender)
+    .bind(&p.nationality)
+    .bind(p.role_type)
+    .bind(&p.phone)
+    .bind(&p.address)
+    .bind(&p.hes_code)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Person>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM personnel WHERE org_id = $1 AND id = $2"))
+        .bind(org)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// A journey's crew, in order (retired people included: they were on board).
+pub async fn crew_of(db: &mut sqlx::PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Person>> {
+    let cols: Vec<String> = COLUMNS.split(", ").map(|c| format!("p.{}", c.trim())).collect();
+    sqlx::query_as(&format!(
+        "SELECT {} FROM journey_crew c JOIN personnel p ON p.id = c.personnel_id
+          WHERE c.org_id = $1 AND c.journey_id = $2 ORDER BY c.position",
+        cols.join(", ")
+    ))
+    .bind(org)
+    .bind(journey)
+    .fetch_all(db)
+    .await
+}
+
+/// The active people of the organization among `ids`, as (id, role_type).
+pub async fn active_roles(db: &PgPool, org: i64, ids: &[i64]) -> sqlx::Result<Vec<(i64, RoleType)>> {
+    sqlx::query_as("SELECT id, role_type FROM personnel WHERE org_id = $1 AND id = ANY($2) AND status = 'active'")
+        .bind(org)
+        .bind(ids)
+        .fetch_all(db)
+        .await
+}
+
+pub async fn list(db: &PgPool, org: i64, page: &Page) -> sqlx::Result<Vec<Person>> {
+    let mut qb =
+        QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM personnel WHERE status = 'active' AND org_id = "));
+    qb.push_bind(org);
+    page.push(&mut qb, "id");
+    qb.build_query_as().fetch_all(db).await
+}

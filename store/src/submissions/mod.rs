@@ -1,0 +1,302 @@
+//! Submission rows as the API reads and creates them (the scheduler's claim and complete
+//! statements live in `tns-scheduler`), and the per-organization downstream setting.
+
+use serde::Serialize;
+use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
+use tns_adapter::PassengerResult;
+use utoipa::ToSchema;
+
+use crate::pagination::{Keyed, Page};
+use tns_core::domain::{
+    kinds::{Operation, SubmissionState, TargetType},
+    warnings::Warning,
+};
+
+/// The queue's NOTIFY channels belong to the scheduler's queue; the API speaks on one and
+/// listens on the other.
+pub mod queue;
+
+pub use queue::{DONE_CHANNEL, QUEUE_CHANNEL};
+
+/// What the record is: a journey or a cargo shipment, by id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Journey(i64),
+    Cargo(i64),
+}
+
+impl Target {
+    pub fn kind(self) -> TargetType {
+        match self {
+            Target::Journey(_) => TargetType::Journey,
+            Target::Cargo(_) => TargetType::Cargo,
+        }
+    }
+
+    pub fn id(self) -> i64 {
+        match self {
+            Target::Journey(id) | Target::Cargo(id) => id,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Submission {
+    pub id: i64,
+    pub target_type: TargetType,
+    pub target_id: i64,
+    /// `journey` (a full notification), `amendment` (trip fields, crew or passengers changed
+    /// since the journey's last delivery), `cargo`, or `cancel` (withdrawing a delivered journey
+    /// or shipment).
+    pub operation: Operation,
+    /// The downstream it goes to (`sandbox` or `uetds`).
+    pub adapter: String,
+    pub state: SubmissionState,
+    pub downstream_reference: Option<String>,
+    pub error_message: Option<String>,
+    /// Attempts made so far.
+    pub attempts: i32,
+    /// When a pending submission is next tried.
+    pub next_attempt_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// What the downstream will want but the record lacked when it was submitted; never a
+    /// refusal.
+    #[sqlx(json)]
+    pub warnings: Vec<Warning>,
+}
+
+impl Keyed for Submission {
+    fn key(&self) -> i64 {
+        self.id
+    }
+}
+
+const COLUMNS: &str = "id, target_type, target_id, operation, adapter, state, downstream_reference, error_message, \
+     attempts, CASE WHEN state = 'pending' THEN run_at END AS next_attempt_at, created_at, finished_at, warnings";
+
+/// One attempt of a submission.
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Attempt {
+    pub started_at: chrono::DateTime<chrono::Utc>,
+    pub finished_at: chrono::DateTime<chrono::Utc>,
+    /// `delivered`, `partial` (some passengers refused), `found` (an earlier attempt had
+    /// delivered it, learned by lookup), `transient`, `timeout`, `permanent`, `configuration`,
+    /// `abandoned` (the scheduler holding it stopped; looked up before sending again) or
+    /// `given_back` (its lease would have ended before the next call could finish; the next
+    /// claim goes on from the calls already made).
+    pub outcome: String,
+    pub error: Option<String>,
+    pub downstream_reference: Option<String>,
+}
+
+/// A delivered journey or amendment submission, as history to replay.
+#[derive(Debug, sqlx::FromRow)]
+pub struct Delivered {
+    pub operation: Operation,
+    pub adapter: String,
+    pub snapshot: Json<serde_json::Value>,
+    pub passenger_results: Option<Json<Vec<PassengerResult>>>,
+    /// What the adapter keeps to change the notification later (`null` when nothing).
+    pub downstream_state: Json<serde_json::Value>,
+}
+
+/// The record's pending submission, if it has one.
+pub async fn pending_for(tx: &mut PgConnection, org: i64, target: Target) -> sqlx::Result<Option<Submission>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM submissions
+          WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'pending'"
+    ))
+    .bind(org)
+    .bind(target.kind())
+    .bind(target.id())
+    .fetch_optional(tx)
+    .await
+}
+
+/// The record's latest delivered submission.
+pub async fn last_delivered(tx: &mut PgConnection, org: i64, target: Target) -> sqlx::Result<Option<Submission>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM submissions
+          WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'delivered'
+          ORDER BY id DESC LIMIT 1"
+    ))
+    .bind(org)
+    .bind(target.kind())
+    .bind(target.id())
+    .fetch_optional(tx)
+    .await
+}
+
+/// The adapter and the kept downstream state of the record's latest delivered notification
+/// (not a cancellation): what a cancellation or a report needs.
+pub async fn delivered_state(
+    tx: &mut PgConnection,
+    org: i64,
+    target: Target,
+) -> sqlx::Result<Option<(String, Json<serde_json::Value>)>> {
+    sqlx::query_as(
+        "SELECT adapter, downstream_state FROM submissions
+          WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'delivered' AND operation <> 'cancel'
+          ORDER BY id DESC LIMIT 1",
+    )
+    .bind(org)
+    .bind(target.kind())
+    .bind(target.id())
+    .fetch_optional(tx)
+    .await
+}
+
+/// The adapter and downstream reference of the record's latest submission when it is a whole
+/// notification (journey or cargo) that failed after the downstream gave a reference: what it
+/// holds of a record never delivered.
+pub async fn failed_but_held(
+    tx: &mut PgConnection,
+    org: i64,
+    target: Target,
+) -> sqlx::Result<Option<(String, String)>> {
+    sqlx::query_as(
+        "SELECT adapter, downstream_reference FROM (
+            SELECT * FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
+             ORDER BY id DESC LIMIT 1) latest
+          WHERE state = 'failed' AND operation IN ('journey', 'cargo') AND downstream_reference IS NOT NULL",
+    )
+    .bind(org)
+    .bind(target.kind())
+    .bind(target.id())
+    .fetch_optional(tx)
+    .await
+}
+
+/// The journey's delivered submissions, oldest first.
+pub async fn delivered_history(tx: &mut PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Delivered>> {
+    sqlx::query_as(
+        "SELECT operation, adapter, snapshot, passenger_results, downstream_state FROM submissions
+          WHERE org_id = $1 AND target_type = 'journey' AND target_id = $2 AND state = 'delivered'
+            AND operation IN ('journey', 'amendment')
+          ORDER BY id",
+    )
+    .bind(org)
+    .bind(journey)
+    .fetch_all(tx)
+    .await
+}
+
+/// Queue a submission, mark its record `submitted`, and wake the schedulers (the NOTIFY is
+/// delivered when the transaction commits).
+///
+/// When the record's latest submission failed with the same operation and adapter, its
+/// progress is where this one starts: what the downstream already holds from it (a trip
+/// declared before a later step was refused, say) is used, never sent twice.
+pub async fn enqueue(
+    tx: &mut PgConnection,
+    org: i64,
+    target: Target,
+    operation: Operation,
+    adapter: &str,
+    snapshot: &serde_json::Value,
+    warnings: &[Warning],
+) -> sqlx::Result<Submission> {
+    let sub: Submission = sqlx::query_as(&format!(
+        "WITH prior AS (
+            SELECT progress, earlier_references || ('tns-' || id) AS earlier FROM (
+                SELECT * FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
+                 ORDER BY id DESC LIMIT 1) latest
+             WHERE state = 'failed' AND operation = $4 AND adapter = $5 AND progress <> 'null'
+         )
+         INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings, progress,
+                                  earlier_references)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE((SELECT progress FROM prior), 'null'),
+                 COALESCE((SELECT earlier FROM prior), '{{}}'))
+         RETURNING {COLUMNS}"
+    ))
+    .bind(org)
+    .bind(target.kind())
+    .bind(target.id())
+    .bind(operation)
+    .bind(adapter)
+    .bind(Json(snapshot))
+    .bind(Json(warnings))
+    .fetch_one(&mut *tx)
+    .await?;
+    let table = match target {
+        Target::Journey(_) => "journeys",
+        Target::Cargo(_) => "cargo",
+    };
+    sqlx::query(&format!("UPDATE {table} SET status = 'submitted', updated_at = now() WHERE org_id = $1 AND id = $2"))
+        .bind(org)
+        .bind(target.id())
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("SELECT pg_notify($1, '')").bind(QUEUE_CHANNEL).execute(&mut *tx).await?;
+    Ok(sub)
+}
+
+pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Submission>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM submissions WHERE org_id = $1 AND id = $2"))
+        .bind(org)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// A submission with what was sent and each passenger's outcome.
+#[derive(Debug, sqlx::FromRow)]
+pub struct Detailed {
+    #[sqlx(flatten)]
+    pub submission: Submission,
+    pub snapshot: Json<serde_json::Value>,
+    pub passenger_results: Option<Json<Vec<PassengerResult>>>,
+}
+
+pub async fn detail(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Detailed>> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS}, snapshot, passenger_results FROM submissions WHERE org_id = $1 AND id = $2"
+    ))
+    .bind(org)
+    .bind(id)
+    .fetch_optional(db)
+    .await
+}
+
+pub async fn attempts(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Vec<Attempt>> {
+    sqlx::query_as(
+        "SELECT started_at, finished_at, outcome, error, downstream_reference FROM submission_attempts
+          WHERE org_id = $1 AND submission_id = $2 ORDER BY id",
+    )
+    .bind(org)
+    .bind(id)
+    .fetch_all(db)
+    .await
+}
+
+/// True once the submission is `delivered` or `failed` (or gone).
+pub async fn is_final(db: &PgPool, id: i64) -> sqlx::Result<bool> {
+    let state: Option<String> =
+        sqlx::query_scalar("SELECT state FROM submissions WHERE id = $1").bind(id).fetch_optional(db).await?;
+    Ok(state.is_none_or(|s| s != "pending"))
+}
+
+#[derive(Debug, Default)]
+pub struct Filter {
+    pub state: Option<SubmissionState>,
+    pub target_type: Option<TargetType>,
+    pub target_id: Option<i64>,
+}
+
+pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Submission>> {
+    let mut qb: QueryBuilder<'_, Postgres> =
+        QueryBuilder::new(format!("SELECT {COLUMNS} FROM submissions WHERE org_id = "));
+    qb.push_bind(org);
+    if let Some(s) = &filter.state {
+        qb.push(" AND state = ").push_bind(*s);
+    }
+    if let Some(t) = &filter.target_type {
+        qb.push(" AND target_type = ").push_bind(*t);
+    }
+    if let Some(id) = filter.target_id {
+        qb.push(" AND target_id = ").push_bind(id);
+    }
+    page.push(&mut qb, "id");
+    qb.build_query_as().fetch_all(db).await
+}

@@ -1,0 +1,268 @@
+//! The submission queue's statements: claim a batch, complete a batch (releasing and depth
+//! are in `leases`). The schema and its rules are in migrations/…_submissions.sql.
+
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use sqlx::{types::Json, PgPool};
+
+use tns_core::domain::kinds::Environment;
+
+/// Schedulers LISTEN here; the API NOTIFYs on every new submission.
+pub const QUEUE_CHANNEL: &str = "tns_submissions";
+/// Completing NOTIFYs the finished ids here, comma-separated (the API's `Prefer: wait`).
+pub const DONE_CHANNEL: &str = "tns_submissions_done";
+
+/// A claimed submission.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Claimed {
+    pub id: i64,
+    pub org_id: i64,
+    pub operation: String,
+    pub adapter: String,
+    pub snapshot: Json<serde_json::Value>,
+    /// Claims so far, this one included: above 1, an earlier attempt may have reached the
+    /// downstream, so this one looks the reference up before sending.
+    pub attempts: i32,
+    pub created_at: DateTime<Utc>,
+    /// This claim's token; completing needs it, so a scheduler that lost its lease cannot
+    /// overwrite the work of the one that took over.
+    pub lease_token: i64,
+    /// Position in the claim's fair order.
+    pub ord: i64,
+    /// What earlier calls achieved (the adapter's own description; `null` at first).
+    pub progress: Json<serde_json::Value>,
+    /// References of earlier failed submissions whose progress this one continues.
+    pub earlier_references: Vec<String>,
+    /// The organization's downstream credentials, when it has set them (password sealed).
+    pub environment: Option<Environment>,
+    pub ws_username: Option<String>,
+    pub ws_password: Option<Vec<u8>>,
+    /// When the lease ends, by this process's clock (measured from before the claim was
+    /// sent, so never later than the database's). Moved on as progress is recorded.
+    #[sqlx(skip)]
+    pub lease_ends: Option<Instant>,
+}
+
+impl Claimed {
+    /// Our reference downstream: stable across attempts, how lookups find the submission.
+    pub fn reference(&self) -> String {
+        format!("tns-{}", self.id)
+    }
+}
+
+/// Claim up to `n` due submissions for `lease`, fairly across organizations: every
+/// organization with due work gets its oldest rows considered, and the batch takes each
+/// organization's first row before anyone's second, starting after `after_org` (the last
+/// organization the previous claim served) and wrapping around, so even claims of one row
+/// take turns. One tenant's backlog of thousands thus delays another tenant's single
+/// submission by at most a claim round or two. The answer is in that fair order.
+///
+/// Each organization contributes at most its share of `n` (locking candidates that are not
+/// taken is what made claims slow), so a claim may return fewer than `n` while work remains.
+///
+/// The organizations are found by a loose index scan of the pending-rows index (one probe per
+/// organization with pending work, however long its backlog). A row that is due while it
+/// still holds a lease token was claimed by a scheduler that stopped or died: its attempt is
+/// recorded as `abandoned` here.
+pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org: i64) -> sqlx::Result<Vec<Claimed>> {
+    let sent = Instant::now();
+    let mut claimed: Vec<Claimed> = sqlx::query_as(
+        "WITH RECURSIVE orgs(org_id) AS (
+            (SELECT org_id FROM submissions WHERE state = 'pending' ORDER BY org_id LIMIT 1)
+            UNION ALL
+            SELECT (SELECT s.org_id FROM submissions s
+                     WHERE s.state = 'pending' AND s.org_id > orgs.org_id ORDER BY s.org_id LIMIT 1)
+              FROM orgs WHERE orgs.org_id IS NOT NULL
+         ), due AS (
+            SELECT d.* FROM orgs CROSS JOIN LATERAL (
+                SELECT s.id, s.org_id, s.run_at, s.lease_token AS old_token, s.leased_at AS old_leased_at
+                  FROM submissions s
+                 WHERE s.state = 'pending' AND s.org_id = orgs.org_id AND s.run_at <= now()
+                 ORDER BY s.run_at
+                 LIMIT (SELECT GREATEST(1, ceil($1::numeric / count(*)))::int FROM orgs WHERE org_id IS NOT NULL)
+                   FOR UPDATE SKIP LOCKED) d
+         ), chosen AS (
+            SELECT * FROM (
+                SELECT ranked.*, row_number() OVER (ORDER BY rn, org_id <= $4, org_id) AS ord FROM (
+                    SELECT due.*, row_number() OVER (PARTITION BY org_id ORDER BY run_at, id) AS rn FROM due) ranked
+            ) fair
+             WHERE ord <= $1
+         ), abandoned AS (
+            INSERT INTO submission_attempts (submission_id, org_id, started_at, outcome, error)
+            SELECT id, org_id, old_leased_at, 'abandoned',
+                   'the scheduler sending it stopped before recording the outcome; looked up downstream before sending again'
+              FROM chosen WHERE old_token IS NOT NULL
+         )
+         UPDATE submissions s
+            SET run_at = now() + make_interval(secs => $2), lease_token = $3, leased_at = now(), attempts = s.attempts + 1
+           FROM chosen LEFT JOIN downstream_settings d ON d.org_id = chosen.org_id
+          WHERE s.id = chosen.id
+         RETURNING s.id, s.org_id, s.operation, s.adapter, s.snapshot, s.attempts, s.created_at, s.lease_token,
+                   chosen.ord, s.progress, s.earlier_references, d.environment, d.ws_username, d.ws_password",
+    )
+    .bind(n as i64)
+    .bind(lease.as_secs_f64())
+    .bind(token)
+    .bind(after_org)
+    .fetch_all(db)
+    .await?;
+    claimed.sort_by_key(|c| c.ord);
+    for c in &mut claimed {
+        c.lease_ends = Some(sent + lease);
+    }
+    Ok(claimed)
+}
+
+/// Record what the calls so far achieved (and the downstream's reference, once it gave one),
+/// while this claim still holds the submission, and renew its lease: a notification of many
+/// calls keeps its lease as long as it makes progress. `false` when the lease was lost (another
+/// scheduler holds the submission now).
+pub async fn record_progress(
+    db: &PgPool,
+    id: i64,
+    token: i64,
+    progress: &serde_json::Value,
+    reference: Option<&str>,
+    lease: Duration,
+) -> sqlx::Result<bool> {
+    let r = sqlx::query(
+        "UPDATE submissions SET progress = $3, run_at = now() + make_interval(secs => $4),
+                downstream_reference = COALESCE($5, downstream_reference)
+          WHERE id = $1 AND lease_token = $2",
+    )
+    .bind(id)
+    .bind(token)
+    .bind(Json(progress))
+    .bind(lease.as_secs_f64())
+    .bind(reference)
+    .execute(db)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// How an attempt ended, as recorded.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub id: i64,
+    pub lease_token: i64,
+    /// `pending` (retry at `retry_at`), `delivered` or `failed`.
+    pub state: &'static str,
+    pub retry_at: Option<DateTime<Utc>>,
+    pub downstream_reference: Option<String>,
+    pub error_message: Option<String>,
+    pub passenger_results: Option<serde_json::Value>,
+    /// The attempt's outcome (`delivered`, `partial`, `found`, `transient`, `timeout`,
+    /// `permanent`, `configuration`, `given_back`) and error.
+    pub outcome: &'static str,
+    pub error: Option<String>,
+    pub started_at: DateTime<Utc>,
+    /// What the adapter keeps of the delivered notification (the receipt's `state`).
+    pub downstream_state: Option<serde_json::Value>,
+    /// Given back before any call was made: the claim is not counted, and no attempt recorded.
+    pub untried: bool,
+}
+
+/// What completing a submission changed.
+#[derive(Debug, sqlx::FromRow)]
+pub struct Completed {
+    pub id: i64,
+    pub state: String,
+}
+
+/// Record a batch of attempts in one statement: the submissions (only those this scheduler
+/// still holds by token), their attempt rows, the journey or shipment status, which mirrors its
+/// latest submission, the `submission.delivered` / `submission.failed` webhook events, and one
+/// NOTIFY of the finished ids for the API's `Prefer: wait`.
+pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Completed>> {
+    fn col<T>(batch: &[Finished], f: impl Fn(&Finished) -> T) -> Vec<T> {
+        batch.iter().map(f).collect()
+    }
+    sqlx::query_as(
+        "WITH r AS (
+            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
+                                 $7::jsonb[], $8::text[], $9::text[], $10::timestamptz[], $12::jsonb[], $13::bool[])
+                AS r(id, token, state, retry_at, reference, message, passengers, outcome, error, started_at,
+                     downstream_state, untried)
+         ), s AS (
+            UPDATE submissions s
+               SET state = r.state,
+                   run_at = COALESCE(r.retry_at, s.run_at),
+                   lease_token = NULL,
+                   attempts = s.attempts - CASE WHEN r.untried THEN 1 ELSE 0 END,
+                   downstream_reference = COALESCE(r.reference, s.downstream_reference),
+                   downstream_state = COALESCE(r.downstream_state, s.downstream_state),
+                   error_message = CASE WHEN r.untried THEN s.error_message ELSE r.message END,
+                   passenger_results = COALESCE(r.passengers, s.passenger_results),
+                   finished_at = CASE WHEN r.state = 'pending' THEN NULL ELSE now() END
+              FROM r
+             -- Only a pending row holds a token. (Naming the state here would invite the planner
+             -- to walk every pending row through the partial indexes instead of looking ids up.)
+             WHERE s.id = r.id AND s.lease_token = r.token
+            RETURNING s.id, s.org_id, s.target_type, s.target_id, s.operation, s.adapter, s.state,
+                      s.downstream_reference, s.error_message, s.attempts, s.created_at, s.finished_at, s.warnings
+         ), attempts AS (
+            INSERT INTO submission_attempts (submission_id, org_id, started_at, outcome, error, downstream_reference)
+            SELECT r.id, s.org_id, r.started_at, r.outcome, r.error, r.reference FROM r JOIN s ON s.id = r.id
+             WHERE NOT r.untried
+         ), finished AS (
+            -- The record's status mirrors its latest submission; a cancellation that went
+            -- through makes it `cancelled`, one that failed leaves it as its latest other
+            -- submission left it. Its downstream reference is the first delivered one (a failed
+            -- submission's reference stays on that submission, for a cancellation).
+            SELECT s.*, CASE WHEN s.operation <> 'cancel' THEN s.state
+                             WHEN s.state = 'delivered' THEN 'cancelled'
+                             ELSE (SELECT p.state FROM submissions p
+                                    WHERE p.org_id = s.org_id AND p.target_type = s.target_type
+                                      AND p.target_id = s.target_id AND p.operation <> 'cancel'
+                                    ORDER BY p.id DESC LIMIT 1) END AS status
+              FROM s WHERE s.state <> 'pending'
+         ), journeys AS (
+            UPDATE journeys t
+               SET status = f.status, updated_at = now(),
+                   downstream_reference = CASE WHEN f.state = 'delivered'
+                                               THEN COALESCE(t.downstream_reference, f.downstream_reference)
+                                               ELSE t.downstream_reference END
+              FROM finished f
+             WHERE f.target_type = 'journey' AND t.id = f.target_id AND t.org_id = f.org_id
+         ), cargo AS (
+            UPDATE cargo t
+               SET status = f.status, updated_at = now(),
+                   downstream_reference = CASE WHEN f.state = 'delivered'
+                                               THEN COALESCE(t.downstream_reference, f.downstream_reference)
+                                               ELSE t.downstream_reference END
+              FROM finished f
+             WHERE f.target_type = 'cargo' AND t.id = f.target_id AND t.org_id = f.org_id
+         ), notified AS (
+            SELECT pg_notify($11, string_agg(id::text, ',')) FROM s WHERE s.state <> 'pending'
+            HAVING count(*) > 0
+         ), events AS (
+            -- submission.delivered / submission.failed, in the statement that finishes them. The data
+            -- is the submission as GET /portal/submissions lists it (a final one: no next attempt).
+            SELECT webhook_emit(array_agg(s.org_id), array_agg('submission.' || s.state), array_agg(
+                       jsonb_build_object('id', s.id, 'target_type', s.target_type, 'target_id', s.target_id,
+                                          'operation', s.operation, 'adapter', s.adapter, 'state', s.state,
+                                          'downstream_reference', s.downstream_reference,
+                                          'error_message', s.error_message, 'attempts', s.attempts,
+                                          'next_attempt_at', NULL, 'created_at', s.created_at,
+                                          'finished_at', s.finished_at, 'warnings', s.warnings)))
+              FROM s WHERE s.state <> 'pending'
+         )
+         SELECT s.id, s.state FROM s LEFT JOIN notified ON true CROSS JOIN events",
+    )
+    .bind(col(batch, |f| f.id))
+    .bind(col(batch, |f| f.lease_token))
+    .bind(col(batch, |f| f.state))
+    .bind(col(batch, |f| f.retry_at))
+    .bind(col(batch, |f| f.downstream_reference.clone()))
+    .bind(col(batch, |f| f.error_message.clone()))
+    .bind(col(batch, |f| f.passenger_results.clone().map(Json)))
+    .bind(col(batch, |f| f.outcome))
+    .bind(col(batch, |f| f.error.clone()))
+    .bind(col(batch, |f| f.started_at))
+    .bind(DONE_CHANNEL)
+    .bind(col(batch, |f| f.downstream_state.clone().map(Json)))
+    .bind(col(batch, |f| f.untried))
+    .fetch_all(db)
+    .await
+}
