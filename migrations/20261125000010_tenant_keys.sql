@@ -42,3 +42,19 @@ ALTER TABLE cargo DROP CONSTRAINT cargo_vehicle_id_fkey,
 ALTER TABLE submission_attempts DROP CONSTRAINT submission_attempts_submission_id_fkey,
     ADD CONSTRAINT submission_attempts_submission_id_fkey FOREIGN KEY (submission_id, org_id)
         REFERENCES submissions (id, org_id) ON DELETE CASCADE;
+
+ALTER TABLE webhook_events ADD CONSTRAINT webhook_events_id_org_key UNIQUE (id, org_id);
+ALTER TABLE webhook_subscriptions ADD CONSTRAINT webhook_subscriptions_id_org_key UNIQUE (id, org_id);
+
+ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_event_id_fkey,
+    DROP CONSTRAINT webhook_deliveries_subscription_id_fkey,
+    ADD CONSTRAINT webhook_deliveries_event_id_fkey FOREIGN KEY (event_id, org_id)
+        REFERENCES webhook_events (id, org_id) ON DELETE CASCADE,
+    ADD CONSTRAINT webhook_deliveries_subscription_id_fkey FOREIGN KEY (subscription_id, org_id)
+        REFERENCES webhook_subscriptions (id, org_id) ON DELETE CASCADE;
+
+-- Not keyed here, on purpose: `webhook_attempts` has no foreign keys at all (the scheduler
+-- writes them from the delivery row it holds locked, with that row's org_id; the checks were
+-- half the cost of recording an attempt), and `submissions.target_id` names a journey or a
+-- cargo shipment by `target_type` (a reference PostgreSQL cannot key); the submit transaction
+-- reads the target under the organization before it writes.

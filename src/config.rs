@@ -159,6 +159,7 @@ mod tests {
         assert!(e.reason.contains("TNS_DEV_ALLOW_REMOTE"), "{}", e.reason);
         assert!(parse(Role::Dev, &[("TNS_LISTEN_ADDR", "0.0.0.0:8080"), ("TNS_DEV_ALLOW_REMOTE", "true")]).is_ok());
         assert!(parse(Role::Dev, &[("TNS_LISTEN_ADDR", "[::1]:8080")]).is_ok());
+        assert_eq!(parse(Role::Dev, &[("TNS_METRICS_ADDR", "0.0.0.0:9090")]).unwrap_err().var, "TNS_METRICS_ADDR");
     }
 
     #[test]

@@ -52,9 +52,10 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
         let res = next.run(req).await;
         return finish(res, route, Some(decision));
     }
-    // An invented key costs a database lookup: not for a client already over its budget.
+    // An invented key costs a database lookup: not for a client that has already had its
+    // budget of refused credentials.
     if auth::costs_a_lookup(&st, req.headers()) {
-        if let Some(decision) = st.throttle.exhausted(&st.redis, ip).await {
+        if let Some(decision) = st.refused.exhausted(&st.redis, ip).await {
             return refuse_anonymous(&st, route, decision);
         }
     }
@@ -81,7 +82,7 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
         Ok(None) => (st.throttle.hit(&st.redis, ip).await, None),
         Err(ApiError::Unauthorized(reason)) => {
             req.extensions_mut().insert(AuthFailure(reason));
-            (st.throttle.hit(&st.redis, ip).await, None)
+            (st.refused.hit(&st.redis, ip).await, None)
         }
         Err(other) => return finish(other.into_response(), route, None),
     };

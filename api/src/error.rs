@@ -114,20 +114,7 @@ impl From<sqlx::Error> for ApiError {
     /// A database's own error text can quote the values it refused (a `DETAIL` naming an
     /// identity number, say): only its code and the constraint or table it names reach the log.
     fn from(e: sqlx::Error) -> Self {
-        ApiError::Internal(anyhow::anyhow!(redacted(&e)))
-    }
-}
-
-/// A database error as it may be logged: its class, code and the object it names; never the
-/// message or detail, which can hold personal data.
-pub fn redacted(e: &sqlx::Error) -> String {
-    match e {
-        sqlx::Error::Database(db) => format!(
-            "database error {} on {}",
-            db.code().as_deref().unwrap_or("?"),
-            db.constraint().or_else(|| db.table()).unwrap_or("?")
-        ),
-        other => other.to_string(),
+        ApiError::Internal(anyhow::anyhow!(tns_store::redacted(&e)))
     }
 }
 

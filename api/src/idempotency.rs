@@ -211,7 +211,7 @@ async fn forget(st: &AppState, slot: &Slot) {
     .execute(&st.db)
     .await;
     if let Err(e) = r {
-        tracing::warn!(error = crate::error::redacted(&e), "could not release an Idempotency-Key");
+        tracing::warn!(error = tns_store::redacted(&e), "could not release an Idempotency-Key");
     }
 }
 
@@ -222,6 +222,6 @@ pub async fn purge(db: &sqlx::PgPool) {
         .execute(db)
         .await;
     if let Err(e) = r {
-        tracing::warn!(error = crate::error::redacted(&e), "could not purge old Idempotency-Key records");
+        tracing::warn!(error = tns_store::redacted(&e), "could not purge old Idempotency-Key records");
     }
 }

@@ -11,6 +11,7 @@ pub mod idempotency;
 pub mod metrics;
 pub mod quota;
 pub mod redis_store;
+pub mod serve;
 pub mod settings;
 pub mod snapshot;
 pub mod startup;

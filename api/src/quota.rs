@@ -534,7 +534,7 @@ impl Quota {
         for ((org, month), counts) in pending {
             let rows = rows_from_fields(&counts.fields);
             if let Err(e) = upsert_usage(&self.db, org, month, &rows, Upsert::Add).await {
-                tracing::error!(org, %month, error = %e, "could not persist local usage counts at shutdown");
+                tracing::error!(org, %month, error = %tns_store::redacted(&e), "could not persist local usage counts at shutdown");
             }
         }
     }

@@ -24,6 +24,8 @@ pub struct Settings {
     /// The longest a request may take before it is answered 503 (keep it above the 30 s a
     /// `Prefer: wait` may take).
     pub request_timeout: Duration,
+    /// What the listener allows a client (header deadline, open connections).
+    pub http: crate::serve::Limits,
     pub redis_url: String,
     pub redis_prefix: String,
     /// Signs access tokens. Never printed.
@@ -90,6 +92,10 @@ impl Settings {
         let cache_ttl_ms = vars.parse_int("TNS_AUTH_CACHE_TTL_MS", 2000, 0, 4000)?;
         Ok(Settings {
             request_timeout: vars.parse_secs("TNS_REQUEST_TIMEOUT_SECS", 60, 1, 600)?,
+            http: crate::serve::Limits {
+                header_read_timeout: vars.parse_secs("TNS_HEADER_READ_TIMEOUT_SECS", 10, 1, 300)?,
+                max_connections: vars.parse_int("TNS_MAX_CONNECTIONS", 10_000, 1, 1_000_000)? as usize,
+            },
             redis_url: vars.url("TNS_REDIS_URL", "redis://127.0.0.1:6379", &["redis://", "rediss://", "unix://"])?,
             redis_prefix: vars.get("TNS_REDIS_PREFIX").unwrap_or_else(|| "tns:".into()),
             signing_secret,

@@ -179,8 +179,7 @@ impl Application {
             })
         };
         let metrics_server = tokio::spawn(axum::serve(self.metrics, metrics_app(state.clone())).into_future());
-        let service = app(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-        let served = axum::serve(self.listener, service).with_graceful_shutdown(shutdown).await;
+        let served = crate::serve::serve(self.listener, app(state.clone()), state.cfg.http, shutdown).await;
         metrics_server.abort();
         stop_tx.send(true).ok();
         flusher.await.ok();

@@ -12,12 +12,15 @@ use crate::{
     quota::Quota,
     redis_store::RedisStore,
     settings::Settings,
-    throttle::{AccountBackoff, IpThrottle},
+    throttle::{AccountBackoff, Budget, IpThrottle},
     v1::endpoints::account::MeOut,
     waiter::Waiters,
 };
 use tns_core::refdata::RefData;
 use tns_store::journey_writer::JourneyWriter;
+
+/// Downstream credential checks an organization may make per hour.
+pub const CREDENTIAL_CHECKS_PER_HOUR: u64 = 10;
 
 pub struct Inner {
     pub cfg: Settings,
@@ -26,7 +29,14 @@ pub struct Inner {
     pub keys: KeyStore,
     pub jwt: Jwt,
     pub quota: Quota,
+    /// Unauthenticated requests per client.
     pub throttle: IpThrottle,
+    /// Refused credentials per client: a client over this budget gets no more key lookups,
+    /// while valid keys from the same address are not held back by anyone's anonymous calls.
+    pub refused: IpThrottle,
+    /// Downstream credential checks per organization: each is a login attempt at U-ETDS, which
+    /// must not become a way to guess passwords there through us.
+    pub credential_checks: Budget,
     /// Failed sign-ins per account, and the wait they impose.
     pub signins: AccountBackoff,
     pub metrics: Arc<Metrics>,
@@ -75,8 +85,20 @@ impl AppState {
                 cfg.quota_fail_mode,
                 cfg.quota_fail_open_allowance,
             ),
-            throttle: IpThrottle::new(cfg.auth_rate_limit, cfg.auth_rate_window.as_secs(), cfg.trust_forwarded_for),
+            throttle: IpThrottle::new(
+                "ip",
+                cfg.auth_rate_limit,
+                cfg.auth_rate_window.as_secs(),
+                cfg.trust_forwarded_for,
+            ),
+            refused: IpThrottle::new(
+                "refused",
+                cfg.auth_rate_limit,
+                cfg.auth_rate_window.as_secs(),
+                cfg.trust_forwarded_for,
+            ),
             signins: AccountBackoff::default(),
+            credential_checks: Budget::new("credential-checks", CREDENTIAL_CHECKS_PER_HOUR, 3600),
             refdata,
             // A quarter of the pool may be writing journeys; the rest serves everything else.
             journeys: JourneyWriter::start(db.clone(), (db.options().get_max_connections() as usize / 4).max(1)),

@@ -21,42 +21,41 @@ if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n
 "#;
 
-pub struct IpThrottle {
+/// A budget of events per fixed window, per party (a client, an organization): counted in Redis,
+/// shared by every API process, and counted locally while Redis is unreachable.
+pub struct Budget {
+    /// What is counted (the Redis key's prefix): each counter is a budget of its own.
+    what: &'static str,
     limit: u64,
     window_secs: u64,
-    trust_forwarded_for: bool,
     hit: Script,
-    local: Mutex<HashMap<(IpAddr, u64), u64>>,
+    local: Mutex<HashMap<(String, u64), u64>>,
 }
 
-impl IpThrottle {
-    pub fn new(limit: u64, window_secs: u64, trust_forwarded_for: bool) -> IpThrottle {
-        IpThrottle {
-            limit,
-            window_secs,
-            trust_forwarded_for,
-            hit: Script::new(HIT_LUA),
-            local: Mutex::new(HashMap::new()),
-        }
+impl Budget {
+    pub fn new(what: &'static str, limit: u64, window_secs: u64) -> Budget {
+        Budget { what, limit, window_secs, hit: Script::new(HIT_LUA), local: Mutex::new(HashMap::new()) }
     }
 
     fn window(&self) -> u64 {
         chrono::Utc::now().timestamp() as u64 / self.window_secs
     }
 
-    /// Whether this client's budget for the window is already spent, without spending any:
-    /// asked before work that would cost the database (an API key this process does not know),
-    /// so a flood of invented keys from a client over its limit stops at Redis.
-    pub async fn exhausted(&self, store: &RedisStore, ip: IpAddr) -> Option<Decision> {
+    fn redis_key(&self, store: &RedisStore, who: &str, window: u64) -> String {
+        store.key(&format!("{}:{who}:{window}", self.what))
+    }
+
+    /// Whether `who`'s budget for the window is already spent, without spending any.
+    pub async fn exhausted(&self, store: &RedisStore, who: &str) -> Option<Decision> {
         let window = self.window();
-        let key = store.key(&format!("ip:{}:{window}", client_key(ip)));
+        let key = self.redis_key(store, who, window);
         let read =
             store.call(|mut c| async move { redis::cmd("GET").arg(key).query_async::<Option<u64>>(&mut c).await });
         let count = match read.await {
             Ok(n) => n.unwrap_or(0),
             Err(_) => {
                 let local = self.local.lock().unwrap_or_else(|p| p.into_inner());
-                local.get(&(canonical(ip), window)).copied().unwrap_or(0)
+                local.get(&(who.to_string(), window)).copied().unwrap_or(0)
             }
         };
         (count >= self.limit).then(|| self.decision(count, window))
@@ -71,22 +70,45 @@ impl IpThrottle {
         }
     }
 
-    pub async fn hit(&self, store: &RedisStore, ip: IpAddr) -> Decision {
+    /// Count one event for `who`.
+    pub async fn hit(&self, store: &RedisStore, who: &str) -> Decision {
         let window = self.window();
-        let ip = canonical(ip);
-        let mut inv = self.hit.key(store.key(&format!("ip:{}:{window}", client_key(ip))));
+        let mut inv = self.hit.key(self.redis_key(store, who, window));
         inv.arg(self.window_secs + 1);
         let count = match store.call(|mut c| async move { inv.invoke_async::<u64>(&mut c).await }).await {
             Ok(n) => n,
             Err(_) => {
                 let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
                 local.retain(|(_, w), _| *w == window);
-                let n = local.entry((ip, window)).or_default();
+                let n = local.entry((who.to_string(), window)).or_default();
                 *n += 1;
                 *n
             }
         };
         self.decision(count, window)
+    }
+}
+
+/// A [`Budget`] per client address (an IPv4 address, or an IPv6 /64).
+pub struct IpThrottle {
+    budget: Budget,
+    trust_forwarded_for: bool,
+}
+
+impl IpThrottle {
+    pub fn new(what: &'static str, limit: u64, window_secs: u64, trust_forwarded_for: bool) -> IpThrottle {
+        IpThrottle { budget: Budget::new(what, limit, window_secs), trust_forwarded_for }
+    }
+
+    /// Whether this client's budget for the window is already spent, without spending any:
+    /// asked before work that would cost the database (an API key this process does not know),
+    /// so a flood of invented keys from a client over its limit stops at Redis.
+    pub async fn exhausted(&self, store: &RedisStore, ip: IpAddr) -> Option<Decision> {
+        self.budget.exhausted(store, &client_key(ip)).await
+    }
+
+    pub async fn hit(&self, store: &RedisStore, ip: IpAddr) -> Decision {
+        self.budget.hit(store, &client_key(ip)).await
     }
 
     /// The client address: the socket peer, or the right-most `X-Forwarded-For` entry (the
@@ -138,86 +160,94 @@ const STREAK_SECS: u64 = 3600;
 /// After [`FREE_FAILURES`] failed sign-ins, an account waits 1 s, then 2, 4, … up to 15 min
 /// before the next attempt is even checked, whichever addresses the attempts come from; a
 /// success ends the streak. Kept in Redis (shared by every API process; a local count when it is
-/// unreachable), under a hash of the e-mail address, never the address itself.
+/// unreachable), under the user's id or a hash of an unknown address, never the address itself.
 pub struct AccountBackoff {
-    fail: Script,
-    local: Mutex<HashMap<[u8; 32], (u32, u64)>>,
+    reserve: Script,
+    local: Mutex<HashMap<String, (u32, u64)>>,
 }
 
-const FAIL_LUA: &str = r#"
+/// Reserve one sign-in attempt for an account: refused (the wait, in seconds) while the
+/// account must wait; otherwise counted at once, before the password is checked, so guesses
+/// sent together are counted together. A success clears the count.
+const RESERVE_LUA: &str = r#"
+local now = tonumber(ARGV[1])
+local wait_until = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+if wait_until > now then return wait_until - now end
 local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
 local wait = 0
 if n > tonumber(ARGV[2]) then
   wait = math.min(2 ^ (n - tonumber(ARGV[2]) - 1), tonumber(ARGV[3]))
 end
-redis.call('HSET', KEYS[1], 'until', tonumber(ARGV[1]) + wait)
+redis.call('HSET', KEYS[1], 'until', now + wait)
 redis.call('EXPIRE', KEYS[1], ARGV[4])
-return n
+return 0
 "#;
 
 impl Default for AccountBackoff {
     fn default() -> Self {
-        AccountBackoff { fail: Script::new(FAIL_LUA), local: Mutex::new(HashMap::new()) }
+        AccountBackoff { reserve: Script::new(RESERVE_LUA), local: Mutex::new(HashMap::new()) }
+    }
+}
+
+/// Whose sign-ins are counted: the user an e-mail address found (so every spelling the
+/// database matches to one user shares one count), or the address as given when it found none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Account<'a> {
+    User(i64),
+    Unknown(&'a str),
+}
+
+impl Account<'_> {
+    fn id(&self) -> String {
+        use sha2::Digest;
+        match self {
+            Account::User(id) => format!("u{id}"),
+            Account::Unknown(email) => format!("e{}", hex::encode(sha2::Sha256::digest(email.as_bytes()))),
+        }
     }
 }
 
 impl AccountBackoff {
-    fn key(email: &str) -> [u8; 32] {
-        use sha2::Digest;
-        sha2::Sha256::digest(email.trim().to_lowercase().as_bytes()).into()
-    }
-
-    fn redis_key(store: &RedisStore, email: &str) -> String {
-        store.key(&format!("signin:{}", hex::encode(Self::key(email))))
-    }
-
-    /// 429 while the account must still wait.
-    pub async fn check(&self, store: &RedisStore, email: &str) -> Result<(), ApiError> {
-        let key = Self::redis_key(store, email);
-        let until =
-            match store
-                .call(|mut c| async move {
-                    redis::cmd("HGET").arg(key).arg("until").query_async::<Option<u64>>(&mut c).await
-                })
-                .await
-            {
-                Ok(u) => u.unwrap_or(0),
-                Err(_) => {
-                    let local = self.local.lock().unwrap_or_else(|p| p.into_inner());
-                    local.get(&Self::key(email)).map_or(0, |(_, u)| *u)
-                }
-            };
+    /// One attempt for `account`, or 429 while it must still wait.
+    pub async fn reserve(&self, store: &RedisStore, account: &Account<'_>) -> Result<(), ApiError> {
         let now = chrono::Utc::now().timestamp() as u64;
-        if until > now {
+        let id = account.id();
+        let mut inv = self.reserve.key(store.key(&format!("signin:{id}")));
+        inv.arg(now).arg(FREE_FAILURES).arg(MAX_BACKOFF_SECS).arg(STREAK_SECS);
+        let wait = match store.call(|mut c| async move { inv.invoke_async::<u64>(&mut c).await }).await {
+            Ok(w) => w,
+            Err(_) => {
+                let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+                if local.len() > 100_000 {
+                    local.retain(|_, (_, until)| *until > now);
+                }
+                let entry = local.entry(id).or_insert((0, 0));
+                if entry.1 > now {
+                    entry.1 - now
+                } else {
+                    entry.0 += 1;
+                    if entry.0 > FREE_FAILURES {
+                        entry.1 = now + (1u64 << (entry.0 - FREE_FAILURES - 1).min(20)).min(MAX_BACKOFF_SECS);
+                    }
+                    0
+                }
+            }
+        };
+        if wait > 0 {
             return Err(ApiError::TooManyRequests {
                 detail: "too many failed sign-ins for this account; wait before trying again".into(),
-                retry_after_secs: until - now,
+                retry_after_secs: wait,
             });
         }
         Ok(())
     }
 
-    pub async fn failed(&self, store: &RedisStore, email: &str) {
-        let now = chrono::Utc::now().timestamp() as u64;
-        let mut inv = self.fail.key(Self::redis_key(store, email));
-        inv.arg(now).arg(FREE_FAILURES).arg(MAX_BACKOFF_SECS).arg(STREAK_SECS);
-        if store.call(|mut c| async move { inv.invoke_async::<u64>(&mut c).await }).await.is_err() {
-            let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
-            if local.len() > 100_000 {
-                local.retain(|_, (_, until)| *until > now);
-            }
-            let entry = local.entry(Self::key(email)).or_insert((0, 0));
-            entry.0 += 1;
-            if entry.0 > FREE_FAILURES {
-                entry.1 = now + (1u64 << (entry.0 - FREE_FAILURES - 1).min(20)).min(MAX_BACKOFF_SECS);
-            }
-        }
-    }
-
-    pub async fn succeeded(&self, store: &RedisStore, email: &str) {
-        let key = Self::redis_key(store, email);
+    /// A successful sign-in: the account starts afresh.
+    pub async fn succeeded(&self, store: &RedisStore, account: &Account<'_>) {
+        let id = account.id();
+        let key = store.key(&format!("signin:{id}"));
         let _ = store.call(|mut c| async move { redis::cmd("DEL").arg(key).query_async::<()>(&mut c).await }).await;
-        self.local.lock().unwrap_or_else(|p| p.into_inner()).remove(&Self::key(email));
+        self.local.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
     }
 }
 

@@ -51,7 +51,7 @@ impl Waiters {
             tokio::spawn(async move {
                 loop {
                     if let Err(e) = listen_until_error(&db, &by_id).await {
-                        tracing::warn!(error = %e, "submission listener lost; reconnecting");
+                        tracing::warn!(error = %tns_store::redacted(&e), "submission listener lost; reconnecting");
                     }
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }

@@ -106,15 +106,19 @@ impl Listen {
         let host = if dev { "127.0.0.1" } else { "0.0.0.0" };
         let addr: std::net::SocketAddr =
             vars.parse("TNS_LISTEN_ADDR", &format!("{host}:8080"), "a socket address such as 0.0.0.0:8080")?;
-        if dev && !addr.ip().is_loopback() && !vars.parse_bool("TNS_DEV_ALLOW_REMOTE", false)? {
-            return Err(vars.bad(
-                "TNS_LISTEN_ADDR",
-                "`tns dev` listens on loopback only (it uses a public data key and relaxed limits); set \
-                 TNS_DEV_ALLOW_REMOTE=true to listen elsewhere anyway",
-            ));
-        }
-        let metrics =
+        let metrics: std::net::SocketAddr =
             vars.parse("TNS_METRICS_ADDR", &format!("{host}:9090"), "a socket address such as 0.0.0.0:9090")?;
+        if dev && !vars.parse_bool("TNS_DEV_ALLOW_REMOTE", false)? {
+            for (var, at) in [("TNS_LISTEN_ADDR", addr), ("TNS_METRICS_ADDR", metrics)] {
+                if !at.ip().is_loopback() {
+                    return Err(vars.bad(
+                        var,
+                        "`tns dev` listens on loopback only (it uses a public data key and relaxed limits); set \
+                         TNS_DEV_ALLOW_REMOTE=true to listen elsewhere anyway",
+                    ));
+                }
+            }
+        }
         Ok(Listen { addr, metrics })
     }
 }

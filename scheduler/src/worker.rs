@@ -117,7 +117,7 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
         let claimed = match queue.claim(n, token).await {
             Ok(c) => c,
             Err(e) => {
-                tracing::error!(queue = Q::NAME, error = %e, "claiming failed; retrying in 1 s");
+                tracing::error!(queue = Q::NAME, error = %tns_store::redacted(&e), "claiming failed; retrying in 1 s");
                 tokio::select! {
                     _ = tokio::time::sleep(Duration::from_secs(1)) => continue,
                     _ = &mut shutdown => break,
@@ -164,7 +164,9 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
     if !left.is_empty() {
         match leases::release(&db, Q::TABLE, &left).await {
             Ok(n) => tracing::warn!(queue = Q::NAME, released = n, "released unfinished work to other schedulers"),
-            Err(e) => tracing::error!(queue = Q::NAME, error = %e, "releasing failed; the leases will expire"),
+            Err(e) => {
+                tracing::error!(queue = Q::NAME, error = %tns_store::redacted(&e), "releasing failed; the leases will expire")
+            }
         }
     }
 }
@@ -189,7 +191,9 @@ async fn give_back_unstarted<Q: Queue>(queue: &Q, waiting: &Waiting<Q::Item>, he
             }
             tracing::info!(queue = Q::NAME, given_back = n, "gave back what no attempt had started");
         }
-        Err(e) => tracing::warn!(queue = Q::NAME, error = %e, "giving back unstarted work failed; released instead"),
+        Err(e) => {
+            tracing::warn!(queue = Q::NAME, error = %tns_store::redacted(&e), "giving back unstarted work failed; released instead")
+        }
     }
 }
 
@@ -238,7 +242,7 @@ async fn record_loop<Q: Queue>(
         let (outcomes, slots): (Vec<Q::Outcome>, Vec<OwnedSemaphorePermit>) = buf.drain(..).unzip();
         let t0 = Instant::now();
         while let Err(e) = queue.record(&outcomes).await {
-            tracing::error!(queue = Q::NAME, error = %e, n = outcomes.len(), "recording outcomes failed; retrying in 1 s");
+            tracing::error!(queue = Q::NAME, error = %tns_store::redacted(&e), n = outcomes.len(), "recording outcomes failed; retrying in 1 s");
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         tracing::debug!(queue = Q::NAME, n = outcomes.len(), ms = t0.elapsed().as_secs_f64() * 1e3, "recorded");
@@ -265,7 +269,7 @@ async fn listen(db: PgPool, channel: &'static str, wake: Arc<Notify>) {
         }
         .await;
         if let Err(e) = result {
-            tracing::warn!(channel, error = %e, "listener lost; reconnecting in 1 s");
+            tracing::warn!(channel, error = %tns_store::redacted(&e), "listener lost; reconnecting in 1 s");
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
@@ -279,7 +283,7 @@ async fn report_depth(db: PgPool, table: Table, gauge: IntGaugeVec) {
                 gauge.with_label_values(&["waiting"]).set(waiting);
                 gauge.with_label_values(&["leased"]).set(leased);
             }
-            Err(e) => tracing::warn!(?table, error = %e, "reading the queue depth failed"),
+            Err(e) => tracing::warn!(?table, error = %tns_store::redacted(&e), "reading the queue depth failed"),
         }
         tokio::time::sleep(Duration::from_secs(5)).await;
     }

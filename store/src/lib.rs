@@ -123,3 +123,16 @@ pub async fn ensure_database(url: &str) -> anyhow::Result<()> {
 pub async fn migrate(db: &PgPool) -> anyhow::Result<()> {
     MIGRATOR.run(db).await.context("migrations failed")
 }
+
+/// A database error as it may be logged: its class, code and the object it names; never the
+/// message or detail, which can quote values (personal data among them).
+pub fn redacted(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Database(db) => format!(
+            "database error {} on {}",
+            db.code().as_deref().unwrap_or("?"),
+            db.constraint().or_else(|| db.table()).unwrap_or("?")
+        ),
+        other => other.to_string(),
+    }
+}

@@ -68,6 +68,20 @@ async fn failed_sign_ins_back_off_per_account() {
 }
 
 #[tokio::test]
+async fn guesses_sent_together_are_counted_together() {
+    let app = TestApp::spawn().await;
+    let victim = app.register().await;
+    let body = json!({"email": victim.email, "password": "guess"});
+    let answers = futures::future::join_all((0..40).map(|_| app.post("/auth/login", None, body.clone()))).await;
+    let statuses: Vec<u16> = answers.iter().map(|r| r.status().as_u16()).collect();
+    let checked = statuses.iter().filter(|s| **s == 401).count();
+    // Five free attempts, then one per second of back-off: the burst checks a handful of
+    // passwords, not forty.
+    assert!(checked <= 8, "{checked} passwords checked: {statuses:?}");
+    assert!(statuses.iter().all(|s| *s == 401 || *s == 429), "{statuses:?}");
+}
+
+#[tokio::test]
 async fn an_invented_method_is_refused_before_anything_counts_it() {
     let app = TestApp::spawn().await;
     let org = app.register().await;
@@ -142,12 +156,13 @@ async fn invented_keys_cost_no_lookup_from_a_client_over_its_budget() {
     let invented = |n: u8| format!("sk_live_{}", char::from(b'a' + n).to_string().repeat(43));
     assert_eq!(app.get("/portal/me", &invented(1)).await.status(), 401, "looked up and refused");
     assert_eq!(app.get("/portal/me", &invented(2)).await.status(), 401);
-    // Registration and two refused keys spent the budget: from now on an unknown key is refused
-    // before the database is asked about it.
+    assert_eq!(app.get("/portal/me", &invented(3)).await.status(), 401);
+    // Three refused keys spent the budget: from now on an unknown key is refused before the
+    // database is asked about it.
     let lookups =
         |m: String| m.lines().find_map(|l| l.strip_prefix("tns_auth_key_lookups_total ")?.parse::<i64>().ok());
     let before = lookups(app.metrics().await).unwrap();
-    for n in 3..13 {
+    for n in 4..14 {
         let res = app.get("/portal/me", &invented(n)).await;
         assert_eq!(res.status(), 429);
         assert!(res.headers().contains_key("retry-after"));
@@ -155,6 +170,18 @@ async fn invented_keys_cost_no_lookup_from_a_client_over_its_budget() {
     assert_eq!(lookups(app.metrics().await).unwrap(), before, "no lookup for any of them");
     // A key this process knows costs no lookup and is served.
     assert_eq!(app.get("/portal/me", &org.key).await.status(), 200);
+}
+
+#[tokio::test]
+async fn anonymous_calls_from_an_address_do_not_hold_back_its_valid_keys() {
+    // No key cache: every call with a key asks the database, as one whose cache entry expired.
+    let app = TestApp::spawn_with(&[("TNS_AUTH_RATE_LIMIT", "3"), ("TNS_AUTH_CACHE_TTL_MS", "0")]).await;
+    let org = app.register().await;
+    for _ in 0..3 {
+        app.get_anon("/portal/billing/plans").await;
+    }
+    assert_eq!(app.get_anon("/portal/billing/plans").await.status(), 429, "the address's anonymous budget is spent");
+    assert_eq!(app.get("/portal/me", &org.key).await.status(), 200, "a valid key from it is served");
 }
 
 #[tokio::test]
@@ -220,6 +247,32 @@ async fn the_schema_refuses_a_reference_across_organizations() {
     .await
     .unwrap_err();
     assert_eq!(err.as_database_error().and_then(|e| e.code()).as_deref(), Some("23503"), "{err}");
+
+    // A webhook delivery of one organization's event to another's subscription.
+    let sub = app
+        .post_ok(
+            "/portal/webhooks",
+            &b.key,
+            json!({"event_type": "journey.created", "endpoint_url": "https://127.0.0.1:9/h"}),
+            201,
+        )
+        .await;
+    app.post_ok("/portal/webhooks/test-event", &b.key, json!({}), 200).await;
+    let event: i64 = sqlx::query_scalar("SELECT id FROM webhook_events WHERE org_id = $1")
+        .bind(b.id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    let err = sqlx::query(
+        "INSERT INTO webhook_deliveries (org_id, event_id, subscription_id, event_type) VALUES ($1, $2, $3, 'test')",
+    )
+    .bind(a.org.id)
+    .bind(event)
+    .bind(sub["id"].as_i64().unwrap())
+    .execute(&app.db)
+    .await
+    .unwrap_err();
+    assert_eq!(err.as_database_error().and_then(|e| e.code()).as_deref(), Some("23503"), "{err}");
 }
 
 #[tokio::test]
@@ -274,4 +327,23 @@ fn fallback(metrics: &str) -> i64 {
         .find_map(|l| l.strip_prefix("tns_quota_redis_fallback_total "))
         .and_then(|v| v.parse().ok())
         .unwrap_or(-1)
+}
+
+#[tokio::test]
+async fn a_client_that_trickles_its_headers_is_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::spawn_with(&[("TNS_HEADER_READ_TIMEOUT_SECS", "1")]).await;
+    let addr = app.api.root.trim_start_matches("http://").to_string();
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    conn.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+    // The headers never end: the server closes the connection (with or without a 408) once the
+    // deadline passes; the outer timeout only fails the test if it never does.
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(std::time::Duration::from_secs(30), conn.read_to_end(&mut answer)).await;
+    assert!(read.is_ok(), "the connection was still open after 30 s");
+    let text = String::from_utf8_lossy(&answer);
+    assert!(answer.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+
+    // A client that asks in time is served on the same listener.
+    assert_eq!(app.get_anon("/portal/billing/plans").await.status(), 200);
 }

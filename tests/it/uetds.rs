@@ -160,6 +160,23 @@ async fn credentials_are_checked_with_u_etds_before_they_are_saved() {
 }
 
 #[tokio::test]
+async fn an_organization_cannot_use_us_to_guess_u_etds_passwords() {
+    let fake = FakeUetds::start_background();
+    let app = TestApp::start(Env::new().await.with(&[("TNS_UETDS_BASE_URL", &fake.base_url())])).await;
+    let (org, other) = (app.register().await, app.register().await);
+    let guess = |n: usize| json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER, "ws_password": format!("guess{n}")});
+    for n in 0..10 {
+        error_body(app.put("/portal/downstream", &org.key, guess(n)).await, 422).await;
+    }
+    let res = app.put("/portal/downstream", &org.key, guess(10)).await;
+    assert!(res.headers().contains_key("retry-after"));
+    error_body(res, 429).await;
+    assert_eq!(fake.requests_for("kullaniciKontrol").len(), 10, "the eleventh never reached U-ETDS");
+    // Another organization's checks are its own.
+    error_body(app.put("/portal/downstream", &other.key, guess(0)).await, 422).await;
+}
+
+#[tokio::test]
 async fn a_non_scheduled_journey_goes_through_every_step_and_later_changes_follow() {
     let s = Setup::new().await;
     let (p1, p2, foreigner) = (passenger(11), passenger(12), passport("U1234567"));
@@ -521,6 +538,25 @@ async fn a_submission_failed_halfway_is_continued_by_the_next_not_repeated() {
     assert_eq!(sub["downstream_reference"], trips[0].reference.to_string());
     assert_eq!((trips[0].active_crew().count(), trips[0].valid_passengers().count()), (1, 1));
     s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn numbers_u_etds_quotes_are_shown_only_to_credentials_that_may_read_journeys() {
+    let s = Setup::new().await;
+    s.fake.script("personelEkle", 1, Behaviour::business(34, format!("{TCKN} için mesleki yeterlilik bulunamadı.")));
+    let id = s.tarifesiz(&s.f.plate, &[passenger(52)]).await;
+    let failed = s.submit(id).await;
+    assert!(failed["error_message"].as_str().unwrap().contains(TCKN), "the owner's key sees it: {failed}");
+    let (_, auditor) = s.app.create_key(s.key(), &["submissions:read"]).await;
+    let path = format!("/portal/submissions/{}", failed["id"]);
+    let seen = s.app.get_ok(&path, &auditor).await;
+    let list = s.app.get_ok("/portal/submissions", &auditor).await;
+    for text in [&seen["error_message"], &seen["history"][0]["error"], &list["data"][0]["error_message"]] {
+        let text = text.as_str().unwrap();
+        assert!(text.contains("mesleki yeterlilik") && !text.contains(TCKN), "{text}");
+    }
+    let (_, reader) = s.app.create_key(s.key(), &["submissions:read", "journeys:read"]).await;
+    assert!(s.app.get_ok(&path, &reader).await["error_message"].as_str().unwrap().contains(TCKN));
 }
 
 #[tokio::test]

@@ -8,6 +8,34 @@ use serde_json::Value;
 /// Fields that identify a person wherever they appear.
 const PERSONAL: [&str; 6] = ["identity_number", "tax_number", "first_name", "last_name", "name", "phone"];
 
+/// Free text from elsewhere (a downstream's error message) that may quote a person's number.
+const FREE_TEXT: [&str; 4] = ["error", "error_message", "last_error", "message"];
+
+/// Mask every run of 10 or more digits in `text` (an identity, tax or phone number quoted in a
+/// message), keeping its first and last two digits.
+pub fn mask_numbers(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.len() >= 10 {
+            out.push_str(&mask("identity_number", run));
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
 /// Keep the first and last two characters of a number and the first letter of a name: enough
 /// to tell records apart, not to identify anyone.
 fn mask(key: &str, text: &str) -> String {
@@ -29,6 +57,7 @@ pub fn mask_personal(v: &mut Value) {
             for (key, value) in map.iter_mut() {
                 match value {
                     Value::String(s) if PERSONAL.contains(&key.as_str()) => *s = mask(key, s),
+                    Value::String(s) if FREE_TEXT.contains(&key.as_str()) => *s = mask_numbers(s),
                     other => mask_personal(other),
                 }
             }
@@ -43,6 +72,16 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn masks_numbers_quoted_in_messages() {
+        assert_eq!(mask_numbers("17291716060 TC KIMLIK NO HATALI"), "17*******60 TC KIMLIK NO HATALI");
+        assert_eq!(mask_numbers("kod 88, plaka 34ABC123, sefer 123456789"), "kod 88, plaka 34ABC123, sefer 123456789");
+        let mut v = json!({"error_message": "yolcu 17291716060: hata", "downstream_reference": "12345678901"});
+        mask_personal(&mut v);
+        assert_eq!(v["error_message"], "yolcu 17*******60: hata");
+        assert_eq!(v["downstream_reference"], "12345678901", "references are not people");
+    }
 
     #[test]
     fn masks_people_at_any_depth_and_keeps_the_rest() {

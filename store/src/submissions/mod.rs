@@ -66,6 +66,14 @@ pub struct Submission {
     pub warnings: Vec<Warning>,
 }
 
+impl Submission {
+    /// The downstream's message with any number it quotes masked (for a credential that may
+    /// not see who travels).
+    pub fn mask_messages(&mut self) {
+        self.error_message = self.error_message.as_deref().map(tns_core::domain::personal::mask_numbers);
+    }
+}
+
 impl Keyed for Submission {
     fn key(&self) -> i64 {
         self.id

@@ -16,6 +16,7 @@ use crate::{
     error::{is_unique_violation, ApiError, ApiResult, ErrorBody},
     extract::ApiJson,
     state::AppState,
+    throttle::Account,
 };
 use tns_core::keys;
 use tns_core::{
@@ -140,10 +141,15 @@ pub struct LoginOut {
               (status = 429, body = ErrorBody, description = "Too many failed sign-ins for this account (after 5, a wait of 1 s doubling up to 15 min; `Retry-After`), or from this address")), security(()))]
 pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>) -> ApiResult<impl IntoResponse> {
     let email = input.email.as_str().trim();
-    // Guessing one account's password from many addresses meets this, whatever the per-address
-    // limit lets through.
-    st.signins.check(&st.redis, email).await?;
     let found = db::accounts::by_email(&st.db, email).await?;
+    // Guessing one account's password from many addresses, or with many guesses at once, meets
+    // this, whatever the per-address limit lets through: each attempt is counted before the
+    // password is checked.
+    let account = match &found {
+        Some((u, _)) => Account::User(u.user_id),
+        None => Account::Unknown(email),
+    };
+    st.signins.reserve(&st.redis, &account).await?;
     let (user, hash) = match found {
         Some((u, h)) => (Some(u), Some(h)),
         None => (None, None),
@@ -151,10 +157,9 @@ pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>)
     // Unknown e-mail and wrong password take the same time and give the same answer.
     let ok = password::verify(hash, input.password.into_inner()).await?;
     let Some(user) = user.filter(|_| ok) else {
-        st.signins.failed(&st.redis, email).await;
         return Err(ApiError::Unauthorized("wrong e-mail or password".into()));
     };
-    st.signins.succeeded(&st.redis, email).await;
+    st.signins.succeeded(&st.redis, &account).await;
     let (token, sess) = session::create(&st.redis, st.cfg.session_ttl, user.user_id, user.organization_id)
         .await
         .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;

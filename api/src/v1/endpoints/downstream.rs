@@ -9,7 +9,7 @@ use crate::{
     auth::Caller,
     error::{ApiError, ApiResult, ErrorBody},
     extract::ApiJson,
-    state::AppState,
+    state::{AppState, CREDENTIAL_CHECKS_PER_HOUR},
     submit::DEFAULT_ADAPTER,
 };
 use tns_adapter_host::credentials;
@@ -102,6 +102,7 @@ pub async fn get(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResul
 #[utoipa::path(put, path = "/portal/downstream", operation_id = "set_downstream", tag = "submissions", request_body = DownstreamIn,
     responses((status = 200, body = Downstream),
               (status = 422, body = ErrorBody, description = "A field breaks its rule, credentials are missing for `uetds` or given for another adapter, or U-ETDS refused the credentials (its message in `detail`)"),
+              (status = 429, body = ErrorBody, description = "More than 10 credential checks this hour (each is a login at U-ETDS)"),
               (status = 503, body = ErrorBody, description = "U-ETDS could not be reached to check the credentials; nothing was saved")),
     security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
 pub async fn put(
@@ -120,6 +121,15 @@ pub async fn put(
                 password: password.as_str().to_string(),
                 environment: credentials::environment_of(environment),
             };
+            let budget = st.credential_checks.hit(&st.redis, &p.org_id.to_string()).await;
+            if !budget.admitted {
+                return Err(ApiError::TooManyRequests {
+                    detail: format!(
+                        "at most {CREDENTIAL_CHECKS_PER_HOUR} credential checks per hour; try again after the hour"
+                    ),
+                    retry_after_secs: (budget.reset - chrono::Utc::now().timestamp()).max(1) as u64,
+                });
+            }
             st.downstreams.verify(AdapterName::Uetds.as_str(), credentials, "ws_password").await?;
             let sealed = credentials::seal(&st.cfg.data_key, p.org_id, password.as_str());
             Some((environment, user, sealed))

@@ -25,7 +25,7 @@ use tns_core::{
     domain::{
         fields::{Cursor, Int, Limit, RecordId},
         kinds::{SubmissionState, TargetType},
-        personal::mask_personal,
+        personal::{mask_numbers, mask_personal},
         uetds::CancelReason,
         warnings::Warning,
     },
@@ -228,7 +228,11 @@ pub async fn list(
 ) -> ApiResult<Json<Paged<Submission>>> {
     let page = Page::new(q.limit, q.cursor);
     let filter = Filter { state: q.state, target_type: q.target_type, target_id: q.target_id.map(Int::get) };
-    Ok(Json(Paged::from_rows(db::submissions::list(&st.db, p.org_id, &filter, &page).await?, &page)))
+    let mut rows = db::submissions::list(&st.db, p.org_id, &filter, &page).await?;
+    if !p.scopes.allows(Scope::JourneysRead) {
+        rows.iter_mut().for_each(Submission::mask_messages);
+    }
+    Ok(Json(Paged::from_rows(rows, &page)))
 }
 
 /// One passenger's outcome downstream (the adapter contract's `PassengerResult`, described here:
@@ -273,17 +277,21 @@ pub async fn get(
     // The submission first, then its attempts (recorded in the same statement as its change):
     // read concurrently, a final submission could come with its last attempt missing.
     let d = db::submissions::detail(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("submission", id))?;
-    let history = db::submissions::attempts(&st.db, p.org_id, id).await?;
-    let mut snapshot = d.snapshot.0;
+    let mut history = db::submissions::attempts(&st.db, p.org_id, id).await?;
+    let (mut submission, mut snapshot) = (d.submission, d.snapshot.0);
+    let mut passengers = d.passenger_results.map(|p| p.0).unwrap_or_default();
+    // What was sent names people; what the downstream answered may quote their numbers.
     if !p.scopes.allows(Scope::JourneysRead) {
         mask_personal(&mut snapshot);
+        submission.mask_messages();
+        for a in &mut history {
+            a.error = a.error.as_deref().map(mask_numbers);
+        }
+        for r in &mut passengers {
+            r.error = r.error.as_deref().map(mask_numbers);
+        }
     }
-    Ok(Json(SubmissionDetail {
-        submission: d.submission,
-        history,
-        passengers: d.passenger_results.map(|p| p.0).unwrap_or_default(),
-        snapshot,
-    }))
+    Ok(Json(SubmissionDetail { submission, history, passengers, snapshot }))
 }
 
 #[cfg(test)]
