@@ -24,7 +24,7 @@ pub enum ApiError {
     MethodNotAllowed,
     #[error("{0}")]
     Conflict(String),
-    #[error("request body is larger than {} bytes", crate::startup::MAX_BODY_BYTES)]
+    #[error("request body is larger than {} bytes", crate::limits::MAX_BODY_BYTES)]
     PayloadTooLarge,
     #[error("{field}: {reason}")]
     Validation { field: String, reason: String },
@@ -56,6 +56,11 @@ pub type ApiResult<T> = Result<T, ApiError>;
 impl ApiError {
     pub fn validation(field: impl Into<String>, reason: impl Into<String>) -> ApiError {
         ApiError::Validation { field: field.into(), reason: reason.into() }
+    }
+
+    /// 404 for a record the organization does not have (another organization's included).
+    pub fn not_found(kind: &str, id: i64) -> ApiError {
+        ApiError::NotFound(format!("no {kind} with id {id}"))
     }
 
     pub fn status(&self) -> StatusCode {

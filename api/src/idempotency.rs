@@ -23,7 +23,7 @@ use sha2::{Digest, Sha256};
 use crate::{
     auth::{self, Principal},
     error::ApiError,
-    startup::MAX_BODY_BYTES,
+    limits::MAX_BODY_BYTES,
     state::AppState,
 };
 

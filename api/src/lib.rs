@@ -8,6 +8,7 @@ pub mod error;
 pub mod extract;
 pub mod health;
 pub mod idempotency;
+pub mod limits;
 pub mod metrics;
 pub mod quota;
 pub mod redis_store;

@@ -34,7 +34,7 @@ use crate::{
 use tns_core::{env::Listen, refdata};
 use tns_store as db;
 
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+use crate::limits::MAX_BODY_BYTES;
 /// How often each API process drops expired Idempotency-Key answers.
 const IDEMPOTENCY_PURGE_EVERY: Duration = Duration::from_secs(600);
 

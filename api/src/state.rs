@@ -13,11 +13,10 @@ use crate::{
     redis_store::RedisStore,
     settings::Settings,
     throttle::{AccountBackoff, Budget, IpThrottle},
-    v1::endpoints::account::MeOut,
     waiter::Waiters,
 };
 use tns_core::refdata::RefData;
-use tns_store::journey_writer::JourneyWriter;
+use tns_store::{accounts::Profile, journey_writer::JourneyWriter};
 
 /// Downstream credential checks an organization may make per hour.
 pub const CREDENTIAL_CHECKS_PER_HOUR: u64 = 10;
@@ -41,7 +40,7 @@ pub struct Inner {
     pub signins: AccountBackoff,
     pub metrics: Arc<Metrics>,
     /// `GET /portal/me` answers by (organization, user), kept as long as API keys.
-    pub profiles: TtlMap<(i64, i64), MeOut>,
+    pub profiles: TtlMap<(i64, i64), Profile>,
     /// Provinces and districts, loaded once at start-up (the process's installed copy).
     pub refdata: &'static RefData,
     pub journeys: JourneyWriter,

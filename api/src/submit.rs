@@ -14,7 +14,6 @@ use crate::{
     error::{ApiError, ApiResult},
     snapshot::{self, Delivery},
     state::AppState,
-    v1::resource::not_found,
 };
 use tns_core::domain::{
     kinds::{Operation, RecordStatus, TripKind},
@@ -42,7 +41,8 @@ pub async fn submit(st: &AppState, org: i64, target: Target) -> ApiResult<Submis
     // pending submission.
     let plan = match target {
         Target::Journey(id) => {
-            let status = db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
+            let status =
+                db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
             if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
                 return Ok(pending);
             }
@@ -50,8 +50,9 @@ pub async fn submit(st: &AppState, org: i64, target: Target) -> ApiResult<Submis
             journey_plan(st, &mut tx, org, id).await?
         }
         Target::Cargo(id) => {
-            let cargo =
-                db::cargo::get_for_update(&mut tx, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
+            let cargo = db::cargo::get_for_update(&mut tx, org, id)
+                .await?
+                .ok_or_else(|| ApiError::not_found("cargo shipment", id))?;
             if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
                 return Ok(pending);
             }
@@ -95,14 +96,15 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str) -> Ap
     let mut tx = st.db.begin().await?;
     let (status, reference, kind) = match target {
         Target::Journey(id) => {
-            db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
-            let j = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
+            db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
+            let j = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
             let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
             (j.status, j.downstream_reference, kind)
         }
         Target::Cargo(id) => {
-            let c =
-                db::cargo::get_for_update(&mut tx, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
+            let c = db::cargo::get_for_update(&mut tx, org, id)
+                .await?
+                .ok_or_else(|| ApiError::not_found("cargo shipment", id))?;
             (c.status, c.downstream_reference.clone(), Kind::Goods)
         }
     };
@@ -167,7 +169,7 @@ async fn unchanged(tx: &mut sqlx::PgConnection, org: i64, target: Target) -> Api
 /// A journey not yet delivered goes out whole; a delivered one as the difference since (trip
 /// fields, crew, passengers), to the adapter that holds it.
 async fn journey_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, id: i64) -> ApiResult<Plan> {
-    let journey = db::journeys::get(tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
+    let journey = db::journeys::get(tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
     let passengers = db::passengers::all_of(tx, org, id).await?;
     let crew = db::personnel::crew_of(tx, org, id).await?;
     let roles: Vec<_> = crew.iter().map(|p| p.role_type).collect();

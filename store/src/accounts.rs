@@ -87,7 +87,16 @@ pub async fn by_email(db: &PgPool, email: &str) -> sqlx::Result<Option<(User, St
 }
 
 /// The caller's user, organization and subscription in one round trip (`GET /portal/me`).
-pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option<(User, Organization, Subscription)>> {
+/// Who a credential acts for: its user, organization and subscription (`GET /portal/me`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = MeOut)]
+pub struct Profile {
+    pub user: User,
+    pub organization: Organization,
+    pub subscription: Subscription,
+}
+
+pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option<Profile>> {
     #[derive(sqlx::FromRow)]
     struct Row {
         #[sqlx(flatten)]
@@ -123,6 +132,6 @@ pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option
             monthly_quota: r.subscription.monthly_quota,
             ws_username: r.ws_username,
         };
-        (r.user, organization, r.subscription)
+        Profile { user: r.user, organization, subscription: r.subscription }
     }))
 }

@@ -14,7 +14,7 @@ use utoipa::{
     Modify, OpenApi, ToSchema,
 };
 
-use crate::{error::ErrorBody, startup::MAX_BODY_BYTES};
+use crate::{error::ErrorBody, limits::MAX_BODY_BYTES};
 use tns_store as db;
 
 /// Declare the schema of a partial update (`PUT` with any subset of fields) of `$input`: a

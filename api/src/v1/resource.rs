@@ -108,7 +108,7 @@ pub fn not_draft(kind: &str, id: i64, status: impl std::fmt::Display, verb: &str
 }
 
 pub fn not_found(kind: &str, id: i64) -> ApiError {
-    ApiError::NotFound(format!("no {kind} with id {id}"))
+    ApiError::not_found(kind, id)
 }
 
 /// `limit` and `cursor` of a list without filters.

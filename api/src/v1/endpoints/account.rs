@@ -1,40 +1,26 @@
 //! `GET /portal/me`: who is calling.
 
 use axum::{extract::State, Json};
-use serde::Serialize;
-use utoipa::ToSchema;
 
 use crate::{
     auth::Auth,
     error::{ApiError, ApiResult},
     state::AppState,
 };
-use tns_store::{
-    self as db,
-    accounts::{Organization, User},
-    plans::Subscription,
-};
-
-#[derive(Clone, Serialize, ToSchema)]
-pub struct MeOut {
-    user: User,
-    organization: Organization,
-    subscription: Subscription,
-}
+use tns_store::{self as db, accounts::Profile};
 
 /// The caller's user, organization and subscription. Needs no particular scope.
 #[utoipa::path(get, path = "/portal/me", operation_id = "get_me", tag = "account",
-    responses((status = 200, body = MeOut)), security(("bearer" = []), ("session" = [])))]
-pub async fn me(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<MeOut>> {
+    responses((status = 200, body = Profile)), security(("bearer" = []), ("session" = [])))]
+pub async fn me(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Profile>> {
     // Cached as briefly as API keys (TNS_AUTH_CACHE_TTL_MS): a change made through another
     // process shows here within that time; this process drops the entry at once.
     if let Some(hit) = st.profiles.get(&(p.org_id, p.user_id)) {
         return Ok(Json(hit));
     }
-    let (user, organization, subscription) = db::accounts::profile(&st.db, p.org_id, p.user_id)
+    let out = db::accounts::profile(&st.db, p.org_id, p.user_id)
         .await?
         .ok_or_else(|| ApiError::Unauthorized("the account behind these credentials no longer exists".into()))?;
-    let out = MeOut { user, organization, subscription };
     st.profiles.insert((p.org_id, p.user_id), out.clone());
     Ok(Json(out))
 }
