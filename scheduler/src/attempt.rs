@@ -22,6 +22,7 @@ use tokio::sync::Semaphore;
 use crate::{metrics::Metrics, settings::Settings};
 use tns_adapter_host::credentials;
 use tns_adapter_host::Registry;
+use tns_core::domain::kinds::{AttemptOutcome, SubmissionState};
 use tns_store::submissions::queue::{self, Claimed, Finished};
 
 /// Kept free at the end of a lease to record a call's result before the lease runs out: 5 s,
@@ -33,7 +34,7 @@ pub fn record_margin(lease: Duration) -> Duration {
 /// How a call sequence ended, before the retry policy is applied.
 enum Outcome {
     /// Complete now (`delivered` or `partial`) or found complete by reconciling (`found`).
-    Accepted(&'static str, Receipt),
+    Accepted(AttemptOutcome, Receipt),
     Failed(AdapterError),
     Timeout,
     /// The lease would end before the next call could finish and be recorded.
@@ -76,7 +77,7 @@ pub async fn run(ctx: Arc<Context>, item: Claimed) -> Finished {
 
 /// The calls of one attempt, until the notification is complete or a call fails.
 async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: Arc<Semaphore>) -> Outcome {
-    let work = match Work::from_parts(&item.operation, item.snapshot.0.clone()) {
+    let work = match Work::from_parts(item.operation.as_str(), item.snapshot.0.clone()) {
         Ok(w) => w,
         Err(e) => return Outcome::Failed(AdapterError::Permanent(format!("unreadable snapshot: {e}"))),
     };
@@ -89,7 +90,7 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
         }
         _ => None,
     };
-    let op = item.operation.clone();
+    let op = item.operation;
     let mut n = Arc::new(Notification {
         reference: item.reference(),
         credentials,
@@ -151,9 +152,9 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
             Some(Err(e)) => return Outcome::Failed(e),
             Some(Ok(Step::Done { receipt })) => {
                 let kind = match phase {
-                    Phase::Reconcile => "found",
-                    Phase::Advance if receipt.is_partial() => "partial",
-                    Phase::Advance => "delivered",
+                    Phase::Reconcile => AttemptOutcome::Found,
+                    Phase::Advance if receipt.is_partial() => AttemptOutcome::Partial,
+                    Phase::Advance => AttemptOutcome::Delivered,
                 };
                 return Outcome::Accepted(kind, receipt);
             }
@@ -185,12 +186,12 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
     let mut f = Finished {
         id: item.id,
         lease_token: item.lease_token,
-        state: "failed",
+        state: SubmissionState::Failed,
         retry_at: None,
         downstream_reference: None,
         error_message: None,
         passenger_results: None,
-        outcome: "permanent",
+        outcome: AttemptOutcome::Permanent,
         error: None,
         started_at,
         downstream_state: None,
@@ -204,7 +205,7 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
         if at > give_up {
             f.error_message = Some(format!("gave up after {} attempts: {error}", item.attempts));
         } else {
-            f.state = "pending";
+            f.state = SubmissionState::Pending;
             f.retry_at = Some(at);
             f.error_message = Some(format!("attempt {} failed, retrying: {error}", item.attempts));
         }
@@ -212,7 +213,7 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
     };
     match outcome {
         Outcome::Accepted(kind, receipt) => {
-            f.state = "delivered";
+            f.state = SubmissionState::Delivered;
             f.outcome = kind;
             f.downstream_reference = Some(receipt.downstream_reference.clone());
             let refused: Vec<String> = receipt
@@ -234,29 +235,29 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
             f.error = Some(e);
         }
         Outcome::Failed(AdapterError::Configuration(e)) => {
-            f.outcome = "configuration";
+            f.outcome = AttemptOutcome::Configuration;
             f.error_message = Some(format!("downstream configuration: {e}"));
             f.error = Some(e);
         }
         Outcome::Failed(AdapterError::Transient(e)) => {
-            f.outcome = "transient";
+            f.outcome = AttemptOutcome::Transient;
             retry(&mut f, e);
         }
         Outcome::Timeout => {
-            f.outcome = "timeout";
+            f.outcome = AttemptOutcome::Timeout;
             retry(&mut f, format!("no answer within {} s; outcome unknown", settings.call_timeout.as_secs()));
         }
         Outcome::GivenBack { tried } => {
-            f.state = "pending";
+            f.state = SubmissionState::Pending;
             f.retry_at = Some(Utc::now());
-            f.outcome = "given_back";
+            f.outcome = AttemptOutcome::GivenBack;
             f.untried = !tried;
             f.error = Some("the lease would end before the next call could finish; left to the next claim".into());
             f.error_message.clone_from(&f.error);
         }
         // Recorded by nobody: the completion is fenced by the lease token this claim no
         // longer holds, and the scheduler that holds it now records its own outcome.
-        Outcome::LeaseLost => f.state = "pending",
+        Outcome::LeaseLost => f.state = SubmissionState::Pending,
     }
     f
 }

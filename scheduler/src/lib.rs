@@ -34,6 +34,7 @@ use crate::{
     metrics::Metrics,
     worker::{Limits, Queue},
 };
+use tns_core::domain::kinds::SubmissionState;
 use tns_store::{
     leases,
     submissions::queue::{self, Claimed, Finished},
@@ -147,7 +148,7 @@ impl Queue for Submissions {
     async fn record(&self, batch: &[Done]) -> sqlx::Result<()> {
         let finished: Vec<Finished> = batch.iter().map(|d| d.finished.clone()).collect();
         let completed = queue::complete(&self.db, &finished).await?;
-        let states: HashMap<i64, &str> = completed.iter().map(|c| (c.id, c.state.as_str())).collect();
+        let states: HashMap<i64, SubmissionState> = completed.iter().map(|c| (c.id, c.state)).collect();
         let m = &self.ctx.metrics;
         for d in batch {
             let Some(state) = states.get(&d.finished.id) else {
@@ -155,10 +156,10 @@ impl Queue for Submissions {
                 continue;
             };
             m.claim_to_finish
-                .with_label_values(&[d.adapter.as_str(), state])
+                .with_label_values(&[d.adapter.as_str(), state.as_str()])
                 .observe(d.claimed.elapsed().as_secs_f64());
-            if *state != "pending" {
-                m.finished.with_label_values(&[d.adapter.as_str(), state]).inc();
+            if *state != SubmissionState::Pending {
+                m.finished.with_label_values(&[d.adapter.as_str(), state.as_str()]).inc();
             }
         }
         m.in_flight.sub(batch.len() as i64);

@@ -10,7 +10,13 @@ use prometheus::Registry as MetricsRegistry;
 use sqlx::PgPool;
 use tns_adapter_host::Registry;
 use tns_core::{env::Listen, metrics as exposition};
-use tns_store::DbSettings;
+use tns_store::{
+    leases::{self, Table},
+    DbSettings,
+};
+
+/// How often `drain` looks whether the queues are empty.
+const DRAIN_CHECK: std::time::Duration = std::time::Duration::from_millis(20);
 
 use crate::{metrics::Metrics, Settings};
 
@@ -45,6 +51,32 @@ impl Scheduler {
 
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
         crate::run(self.db, self.settings, self.adapters, self.metrics, shutdown).await
+    }
+
+    /// Run until every queue is empty — no submission or webhook delivery pending, due or
+    /// waiting for its retry — then stop. What a test (or an operator emptying a queue before
+    /// maintenance) drives the pipeline with, instead of waiting on a scheduler in the
+    /// background.
+    pub async fn drain(self) -> anyhow::Result<()> {
+        let db = self.db.clone();
+        let empty = async move {
+            let mut tick = tokio::time::interval(DRAIN_CHECK);
+            loop {
+                tick.tick().await;
+                let mut left = 0;
+                for table in [Table::Submissions, Table::WebhookDeliveries] {
+                    match leases::depth(&db, table).await {
+                        Ok((due, waiting, held)) => left += due + waiting + held,
+                        // Unknown counts as not empty: the queues are worked meanwhile.
+                        Err(_) => left += 1,
+                    }
+                }
+                if left == 0 {
+                    return;
+                }
+            }
+        };
+        self.run(empty).await
     }
 
     /// `tns scheduler`: `/healthz` on the listen address and `/metrics` on the metrics one,

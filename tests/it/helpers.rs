@@ -393,6 +393,17 @@ impl InProcessScheduler {
     }
 }
 
+/// Run a scheduler until every queue of `env`'s database is empty (every submission and
+/// webhook delivery final), then return: the outcome is in the database, nothing to wait for.
+pub async fn drain(env: &Env) {
+    let cfg = env.config(Role::Scheduler);
+    let scheduler = tns::roles::scheduler(&cfg, &prometheus::Registry::new(), None).await.expect("scheduler starts");
+    tokio::time::timeout(Duration::from_secs(60), scheduler.drain())
+        .await
+        .expect("the queues empty within 60 s")
+        .expect("the scheduler runs");
+}
+
 /// The real `tns` binary: Cargo builds it for this test target (it belongs to the same
 /// package) and says where. The adapter plugins it loads sit next to it, built by the
 /// workspace build that runs the tests.

@@ -536,3 +536,21 @@ async fn spec_shaped_journeys_are_delivered_with_warnings_never_refused() {
         sandbox_records(&env.sandbox_state()).iter().map(|r| r["kind"].as_str().unwrap().to_string()).collect();
     assert_eq!(kinds, ["journey", "journey"]);
 }
+
+#[tokio::test]
+async fn a_drained_scheduler_leaves_every_submission_final() {
+    // No scheduler in the background: the test drives the queue itself.
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app).await;
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        let id = journey_on(&app, &f, "34ABC123", &[passenger(60 + n)]).await;
+        ids.push(submit_journey(&app, f.key(), id, None).await["submission_id"].as_i64().unwrap());
+    }
+    drain(&env).await;
+    for id in ids {
+        let s = app.get_ok(&format!("/portal/submissions/{id}"), f.key()).await;
+        assert_eq!(s["state"], "delivered", "{s}");
+    }
+}

@@ -633,7 +633,7 @@ async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
         tid: c.tid.clone(),
         lease_token: 1,
         subscription_id: c.subscription_id,
-        outcome: "rejected",
+        outcome: tns_core::domain::kinds::DeliveryOutcome::Rejected,
         response_status: Some(500),
         error: Some("HTTP 500".into()),
         started_at: chrono::Utc::now(),

@@ -174,6 +174,38 @@ str_enum! {
     }
 }
 
+str_enum! {
+    /// How one attempt of a submission ended: `partial` (delivered, some passengers refused),
+    /// `found` (an earlier attempt had delivered it, learned by lookup), `abandoned` (the
+    /// scheduler holding it stopped), `given_back` (its lease would have ended before the next
+    /// call could finish).
+    pub enum AttemptOutcome {
+        Delivered = "delivered",
+        Partial = "partial",
+        Found = "found",
+        Transient = "transient",
+        Timeout = "timeout",
+        Permanent = "permanent",
+        Configuration = "configuration",
+        Abandoned = "abandoned",
+        GivenBack = "given_back",
+    }
+}
+
+str_enum! {
+    /// How one POST of a webhook delivery ended (`skipped`: not sent, the subscription is no
+    /// longer active; `abandoned`: the scheduler sending it stopped).
+    pub enum DeliveryOutcome {
+        Delivered = "delivered",
+        Rejected = "rejected",
+        Timeout = "timeout",
+        Unreachable = "unreachable",
+        Refused = "refused",
+        Abandoned = "abandoned",
+        Skipped = "skipped",
+    }
+}
+
 impl RecordStatus {
     /// A journey's or shipment's fields may change: not while a submission of it is pending,
     /// never once it is cancelled.

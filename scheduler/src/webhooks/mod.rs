@@ -31,6 +31,7 @@ use crate::{
     },
     worker::Queue,
 };
+use tns_core::domain::kinds::DeliveryOutcome;
 use tns_store::{
     leases::Table,
     webhooks::queue,
@@ -51,7 +52,7 @@ pub struct Deliveries {
     metrics: Arc<Metrics>,
     /// The attempt counter and duration histogram of each outcome, resolved once (a label
     /// lookup hashes and locks on every call).
-    by_outcome: Vec<(&'static str, IntCounter, Histogram)>,
+    by_outcome: Vec<(DeliveryOutcome, IntCounter, Histogram)>,
     /// Where the next claim starts.
     position: Mutex<Position>,
     /// What was claimed and waits for a POST slot.
@@ -102,13 +103,15 @@ impl Deliveries {
     pub fn new(db: PgPool, settings: WebhookSettings, metrics: Arc<Metrics>) -> anyhow::Result<Deliveries> {
         let client = send::Client::new(settings.timeout, settings.policy)?;
         let position = Mutex::new(Position { cursors: HashMap::new(), rescanned: Instant::now(), after_org: 0 });
-        let by_outcome = send::OUTCOMES
+        // Every outcome a POST can have (not `abandoned`: that is recorded by a later claim).
+        let by_outcome = DeliveryOutcome::ALL
             .iter()
+            .filter(|o| **o != DeliveryOutcome::Abandoned)
             .map(|o| {
                 (
                     *o,
-                    metrics.webhook_attempts.with_label_values(&[o]),
-                    metrics.webhook_attempt_duration.with_label_values(&[o]),
+                    metrics.webhook_attempts.with_label_values(&[o.as_str()]),
+                    metrics.webhook_attempt_duration.with_label_values(&[o.as_str()]),
                 )
             })
             .collect();
@@ -166,7 +169,7 @@ impl Deliveries {
         let started_at = Utc::now();
         let t0 = Instant::now();
         let resp = if !item.active {
-            send::Response::failed("skipped", "the subscription is no longer active".into())
+            send::Response::failed(DeliveryOutcome::Skipped, "the subscription is no longer active".into())
         } else {
             match self.targets.get(&item, &self.settings.data_key, &self.client) {
                 Ok(target) => {
@@ -184,7 +187,7 @@ impl Deliveries {
             duration.observe(elapsed.as_secs_f64());
         }
         let retry_at = match resp.outcome {
-            "delivered" | "skipped" => None,
+            DeliveryOutcome::Delivered | DeliveryOutcome::Skipped => None,
             _ => self
                 .settings
                 .next_wait(item.attempts.max(1) as u32, resp.retry_after, rand::random::<f64>())

@@ -27,6 +27,7 @@ use hyper_util::{
 use rustls_platform_verifier::ConfigVerifierExt;
 
 use crate::webhooks::resolver::{GuardedResolver, Unresolved};
+use tns_core::domain::kinds::DeliveryOutcome;
 use tns_core::{
     guard::{self, Policy, Refused},
     signing,
@@ -73,15 +74,10 @@ pub fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
-/// Every outcome an attempt can have (`skipped`: not sent, the subscription is no longer
-/// active).
-pub const OUTCOMES: [&str; 6] = ["delivered", "rejected", "timeout", "unreachable", "refused", "skipped"];
-
 /// What the receiver (or the way to it) did.
 #[derive(Debug, Clone)]
 pub struct Response {
-    /// `delivered`, `rejected`, `timeout`, `unreachable` or `refused` (or `skipped`).
-    pub outcome: &'static str,
+    pub outcome: DeliveryOutcome,
     pub status: Option<u16>,
     pub error: Option<String>,
     pub retry_after: Option<Duration>,
@@ -89,7 +85,7 @@ pub struct Response {
 
 impl Response {
     /// An attempt that got no answer (or was not made), with why.
-    pub fn failed(outcome: &'static str, error: String) -> Response {
+    pub fn failed(outcome: DeliveryOutcome, error: String) -> Response {
         Response { outcome, status: None, error: Some(error), retry_after: None }
     }
 }
@@ -126,7 +122,7 @@ pub fn headers(
 /// Where a delivery goes: the endpoint URL checked by the guard (scheme, address literal;
 /// names are checked by the resolver when connecting) and ready for the client.
 pub fn target(client: &Client, url: &str) -> Result<Uri, Response> {
-    let refused = |reason: &str| Response::failed("refused", Failure::Blocked.with(reason));
+    let refused = |reason: &str| Response::failed(DeliveryOutcome::Refused, Failure::Blocked.with(reason));
     let url = guard::parse_endpoint(url, client.policy).map_err(|e| refused(&format!("the endpoint URL {e}")))?;
     url.as_str().parse().map_err(|_| refused("the endpoint URL is not usable"))
 }
@@ -140,11 +136,21 @@ pub async fn post(client: &Client, uri: Uri, headers: [(HeaderName, String); 7],
     }
     let req = match req.body(Full::new(Bytes::from(body))) {
         Ok(r) => r,
-        Err(_) => return Response::failed("unreachable", Failure::Unreachable.with("the request could not be built")),
+        Err(_) => {
+            return Response::failed(
+                DeliveryOutcome::Unreachable,
+                Failure::Unreachable.with("the request could not be built"),
+            )
+        }
     };
     let deadline = tokio::time::Instant::from_std(Instant::now() + client.timeout);
     let resp = match tokio::time::timeout_at(deadline, client.http.request(req)).await {
-        Err(_) => return Response::failed("timeout", Failure::Timeout.with("timed out waiting for the response")),
+        Err(_) => {
+            return Response::failed(
+                DeliveryOutcome::Timeout,
+                Failure::Timeout.with("timed out waiting for the response"),
+            )
+        }
         Ok(Err(e)) => {
             let (failure, reason) = classify(&e);
             return Response::failed(failure.outcome(), failure.with(reason));
@@ -156,7 +162,12 @@ pub async fn post(client: &Client, uri: Uri, headers: [(HeaderName, String); 7],
     let drained = tokio::time::timeout_at(deadline, drain(resp.into_body())).await;
     if status.is_success() {
         // The status is what counts; a body cut short after it does not undo the delivery.
-        return Response { outcome: "delivered", status: Some(status.as_u16()), error: None, retry_after: None };
+        return Response {
+            outcome: DeliveryOutcome::Delivered,
+            status: Some(status.as_u16()),
+            error: None,
+            retry_after: None,
+        };
     }
     let error = match drained {
         Err(_) => format!("HTTP {} and the body timed out", status.as_u16()),
@@ -164,7 +175,7 @@ pub async fn post(client: &Client, uri: Uri, headers: [(HeaderName, String); 7],
         _ => format!("HTTP {}", status.as_u16()),
     };
     Response {
-        outcome: "rejected",
+        outcome: DeliveryOutcome::Rejected,
         status: Some(status.as_u16()),
         error: Some(error),
         retry_after: retry_after.filter(|_| status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()),
@@ -219,11 +230,11 @@ impl Failure {
     }
 
     /// The attempt's outcome (the recorded set is older than the classes).
-    pub fn outcome(self) -> &'static str {
+    pub fn outcome(self) -> DeliveryOutcome {
         match self {
-            Failure::Blocked => "refused",
-            Failure::Timeout => "timeout",
-            _ => "unreachable",
+            Failure::Blocked => DeliveryOutcome::Refused,
+            Failure::Timeout => DeliveryOutcome::Timeout,
+            _ => DeliveryOutcome::Unreachable,
         }
     }
 

@@ -63,7 +63,10 @@ impl Targets {
                     subscription = d.subscription_id,
                     "webhook secret cannot be unsealed: check TNS_DATA_KEY"
                 );
-                Response::failed("unreachable", "platform: this delivery could not be signed; it is retried".into())
+                Response::failed(
+                    tns_core::domain::kinds::DeliveryOutcome::Unreachable,
+                    "platform: this delivery could not be signed; it is retried".into(),
+                )
             })
         };
         let previous = match (&d.previous_secret_sealed, d.previous_secret_until) {

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use sqlx::{types::Json, PgPool};
 
-use tns_core::domain::kinds::Environment;
+use tns_core::domain::kinds::{AttemptOutcome, Environment, Operation, SubmissionState};
 
 /// Schedulers LISTEN here; the API NOTIFYs on every new submission.
 pub const QUEUE_CHANNEL: &str = "tns_submissions";
@@ -18,7 +18,7 @@ pub const DONE_CHANNEL: &str = "tns_submissions_done";
 pub struct Claimed {
     pub id: i64,
     pub org_id: i64,
-    pub operation: String,
+    pub operation: Operation,
     pub adapter: String,
     pub snapshot: Json<serde_json::Value>,
     /// Claims so far, this one included: above 1, an earlier attempt may have reached the
@@ -147,14 +147,13 @@ pub struct Finished {
     pub id: i64,
     pub lease_token: i64,
     /// `pending` (retry at `retry_at`), `delivered` or `failed`.
-    pub state: &'static str,
+    pub state: SubmissionState,
     pub retry_at: Option<DateTime<Utc>>,
     pub downstream_reference: Option<String>,
     pub error_message: Option<String>,
     pub passenger_results: Option<serde_json::Value>,
-    /// The attempt's outcome (`delivered`, `partial`, `found`, `transient`, `timeout`,
-    /// `permanent`, `configuration`, `given_back`) and error.
-    pub outcome: &'static str,
+    /// The attempt's outcome and error.
+    pub outcome: AttemptOutcome,
     pub error: Option<String>,
     pub started_at: DateTime<Utc>,
     /// What the adapter keeps of the delivered notification (the receipt's `state`).
@@ -167,7 +166,7 @@ pub struct Finished {
 #[derive(Debug, sqlx::FromRow)]
 pub struct Completed {
     pub id: i64,
-    pub state: String,
+    pub state: SubmissionState,
 }
 
 /// Record a batch of attempts in one statement: the submissions (only those this scheduler
@@ -252,12 +251,12 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
     )
     .bind(col(batch, |f| f.id))
     .bind(col(batch, |f| f.lease_token))
-    .bind(col(batch, |f| f.state))
+    .bind(col(batch, |f| f.state.as_str()))
     .bind(col(batch, |f| f.retry_at))
     .bind(col(batch, |f| f.downstream_reference.clone()))
     .bind(col(batch, |f| f.error_message.clone()))
     .bind(col(batch, |f| f.passenger_results.clone().map(Json)))
-    .bind(col(batch, |f| f.outcome))
+    .bind(col(batch, |f| f.outcome.as_str()))
     .bind(col(batch, |f| f.error.clone()))
     .bind(col(batch, |f| f.started_at))
     .bind(DONE_CHANNEL)

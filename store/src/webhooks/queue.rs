@@ -7,6 +7,7 @@ use std::{collections::BTreeMap, time::Duration};
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
+use tns_core::domain::kinds::DeliveryOutcome;
 
 /// `webhook_emit` NOTIFYs here when it creates deliveries (see the migration).
 pub const CHANNEL: &str = "tns_webhooks";
@@ -209,7 +210,7 @@ pub struct Attempted {
     pub lease_token: i64,
     pub subscription_id: i64,
     /// `delivered`, `rejected`, `timeout`, `unreachable`, `refused` or `skipped`.
-    pub outcome: &'static str,
+    pub outcome: DeliveryOutcome,
     pub response_status: Option<i32>,
     pub error: Option<String>,
     pub started_at: DateTime<Utc>,
@@ -223,9 +224,9 @@ pub struct Attempted {
 /// order, so concurrent recorders lock subscription rows in the same order.
 fn health(batch: &[&Attempted]) -> BTreeMap<i64, (bool, Option<DateTime<Utc>>)> {
     let mut h: BTreeMap<i64, (bool, Option<DateTime<Utc>>)> = BTreeMap::new();
-    for a in batch.iter().filter(|a| a.outcome != "skipped") {
+    for a in batch.iter().filter(|a| a.outcome != DeliveryOutcome::Skipped) {
         let (ok, first_failure) = h.entry(a.subscription_id).or_default();
-        if a.outcome == "delivered" {
+        if a.outcome == DeliveryOutcome::Delivered {
             *ok = true;
         } else if first_failure.is_none_or(|f| a.started_at < f) {
             *first_failure = Some(a.started_at);
@@ -285,7 +286,7 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
     )
     .bind(col(batch, |a| a.id))
     .bind(col(batch, |a| a.lease_token))
-    .bind(col(batch, |a| a.outcome))
+    .bind(col(batch, |a| a.outcome.as_str()))
     .bind(col(batch, |a| a.response_status))
     .bind(col(batch, |a| a.error.as_deref()))
     .bind(col(batch, |a| a.started_at))
