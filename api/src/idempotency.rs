@@ -20,6 +20,8 @@ use axum::{
 };
 use sha2::{Digest, Sha256};
 
+use tns_store::idempotency::{self as db, Kept, Slot};
+
 use crate::{
     auth::{self, Principal},
     error::ApiError,
@@ -29,20 +31,8 @@ use crate::{
 
 pub const HEADER: &str = "idempotency-key";
 pub const KEY_MAX: usize = 255;
-/// How long an answer is replayed.
-pub const RETENTION_HOURS: i64 = 24;
-/// A first request that has not finished after this long is presumed dead (its process
-/// crashed) and the key may be used again.
-const ABANDONED_AFTER_SECS: i64 = 120;
 /// Largest answer kept for replay (list pages and bulk results fit well within it).
 const MAX_STORED_BYTES: usize = 4 * 1024 * 1024;
-
-/// Where a key's record lives: its organization, the credential that used it, the key.
-struct Slot {
-    org: i64,
-    credential: String,
-    key: String,
-}
 
 /// Response extension: this answer must not be stored or replayed.
 #[derive(Clone, Copy)]
@@ -99,24 +89,7 @@ async fn run(st: &AppState, principal: &Principal, req: Request, next: Next) -> 
     let slot = Slot { org, credential: principal.credential_id(), key };
 
     // Claim the key, or take over one that expired or whose first request died.
-    let claimed: Option<bool> = sqlx::query_scalar(
-        "INSERT INTO idempotency_keys (org_id, credential, key, request_hash) VALUES ($1, $6, $2, $3)
-         ON CONFLICT (org_id, credential, key) DO UPDATE
-            SET request_hash = EXCLUDED.request_hash, status = NULL, content_type = NULL, body = NULL, created_at = now()
-          WHERE idempotency_keys.created_at < now() - make_interval(hours => $4)
-             OR (idempotency_keys.status IS NULL AND idempotency_keys.created_at < now() - make_interval(secs => $5))
-         RETURNING true",
-    )
-    .bind(slot.org)
-    .bind(&slot.key)
-    .bind(&hash[..])
-    .bind(RETENTION_HOURS as i32)
-    .bind(ABANDONED_AFTER_SECS as f64)
-    .bind(&slot.credential)
-    .fetch_optional(&st.db)
-    .await?;
-
-    if claimed.is_none() {
+    if !db::claim(&st.db, &slot, &hash).await? {
         return replay(st, &slot, &hash).await;
     }
 
@@ -141,20 +114,11 @@ async fn run(st: &AppState, principal: &Principal, req: Request, next: Next) -> 
 }
 
 async fn replay(st: &AppState, slot: &Slot, hash: &[u8]) -> Result<Response, ApiError> {
-    type Row = (Vec<u8>, Option<i16>, Option<String>, Option<Vec<u8>>);
-    let row: Option<Row> = sqlx::query_as(
-        "SELECT request_hash, status, content_type, body FROM idempotency_keys
-          WHERE org_id = $1 AND credential = $2 AND key = $3",
-    )
-    .bind(slot.org)
-    .bind(&slot.credential)
-    .bind(&slot.key)
-    .fetch_optional(&st.db)
-    .await?;
+    let kept = db::kept(&st.db, slot).await?;
     // The row vanished between the two statements only if its first request failed with a
     // 5xx; asking the client to retry is right.
-    let (stored_hash, status, content_type, body) =
-        row.ok_or_else(|| ApiError::Conflict("the first request with this Idempotency-Key failed; retry".into()))?;
+    let Kept { request_hash: stored_hash, status, content_type, body } =
+        kept.ok_or_else(|| ApiError::Conflict("the first request with this Idempotency-Key failed; retry".into()))?;
     if stored_hash != hash {
         return Err(ApiError::validation(
             "Idempotency-Key",
@@ -186,42 +150,18 @@ async fn store(
     content_type: Option<&str>,
     body: Option<&[u8]>,
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE idempotency_keys SET status = $4, content_type = $5, body = $6
-          WHERE org_id = $1 AND credential = $2 AND key = $3",
-    )
-    .bind(slot.org)
-    .bind(&slot.credential)
-    .bind(&slot.key)
-    .bind(status.as_u16() as i16)
-    .bind(content_type)
-    .bind(body)
-    .execute(&st.db)
-    .await
-    .map(|_| ())
+    db::keep(&st.db, slot, status.as_u16(), content_type, body).await
 }
 
 async fn forget(st: &AppState, slot: &Slot) {
-    let r = sqlx::query(
-        "DELETE FROM idempotency_keys WHERE org_id = $1 AND credential = $2 AND key = $3 AND status IS NULL",
-    )
-    .bind(slot.org)
-    .bind(&slot.credential)
-    .bind(&slot.key)
-    .execute(&st.db)
-    .await;
-    if let Err(e) = r {
+    if let Err(e) = db::release(&st.db, slot).await {
         tracing::warn!(error = tns_store::redacted(&e), "could not release an Idempotency-Key");
     }
 }
 
 /// Drop answers older than the retention period (run periodically by every API process).
 pub async fn purge(db: &sqlx::PgPool) {
-    let r = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1)")
-        .bind(RETENTION_HOURS as i32)
-        .execute(db)
-        .await;
-    if let Err(e) = r {
+    if let Err(e) = db::purge(db).await {
         tracing::warn!(error = tns_store::redacted(&e), "could not purge old Idempotency-Key records");
     }
 }

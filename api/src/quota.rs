@@ -25,6 +25,7 @@ use std::{
 use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
 use redis::{AsyncCommands, Script};
 use sqlx::PgPool;
+use tns_store::usage::{self, EndpointUsage, Upsert};
 
 use crate::{
     cache::TtlMap,
@@ -148,14 +149,6 @@ struct LocalMonth {
     base_total: i64,
     added_total: i64,
     fields: HashMap<String, i64>,
-}
-
-/// One endpoint's usage in a month.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EndpointUsage {
-    pub endpoint: String,
-    pub total_calls: i64,
-    pub error_calls: i64,
 }
 
 pub struct Quota {
@@ -333,19 +326,7 @@ impl Quota {
     }
 
     async fn persisted(&self, org: i64, month: Month) -> sqlx::Result<Vec<EndpointUsage>> {
-        sqlx::query_as::<_, (String, i64, i64)>(
-            "SELECT endpoint, total_calls, error_calls FROM usage_monthly
-              WHERE org_id = $1 AND month = $2 ORDER BY total_calls DESC, endpoint",
-        )
-        .bind(org)
-        .bind(month.first_day())
-        .fetch_all(&self.db)
-        .await
-        .map(|rows| {
-            rows.into_iter()
-                .map(|(endpoint, total_calls, error_calls)| EndpointUsage { endpoint, total_calls, error_calls })
-                .collect()
-        })
+        usage::of_month(&self.db, org, month.first_day()).await
     }
 
     async fn seed_month(&self, org: i64, month: Month) -> Result<(), Failure> {
@@ -471,7 +452,7 @@ impl Quota {
         let key = self.usage_key(org, month);
         let fields: HashMap<String, i64> = self.store.call(|mut c| async move { c.hgetall(key).await }).await?;
         let rows = rows_from_fields(&fields);
-        upsert_usage(&self.db, org, month, &rows, Upsert::Greatest).await?;
+        usage::upsert(&self.db, org, month.first_day(), &rows, Upsert::Greatest).await?;
         Ok(())
     }
 
@@ -533,7 +514,7 @@ impl Quota {
             std::mem::take(&mut *self.local.lock().unwrap_or_else(|p| p.into_inner())).into_iter().collect();
         for ((org, month), counts) in pending {
             let rows = rows_from_fields(&counts.fields);
-            if let Err(e) = upsert_usage(&self.db, org, month, &rows, Upsert::Add).await {
+            if let Err(e) = usage::upsert(&self.db, org, month.first_day(), &rows, Upsert::Add).await {
                 tracing::error!(org, %month, error = %tns_store::redacted(&e), "could not persist local usage counts at shutdown");
             }
         }
@@ -552,45 +533,6 @@ fn rows_from_fields(fields: &HashMap<String, i64>) -> Vec<EndpointUsage> {
     by.into_iter()
         .map(|(ep, (t, e))| EndpointUsage { endpoint: ep.to_string(), total_calls: t, error_calls: e })
         .collect()
-}
-
-enum Upsert {
-    /// The flusher: Redis holds the full count, keep the larger of the two.
-    Greatest,
-    /// Shutdown with Redis down: these are increments.
-    Add,
-}
-
-async fn upsert_usage(db: &PgPool, org: i64, month: Month, rows: &[EndpointUsage], mode: Upsert) -> sqlx::Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let merge = match mode {
-        Upsert::Greatest => {
-            "total_calls = GREATEST(usage_monthly.total_calls, EXCLUDED.total_calls),
-                             error_calls = GREATEST(usage_monthly.error_calls, EXCLUDED.error_calls)"
-        }
-        Upsert::Add => {
-            "total_calls = usage_monthly.total_calls + EXCLUDED.total_calls,
-                        error_calls = usage_monthly.error_calls + EXCLUDED.error_calls"
-        }
-    };
-    let endpoints: Vec<&str> = rows.iter().map(|r| r.endpoint.as_str()).collect();
-    let totals: Vec<i64> = rows.iter().map(|r| r.total_calls).collect();
-    let errors: Vec<i64> = rows.iter().map(|r| r.error_calls).collect();
-    sqlx::query(&format!(
-        "INSERT INTO usage_monthly (org_id, month, endpoint, total_calls, error_calls)
-         SELECT $1, $2, e, t, x FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS u(e, t, x)
-         ON CONFLICT (org_id, month, endpoint) DO UPDATE SET {merge}"
-    ))
-    .bind(org)
-    .bind(month.first_day())
-    .bind(&endpoints)
-    .bind(&totals)
-    .bind(&errors)
-    .execute(db)
-    .await?;
-    Ok(())
 }
 
 /// A local count waiting to be pushed to Redis: (organization, month), calls, per-route fields.

@@ -1,11 +1,15 @@
 //! The submission queue's statements: claim a batch, complete a batch (releasing and depth
 //! are in `leases`). The schema and its rules are in migrations/…_submissions.sql.
 
-use std::time::{Duration, Instant};
+use std::{
+    sync::LazyLock,
+    time::{Duration, Instant},
+};
 
 use chrono::{DateTime, Utc};
 use sqlx::{types::Json, PgPool};
 
+use crate::records;
 use tns_core::domain::kinds::{AttemptOutcome, Environment, Operation, SubmissionState};
 
 /// Schedulers LISTEN here; the API NOTIFYs on every new submission.
@@ -177,8 +181,9 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
     fn col<T>(batch: &[Finished], f: impl Fn(&Finished) -> T) -> Vec<T> {
         batch.iter().map(f).collect()
     }
-    sqlx::query_as(
-        "WITH r AS (
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "WITH r AS (
             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
                                  $7::jsonb[], $8::text[], $9::text[], $10::timestamptz[], $12::jsonb[], $13::bool[])
                 AS r(id, token, state, retry_at, reference, message, passengers, outcome, error, started_at,
@@ -207,8 +212,7 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
          ), finished AS (
             -- The record's status mirrors its latest submission; a cancellation that went
             -- through makes it `cancelled`, one that failed leaves it as its latest other
-            -- submission left it. Its downstream reference is the first delivered one (a failed
-            -- submission's reference stays on that submission, for a cancellation).
+            -- submission left it.
             SELECT s.*, CASE WHEN s.operation <> 'cancel' THEN s.state
                              WHEN s.state = 'delivered' THEN 'cancelled'
                              ELSE (SELECT p.state FROM submissions p
@@ -216,23 +220,7 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
                                       AND p.target_id = s.target_id AND p.operation <> 'cancel'
                                     ORDER BY p.id DESC LIMIT 1) END AS status
               FROM s WHERE s.state <> 'pending'
-         ), journeys AS (
-            UPDATE journeys t
-               SET status = f.status, updated_at = now(),
-                   downstream_reference = CASE WHEN f.state = 'delivered'
-                                               THEN COALESCE(t.downstream_reference, f.downstream_reference)
-                                               ELSE t.downstream_reference END
-              FROM finished f
-             WHERE f.target_type = 'journey' AND t.id = f.target_id AND t.org_id = f.org_id
-         ), cargo AS (
-            UPDATE cargo t
-               SET status = f.status, updated_at = now(),
-                   downstream_reference = CASE WHEN f.state = 'delivered'
-                                               THEN COALESCE(t.downstream_reference, f.downstream_reference)
-                                               ELSE t.downstream_reference END
-              FROM finished f
-             WHERE f.target_type = 'cargo' AND t.id = f.target_id AND t.org_id = f.org_id
-         ), notified AS (
+         ), {mirror}, notified AS (
             SELECT pg_notify($11, string_agg(id::text, ',')) FROM s WHERE s.state <> 'pending'
             HAVING count(*) > 0
          ), events AS (
@@ -248,20 +236,23 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
               FROM s WHERE s.state <> 'pending'
          )
          SELECT s.id, s.state FROM s LEFT JOIN notified ON true CROSS JOIN events",
-    )
-    .bind(col(batch, |f| f.id))
-    .bind(col(batch, |f| f.lease_token))
-    .bind(col(batch, |f| f.state.as_str()))
-    .bind(col(batch, |f| f.retry_at))
-    .bind(col(batch, |f| f.downstream_reference.clone()))
-    .bind(col(batch, |f| f.error_message.clone()))
-    .bind(col(batch, |f| f.passenger_results.clone().map(Json)))
-    .bind(col(batch, |f| f.outcome.as_str()))
-    .bind(col(batch, |f| f.error.clone()))
-    .bind(col(batch, |f| f.started_at))
-    .bind(DONE_CHANNEL)
-    .bind(col(batch, |f| f.downstream_state.clone().map(Json)))
-    .bind(col(batch, |f| f.untried))
-    .fetch_all(db)
-    .await
+            mirror = records::mirror("finished")
+        )
+    });
+    sqlx::query_as(&SQL)
+        .bind(col(batch, |f| f.id))
+        .bind(col(batch, |f| f.lease_token))
+        .bind(col(batch, |f| f.state.as_str()))
+        .bind(col(batch, |f| f.retry_at))
+        .bind(col(batch, |f| f.downstream_reference.clone()))
+        .bind(col(batch, |f| f.error_message.clone()))
+        .bind(col(batch, |f| f.passenger_results.clone().map(Json)))
+        .bind(col(batch, |f| f.outcome.as_str()))
+        .bind(col(batch, |f| f.error.clone()))
+        .bind(col(batch, |f| f.started_at))
+        .bind(DONE_CHANNEL)
+        .bind(col(batch, |f| f.downstream_state.clone().map(Json)))
+        .bind(col(batch, |f| f.untried))
+        .fetch_all(db)
+        .await
 }

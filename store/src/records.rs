@@ -1,0 +1,39 @@
+//! What journeys and cargo shipments share as records sent downstream: a status that mirrors
+//! their latest submission, and the downstream reference of the first delivered one (a failed
+//! submission's reference stays on that submission, for a cancellation). Both tables are
+//! otherwise their own modules'; this part of their lifecycle is written here, once.
+
+use tns_core::domain::kinds::TargetType;
+
+fn table(target: TargetType) -> &'static str {
+    match target {
+        TargetType::Journey => "journeys",
+        TargetType::Cargo => "cargo",
+    }
+}
+
+/// Common table expressions (for a statement that finishes submissions) that bring each record
+/// in line with its finished submission, read from the CTE `finished`: one row per finished
+/// submission with `org_id`, `target_type`, `target_id`, `state`, `downstream_reference` and the
+/// record's new `status`.
+pub(crate) fn mirror(finished: &str) -> String {
+    TargetType::ALL
+        .iter()
+        .map(|target| {
+            format!(
+                "{name} AS (
+            UPDATE {name} t
+               SET status = f.status, updated_at = now(),
+                   downstream_reference = CASE WHEN f.state = 'delivered'
+                                               THEN COALESCE(t.downstream_reference, f.downstream_reference)
+                                               ELSE t.downstream_reference END
+              FROM {finished} f
+             WHERE f.target_type = '{kind}' AND t.id = f.target_id AND t.org_id = f.org_id
+         )",
+                name = table(*target),
+                kind = target.as_str(),
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
