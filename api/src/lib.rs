@@ -2,6 +2,7 @@
 
 pub mod admission;
 pub mod auth;
+pub mod background;
 pub mod cache;
 pub mod downstream;
 pub mod error;

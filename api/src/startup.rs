@@ -23,6 +23,7 @@ use tokio::net::TcpListener;
 use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, timeout::TimeoutLayer};
 
 use crate::{
+    background::Background,
     downstream::Downstreams,
     error::{error_response, ApiError},
     health, idempotency, metrics,
@@ -159,30 +160,39 @@ impl Application {
         self.state.clone()
     }
 
-    /// Serve until `shutdown` resolves, then drain connections and flush usage.
+    /// Serve until `shutdown` resolves, then drain connections, stop the role's background
+    /// tasks and flush usage.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let state = self.state.clone();
-        let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
-        let flusher = {
+        let mut background = Background::default();
+        background.spawn("usage flush", {
             let state = state.clone();
-            let every = state.cfg.usage_flush_interval;
-            tokio::spawn(async move {
+            async move {
+                let every = state.cfg.usage_flush_interval;
                 let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
                 let mut purge = tokio::time::interval(IDEMPOTENCY_PURGE_EVERY);
                 loop {
                     tokio::select! {
                         _ = tick.tick() => state.quota.flush().await,
                         _ = purge.tick() => idempotency::purge(&state.db).await,
-                        _ = stop_rx.changed() => break,
                     }
                 }
-            })
-        };
-        let metrics_server = tokio::spawn(axum::serve(self.metrics, metrics_app(state.clone())).into_future());
+            }
+        });
+        background.spawn("submission listener", {
+            let state = state.clone();
+            async move { state.waiters.listen(&state.db).await }
+        });
+        background.spawn("metrics listener", {
+            let served = axum::serve(self.metrics, metrics_app(state.clone())).into_future();
+            async move {
+                if let Err(e) = served.await {
+                    tracing::error!(error = %e, "the metrics listener failed");
+                }
+            }
+        });
         let served = crate::serve::serve(self.listener, app(state.clone()), state.cfg.http, shutdown).await;
-        metrics_server.abort();
-        stop_tx.send(true).ok();
-        flusher.await.ok();
+        background.stop(Duration::from_secs(5)).await;
         tokio::time::timeout(Duration::from_secs(10), state.quota.flush_on_shutdown()).await.ok();
         served.context("HTTP server failed")
     }

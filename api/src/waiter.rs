@@ -1,11 +1,12 @@
 //! `Prefer: wait=N` on submit: wait until the submission is delivered or failed. Schedulers
-//! NOTIFY the finished ids on `tns_submissions_done`; one listener per API process wakes the
-//! waiters. Waiters also re-read the row every half second, so a lost listener connection only
-//! makes them slower, never stuck.
+//! NOTIFY the finished ids on `tns_submissions_done`; one listener per API process (a
+//! background task of the role: [`Waiters::listen`]) wakes the waiters. Waiters also re-read
+//! the row every half second, so a lost listener connection only makes them slower, never
+//! stuck.
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, OnceLock},
+    sync::{Arc, Mutex},
     time::Duration,
 };
 
@@ -21,13 +22,11 @@ const RECHECK: Duration = Duration::from_millis(500);
 #[derive(Default)]
 pub struct Waiters {
     by_id: Arc<Mutex<HashMap<i64, Vec<oneshot::Sender<()>>>>>,
-    listener: OnceLock<()>,
 }
 
 impl Waiters {
     /// Return once submission `id` is final or `wait` has passed.
     pub async fn wait(&self, db: &PgPool, id: i64, wait: Duration) -> sqlx::Result<()> {
-        self.listen(db);
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             // Register before reading, so a notification between the read and the wait is not lost.
@@ -44,19 +43,15 @@ impl Waiters {
         }
     }
 
-    /// Start this process's listener once.
-    fn listen(&self, db: &PgPool) {
-        self.listener.get_or_init(|| {
-            let (db, by_id) = (db.clone(), self.by_id.clone());
-            tokio::spawn(async move {
-                loop {
-                    if let Err(e) = listen_until_error(&db, &by_id).await {
-                        tracing::warn!(error = %tns_store::redacted(&e), "submission listener lost; reconnecting");
-                    }
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
-            });
-        });
+    /// Wake waiters as submissions finish, for as long as the role runs (reconnecting when
+    /// the connection is lost).
+    pub async fn listen(&self, db: &PgPool) {
+        loop {
+            if let Err(e) = listen_until_error(db, &self.by_id).await {
+                tracing::warn!(error = %tns_store::redacted(&e), "submission listener lost; reconnecting");
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
     }
 }
 
