@@ -1,0 +1,494 @@
+"""Render the TNS chart with every value set in this folder, lint it, validate every object
+strictly against Kubernetes' schemas, and assert what the chart promises. Then render the sets in
+bad/ and check that each is refused, so every assertion is shown able to fail.
+
+Run through check.sh, which installs the tools; see the chart's README.md.
+"""
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import kubernetes_validate
+import yaml
+from kubernetes_validate import utils as kv
+
+CI = Path(__file__).resolve().parent
+CHART = CI.parent
+REPO = CHART.parent.parent
+RELEASE = "tns"
+NAMESPACE = "tns"
+VALUE_SETS = ["defaults", "ha", "existing-secrets", "features"]
+TNS_ROLES = {"api", "scheduler", "jobs", "migrate"}
+SECRET_VARS = {"TNS_SIGNING_SECRET", "TNS_DATA_KEY", "TNS_DATABASE_URL", "TNS_REDIS_URL"}
+
+
+class Failed(Exception):
+    pass
+
+
+def helm(args, helm_bin):
+    return subprocess.run([helm_bin, *args], capture_output=True, text=True)
+
+
+def render(helm_bin, values_file=None, extra=()):
+    args = ["template", RELEASE, str(CHART), "--namespace", NAMESPACE, *extra]
+    if values_file:
+        args += ["-f", str(values_file)]
+    return helm(args, helm_bin)
+
+
+def docs_of(text):
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def name_of(obj):
+    return f"{obj['kind']}/{obj['metadata']['name']}"
+
+
+def pod_specs(objs):
+    """(owner, pod spec) of every workload."""
+    for o in objs:
+        if o["kind"] in ("Deployment", "Job"):
+            yield o, o["spec"]["template"]["spec"]
+
+
+def containers(spec):
+    return [(c, False) for c in spec.get("containers", [])] + [(c, True) for c in spec.get("initContainers", [])]
+
+
+# --- assertions on one rendered value set ------------------------------------------------------
+
+
+def check_validates(objs, k8s_version, sm_validator):
+    errs = []
+    for o in objs:
+        if o["kind"] == "ServiceMonitor":
+            r = subprocess.run(["node", str(sm_validator)], input=json.dumps(o), capture_output=True, text=True)
+            if r.returncode != 0:
+                errs.append(f"{name_of(o)}: {r.stdout.strip()} {r.stderr.strip()}")
+            continue
+        try:
+            kv.validate(o, k8s_version, strict=True)
+        except kubernetes_validate.ValidationError as e:
+            errs.append(f"{name_of(o)}: {e.message} at {'.'.join(str(p) for p in e.path)}")
+        except kubernetes_validate.SchemaNotFoundError as e:
+            errs.append(f"{name_of(o)}: {e.message}")
+    return errs
+
+
+def check_migration_hook(objs):
+    errs = []
+    jobs = [o for o in objs if o["kind"] == "Job"]
+    if not jobs:
+        return ["no migration Job rendered"]
+    rendered = {(o["kind"], o["metadata"]["name"]) for o in objs}
+    for job in jobs:
+        ann = job["metadata"].get("annotations", {})
+        if ann.get("helm.sh/hook") != "pre-install,pre-upgrade":
+            errs.append(f"{name_of(job)}: helm.sh/hook is {ann.get('helm.sh/hook')!r}, not pre-install,pre-upgrade")
+        if not re.fullmatch(r"-?[0-9]+", ann.get("helm.sh/hook-weight", "")):
+            errs.append(f"{name_of(job)}: no integer helm.sh/hook-weight")
+        if "hook-succeeded" not in ann.get("helm.sh/hook-delete-policy", ""):
+            errs.append(f"{name_of(job)}: not deleted on success (helm.sh/hook-delete-policy)")
+        spec = job["spec"]["template"]["spec"]
+        if job["spec"]["template"]["spec"]["containers"][0].get("args") != ["migrate"]:
+            errs.append(f"{name_of(job)}: does not run `tns migrate`")
+        # A pre-install hook runs before the chart's objects exist: it may name none of them.
+        sa = spec.get("serviceAccountName")
+        if sa and ("ServiceAccount", sa) in rendered:
+            errs.append(f"{name_of(job)}: uses the chart's ServiceAccount {sa}, which does not exist yet")
+        for c, _ in containers(spec):
+            for e in c.get("env", []):
+                ref = e.get("valueFrom", {}).get("secretKeyRef") or e.get("valueFrom", {}).get("configMapKeyRef")
+                if ref and (("Secret", ref["name"]) in rendered or ("ConfigMap", ref["name"]) in rendered):
+                    errs.append(f"{name_of(job)}: {e['name']} comes from {ref['name']}, which the chart creates")
+            for ef in c.get("envFrom", []):
+                errs.append(f"{name_of(job)}: envFrom {ef} (the hook may use only pre-existing objects)")
+    for o in objs:
+        if o["kind"] != "Job" and "helm.sh/hook" in o["metadata"].get("annotations", {}):
+            errs.append(f"{name_of(o)}: an unexpected hook")
+    return errs
+
+
+def effective_replicas(objs, deploy):
+    for o in objs:
+        if o["kind"] == "HorizontalPodAutoscaler" and o["spec"]["scaleTargetRef"]["name"] == deploy["metadata"]["name"]:
+            return o["spec"]["minReplicas"]
+    return deploy["spec"].get("replicas", 1)
+
+
+def selects(selector, labels):
+    return all(labels.get(k) == v for k, v in selector.get("matchLabels", {}).items())
+
+
+def check_pdbs(objs, values):
+    errs = []
+    pdbs = [o for o in objs if o["kind"] == "PodDisruptionBudget"]
+    deploys = [o for o in objs if o["kind"] == "Deployment"]
+    for pdb in pdbs:
+        targets = [d for d in deploys if selects(pdb["spec"]["selector"], d["spec"]["template"]["metadata"]["labels"])]
+        if len(targets) != 1:
+            errs.append(f"{name_of(pdb)} selects {len(targets)} Deployments")
+            continue
+        n = effective_replicas(objs, targets[0])
+        if n <= 1:
+            errs.append(f"{name_of(pdb)} exists while {name_of(targets[0])} runs {n} replica(s)")
+    for d in deploys:
+        role = d["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]
+        covered = any(selects(p["spec"]["selector"], d["spec"]["template"]["metadata"]["labels"]) for p in pdbs)
+        if role in ("api", "scheduler") and effective_replicas(objs, d) > 1 and not covered:
+            errs.append(f"{name_of(d)} runs {effective_replicas(objs, d)} replicas without a PDB")
+    return errs
+
+
+def check_image_tag(objs, app_version, repository):
+    errs = []
+    want = f"{repository}:{app_version}"
+    for owner, spec in pod_specs(objs):
+        for c, _ in containers(spec):
+            if c["image"].startswith(repository + ":") and c["image"] != want:
+                errs.append(f"{name_of(owner)}/{c['name']}: image {c['image']}, not {want}")
+        if not any(c["image"] == want for c, _ in containers(spec)):
+            errs.append(f"{name_of(owner)}: no container runs {want}")
+    return errs
+
+
+def check_probes_and_security(objs):
+    errs = []
+    for owner, spec in pod_specs(objs):
+        psc = spec.get("securityContext", {})
+        if psc.get("runAsNonRoot") is not True or psc.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+            errs.append(f"{name_of(owner)}: pod securityContext lacks runAsNonRoot or seccomp RuntimeDefault")
+        for c, init in containers(spec):
+            where = f"{name_of(owner)}/{c['name']}"
+            sc = c.get("securityContext")
+            if not sc:
+                errs.append(f"{where}: no securityContext")
+                continue
+            if sc.get("runAsNonRoot") is not True:
+                errs.append(f"{where}: not runAsNonRoot")
+            if sc.get("readOnlyRootFilesystem") is not True:
+                errs.append(f"{where}: root filesystem writable")
+            if sc.get("allowPrivilegeEscalation") is not False:
+                errs.append(f"{where}: privilege escalation allowed")
+            if sc.get("privileged"):
+                errs.append(f"{where}: privileged")
+            caps = sc.get("capabilities", {})
+            if "ALL" not in caps.get("drop", []) or caps.get("add"):
+                errs.append(f"{where}: capabilities not all dropped")
+            if sc.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+                errs.append(f"{where}: seccomp profile not RuntimeDefault")
+            # Probes on every long-running container; init containers and the Job run to completion.
+            if owner["kind"] == "Deployment" and not init:
+                ports = {p["name"] for p in c.get("ports", [])}
+                for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+                    get = c.get(probe, {}).get("httpGet", {})
+                    if get.get("path") != path or get.get("port") not in ports:
+                        errs.append(f"{where}: {probe} is not GET {path} on a port of the container")
+    return errs
+
+
+def check_rbac(objs, values_jobs_enabled=True):
+    errs = []
+    rbac = [o for o in objs if o["apiVersion"].startswith("rbac.authorization.k8s.io/")]
+    kinds = sorted(o["kind"] for o in rbac)
+    if kinds not in ([], ["Role", "RoleBinding"]):
+        errs.append(f"RBAC beyond one Role and its RoleBinding: {kinds}")
+    sas = {}
+    for o in rbac:
+        if o["kind"] == "Role":
+            for rule in o["rules"]:
+                if rule.get("apiGroups") != ["coordination.k8s.io"] or rule.get("resources") != ["leases"]:
+                    errs.append(f"{name_of(o)}: a rule beyond coordination.k8s.io leases: {rule}")
+                if not set(rule.get("verbs", [])) <= {"get", "create", "update", "patch"} or "*" in rule.get("verbs", []):
+                    errs.append(f"{name_of(o)}: verbs beyond get/create/update/patch: {rule.get('verbs')}")
+                if set(rule.get("verbs", [])) - {"create"} and not rule.get("resourceNames"):
+                    errs.append(f"{name_of(o)}: {rule.get('verbs')} on every Lease, not only its own")
+        if o["kind"] == "RoleBinding":
+            if o["roleRef"]["kind"] != "Role":
+                errs.append(f"{name_of(o)}: binds a {o['roleRef']['kind']}")
+            for s in o["subjects"]:
+                sas[s["name"]] = o
+    for owner, spec in pod_specs(objs):
+        role = owner["spec"]["template"]["metadata"]["labels"].get("app.kubernetes.io/component")
+        sa = spec.get("serviceAccountName", "default")
+        if sa in sas and role != "jobs":
+            errs.append(f"{name_of(owner)} runs as {sa}, which holds the Lease Role")
+        if role != "jobs" and spec.get("automountServiceAccountToken") is not False:
+            errs.append(f"{name_of(owner)} mounts a Kubernetes API token it never uses")
+    return errs
+
+
+def set_env_names(objs):
+    """Every variable name the rendered chart puts in a TNS container's environment."""
+    configmaps = {o["metadata"]["name"]: o for o in objs if o["kind"] == "ConfigMap"}
+    secrets = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Secret"}
+    names = {}
+    for owner, spec in pod_specs(objs):
+        for c, _ in containers(spec):
+            for e in c.get("env", []):
+                names.setdefault(e["name"], f"{name_of(owner)}/{c['name']}")
+            for ef in c.get("envFrom", []):
+                ref = ef.get("configMapRef") or ef.get("secretRef")
+                src = configmaps.get(ref["name"]) or secrets.get(ref["name"])
+                if src is None:
+                    names.setdefault(f"<envFrom {ref['name']}: not rendered, names unknown>", name_of(owner))
+                    continue
+                for k in src.get("data", {}):
+                    names.setdefault(ef.get("prefix", "") + k, f"{name_of(owner)}/{c['name']} via {ref['name']}")
+    return names
+
+
+def check_env(objs, binary_vars):
+    errs = []
+    for n, where in sorted(set_env_names(objs).items()):
+        if n not in binary_vars:
+            errs.append(f"{where} sets {n}, which the tns binary does not read")
+    # Secrets only ever arrive from a Secret, never as literal values in a pod spec.
+    for owner, spec in pod_specs(objs):
+        for c, _ in containers(spec):
+            for e in c.get("env", []):
+                if e["name"] in SECRET_VARS and "secretKeyRef" not in e.get("valueFrom", {}):
+                    errs.append(f"{name_of(owner)}/{c['name']}: {e['name']} not from a Secret")
+    for cm in (o for o in objs if o["kind"] == "ConfigMap"):
+        for k in SECRET_VARS & set(cm.get("data", {})):
+            errs.append(f"{name_of(cm)} holds {k}")
+    # What each role cannot start without.
+    need = {"api": SECRET_VARS, "scheduler": {"TNS_DATA_KEY", "TNS_DATABASE_URL"},
+            "jobs": {"TNS_DATA_KEY", "TNS_DATABASE_URL"}, "migrate": {"TNS_DATABASE_URL"}}
+    for owner, spec in pod_specs(objs):
+        role = owner["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]
+        have = {e["name"] for e in spec["containers"][0].get("env", [])}
+        for missing in sorted(need.get(role, set()) - have):
+            errs.append(f"{name_of(owner)}: {missing} not set")
+    return errs
+
+
+def check_admin_and_ingress(objs):
+    errs = []
+    admin = [o for o in objs if o["kind"] == "Service" and o["metadata"]["name"].endswith("-admin")]
+    if len(admin) != 1 or admin[0]["spec"].get("type", "ClusterIP") != "ClusterIP":
+        errs.append("the admin API needs exactly one ClusterIP Service <fullname>-admin")
+    api_svc = f"{RELEASE}-api"
+    for ing in (o for o in objs if o["kind"] == "Ingress"):
+        for rule in ing["spec"]["rules"]:
+            for p in rule["http"]["paths"]:
+                svc = p["backend"]["service"]
+                if svc["name"] != api_svc or svc["port"].get("name") != "http":
+                    errs.append(f"{name_of(ing)} routes to {svc}, not {api_svc}:http")
+    for np in (o for o in objs if o["kind"] == "NetworkPolicy"):
+        for rule in np["spec"].get("ingress", []):
+            if any(p.get("port") == "admin" for p in rule.get("ports", [])) and not rule.get("from"):
+                errs.append(f"{name_of(np)} opens the admin port to everyone")
+            if not rule.get("ports"):
+                errs.append(f"{name_of(np)} has an ingress rule for every port")
+    return errs
+
+
+def check_rollout(objs):
+    errs = []
+    for d in (o for o in objs if o["kind"] == "Deployment"):
+        ann = d["spec"]["template"]["metadata"].get("annotations", {})
+        if "checksum/config" not in ann or "checksum/secret" not in ann:
+            errs.append(f"{name_of(d)}: no checksum annotations, a config change would not roll it")
+        if d["metadata"]["name"].endswith("-scheduler"):
+            cm = next(o for o in objs if o["kind"] == "ConfigMap")
+            env = {e["name"]: e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0].get("env", [])}
+            grace = int(env.get("TNS_SCHEDULER_SHUTDOWN_GRACE_SECS") or cm["data"].get("TNS_SCHEDULER_SHUTDOWN_GRACE_SECS") or 25)
+            if d["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] <= grace:
+                errs.append(f"{name_of(d)}: terminationGracePeriodSeconds not above the {grace} s drain")
+    return errs
+
+
+CHECKS = {
+    "the migration Job is a hook using only pre-existing objects": lambda ctx: check_migration_hook(ctx["objs"]),
+    "a PDB exists exactly when api/scheduler run more than one replica": lambda ctx: check_pdbs(ctx["objs"], None),
+    "the image tag follows the chart's appVersion": lambda ctx: check_image_tag(ctx["objs"], ctx["app_version"], ctx["repository"]),
+    "probes and securityContext on every container": lambda ctx: check_probes_and_security(ctx["objs"]),
+    "the Lease RBAC is the only RBAC": lambda ctx: check_rbac(ctx["objs"]),
+    "every environment variable set is one the binary reads": lambda ctx: check_env(ctx["objs"], ctx["binary_vars"]),
+    "the admin API is never public": lambda ctx: check_admin_and_ingress(ctx["objs"]),
+    "a configuration change rolls the pods": lambda ctx: check_rollout(ctx["objs"]),
+}
+
+
+# --- checks on the chart itself ----------------------------------------------------------------
+
+
+def walk_strings(node, path=""):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from walk_strings(v, f"{path}.{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from walk_strings(v, f"{path}[{i}]")
+    elif isinstance(node, str):
+        yield path, node
+
+
+def check_defaults_hold_no_secret(values, helm_bin):
+    errs = []
+    for key in ("signingSecret.value", "dataKey.value", "externalDatabase.url", "externalRedis.url"):
+        a, b = key.split(".")
+        if values[a][b]:
+            errs.append(f"values.yaml: {key} has a default")
+    for path, s in walk_strings(values):
+        if re.search(r"[0-9a-fA-F]{32,}", s) or re.search(r"://[^/\s]*:[^/\s]*@", s):
+            errs.append(f"values.yaml: {path} looks like a secret")
+    r = render(helm_bin)
+    if r.returncode == 0:
+        errs.append("the chart renders with no values at all: it must refuse without secrets")
+    else:
+        for key in ("signingSecret", "dataKey", "externalDatabase", "externalRedis"):
+            if key not in r.stderr:
+                errs.append(f"rendering without values does not name {key}: {r.stderr.strip()}")
+    return errs
+
+
+def check_schema_names(binary_vars):
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    allowed = set(schema["$defs"]["configVars"]["propertyNames"]["enum"])
+    return [f"values.schema.json accepts {n} in config/env, which the tns binary does not read"
+            for n in sorted(allowed - binary_vars)]
+
+
+def check_app_version(chart):
+    cargo = (REPO / "Cargo.toml").read_text()
+    m = re.search(r"\[workspace\.package\][^\[]*?\nversion\s*=\s*\"([^\"]+)\"", cargo)
+    if not m:
+        return ["Cargo.toml: no [workspace.package] version"]
+    if str(chart["appVersion"]) != m.group(1):
+        return [f"Chart.yaml appVersion {chart['appVersion']} is not the crates' version {m.group(1)}"]
+    return []
+
+
+# --- the run -----------------------------------------------------------------------------------
+
+
+def binary_vars_of(args):
+    if args.env_list:
+        return {l.strip() for l in Path(args.env_list).read_text().splitlines() if l.strip()}
+    r = subprocess.run([args.tns, "env"], capture_output=True, text=True, timeout=30)
+    names = {l.strip() for l in r.stdout.splitlines() if l.strip()}
+    if r.returncode != 0 or not names or not all(re.fullmatch(r"[A-Z][A-Z0-9_]*", n) for n in names):
+        raise Failed(f"`{args.tns} env` must print one variable name per line and exit 0; it exited "
+                     f"{r.returncode}: {(r.stdout + r.stderr).strip()[:300]}")
+    return names
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--helm", required=True)
+    ap.add_argument("--sm-validator", required=True)
+    ap.add_argument("--k8s-version", required=True)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--tns", help="the tns binary: `tns env` lists what it reads")
+    src.add_argument("--env-list", help="a file of variable names, instead of a binary")
+    args = ap.parse_args()
+
+    started = time.monotonic()
+    failures = []
+    binary_vars = binary_vars_of(args)
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+
+    def record(what, errs):
+        status = "ok" if not errs else "FAILED"
+        print(f"  {status:6} {what}")
+        for e in errs:
+            print(f"         - {e}")
+        failures.extend(f"{what}: {e}" for e in errs)
+
+    print("chart:")
+    record("no default value holds a usable secret; the chart refuses to render without one",
+           check_defaults_hold_no_secret(values, args.helm))
+    record("every name values.schema.json accepts is one the binary reads", check_schema_names(binary_vars))
+    record("appVersion is the crates' version", check_app_version(chart))
+
+    for name in VALUE_SETS:
+        vf = CI / f"{name}-values.yaml"
+        print(f"{name} ({vf.name}):")
+        lint = helm(["lint", "--strict", str(CHART), "--namespace", NAMESPACE, "-f", str(vf)], args.helm)
+        record("helm lint --strict", [] if lint.returncode == 0 else [lint.stdout + lint.stderr])
+        r = render(args.helm, vf)
+        if r.returncode != 0:
+            record("helm template", [r.stderr])
+            continue
+        objs = docs_of(r.stdout)
+        record(f"{len(objs)} objects validate strictly against Kubernetes {args.k8s_version}"
+               + (" (ServiceMonitor against prometheus-operator's schema)" if any(o["kind"] == "ServiceMonitor" for o in objs) else ""),
+               check_validates(objs, args.k8s_version, args.sm_validator))
+        ctx = {"objs": objs, "app_version": str(chart["appVersion"]), "repository": values["image"]["repository"],
+               "binary_vars": binary_vars}
+        for what, check in CHECKS.items():
+            record(what, check(ctx))
+
+    # Every assertion must be able to fail: these sets are wrong on purpose.
+    print("refused on purpose (bad/):")
+    typo = render(args.helm, CI / "bad/typo-values.yaml")
+    record("a typo'd key is refused by values.schema.json",
+           [] if typo.returncode != 0 and "additional properties 'replicas' not allowed" in typo.stderr
+           else [f"rendered anyway (exit {typo.returncode}) {typo.stderr.strip()}"])
+    hook = render(args.helm, CI / "bad/hook-without-existing-secret-values.yaml")
+    record("the migration hook refuses a database URL the chart would create",
+           [] if hook.returncode != 0 and "externalDatabase.existingSecret" in hook.stderr
+           else [f"rendered anyway (exit {hook.returncode}) {hook.stderr.strip()}"])
+    unknown = render(args.helm, CI / "bad/unknown-env-values.yaml")
+    caught = check_env(docs_of(unknown.stdout), binary_vars) if unknown.returncode == 0 else []
+    record("a variable the binary does not read is caught by the environment check",
+           [] if any("TNS_SCHEDULER_BATCH_SIZE" in e for e in caught)
+           else [f"not caught (render exit {unknown.returncode}: {unknown.stderr.strip()})"])
+    ok = docs_of(render(args.helm, CI / "ha-values.yaml").stdout)
+    broken = [o for o in ok if o["kind"] != "PodDisruptionBudget"] + [
+        {**o, "spec": {**o["spec"], "selector": {"matchLabels": {**o["spec"]["selector"]["matchLabels"], "app.kubernetes.io/component": "jobs"}}}}
+        for o in ok if o["kind"] == "PodDisruptionBudget"][:1]
+    record("a PDB over a single replica is caught", [] if check_pdbs(broken, None) else ["not caught"])
+    insecure = json.loads(json.dumps(ok))
+    for o in insecure:
+        if o["kind"] == "Deployment":
+            o["spec"]["template"]["spec"]["containers"][0]["securityContext"]["readOnlyRootFilesystem"] = False
+            del o["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
+            break
+    caught = check_probes_and_security(insecure)
+    record("a writable root filesystem and a missing probe are caught",
+           [] if len(caught) == 2 else [f"caught {caught}"])
+    wide = json.loads(json.dumps(ok))
+    for o in wide:
+        if o["kind"] == "Role":
+            o["rules"].append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]})
+    record("RBAC beyond the Lease is caught", [] if check_rbac(wide) else ["not caught"])
+
+    typo_obj = json.loads(json.dumps(ok))
+    for o in typo_obj:
+        if o["kind"] == "Deployment":
+            o["spec"]["replicass"] = 2
+            break
+    record("an unknown field is caught by strict validation",
+           [] if check_validates(typo_obj, args.k8s_version, args.sm_validator) else ["not caught"])
+    sm = docs_of(render(args.helm, CI / "features-values.yaml").stdout)
+    sm = [o for o in sm if o["kind"] == "ServiceMonitor"]
+    sm[0]["spec"]["endpoints"][0]["interval"] = "thirty seconds"
+    record("a malformed ServiceMonitor is caught by its schema",
+           [] if check_validates(sm, args.k8s_version, args.sm_validator) else ["not caught"])
+
+    print(f"chart check: {time.monotonic() - started:.1f} s")
+    if failures:
+        print(f"\nchart check FAILED ({len(failures)}):", file=sys.stderr)
+        for f in failures:
+            print(f"  - {f}", file=sys.stderr)
+        sys.exit(1)
+    print("chart check passed")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Failed as e:
+        print(f"chart check FAILED: {e}", file=sys.stderr)
+        sys.exit(1)
