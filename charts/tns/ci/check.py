@@ -368,6 +368,65 @@ def check_app_version(chart):
     return []
 
 
+def check_dockerfile(values, hadolint):
+    """No Docker engine runs in CI: the Dockerfile is parsed with BuildKit's parser, linted with
+    hadolint, and held to what the chart expects of the image."""
+    import dockerfile
+
+    errs = []
+    lint = subprocess.run([hadolint, "--no-color", str(REPO / "Dockerfile")], capture_output=True, text=True)
+    if lint.returncode != 0:
+        errs.append(f"hadolint: {lint.stdout.strip()} {lint.stderr.strip()}")
+    cmds = dockerfile.parse_file(str(REPO / "Dockerfile"))
+    froms = [i for i, c in enumerate(cmds) if c.cmd == "FROM"]
+    if len(froms) < 2:
+        errs.append("not multi-stage")
+        return errs
+    final = cmds[froms[-1]:]
+    by = lambda cmd: [c for c in final if c.cmd == cmd]
+    users = by("USER")
+    uid = users[-1].value[0].split(":")[0] if users else "0"
+    want = str(values["podSecurityContext"]["runAsUser"])
+    if uid != want or uid == "0" or str(values["containerSecurityContext"]["runAsUser"]) != want:
+        errs.append(f"the image runs as {uid}; the chart as {want}; both must be the same non-root uid")
+    ep = by("ENTRYPOINT")
+    if not ep or not ep[-1].json or list(ep[-1].value) != ["/usr/local/bin/tns"]:
+        errs.append("ENTRYPOINT is not [\"/usr/local/bin/tns\"] (the chart passes the role as the argument)")
+    env = {c.value[i]: c.value[i + 1] for c in by("ENV") for i in range(0, len(c.value), 2)}
+    builtin = values["plugins"]["builtinPath"]
+    if env.get("TNS_ADAPTER_DIR") != builtin:
+        errs.append(f"the image's TNS_ADAPTER_DIR {env.get('TNS_ADAPTER_DIR')} is not plugins.builtinPath {builtin}")
+    if not any(c.value[-1].rstrip("/") == builtin for c in by("COPY")):
+        errs.append(f"nothing is copied into {builtin}")
+    if not any(c.value[-1] == "/usr/local/bin/tns" for c in by("COPY")):
+        errs.append("the binary is not copied to /usr/local/bin/tns")
+    # The plugins copied are exactly the cdylib crates built, and only shipped ones.
+    build = " ".join(c.value[0] for c in cmds[: froms[-1]] if c.cmd == "RUN")
+    built = set(re.findall(r"-p (\S+)", build))
+    shipped = set(re.findall(r"libtns_adapter_(\w+)\.so", build))
+    crates = {}
+    for toml in REPO.glob("adapters/**/Cargo.toml"):
+        text = toml.read_text()
+        m = re.search(r'^name = "([^"]+)"', text, re.M)
+        crates[m.group(1)] = ("cdylib" in text, "fixtures" in toml.parts)
+    for name in shipped:
+        crate = f"tns-adapter-{name}"
+        if crate not in built:
+            errs.append(f"libtns_adapter_{name}.so is copied but {crate} is not built")
+        elif crate not in crates or not crates[crate][0] or crates[crate][1]:
+            errs.append(f"{crate} is not a shipped cdylib plugin")
+    for crate, (cdylib, fixture) in crates.items():
+        if cdylib and not fixture and crate.removeprefix("tns-adapter-") not in shipped:
+            errs.append(f"the plugin {crate} is not in the image")
+    if "tns" not in built:
+        errs.append("the tns binary is not built")
+    ignored = (REPO / ".dockerignore").read_text().split()
+    for must in ("target/", ".git/"):
+        if must not in ignored:
+            errs.append(f".dockerignore does not exclude {must}")
+    return errs
+
+
 # --- the run -----------------------------------------------------------------------------------
 
 
@@ -387,6 +446,7 @@ def main():
     ap.add_argument("--helm", required=True)
     ap.add_argument("--sm-validator", required=True)
     ap.add_argument("--k8s-version", required=True)
+    ap.add_argument("--hadolint", required=True)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--tns", help="the tns binary: `tns env` lists what it reads")
     src.add_argument("--env-list", help="a file of variable names, instead of a binary")
@@ -410,6 +470,8 @@ def main():
            check_defaults_hold_no_secret(values, args.helm))
     record("every name values.schema.json accepts is one the binary reads", check_schema_names(binary_vars))
     record("appVersion is the crates' version", check_app_version(chart))
+    record("the Dockerfile: hadolint, multi-stage, non-root as the chart, plugins where the chart looks",
+           check_dockerfile(values, args.hadolint))
 
     for name in VALUE_SETS:
         vf = CI / f"{name}-values.yaml"

