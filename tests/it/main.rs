@@ -7,6 +7,7 @@ mod auth;
 mod billing;
 mod binary;
 mod cargo;
+mod chart;
 mod contract;
 mod errors;
 mod fixtures;
