@@ -427,6 +427,28 @@ def check_dockerfile(values, hadolint):
     return errs
 
 
+LEAF_MAPS = {"config", "env", "podAnnotations", "podLabels", "nodeSelector", "affinity", "resources", "annotations",
+             "labels", "behavior", "podSecurityContext", "containerSecurityContext", "commonLabels"}
+
+
+def value_keys(node, path=""):
+    if isinstance(node, dict) and node and path.rsplit(".", 1)[-1] not in LEAF_MAPS and not path.endswith("Probe"):
+        for k, v in node.items():
+            yield from value_keys(v, f"{path}.{k}" if path else k)
+    else:
+        yield path
+
+
+def check_readme(values):
+    readme = (CHART / "README.md").read_text()
+    errs = []
+    for key in value_keys(values):
+        role, _, rest = key.partition(".")
+        if f"`{key}`" not in readme and not (role in ("api", "scheduler", "jobs") and f"`<role>.{rest}`" in readme):
+            errs.append(f"README.md does not describe `{key}`")
+    return errs
+
+
 # --- the run -----------------------------------------------------------------------------------
 
 
@@ -470,6 +492,7 @@ def main():
            check_defaults_hold_no_secret(values, args.helm))
     record("every name values.schema.json accepts is one the binary reads", check_schema_names(binary_vars))
     record("appVersion is the crates' version", check_app_version(chart))
+    record("README.md describes every value", check_readme(values))
     record("the Dockerfile: hadolint, multi-stage, non-root as the chart, plugins where the chart looks",
            check_dockerfile(values, args.hadolint))
 
