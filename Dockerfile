@@ -35,7 +35,7 @@ COPY --from=build /out/tns /usr/local/bin/tns
 COPY --from=build /out/adapters/ /usr/local/lib/tns/adapters/
 ENV TNS_ADAPTER_DIR=/usr/local/lib/tns/adapters
 USER 10001:10001
-# API, admin API, metrics.
-EXPOSE 8080 8081 9090
+# API, metrics.
+EXPOSE 8080 9090
 ENTRYPOINT ["/usr/local/bin/tns"]
 CMD ["help"]
