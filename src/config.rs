@@ -5,7 +5,7 @@
 
 use tns_adapter_host::AdapterSettings;
 use tns_core::{
-    env::{ConfigError, Listen, Profile, Vars},
+    env::{ConfigError, Listen, Profile, RedisSettings, Vars},
     guard::Policy,
     sealing::DataKey,
     telemetry::LogFormat,
@@ -17,11 +17,15 @@ use tns_store::DbSettings;
 pub enum Role {
     Api,
     Scheduler,
+    /// Singleton periodic work, run by the replica that leads.
+    Jobs,
     Migrate,
     /// Everything in one process, with laptop-friendly defaults.
     Dev,
     /// List the adapter plugins that load, and exit.
     Adapters,
+    /// An operator's command (`tns admin …`), then exit.
+    Admin,
 }
 
 impl Role {
@@ -29,9 +33,11 @@ impl Role {
         match s {
             "api" => Some(Role::Api),
             "scheduler" => Some(Role::Scheduler),
+            "jobs" => Some(Role::Jobs),
             "migrate" => Some(Role::Migrate),
             "dev" => Some(Role::Dev),
             "adapters" => Some(Role::Adapters),
+            "admin" => Some(Role::Admin),
             _ => None,
         }
     }
@@ -51,6 +57,10 @@ impl Role {
     fn runs_scheduler(self) -> bool {
         matches!(self, Role::Scheduler | Role::Dev)
     }
+
+    fn runs_jobs(self) -> bool {
+        matches!(self, Role::Jobs | Role::Dev)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -60,11 +70,14 @@ pub struct Config {
     /// Where the process serves: the API, or the scheduler's probes; `/metrics` beside.
     pub listen: Listen,
     pub db: DbSettings,
+    pub redis: RedisSettings,
     pub adapters: AdapterSettings,
     /// Present when the role serves the API.
     pub api: Option<tns_api::settings::Settings>,
     /// Present when the role runs a scheduler.
     pub scheduler: Option<tns_scheduler::Settings>,
+    /// Present when the role runs the periodic jobs.
+    pub jobs: Option<tns_jobs::Settings>,
 }
 
 impl Config {
@@ -97,14 +110,20 @@ impl Config {
             )?),
             false => None,
         };
+        let jobs = match role.runs_jobs() {
+            true => Some(tns_jobs::Settings::from_vars(&vars, profile)?),
+            false => None,
+        };
         Ok(Config {
             role,
             log_format: LogFormat::from_vars(&vars)?,
             listen: Listen::from_vars(&vars, profile)?,
             db: DbSettings::from_vars(&vars)?,
+            redis: RedisSettings::from_vars(&vars)?,
             adapters,
             api,
             scheduler,
+            jobs,
         })
     }
 }
@@ -211,5 +230,49 @@ mod tests {
         assert_eq!(e.var, "TNS_WEBHOOK_ORG_CONCURRENCY", "at most TNS_WEBHOOK_CONCURRENCY");
         let e = hooks(&[("TNS_WEBHOOK_ALLOW_HTTP", "sometimes")]).unwrap_err();
         assert_eq!(e.var, "TNS_WEBHOOK_ALLOW_HTTP");
+    }
+
+    /// Every `"TNS_…"` (and the few platform variables') literal in the code is in
+    /// `VARIABLES`, and every entry there is read somewhere and documented in README.md.
+    #[test]
+    fn the_variable_list_matches_the_code_and_the_readme() {
+        use std::{collections::BTreeSet, path::Path};
+        fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() && !p.ends_with("target") && !p.ends_with("tests") && !p.ends_with("bench") {
+                    rust_files(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    out.push(p);
+                }
+            }
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = vec![];
+        for dir in ["src", "core", "store", "api", "scheduler", "jobs", "adapters"] {
+            rust_files(&root.join(dir), &mut files);
+        }
+        let listed: BTreeSet<&str> = tns_core::env::VARIABLES.iter().copied().collect();
+        let mut found = BTreeSet::new();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for part in text.split('"').skip(1).step_by(2) {
+                let platform = ["KUBERNETES_SERVICE_HOST", "POD_NAME", "HOSTNAME"].contains(&part);
+                let ours = part.len() > 4
+                    && part.starts_with("TNS_")
+                    && part.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+                if ours || platform {
+                    found.insert(part.to_string());
+                }
+            }
+        }
+        let found: BTreeSet<&str> = found.iter().map(String::as_str).collect();
+        let unlisted: Vec<_> = found.difference(&listed).collect();
+        assert!(unlisted.is_empty(), "read but not in VARIABLES: {unlisted:?}");
+        let unread: Vec<_> = listed.difference(&found).filter(|v| **v != "RUST_LOG").collect();
+        assert!(unread.is_empty(), "in VARIABLES but read nowhere: {unread:?}");
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let undocumented: Vec<_> = listed.iter().filter(|v| !readme.contains(&format!("`{v}`"))).collect();
+        assert!(undocumented.is_empty(), "not in README.md: {undocumented:?}");
     }
 }

@@ -6,6 +6,9 @@
 //! tns migrate    apply database migrations and exit
 //! tns dev        everything in one process, creating the database if needed
 //! tns adapters   list the adapter plugins that load, with versions
+//! tns jobs       run the singleton periodic work while this replica leads
+//! tns env        print every environment variable the binary reads
+//! tns admin …    an operator's command (organizations, status, audit log)
 //! ```
 
 use std::process::ExitCode;
@@ -16,12 +19,15 @@ use tns::{
 };
 use tns_core::telemetry;
 
-const USAGE: &str = "usage: tns <api|scheduler|migrate|dev>\n\
+const USAGE: &str = "usage: tns <api|scheduler|jobs|migrate|dev|adapters|admin|env>\n\
   api        serve the HTTP API (needs TNS_SIGNING_SECRET and TNS_DATA_KEY)\n\
   scheduler  deliver queued submissions through the adapter plugins, and webhooks (needs TNS_DATA_KEY)\n\
+  jobs       run the periodic jobs (purges, retention) on the one replica that leads\n\
   migrate    apply database migrations and exit\n\
   dev        all roles in one process on the local PostgreSQL and Redis\n\
   adapters   list the adapter plugins that load (from TNS_ADAPTER_DIR)\n\
+  admin      operators' commands: orgs, set-status, audit (tns admin help)\n\
+  env        print every environment variable tns reads, one per line\n\
 configuration: TNS_* environment variables, see README.md";
 
 #[tokio::main]
@@ -29,6 +35,16 @@ async fn main() -> ExitCode {
     let arg = std::env::args().nth(1).unwrap_or_default();
     if matches!(arg.as_str(), "-h" | "--help" | "help") {
         println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    if arg == "admin" && matches!(std::env::args().nth(2).as_deref(), None | Some("help" | "-h" | "--help")) {
+        println!("{}", tns_admin::USAGE);
+        return ExitCode::SUCCESS;
+    }
+    if arg == "env" {
+        for var in tns_core::env::VARIABLES {
+            println!("{var}");
+        }
         return ExitCode::SUCCESS;
     }
     let Some(role) = Role::parse(&arg) else {

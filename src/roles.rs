@@ -9,7 +9,10 @@ use tns_adapter_host::Registry;
 use tns_api::startup::{self, Application};
 pub use tns_scheduler::role::Scheduler;
 
-use crate::config::{Config, Role};
+use crate::{
+    config::{Config, Role},
+    probes::Probes,
+};
 
 /// Load the adapter plugins (once per process: `tns dev` shares them between the API and the
 /// scheduler). Plugins that fail to load are logged and left out.
@@ -56,9 +59,29 @@ pub async fn scheduler(
     Scheduler::prepare(settings, &cfg.db, metrics, adapters, &cfg.adapters.dir).await
 }
 
+/// The jobs role's parts: its pool, its elector, its metrics on `metrics`.
+pub async fn jobs(cfg: &Config, metrics: &prometheus::Registry) -> anyhow::Result<tns_jobs::Runner> {
+    let settings = cfg.jobs.clone().context("this role runs no jobs")?;
+    let db = tns_store::connect(&cfg.db.url, 4, "tns-jobs").await?;
+    tns_jobs::Runner::prepare(settings, &cfg.db.url, db, metrics).await
+}
+
+/// `tns admin ARGS`: one operator's command, its output on stdout.
+pub async fn admin(cfg: &Config, args: &[String]) -> anyhow::Result<()> {
+    let user = std::env::var("USER").ok();
+    let command = tns_admin::Command::parse(args, user).map_err(|e| anyhow::anyhow!("{e}\n{}", tns_admin::USAGE))?;
+    let db = tns_store::connect(&cfg.db.url, 2, "tns-admin").await?;
+    let mut out = std::io::stdout().lock();
+    tns_admin::run(command, &db, &cfg.redis, &mut out).await
+}
+
 /// Run `cfg.role` until `shutdown` resolves.
 pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
     match cfg.role {
+        Role::Admin => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            admin(&cfg, &args).await
+        }
         Role::Migrate => {
             let pool = tns_store::connect(&cfg.db.url, 2, "tns-migrate").await?;
             tns_store::migrate(&pool).await?;
@@ -84,7 +107,15 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
             database(&cfg, 2, "tns-scheduler").await?.close().await;
             let metrics = prometheus::Registry::new();
             let scheduler = scheduler(&cfg, &metrics, None).await?;
-            scheduler.serve(cfg.listen, metrics, shutdown).await
+            let _probes = Probes::start(cfg.listen, metrics, scheduler.db().clone()).await?;
+            scheduler.run(shutdown).await
+        }
+        Role::Jobs => {
+            database(&cfg, 2, "tns-jobs").await?.close().await;
+            let metrics = prometheus::Registry::new();
+            let runner = jobs(&cfg, &metrics).await?;
+            let _probes = Probes::start(cfg.listen, metrics, runner.db().clone()).await?;
+            runner.run(shutdown).await
         }
         Role::Api => {
             let app = api(&cfg, None).await?;
@@ -100,17 +131,25 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
             let adapters = load_adapters(&cfg)?;
             let app = api(&cfg, Some(adapters.clone())).await?;
             println!("metrics on http://{}", app.metrics_addr());
-            // The scheduler runs alongside, on the API's metrics, and stops after the API has
-            // drained.
-            let scheduler = scheduler(&cfg, app.state().metrics.registry(), Some(adapters)).await?;
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let scheduler = tokio::spawn(scheduler.run(async move {
-                stopped.await.ok();
-            }));
+            // The scheduler and the jobs run alongside, on the API's metrics, and stop after the
+            // API has drained.
+            let registry = app.state().metrics.registry().clone();
+            let scheduler = scheduler(&cfg, &registry, Some(adapters)).await?;
+            let runner = jobs(&cfg, &registry).await?;
+            let (stop, stopped) = tokio::sync::watch::channel(false);
+            let until_stopped = move || {
+                let mut stopped = stopped.clone();
+                async move {
+                    let _ = stopped.wait_for(|s| *s).await;
+                }
+            };
+            let scheduler = tokio::spawn(scheduler.run(until_stopped()));
+            let runner = tokio::spawn(runner.run(until_stopped()));
             println!("listening on http://{}", app.addr());
             let served = app.run(shutdown).await;
-            stop.send(()).ok();
+            stop.send(true).ok();
             scheduler.await??;
+            runner.await??;
             served
         }
     }

@@ -13,7 +13,7 @@ use crate::{
     auth::{self, AuthFailure},
     error::ApiError,
     metrics::RouteTemplate,
-    quota::Decision,
+    quota::{Decision, Exempt},
     state::AppState,
 };
 
@@ -26,6 +26,14 @@ pub const QUOTA_EXEMPT: &[&str] = &[
     "/portal/billing/subscription/change",
     "/portal/billing/invoices",
 ];
+
+/// Routes a suspended organization keeps (with everything under the prefixes): its profile,
+/// billing and support, so it can see why and put it right.
+pub const SUSPENSION_EXEMPT: &[&str] = &["/portal/me", "/portal/billing/", "/portal/support/"];
+
+fn spared_when_suspended(route: &str) -> bool {
+    SUSPENSION_EXEMPT.iter().any(|p| if p.ends_with('/') { route.starts_with(p) } else { route == *p })
+}
 
 pub const API_PREFIX: &str = "/api/v1";
 
@@ -62,7 +70,8 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
     let (decision, org) = match auth::authenticate(&st, req.headers()).await {
         Ok(Some(principal)) => {
             let org = principal.org_id;
-            let exempt = QUOTA_EXEMPT.contains(&route.as_str());
+            let exempt =
+                Exempt { quota: QUOTA_EXEMPT.contains(&route.as_str()), suspension: spared_when_suspended(&route) };
             let decision = match st.quota.admit(org, &endpoint, exempt).await {
                 Ok(d) => d,
                 Err(e) => return finish(e.into_response(), route, None),

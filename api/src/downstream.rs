@@ -76,13 +76,14 @@ impl Downstreams {
         }
     }
 
-    /// The downstream's report document: a refusal is a 502 with the downstream's message, a
-    /// downstream that cannot be reached a 503, wrong credentials a 409 saying what to fix.
+    /// The downstream's report document: a refusal is a 409 with the downstream's message (it
+    /// answered; it will not give this report), a downstream that cannot be reached a 503, wrong
+    /// credentials a 409 saying what to fix.
     pub async fn report(&self, adapter: &str, req: ReportRequest) -> Result<Document, ApiError> {
         match self.call(adapter, move |a| a.report(&req)).await {
             Ok(doc) => Ok(doc),
             Err(AdapterError::Permanent(m)) => {
-                Err(ApiError::BadGateway(format!("the downstream did not give the report: {m}")))
+                Err(ApiError::Conflict(format!("the downstream does not give this report: {m}")))
             }
             Err(AdapterError::Configuration(m)) => Err(ApiError::Conflict(format!(
                 "the downstream refused this organization's credentials ({m}); set them again with PUT /portal/downstream"

@@ -158,10 +158,3 @@ async fn forget(st: &AppState, slot: &Slot) {
         tracing::warn!(error = tns_store::redacted(&e), "could not release an Idempotency-Key");
     }
 }
-
-/// Drop answers older than the retention period (run periodically by every API process).
-pub async fn purge(db: &sqlx::PgPool) {
-    if let Err(e) = db::purge(db).await {
-        tracing::warn!(error = tns_store::redacted(&e), "could not purge old Idempotency-Key records");
-    }
-}

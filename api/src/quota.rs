@@ -25,6 +25,7 @@ use std::{
 use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
 use redis::{AsyncCommands, Script};
 use sqlx::PgPool;
+use tns_core::{domain::kinds::OrgStatus, env::limit_key_suffix};
 use tns_store::usage::{self, EndpointUsage, Upsert};
 
 use crate::{
@@ -41,14 +42,17 @@ const USAGE_TTL_SECS: i64 = 40 * 86_400;
 /// overwrites it at once).
 const LIMIT_TTL_SECS: u64 = 3600;
 
-/// Returns {admitted, total, quota, soft}; {-2} = limit unknown, {-3} = month not seeded.
+/// Returns {admitted, total, quota, soft}; {-2} = limit unknown, {-3} = month not seeded,
+/// {-4} = the organization is suspended (nothing counted). The limit is
+/// `<quota>:<soft 0|1>:<suspended 0|1>`.
 const ADMIT_LUA: &str = r#"
 local lim = redis.call('GET', KEYS[2])
 if not lim then return {-2} end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-3} end
-local sep = string.find(lim, ':', 1, true)
-local quota = tonumber(string.sub(lim, 1, sep - 1))
-local soft = tonumber(string.sub(lim, sep + 1))
+local f = {}
+for part in string.gmatch(lim, '[^:]+') do f[#f + 1] = part end
+local quota, soft, suspended = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
+if suspended == 1 and ARGV[3] == '0' then return {-4} end
 local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
 if quota >= 0 and total >= quota and soft == 0 and ARGV[2] == '0' then
   return {0, total, quota, soft}
@@ -81,6 +85,8 @@ pub struct Limit {
     pub quota: Option<i64>,
     /// Calls beyond the quota are served and billed as overage.
     pub soft: bool,
+    /// The organization is suspended: only the routes a suspended organization keeps answer.
+    pub suspended: bool,
 }
 
 /// The outcome for one request, rendered as `X-RateLimit-*` headers.
@@ -171,6 +177,16 @@ pub struct Quota {
 enum Failure {
     Redis(RedisDown),
     Api(ApiError),
+    Suspended,
+}
+
+/// Which refusals a route is spared.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Exempt {
+    /// Counted but never refused for quota (usage and billing stay reachable beyond it).
+    pub quota: bool,
+    /// Answered for a suspended organization (its profile, billing, support).
+    pub suspension: bool,
 }
 
 impl From<RedisDown> for Failure {
@@ -216,20 +232,24 @@ impl Quota {
     }
 
     fn limit_key(&self, org: i64) -> String {
-        self.store.key(&format!("limit:{org}"))
+        self.store.key(&limit_key_suffix(org))
     }
 
-    /// Count one call of `endpoint` and decide whether it is served. `exempt` calls are
-    /// counted but never refused (usage and billing stay reachable beyond the quota).
-    pub async fn admit(&self, org: i64, endpoint: &str, exempt: bool) -> Result<Decision, ApiError> {
+    /// Count one call of `endpoint` and decide whether it is served: 429 beyond a hard quota,
+    /// 403 for a suspended organization (nothing counted), each unless `exempt`.
+    pub async fn admit(&self, org: i64, endpoint: &str, exempt: Exempt) -> Result<Decision, ApiError> {
         let month = Month::now();
         if !self.enabled {
+            if !exempt.suspension && self.cached_limit(org).await?.suspended {
+                return Err(self.suspended(org).await);
+            }
             return Ok(Decision { admitted: true, limit: -1, remaining: -1, reset: month.reset_at() });
         }
         let field = format!("t|{endpoint}");
         let decision = match self.admit_redis(org, month, &field, exempt).await {
             Ok(d) => d,
             Err(Failure::Api(e)) => return Err(e),
+            Err(Failure::Suspended) => return Err(self.suspended(org).await),
             Err(Failure::Redis(e)) => {
                 self.metrics.redis_fallback.inc();
                 self.log_fallback(&e);
@@ -247,15 +267,16 @@ impl Quota {
         Ok(decision)
     }
 
-    async fn admit_redis(&self, org: i64, month: Month, field: &str, exempt: bool) -> Result<Decision, Failure> {
+    async fn admit_redis(&self, org: i64, month: Month, field: &str, exempt: Exempt) -> Result<Decision, Failure> {
         let (usage_key, limit_key) = (self.usage_key(org, month), self.limit_key(org));
         for _ in 0..3 {
             let mut inv = self.admit.key(&usage_key);
-            inv.key(&limit_key).arg(field).arg(if exempt { 1 } else { 0 });
+            inv.key(&limit_key).arg(field).arg(exempt.quota as u8).arg(exempt.suspension as u8);
             let r: Vec<i64> = self.store.call(|mut c| async move { inv.invoke_async(&mut c).await }).await?;
             match r.as_slice() {
                 [-2] => self.seed_limit(org).await?,
                 [-3] => self.seed_month(org, month).await?,
+                [-4] => return Err(Failure::Suspended),
                 [admitted, total, quota, _soft] => {
                     let remaining = if *quota < 0 { -1 } else { (quota - total).max(0) };
                     return Ok(Decision {
@@ -271,24 +292,40 @@ impl Quota {
         Err(Failure::Api(anyhow::anyhow!("quota counters could not be seeded").into()))
     }
 
-    /// The organization's current limit from its plan.
+    /// The organization's current limit from its plan, and its standing.
     pub async fn load_limit(&self, org: i64) -> sqlx::Result<Limit> {
-        let row: Option<(Option<i32>, bool)> = sqlx::query_as(
-            "SELECT p.monthly_quota, p.overage_unit_try IS NOT NULL
-               FROM subscriptions s JOIN plans p ON p.code = s.plan_code
-              WHERE s.org_id = $1",
-        )
-        .bind(org)
-        .fetch_optional(&self.db)
-        .await?;
         // No subscription row cannot happen after registration; refuse everything if it does.
-        Ok(row
-            .map(|(q, soft)| Limit { quota: q.map(i64::from), soft })
-            .unwrap_or(Limit { quota: Some(0), soft: false }))
+        Ok(tns_store::plans::limit(&self.db, org)
+            .await?
+            .map(|(q, soft, status)| Limit { quota: q.map(i64::from), soft, suspended: status == OrgStatus::Suspended })
+            .unwrap_or(Limit { quota: Some(0), soft: false, suspended: false }))
+    }
+
+    /// The limit as this process last loaded it (at most 5 s old).
+    async fn cached_limit(&self, org: i64) -> sqlx::Result<Limit> {
+        if let Some(l) = self.limits.get(&org) {
+            return Ok(l);
+        }
+        let l = self.load_limit(org).await?;
+        self.limits.insert(org, l);
+        Ok(l)
+    }
+
+    /// The refusal of a suspended organization's call, with the reason it was given.
+    async fn suspended(&self, org: i64) -> ApiError {
+        let reason = match tns_store::accounts::standing(&self.db, org).await {
+            Ok(Some(s)) => s.status_reason,
+            _ => None,
+        };
+        ApiError::Forbidden(format!(
+            "this organization is suspended{}; GET /portal/me, billing (pay an open invoice or choose a plan) \
+             and support tickets still answer",
+            reason.map(|r| format!(": {r}")).unwrap_or_default()
+        ))
     }
 
     fn encode_limit(l: Limit) -> String {
-        format!("{}:{}", l.quota.unwrap_or(-1), l.soft as u8)
+        format!("{}:{}:{}", l.quota.unwrap_or(-1), l.soft as u8, l.suspended as u8)
     }
 
     async fn seed_limit(&self, org: i64) -> Result<(), Failure> {
@@ -342,15 +379,12 @@ impl Quota {
         Ok(())
     }
 
-    async fn admit_local(&self, org: i64, month: Month, field: String, exempt: bool) -> Result<Decision, ApiError> {
-        let limit = match self.limits.get(&org) {
-            Some(l) => l,
-            None => {
-                let l = self.load_limit(org).await?;
-                self.limits.insert(org, l);
-                l
-            }
-        };
+    async fn admit_local(&self, org: i64, month: Month, field: String, exempt: Exempt) -> Result<Decision, ApiError> {
+        let limit = self.cached_limit(org).await?;
+        if limit.suspended && !exempt.suspension {
+            return Err(self.suspended(org).await);
+        }
+        let exempt = exempt.quota;
         let needs_base = !self.local.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&(org, month));
         let base =
             if needs_base { Some(self.persisted(org, month).await?.iter().map(|r| r.total_calls).sum()) } else { None };
@@ -472,6 +506,7 @@ impl Quota {
                 self.seed_month(org, month).await.map_err(|f| match f {
                     Failure::Redis(e) => anyhow::anyhow!(e),
                     Failure::Api(e) => anyhow::anyhow!(e.to_string()),
+                    Failure::Suspended => anyhow::anyhow!("seeding a month does not judge standing"),
                 })?;
                 let mut inv = self.add.key(self.usage_key(org, month));
                 inv.arg("total").arg(added_total);

@@ -4,7 +4,7 @@
 use std::{fmt, time::Duration};
 
 use tns_core::{
-    env::{ConfigError, Profile, Vars},
+    env::{ConfigError, Profile, RedisSettings, Vars},
     guard::Policy,
     sealing::DataKey,
 };
@@ -26,8 +26,9 @@ pub struct Settings {
     pub request_timeout: Duration,
     /// What the listener allows a client (header deadline, open connections).
     pub http: crate::serve::Limits,
-    pub redis_url: String,
-    pub redis_prefix: String,
+    pub redis: RedisSettings,
+    /// How long a new organization's trial lasts.
+    pub trial_days: u32,
     /// Signs access tokens. Never printed.
     pub signing_secret: Vec<u8>,
     /// Seals webhook secrets and downstream passwords (the scheduler opens them).
@@ -54,7 +55,7 @@ pub struct Settings {
 impl fmt::Debug for Settings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Settings")
-            .field("redis_prefix", &self.redis_prefix)
+            .field("redis_prefix", &self.redis.prefix)
             .field("signing_secret", &"<redacted>")
             .field("quota_enabled", &self.quota_enabled)
             .field("quota_fail_mode", &self.quota_fail_mode)
@@ -96,8 +97,8 @@ impl Settings {
                 header_read_timeout: vars.parse_secs("TNS_HEADER_READ_TIMEOUT_SECS", 10, 1, 300)?,
                 max_connections: vars.parse_int("TNS_MAX_CONNECTIONS", 10_000, 1, 1_000_000)? as usize,
             },
-            redis_url: vars.url("TNS_REDIS_URL", "redis://127.0.0.1:6379", &["redis://", "rediss://", "unix://"])?,
-            redis_prefix: vars.get("TNS_REDIS_PREFIX").unwrap_or_else(|| "tns:".into()),
+            redis: RedisSettings::from_vars(vars)?,
+            trial_days: vars.parse_int("TNS_TRIAL_DAYS", 14, 1, 365)? as u32,
             signing_secret,
             data_key,
             webhook_policy: Policy::from_vars(vars, profile)?,

@@ -26,7 +26,7 @@ use crate::{
     background::Background,
     downstream::Downstreams,
     error::{error_response, ApiError},
-    health, idempotency, metrics,
+    health, metrics,
     redis_store::RedisStore,
     settings::Settings,
     state::AppState,
@@ -36,8 +36,6 @@ use tns_core::{env::Listen, refdata};
 use tns_store as db;
 
 use crate::limits::MAX_BODY_BYTES;
-/// How often each API process drops expired Idempotency-Key answers.
-const IDEMPOTENCY_PURGE_EVERY: Duration = Duration::from_secs(600);
 
 /// The whole HTTP surface.
 pub fn app(state: AppState) -> Router {
@@ -135,7 +133,7 @@ impl Application {
         db: PgPool,
         adapters: Arc<Registry>,
     ) -> anyhow::Result<Application> {
-        let redis = RedisStore::new(&cfg.redis_url, &cfg.redis_prefix).context("TNS_REDIS_URL")?;
+        let redis = RedisStore::new(&cfg.redis.url, &cfg.redis.prefix).context("TNS_REDIS_URL")?;
         let listener = bind(listen.addr, "TNS_LISTEN_ADDR").await?;
         let addr = listener.local_addr()?;
         let metrics = bind(listen.metrics, "TNS_METRICS_ADDR").await?;
@@ -170,12 +168,9 @@ impl Application {
             async move {
                 let every = state.cfg.usage_flush_interval;
                 let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                let mut purge = tokio::time::interval(IDEMPOTENCY_PURGE_EVERY);
                 loop {
-                    tokio::select! {
-                        _ = tick.tick() => state.quota.flush().await,
-                        _ = purge.tick() => idempotency::purge(&state.db).await,
-                    }
+                    tick.tick().await;
+                    state.quota.flush().await;
                 }
             }
         });
@@ -241,7 +236,7 @@ mod tests {
         .unwrap();
         // Lazy pool and Redis client: nothing here touches either.
         let db = sqlx::postgres::PgPoolOptions::new().connect_lazy("postgres://127.0.0.1/unused").unwrap();
-        let redis = RedisStore::new(&cfg.redis_url, "unit:").unwrap();
+        let redis = RedisStore::new(&cfg.redis.url, "unit:").unwrap();
         let state = AppState::new(cfg, db, redis, refdata::install(RefData::default()), Downstreams::none());
         let routes = Router::new().route("/boom", get(|| async { panic!("secret internal detail") as &str }));
         let app = with_platform_layers(routes, state.clone());

@@ -4,6 +4,79 @@
 
 use std::{fmt, time::Duration};
 
+/// Every environment variable the `tns` binary reads, whatever its role (`tns env` prints
+/// them, so a deployment's manifests can be checked against the binary). A test keeps this
+/// list and the code in step.
+pub const VARIABLES: &[&str] = &[
+    "HOSTNAME",
+    "KUBERNETES_SERVICE_HOST",
+    "POD_NAME",
+    "RUST_LOG",
+    "TNS_ADAPTER_CONCURRENCY",
+    "TNS_ADAPTER_DIR",
+    "TNS_ADAPTER_TIMEOUT_SECS",
+    "TNS_AUTH_CACHE_TTL_MS",
+    "TNS_AUTH_RATE_LIMIT",
+    "TNS_AUTH_RATE_WINDOW_SECS",
+    "TNS_COOKIE_SECURE",
+    "TNS_DATABASE_URL",
+    "TNS_DATA_KEY",
+    "TNS_DB_MAX_CONNECTIONS",
+    "TNS_DEV_ALLOW_REMOTE",
+    "TNS_HEADER_READ_TIMEOUT_SECS",
+    "TNS_JOBS_ELECTION",
+    "TNS_JOBS_IDENTITY",
+    "TNS_JOBS_LEASE_NAME",
+    "TNS_JOBS_LEASE_NAMESPACE",
+    "TNS_JOBS_LEASE_SECS",
+    "TNS_JOBS_RETRY_SECS",
+    "TNS_LISTEN_ADDR",
+    "TNS_LOG_FORMAT",
+    "TNS_MAX_CONNECTIONS",
+    "TNS_METRICS_ADDR",
+    "TNS_MIGRATE_ON_START",
+    "TNS_QUOTA_ENABLED",
+    "TNS_QUOTA_FAIL_MODE",
+    "TNS_QUOTA_FAIL_OPEN_ALLOWANCE",
+    "TNS_REDIS_PREFIX",
+    "TNS_REDIS_URL",
+    "TNS_REQUEST_TIMEOUT_SECS",
+    "TNS_RETENTION_DAYS",
+    "TNS_RETRY_BASE_MS",
+    "TNS_RETRY_CAP_SECS",
+    "TNS_RETRY_WINDOW_SECS",
+    "TNS_SANDBOX_STATE_DIR",
+    "TNS_SCHEDULER_BATCH",
+    "TNS_SCHEDULER_DB_CONNECTIONS",
+    "TNS_SCHEDULER_LEASE_SECS",
+    "TNS_SCHEDULER_MAX_IN_FLIGHT",
+    "TNS_SCHEDULER_POLL_MS",
+    "TNS_SCHEDULER_SHUTDOWN_GRACE_SECS",
+    "TNS_SESSION_TTL_SECS",
+    "TNS_SIGNING_SECRET",
+    "TNS_TRIAL_DAYS",
+    "TNS_TRUST_FORWARDED_FOR",
+    "TNS_UETDS_BASE_URL",
+    "TNS_UETDS_CALL_TIMEOUT_SECS",
+    "TNS_UETDS_CA_FILE",
+    "TNS_UETDS_CONNECT_TIMEOUT_SECS",
+    "TNS_UETDS_ENDPOINTS",
+    "TNS_UETDS_GOODS_CANCEL_CODE",
+    "TNS_UETDS_TARIFELI_ACTION_PREFIX",
+    "TNS_UETDS_TARIFELI_NAMESPACE",
+    "TNS_UETDS_TARIFELI_OPERATIONS",
+    "TNS_USAGE_FLUSH_SECS",
+    "TNS_WEBHOOK_ALLOW_HTTP",
+    "TNS_WEBHOOK_ALLOW_PRIVATE",
+    "TNS_WEBHOOK_CONCURRENCY",
+    "TNS_WEBHOOK_DISABLE_AFTER_SECS",
+    "TNS_WEBHOOK_LEASE_SECS",
+    "TNS_WEBHOOK_ORG_CONCURRENCY",
+    "TNS_WEBHOOK_RETRY_AFTER_CAP_SECS",
+    "TNS_WEBHOOK_RETRY_SCHEDULE",
+    "TNS_WEBHOOK_TIMEOUT_SECS",
+];
+
 /// One bad variable: printed as `VAR: reason`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
@@ -88,6 +161,33 @@ impl<'a> Vars<'a> {
         }
         Ok(v)
     }
+}
+
+/// Redis: where, and the prefix of every key (deployments may share one Redis).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisSettings {
+    pub url: String,
+    pub prefix: String,
+}
+
+impl RedisSettings {
+    pub fn from_vars(vars: &Vars<'_>) -> Result<RedisSettings, ConfigError> {
+        Ok(RedisSettings {
+            url: vars.url("TNS_REDIS_URL", "redis://127.0.0.1:6379", &["redis://", "rediss://", "unix://"])?,
+            prefix: vars.get("TNS_REDIS_PREFIX").unwrap_or_else(|| "tns:".into()),
+        })
+    }
+
+    /// The key holding an organization's published limit and standing, which every API
+    /// process admits its calls against.
+    pub fn limit_key(&self, org: i64) -> String {
+        format!("{}{}", self.prefix, limit_key_suffix(org))
+    }
+}
+
+/// [`RedisSettings::limit_key`] without the prefix.
+pub fn limit_key_suffix(org: i64) -> String {
+    format!("limit:{org}")
 }
 
 /// Where a process serves: its port (`TNS_LISTEN_ADDR`) and `/metrics` on a listener of its

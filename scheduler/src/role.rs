@@ -1,15 +1,12 @@
 //! The scheduler as a role: prepared with its pool, adapters and metrics, then run until told
-//! to stop, alone (`tns scheduler`, with its probe and metrics listeners) or beside the API in
-//! `tns dev`.
+//! to stop, alone (`tns scheduler`) or beside the API in `tns dev`.
 
 use std::{future::Future, sync::Arc};
 
 use anyhow::Context;
-use axum::{response::IntoResponse, routing::get, Router};
 use prometheus::Registry as MetricsRegistry;
 use sqlx::PgPool;
 use tns_adapter_host::Registry;
-use tns_core::{env::Listen, metrics as exposition};
 use tns_store::{
     leases::{self, Table},
     DbSettings,
@@ -79,37 +76,8 @@ impl Scheduler {
         self.run(empty).await
     }
 
-    /// `tns scheduler`: `/healthz` on the listen address and `/metrics` on the metrics one,
-    /// until `shutdown`.
-    pub async fn serve(
-        self,
-        listen: Listen,
-        registry: MetricsRegistry,
-        shutdown: impl Future<Output = ()>,
-    ) -> anyhow::Result<()> {
-        let bind = |addr, what: &'static str| async move {
-            tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr} ({what})"))
-        };
-        let listener = bind(listen.addr, "TNS_LISTEN_ADDR").await?;
-        let addr = listener.local_addr()?;
-        let metrics_listener = bind(listen.metrics, "TNS_METRICS_ADDR").await?;
-        let metrics_addr = metrics_listener.local_addr()?;
-        let probes = Router::new().route("/healthz", get(|| async { "ok" }));
-        let metrics = Router::new().route(
-            "/metrics",
-            get(move || {
-                let body = exposition::render(&registry);
-                async move { ([(axum::http::header::CONTENT_TYPE, exposition::CONTENT_TYPE)], body).into_response() }
-            }),
-        );
-        let server = tokio::spawn(async move { axum::serve(listener, probes).await });
-        let metrics_server = tokio::spawn(async move { axum::serve(metrics_listener, metrics).await });
-        // Machine-readable start lines (tests and scripts wait for them).
-        println!("metrics on http://{metrics_addr}");
-        println!("listening on http://{addr}");
-        let result = self.run(shutdown).await;
-        server.abort();
-        metrics_server.abort();
-        result
+    /// The scheduler's pool (for its readiness probe).
+    pub fn db(&self) -> &PgPool {
+        &self.db
     }
 }

@@ -5,7 +5,7 @@ use sqlx::{PgConnection, PgPool};
 use utoipa::ToSchema;
 
 use super::plans::{Subscription, SUBSCRIPTION_COLUMNS};
-use tns_core::domain::{Email, TaxNumber};
+use tns_core::domain::{kinds::OrgStatus, Email, TaxNumber};
 
 /// A user of an organization (its owner: one per organization).
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
@@ -24,8 +24,12 @@ pub struct Organization {
     pub id: i64,
     pub name: String,
     pub tax_number: String,
-    /// `trial`, `active` or `suspended`.
+    /// `trial`, `active` or `suspended` (README.md says what each allows).
     pub status: String,
+    /// Why the organization is in its status (set with a suspension or reactivation).
+    pub status_reason: Option<String>,
+    /// When a trial ends (then, without a paid plan, the organization is suspended).
+    pub trial_ends_at: Option<chrono::DateTime<chrono::Utc>>,
     /// Calls per month of the current plan; -1 means unlimited.
     pub monthly_quota: i64,
     pub ws_username: Option<String>,
@@ -33,12 +37,135 @@ pub struct Organization {
 
 const USER_COLUMNS: &str = "id AS user_id, org_id AS organization_id, email, full_name, role";
 
-pub async fn insert_organization(tx: &mut PgConnection, name: &str, tax: &TaxNumber) -> sqlx::Result<i64> {
-    sqlx::query_scalar("INSERT INTO organizations (name, tax_number) VALUES ($1, $2) RETURNING id")
-        .bind(name)
-        .bind(tax.as_str())
-        .fetch_one(tx)
+/// A new organization, on trial for `trial_days`.
+pub async fn insert_organization(
+    tx: &mut PgConnection,
+    name: &str,
+    tax: &TaxNumber,
+    trial_days: u32,
+) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
+        "INSERT INTO organizations (name, tax_number, trial_ends_at)
+         VALUES ($1, $2, now() + make_interval(days => $3)) RETURNING id",
+    )
+    .bind(name)
+    .bind(tax.as_str())
+    .bind(trial_days as i32)
+    .fetch_one(tx)
+    .await
+}
+
+/// An organization's standing.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Standing {
+    pub status: OrgStatus,
+    pub status_reason: Option<String>,
+    pub trial_ends_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+pub async fn standing(db: &PgPool, org: i64) -> sqlx::Result<Option<Standing>> {
+    sqlx::query_as("SELECT status, status_reason, trial_ends_at FROM organizations WHERE id = $1")
+        .bind(org)
+        .fetch_optional(db)
         .await
+}
+
+/// Set the status (with its reason); the standing before and after, `None` for no such
+/// organization. Leaving `trial` keeps the trial's end for the record.
+pub async fn set_status(
+    tx: &mut PgConnection,
+    org: i64,
+    to: OrgStatus,
+    reason: Option<&str>,
+) -> sqlx::Result<Option<(Standing, Standing)>> {
+    let before: Option<Standing> =
+        sqlx::query_as("SELECT status, status_reason, trial_ends_at FROM organizations WHERE id = $1 FOR UPDATE")
+            .bind(org)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(before) = before else { return Ok(None) };
+    let after: Standing = sqlx::query_as(
+        "UPDATE organizations
+            SET status = $2, status_reason = $3, status_changed_at = now(),
+                trial_ends_at = CASE WHEN $2 = 'trial' THEN COALESCE(trial_ends_at, now()) ELSE trial_ends_at END
+          WHERE id = $1
+         RETURNING status, status_reason, trial_ends_at",
+    )
+    .bind(org)
+    .bind(to)
+    .bind(reason)
+    .fetch_one(&mut *tx)
+    .await?;
+    Ok(Some((before, after)))
+}
+
+/// A plan was chosen: a trial becomes `active`, and so does an organization suspended only
+/// because its trial ended (`trial_ended` is that suspension's reason).
+pub async fn activate_on_plan_choice(tx: &mut PgConnection, org: i64, trial_ended: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE organizations SET status = 'active', status_reason = NULL, status_changed_at = now()
+          WHERE id = $1 AND (status = 'trial' OR (status = 'suspended' AND status_reason = $2))",
+    )
+    .bind(org)
+    .bind(trial_ended)
+    .execute(tx)
+    .await?;
+    Ok(())
+}
+
+/// Suspend every trial that has ended: the organizations suspended.
+pub async fn expire_trials(tx: &mut PgConnection, reason: &str) -> sqlx::Result<Vec<i64>> {
+    sqlx::query_scalar(
+        "UPDATE organizations SET status = 'suspended', status_reason = $1, status_changed_at = now()
+          WHERE status = 'trial' AND trial_ends_at <= now()
+         RETURNING id",
+    )
+    .bind(reason)
+    .fetch_all(tx)
+    .await
+}
+
+/// One organization as operators list them.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct OrgSummary {
+    pub id: i64,
+    pub name: String,
+    pub tax_number: String,
+    pub status: OrgStatus,
+    pub status_reason: Option<String>,
+    pub plan_code: String,
+    /// Calls this month as last persisted (the API processes persist every few seconds).
+    pub calls_this_month: i64,
+    /// Submissions waiting to go downstream.
+    pub queued: i64,
+}
+
+/// Organizations whose name, tax number or owner's e-mail contains `text` (any, when `None`),
+/// in `status` (any, when `None`), newest first, at most `limit`.
+pub async fn search(
+    db: &PgPool,
+    text: Option<&str>,
+    status: Option<OrgStatus>,
+    limit: i64,
+) -> sqlx::Result<Vec<OrgSummary>> {
+    sqlx::query_as(
+        "SELECT o.id, o.name, o.tax_number, o.status, o.status_reason, s.plan_code,
+                COALESCE((SELECT sum(u.total_calls) FROM usage_monthly u
+                           WHERE u.org_id = o.id AND u.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0)::int8
+                    AS calls_this_month,
+                (SELECT count(*) FROM submissions q WHERE q.org_id = o.id AND q.state = 'pending') AS queued
+           FROM organizations o JOIN subscriptions s ON s.org_id = o.id
+          WHERE ($1::text IS NULL OR o.name ILIKE '%' || $1 || '%' OR o.tax_number = $1
+                 OR EXISTS (SELECT 1 FROM users us WHERE us.org_id = o.id AND us.email ILIKE '%' || $1 || '%'))
+            AND ($2::text IS NULL OR o.status = $2)
+          ORDER BY o.id DESC
+          LIMIT $3",
+    )
+    .bind(text)
+    .bind(status)
+    .bind(limit)
+    .fetch_all(db)
+    .await
 }
 
 /// Fails with a unique violation of `users_email_key` when the address is taken.
@@ -104,13 +231,16 @@ pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option
         org_name: String,
         tax_number: String,
         org_status: String,
+        status_reason: Option<String>,
+        trial_ends_at: Option<chrono::DateTime<chrono::Utc>>,
         ws_username: Option<String>,
         #[sqlx(flatten)]
         subscription: Subscription,
     }
     let row: Option<Row> = sqlx::query_as(&format!(
         "SELECT u.id AS user_id, u.org_id AS organization_id, u.email, u.full_name, u.role,
-                o.name AS org_name, o.tax_number, o.status AS org_status, d.ws_username,
+                o.name AS org_name, o.tax_number, o.status AS org_status, o.status_reason,
+                o.trial_ends_at, d.ws_username,
                 {SUBSCRIPTION_COLUMNS}
            FROM users u
            JOIN organizations o ON o.id = u.org_id
@@ -129,6 +259,8 @@ pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option
             name: r.org_name,
             tax_number: r.tax_number,
             status: r.org_status,
+            status_reason: r.status_reason,
+            trial_ends_at: r.trial_ends_at,
             monthly_quota: r.subscription.monthly_quota,
             ws_username: r.ws_username,
         };

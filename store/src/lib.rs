@@ -5,6 +5,7 @@
 
 pub mod accounts;
 pub mod api_keys;
+pub mod audit;
 pub mod cargo;
 pub mod downstream;
 pub mod idempotency;
@@ -16,9 +17,11 @@ pub mod pagination;
 pub mod passengers;
 pub mod personnel;
 pub mod plans;
+pub mod published;
 pub mod records;
 pub mod refdata;
 pub mod retire;
+pub mod standing;
 pub mod submissions;
 pub mod tickets;
 pub mod usage;

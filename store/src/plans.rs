@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use sqlx::PgPool;
+use tns_core::domain::kinds::OrgStatus;
 use utoipa::ToSchema;
 
 /// A plan as the plan list shows it. `monthly_quota` is -1 for unlimited.
@@ -60,14 +61,31 @@ pub async fn subscription(db: &PgPool, org: i64) -> sqlx::Result<Option<Subscrip
     .await
 }
 
+/// Move `org` to plan `code`. Choosing a plan ends a trial, and lifts a suspension that only
+/// the trial's end caused (an operator's suspension stays).
 pub async fn change(db: &PgPool, org: i64, code: &str) -> sqlx::Result<()> {
+    let mut tx = db.begin().await?;
     sqlx::query(
         "UPDATE subscriptions SET plan_code = $2, started_at = now()
           WHERE org_id = $1 AND plan_code IS DISTINCT FROM $2",
     )
     .bind(org)
     .bind(code)
-    .execute(db)
+    .execute(&mut *tx)
     .await?;
-    Ok(())
+    crate::accounts::activate_on_plan_choice(&mut tx, org, crate::standing::TRIAL_ENDED).await?;
+    tx.commit().await
+}
+
+/// What admission needs of an organization: its plan's quota (`None` = unlimited), whether
+/// calls beyond it are billed (soft) rather than refused, and its status.
+pub async fn limit(db: &PgPool, org: i64) -> sqlx::Result<Option<(Option<i32>, bool, OrgStatus)>> {
+    sqlx::query_as(
+        "SELECT p.monthly_quota, p.overage_unit_try IS NOT NULL, o.status
+           FROM subscriptions s JOIN plans p ON p.code = s.plan_code JOIN organizations o ON o.id = s.org_id
+          WHERE s.org_id = $1",
+    )
+    .bind(org)
+    .fetch_optional(db)
+    .await
 }

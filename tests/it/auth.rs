@@ -199,3 +199,12 @@ async fn session_cookie_is_secure_outside_dev() {
     let secure = res.headers().get_all(header::SET_COOKIE).iter().all(|v| v.to_str().unwrap().contains("; Secure"));
     assert!(secure);
 }
+
+#[tokio::test]
+async fn credentials_with_a_nul_character_are_refused_as_invalid_not_looked_up() {
+    let app = TestApp::spawn().await;
+    let res = app.api.post("/auth/login", None, json!({"email": "a\u{0}@b.com", "password": "x"})).await;
+    crate::helpers::assert_invalid(res, "email").await;
+    let res = app.api.post("/auth/token", None, json!({"client_id": "", "client_secret": "sk_live_\u{0}"})).await;
+    crate::helpers::assert_invalid(res, "client_secret").await;
+}

@@ -9,7 +9,7 @@ use std::{
     process::Stdio,
     sync::{
         atomic::{AtomicBool, AtomicU64, Ordering},
-        Arc,
+        Arc, OnceLock,
     },
     time::Duration,
 };
@@ -347,9 +347,44 @@ impl TestApp {
     }
 }
 
-/// Where cargo put the plugin libraries (next to the `tns` binary), built if needed.
+/// The plugin packages the tests load. Cargo builds a `cdylib` only when asked for that
+/// package, never as part of building a test, so the first caller in each test process asks.
+const PLUGINS: [&str; 4] = ["tns-adapter-sandbox", "tns-adapter-uetds", "abi-mismatch-fixture", "lying-buffer-fixture"];
+
+/// Where cargo puts the plugin libraries (next to the `tns` binary), built once per test
+/// process (a no-op when they are up to date).
 pub fn plugin_dir() -> PathBuf {
-    tns_binary().parent().unwrap().to_path_buf()
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = tns_binary().parent().unwrap().to_path_buf();
+            let workspace = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut cmd = std::process::Command::new(cargo);
+            // Build with the environment of a shell, not of a test process: cargo and nextest add
+            // variables (CARGO_PKG_*, OUT_DIR, LD_LIBRARY_PATH, ...) that change fingerprints and
+            // would rebuild the plugins on every run.
+            for (k, _) in std::env::vars_os() {
+                let k = k.to_string_lossy().to_string();
+                let keep = ["CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_BUILD_JOBS"].contains(&k.as_str());
+                let test_only = (k.starts_with("CARGO_") && !keep)
+                    || k.starts_with("NEXTEST")
+                    || k.starts_with("__CARGO")
+                    || ["OUT_DIR", "LD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH", "RUST_TEST_THREADS"]
+                        .contains(&k.as_str());
+                if test_only {
+                    cmd.env_remove(&k);
+                }
+            }
+            cmd.args(["build", "-q"]).current_dir(&workspace);
+            for p in PLUGINS {
+                cmd.args(["-p", p]);
+            }
+            let status = cmd.status().expect("cargo build runs");
+            assert!(status.success(), "building the adapter plugins failed");
+            dir
+        })
+        .clone()
 }
 
 /// A fresh directory for a sandbox's records.
@@ -421,7 +456,7 @@ pub fn tns_command(role: &str, env: &Env) -> Command {
 /// A running `tns api` (or `dev`) process, killed on drop.
 pub struct Proc {
     /// Held so the process lives as long as this value (killed on drop).
-    _child: Child,
+    child: Child,
     pub api: Api,
 }
 
@@ -452,7 +487,12 @@ impl Proc {
         .expect("tns starts within 60 s");
         // Keep draining stdout so the child never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Proc { _child: child, api: Api::new(&addr, &metrics) }
+        Proc { child, api: Api::new(&addr, &metrics) }
+    }
+
+    /// `kill -9`, and wait until it is gone.
+    pub async fn kill(&mut self) {
+        self.child.kill().await.unwrap();
     }
 }
 

@@ -432,11 +432,14 @@ async fn cargo_goes_to_the_goods_service_with_every_field_mapped() {
     assert_eq!(s.app.get_ok(&format!("/portal/cargo/{id}"), s.key()).await["status"], "cancelled");
 
     // A unit U-ETDS has no code for is refused when the shipment is created.
+    // Valid values the organization's downstream cannot take: a conflict naming the field.
     body["cargo_unit"] = json!("M3");
-    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), body.clone()).await, "cargo_unit").await;
+    let e = error_body(s.app.post("/portal/cargo", Some(s.key()), body.clone()).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().starts_with("cargo_unit: "), "{e}");
     body["cargo_unit"] = json!("KG");
     body["transport_type"] = json!(3);
-    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), body).await, "transport_type").await;
+    let e = error_body(s.app.post("/portal/cargo", Some(s.key()), body).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().starts_with("transport_type: "), "{e}");
     s.fake.assert_no_violations();
 }
 

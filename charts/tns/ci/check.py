@@ -261,7 +261,7 @@ def check_env(objs, binary_vars):
             errs.append(f"{name_of(cm)} holds {k}")
     # What each role cannot start without.
     need = {"api": SECRET_VARS, "scheduler": {"TNS_DATA_KEY", "TNS_DATABASE_URL"},
-            "jobs": {"TNS_DATA_KEY", "TNS_DATABASE_URL"}, "migrate": {"TNS_DATABASE_URL"}}
+            "jobs": {"TNS_DATA_KEY", "TNS_DATABASE_URL", "TNS_REDIS_URL"}, "migrate": {"TNS_DATABASE_URL"}}
     for owner, spec in pod_specs(objs):
         role = owner["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]
         have = {e["name"] for e in spec["containers"][0].get("env", [])}

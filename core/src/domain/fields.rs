@@ -327,8 +327,9 @@ impl<const MAX: usize> fmt::Debug for Text<MAX> {
     }
 }
 
-/// Any string of at most `MAX` characters, taken as given: credentials that are looked up, not
-/// stored (a wrong one is a 401, not a 422).
+/// Any string of at most `MAX` characters without NUL, taken as given: credentials that are
+/// looked up, not stored (a wrong one is a 401, not a 422). NUL is refused because no text the
+/// database holds can contain it: such a lookup could only fail.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Opaque<const MAX: usize>(String);
 
@@ -347,12 +348,15 @@ impl<const MAX: usize> Field for Opaque<MAX> {
         Cow::Owned(format!("String{MAX}"))
     }
     fn json_schema() -> Value {
-        json!({"type": "string", "maxLength": MAX})
+        json!({"type": "string", "maxLength": MAX, "pattern": r"^[^\u0000]*$"})
     }
     fn from_json(v: Value) -> Result<Self, String> {
         let s = string(v)?;
         if s.chars().count() > MAX {
             return Err(format!("must be at most {MAX} characters"));
+        }
+        if s.contains('\0') {
+            return Err("must not contain NUL characters".into());
         }
         Ok(Opaque(s))
     }

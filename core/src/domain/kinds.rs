@@ -146,6 +146,23 @@ str_enum! {
 }
 
 str_enum! {
+    /// An organization's standing: what it may do (README.md, "Trials and suspension").
+    pub enum OrgStatus {
+        Trial = "trial",
+        Active = "active",
+        Suspended = "suspended",
+    }
+}
+
+str_enum! {
+    /// What an operator (or a job) did, as the audit log names it.
+    pub enum AuditAction {
+        SetStatus = "set_status",
+        TrialExpired = "trial_expired",
+    }
+}
+
+str_enum! {
     /// A support ticket's state.
     pub enum TicketStatus {
         Open = "open",

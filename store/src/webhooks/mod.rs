@@ -292,3 +292,23 @@ pub async fn delivery_attempts(db: &PgPool, org: i64, id: i64) -> sqlx::Result<V
     .fetch_all(db)
     .await
 }
+
+/// Drop events older than `days` whose every delivery is final, with their deliveries and
+/// attempts, at most `batch` events a statement so no statement holds locks for long. Returns
+/// the events dropped (call again while it is `batch`).
+pub async fn purge_finished(db: &PgPool, days: u32, batch: i64) -> sqlx::Result<u64> {
+    sqlx::query(
+        "DELETE FROM webhook_events WHERE id IN (
+             SELECT e.id FROM webhook_events e
+              WHERE e.created_at < now() - make_interval(days => $1)
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                                 WHERE d.event_id = e.id AND d.org_id = e.org_id AND d.state = 'pending')
+              ORDER BY e.id
+              LIMIT $2)",
+    )
+    .bind(days as i32)
+    .bind(batch)
+    .execute(db)
+    .await
+    .map(|r| r.rows_affected())
+}

@@ -60,7 +60,7 @@ pub async fn register(State(st): State<AppState>, ApiJson(input): ApiJson<Regist
     let hash = password::hash(password).await?;
 
     let mut tx = st.db.begin().await?;
-    let org = db::accounts::insert_organization(&mut tx, &org_name, &tax).await?;
+    let org = db::accounts::insert_organization(&mut tx, &org_name, &tax, st.cfg.trial_days).await?;
     let user = match db::accounts::insert_owner(&mut tx, org, &email, &full_name, &hash).await {
         Ok(u) => u,
         Err(e) if is_unique_violation(&e, "users_email_key") => {

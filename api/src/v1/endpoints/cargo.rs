@@ -97,7 +97,8 @@ impl CargoIn {
     /// The shipment's fields, its vehicle and driver checked within the organization (404 for a
     /// record it does not have active).
     /// U-ETDS's goods service notifies road shipments, in the units it has codes for: an
-    /// organization that submits to it is told now, not when the submission fails. (The sandbox
+    /// organization that submits to it is told now (409: the values are valid, the
+    /// organization's downstream cannot take them), not when the submission fails. (The sandbox
     /// takes everything the fields allow.)
     async fn fits_downstream(&self, st: &AppState, org: i64) -> ApiResult<()> {
         let mut conn = st.db.acquire().await?;
@@ -105,19 +106,17 @@ impl CargoIn {
             return Ok(());
         }
         if self.transport_type.get() != 1 {
-            return Err(ApiError::validation(
-                "transport_type",
-                "U-ETDS's goods service takes road shipments only (1); this organization submits to U-ETDS",
+            return Err(ApiError::Conflict(
+                "transport_type: U-ETDS's goods service takes road shipments only (1); this organization submits to \
+                 U-ETDS"
+                    .into(),
             ));
         }
         if self.cargo_unit.uetds_code().is_none() {
-            return Err(ApiError::validation(
-                "cargo_unit",
-                format!(
-                    "U-ETDS has no unit for {}; use KG, TON, ADET or LITRE (this organization submits to U-ETDS)",
-                    self.cargo_unit.as_str()
-                ),
-            ));
+            return Err(ApiError::Conflict(format!(
+                "cargo_unit: U-ETDS has no unit for {}; use KG, TON, ADET or LITRE (this organization submits to U-ETDS)",
+                self.cargo_unit.as_str()
+            )));
         }
         Ok(())
     }
@@ -216,6 +215,7 @@ impl From<&Cargo> for CargoIn {
 #[utoipa::path(post, path = "/portal/cargo", operation_id = "create_cargo", tag = "cargo", request_body = CargoIn,
     responses((status = 201, body = Cargo),
               (status = 404, body = ErrorBody, description = "`vehicle_id` or `driver_id` names no active record of the organization"),
+              (status = 409, body = ErrorBody, description = "The organization submits to U-ETDS, whose goods service takes road shipments (`transport_type` 1) in KG, TON, ADET or LITRE only (`detail` names the field)"),
               (status = 422, body = ErrorBody, description = "A field breaks its rule, or a rule across fields: a district not in its province, unloading before loading")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(

@@ -1,0 +1,74 @@
+//! The jobs role's settings, parsed from `TNS_*` variables (README.md lists them).
+
+use std::time::Duration;
+
+use tns_core::env::{ConfigError, Profile, RedisSettings, Vars};
+
+/// How leadership is decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Election {
+    /// A PostgreSQL advisory lock (outside a cluster, `tns dev`).
+    Postgres,
+    /// A `coordination.k8s.io` Lease in `namespace`.
+    Kubernetes { namespace: String, lease: String, duration: Duration },
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub election: Election,
+    /// This replica's name in the Lease (`TNS_JOBS_IDENTITY`, else the pod's name).
+    pub identity: String,
+    /// How often a replica that does not lead tries again.
+    pub retry: Duration,
+    /// Days webhook events and deliveries are kept once final.
+    pub retention_days: u32,
+    /// Where the API processes' published limits live (forgotten when a trial ends).
+    pub redis: RedisSettings,
+}
+
+/// Where a pod finds its own namespace.
+const NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+impl Settings {
+    pub fn from_vars(vars: &Vars<'_>, profile: Profile) -> Result<Settings, ConfigError> {
+        // Inside a cluster the kubelet sets KUBERNETES_SERVICE_HOST for every pod (`tns dev`
+        // leads through PostgreSQL wherever it runs, unless told otherwise).
+        let in_cluster = vars.get("KUBERNETES_SERVICE_HOST").is_some() && !profile.is_dev();
+        let kubernetes = match vars.get("TNS_JOBS_ELECTION").as_deref() {
+            None | Some("auto") => in_cluster,
+            Some("kubernetes") => true,
+            Some("postgres") => false,
+            Some(_) => return Err(vars.bad("TNS_JOBS_ELECTION", "must be `auto`, `kubernetes` or `postgres`")),
+        };
+        let election = if kubernetes {
+            Election::Kubernetes {
+                namespace: vars
+                    .get("TNS_JOBS_LEASE_NAMESPACE")
+                    .or_else(|| std::fs::read_to_string(NAMESPACE_FILE).ok().map(|s| s.trim().to_string()))
+                    .unwrap_or_else(|| "default".into()),
+                lease: vars.get("TNS_JOBS_LEASE_NAME").unwrap_or_else(|| "tns-jobs".into()),
+                duration: vars.parse_secs("TNS_JOBS_LEASE_SECS", 15, 3, 300)?,
+            }
+        } else {
+            Election::Postgres
+        };
+        let identity = vars
+            .get("TNS_JOBS_IDENTITY")
+            .or_else(|| vars.get("POD_NAME"))
+            .or_else(|| vars.get("HOSTNAME"))
+            .map(|h| format!("{h}-{}", std::process::id()))
+            .unwrap_or_else(|| format!("tns-jobs-{}", std::process::id()));
+        Ok(Settings {
+            election,
+            identity,
+            retry: vars.parse_secs("TNS_JOBS_RETRY_SECS", 5, 1, 300)?,
+            retention_days: vars.parse_int("TNS_RETENTION_DAYS", 30, 1, 3650)? as u32,
+            redis: RedisSettings::from_vars(vars)?,
+        })
+    }
+
+    pub fn jobs(&self) -> Vec<crate::periodic::Job> {
+        use crate::periodic::Job;
+        vec![Job::IdempotencyPurge, Job::WebhookRetention { days: self.retention_days }, Job::TrialExpiry]
+    }
+}

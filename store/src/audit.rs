@@ -1,0 +1,71 @@
+//! The `audit_log` table: what operators (and the jobs) did to organizations, who, when, the
+//! state before and after. Rows are only inserted, each in the transaction of the change it
+//! describes, so the log never shows a change that did not happen or misses one that did.
+
+use serde::Serialize;
+use sqlx::{PgConnection, PgPool};
+use tns_core::domain::kinds::AuditAction;
+
+/// Who acted: an operator by name, or the periodic jobs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actor {
+    Operator(String),
+    Jobs,
+}
+
+impl Actor {
+    fn as_text(&self) -> String {
+        match self {
+            Actor::Operator(name) => format!("operator:{name}"),
+            Actor::Jobs => "jobs".into(),
+        }
+    }
+}
+
+/// One change to write.
+pub struct Entry<'a> {
+    pub actor: &'a Actor,
+    pub action: AuditAction,
+    pub org: Option<i64>,
+    pub before: serde_json::Value,
+    pub after: serde_json::Value,
+    pub reason: Option<&'a str>,
+}
+
+pub async fn record(tx: &mut PgConnection, e: Entry<'_>) -> sqlx::Result<()> {
+    sqlx::query("INSERT INTO audit_log (actor, action, org_id, before, after, reason) VALUES ($1, $2, $3, $4, $5, $6)")
+        .bind(e.actor.as_text())
+        .bind(e.action)
+        .bind(e.org)
+        .bind(e.before)
+        .bind(e.after)
+        .bind(e.reason)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
+/// One row of the log as operators read it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct Logged {
+    pub id: i64,
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub actor: String,
+    pub action: AuditAction,
+    pub org_id: Option<i64>,
+    pub before: Option<serde_json::Value>,
+    pub after: Option<serde_json::Value>,
+    pub reason: Option<String>,
+}
+
+/// The newest `limit` entries (of `org` when given), newest first.
+pub async fn list(db: &PgPool, org: Option<i64>, limit: i64) -> sqlx::Result<Vec<Logged>> {
+    sqlx::query_as(
+        "SELECT id, at, actor, action, org_id, before, after, reason FROM audit_log
+          WHERE $1::int8 IS NULL OR org_id = $1 ORDER BY id DESC LIMIT $2",
+    )
+    .bind(org)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}

@@ -1,0 +1,148 @@
+//! The jobs role: exactly one of its replicas leads (the PostgreSQL advisory lock, between real
+//! processes), the other takes over when the leader dies, and the periodic purges drop only
+//! what has expired.
+
+use std::time::Duration;
+
+use serde_json::json;
+use tns_core::env::RedisSettings;
+use tns_jobs::periodic::Job;
+
+use crate::{
+    fixtures::Fleet,
+    helpers::{eventually, Env, Proc, TestApp},
+};
+
+fn redis(app: &TestApp) -> RedisSettings {
+    RedisSettings { url: app.env.get("TNS_REDIS_URL").into(), prefix: app.env.get("TNS_REDIS_PREFIX").into() }
+}
+
+/// A gauge's value in a Prometheus exposition (0 when absent).
+fn gauge(exposition: &str, name: &str) -> i64 {
+    exposition.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok()).unwrap_or(0)
+}
+
+async fn leading(p: &Proc) -> i64 {
+    gauge(&p.metrics().await, "tns_jobs_leading")
+}
+
+/// Which of `runners` leads, once exactly one of them does.
+async fn the_leader(runners: &[&Proc]) -> usize {
+    eventually(Duration::from_secs(30), || async {
+        let mut leaders = vec![];
+        for (i, p) in runners.iter().enumerate() {
+            if leading(p).await == 1 {
+                leaders.push(i);
+            }
+        }
+        (leaders.len() == 1).then(|| leaders[0])
+    })
+    .await
+    .expect("exactly one runner leads")
+}
+
+#[tokio::test]
+async fn one_of_two_runners_leads_and_the_other_takes_over_when_it_is_killed() {
+    let env = Env::new().await.with(&[("TNS_JOBS_RETRY_SECS", "1")]);
+    let mut a = Proc::start("jobs", &env).await;
+    let mut b = Proc::start("jobs", &env).await;
+    let first = the_leader(&[&a, &b]).await;
+    // The other keeps trying and keeps failing while the leader lives.
+    for _ in 0..3 {
+        let other = if first == 0 { &b } else { &a };
+        assert_eq!(leading(other).await, 0, "two leaders at once");
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    let (dead, survivor) = if first == 0 { (&mut a, &b) } else { (&mut b, &a) };
+    dead.kill().await;
+    let took_over =
+        eventually(Duration::from_secs(30), || async { (leading(survivor).await == 1).then_some(()) }).await;
+    assert!(took_over.is_some(), "the survivor took over after the leader was killed");
+    // And it runs the jobs: each has run at least once under its leadership.
+    let m = survivor.metrics().await;
+    for job in ["idempotency-purge", "webhook-retention"] {
+        let ran = eventually(Duration::from_secs(10), || async {
+            let m = survivor.metrics().await;
+            m.contains(&format!("tns_job_runs_total{{job=\"{job}\",outcome=\"ok\"}}")).then_some(())
+        })
+        .await;
+        assert!(ran.is_some(), "{job} ran on the new leader: {m}");
+    }
+}
+
+#[tokio::test]
+async fn a_runner_started_later_waits_while_the_first_leads_and_follows_it() {
+    let env = Env::new().await.with(&[("TNS_JOBS_RETRY_SECS", "1")]);
+    let a = Proc::start("jobs", &env).await;
+    assert_eq!(the_leader(&[&a]).await, 0);
+    let b = Proc::start("jobs", &env).await;
+    assert_eq!(the_leader(&[&a, &b]).await, 0, "the first keeps leading");
+    drop(a);
+    assert_eq!(the_leader(&[&b]).await, 0);
+}
+
+#[tokio::test]
+async fn webhook_retention_drops_only_old_events_whose_deliveries_are_all_final() {
+    let app = TestApp::spawn().await;
+    let f = Fleet::new(&app.api).await;
+    // Nothing listens there: the deliveries stay pending until the test says otherwise.
+    let body = json!({"event_type": "journey.created", "endpoint_url": "http://127.0.0.1:9/hook"});
+    app.api.post_ok("/portal/webhooks", f.key(), body, 201).await;
+    for _ in 0..3 {
+        f.journey(&app.api).await;
+    }
+    let events: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM webhook_events ORDER BY id").fetch_all(&app.db).await.unwrap();
+    assert_eq!(events.len(), 3);
+    let (old_final, old_pending, recent_final) = (events[0], events[1], events[2]);
+    sqlx::query("UPDATE webhook_events SET created_at = now() - interval '31 days' WHERE id = ANY($1)")
+        .bind(vec![old_final, old_pending])
+        .execute(&app.db)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE webhook_deliveries SET state = 'delivered', finished_at = now() WHERE event_id = ANY($1)")
+        .bind(vec![old_final, recent_final])
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let dropped = Job::WebhookRetention { days: 30 }.run(&app.db, &redis(&app)).await.unwrap();
+    assert_eq!(dropped, 1);
+    let left: Vec<i64> =
+        sqlx::query_scalar("SELECT id FROM webhook_events ORDER BY id").fetch_all(&app.db).await.unwrap();
+    assert_eq!(left, vec![old_pending, recent_final]);
+    let orphans: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries WHERE event_id = $1")
+        .bind(old_final)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(orphans, 0, "the dropped event's deliveries went with it");
+    assert_eq!(
+        Job::WebhookRetention { days: 30 }.run(&app.db, &redis(&app)).await.unwrap(),
+        0,
+        "a second run changes nothing"
+    );
+}
+
+#[tokio::test]
+async fn the_idempotency_purge_drops_only_expired_answers() {
+    let app = TestApp::spawn().await;
+    let f = Fleet::new(&app.api).await;
+    for (key, plate) in [("old", "34IDM01"), ("new", "34IDM02")] {
+        let res = app
+            .api
+            .req(reqwest::Method::POST, "/portal/vehicles", Some(f.key()))
+            .header("Idempotency-Key", key)
+            .json(&crate::fixtures::vehicle(plate))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 201);
+    }
+    sqlx::query("UPDATE idempotency_keys SET created_at = now() - interval '3 days' WHERE key = 'old'")
+        .execute(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(Job::IdempotencyPurge.run(&app.db, &redis(&app)).await.unwrap(), 1);
+    let left: Vec<String> = sqlx::query_scalar("SELECT key FROM idempotency_keys").fetch_all(&app.db).await.unwrap();
+    assert_eq!(left, vec!["new".to_string()]);
+}

@@ -1,0 +1,149 @@
+//! Trials, suspension and the operators' commands: what a suspended organization may still do,
+//! its queued submissions held and released, trial expiry by the jobs, a plan choice lifting a
+//! trial's suspension (and not an operator's), and the audit log.
+
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{json, Value};
+use tns_core::env::RedisSettings;
+use tns_jobs::periodic::Job;
+
+use crate::{
+    fixtures::Fleet,
+    helpers::{drain, error_body, json_of, tns_command, Api, Env, TestApp},
+};
+
+/// `tns admin ARGS` against `env`: its output lines as JSON, or its stderr when it fails.
+async fn admin(env: &Env, args: &[&str]) -> Result<Vec<Value>, String> {
+    let out = tns_command("admin", env).args(args).output().await.unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+}
+
+async fn set_status(env: &Env, org: i64, status: &str, reason: &str) -> Value {
+    let org = org.to_string();
+    let args = ["set-status", &org, status, "--reason", reason, "--operator", "deniz"];
+    admin(env, &args).await.expect("set-status succeeds").remove(0)
+}
+
+async fn submit(api: &Api, key: &str, journey: i64) -> i64 {
+    let res = api.req(Method::POST, &format!("/portal/journeys/{journey}/submit"), Some(key)).send().await.unwrap();
+    json_of(res, 202).await["submission_id"].as_i64().unwrap()
+}
+
+async fn status_of(api: &Api, path: &str, key: &str) -> u16 {
+    api.req(Method::GET, path, Some(key)).send().await.unwrap().status().as_u16()
+}
+
+#[tokio::test]
+async fn a_suspended_organization_keeps_profile_billing_and_support_and_its_queue_waits_until_reactivated() {
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let other_process = TestApp::start(env.clone()).await;
+    let (f, g) = (Fleet::new(&app.api).await, Fleet::new(&app.api).await);
+    let held = submit(&app.api, f.key(), f.journey(&app.api).await).await;
+    let free = submit(&app.api, g.key(), g.journey(&app.api).await).await;
+    // Both processes have served f (and so published its standing) before the suspension.
+    for p in [&app, &other_process] {
+        assert_eq!(status_of(&p.api, "/portal/vehicles", f.key()).await, 200);
+    }
+
+    let changed = set_status(&env, f.org.id, "suspended", "invoice 2026-10 unpaid").await;
+    assert_eq!(changed["before"]["status"], "trial");
+    assert_eq!(changed["after"]["status"], "suspended");
+
+    // At once, on every process.
+    for p in [&app, &other_process] {
+        let res = p.api.req(Method::GET, "/portal/vehicles", Some(f.key())).send().await.unwrap();
+        let detail = error_body(res, 403).await["detail"].as_str().unwrap().to_string();
+        assert!(detail.contains("suspended") && detail.contains("invoice 2026-10 unpaid"), "{detail}");
+    }
+    let res = app.api.req(Method::POST, "/portal/journeys", Some(f.key())).json(&json!({})).send().await.unwrap();
+    assert_eq!(res.status(), 403, "writes are refused before the body is judged");
+    for path in ["/portal/me", "/portal/billing/subscription", "/portal/billing/invoices", "/portal/support/tickets"] {
+        assert_eq!(status_of(&app.api, path, f.key()).await, 200, "{path} stays open");
+    }
+    let me = app.api.get_ok("/portal/me", f.key()).await;
+    assert_eq!(me["organization"]["status"], "suspended");
+    assert_eq!(me["organization"]["status_reason"], "invoice 2026-10 unpaid");
+    assert_eq!(status_of(&app.api, "/portal/vehicles", g.key()).await, 200, "other tenants are untouched");
+
+    // The scheduler's claim passes f's submission by; g's is taken.
+    let claimed = tns_store::submissions::queue::claim(&app.db, 10, Duration::from_millis(1), 42, 0).await.unwrap();
+    assert_eq!(claimed.iter().map(|c| c.id).collect::<Vec<_>>(), vec![free]);
+
+    let listed = admin(&env, &["orgs", "--status", "suspended"]).await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!((listed[0]["id"].as_i64(), listed[0]["queued"].as_i64()), (Some(f.org.id), Some(1)));
+
+    set_status(&env, f.org.id, "active", "paid").await;
+    assert_eq!(status_of(&other_process.api, "/portal/vehicles", f.key()).await, 200);
+    drain(&env).await;
+    for (key, id) in [(f.key(), held), (g.key(), free)] {
+        let s = app.api.get_ok(&format!("/portal/submissions/{id}"), key).await;
+        assert_eq!(s["state"], "delivered", "{s}");
+    }
+
+    let log = admin(&env, &["audit", "--org", &f.org.id.to_string()]).await.unwrap();
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[0]["actor"], "operator:deniz");
+    assert_eq!(log[0]["action"], "set_status");
+    assert_eq!((&log[0]["before"]["status"], &log[0]["after"]["status"]), (&json!("suspended"), &json!("active")));
+    assert_eq!(log[1]["reason"], "invoice 2026-10 unpaid");
+    assert!(admin(&env, &["audit", "--org", &g.org.id.to_string()]).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn operator_commands_refuse_what_they_cannot_do_and_change_nothing() {
+    let app = TestApp::spawn().await;
+    let f = Fleet::new(&app.api).await;
+    let org = f.org.id.to_string();
+    let e = admin(&app.env, &["set-status", &org, "suspended", "--operator", "deniz"]).await.unwrap_err();
+    assert!(e.contains("--reason"), "{e}");
+    let e = admin(&app.env, &["set-status", "999999999", "suspended", "--reason", "x", "--operator", "d"]).await;
+    assert!(e.unwrap_err().contains("no organization 999999999"));
+    let e = admin(&app.env, &["set-status", &org, "banned", "--reason", "x", "--operator", "d"]).await.unwrap_err();
+    assert!(e.contains("status must be one of"), "{e}");
+    assert_eq!(status_of(&app.api, "/portal/vehicles", f.key()).await, 200);
+    assert!(admin(&app.env, &["audit"]).await.unwrap().is_empty(), "nothing was done, nothing logged");
+}
+
+#[tokio::test]
+async fn a_trial_that_ends_without_a_plan_is_suspended_and_choosing_a_plan_lifts_only_that() {
+    let app = TestApp::spawn_with(&[("TNS_TRIAL_DAYS", "3")]).await;
+    let f = Fleet::new(&app.api).await;
+    let me = app.api.get_ok("/portal/me", f.key()).await;
+    assert_eq!(me["organization"]["status"], "trial");
+    let ends: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(me["organization"]["trial_ends_at"].clone()).unwrap();
+    let days = (ends - chrono::Utc::now()).num_hours();
+    assert!((71..=72).contains(&days), "a 3-day trial ends in {days} h");
+
+    let redis =
+        RedisSettings { url: app.env.get("TNS_REDIS_URL").into(), prefix: app.env.get("TNS_REDIS_PREFIX").into() };
+    assert_eq!(Job::TrialExpiry.run(&app.db, &redis).await.unwrap(), 0, "not yet");
+    sqlx::query("UPDATE organizations SET trial_ends_at = now() - interval '1 minute' WHERE id = $1")
+        .bind(f.org.id)
+        .execute(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(Job::TrialExpiry.run(&app.db, &redis).await.unwrap(), 1);
+    assert_eq!(Job::TrialExpiry.run(&app.db, &redis).await.unwrap(), 0, "once");
+    let res = app.api.req(Method::GET, "/portal/vehicles", Some(f.key())).send().await.unwrap();
+    assert!(error_body(res, 403).await["detail"].as_str().unwrap().contains("trial period has ended"));
+    let log = admin(&app.env, &["audit"]).await.unwrap();
+    assert_eq!((&log[0]["actor"], &log[0]["action"]), (&json!("jobs"), &json!("trial_expired")));
+
+    // Choosing a plan (the same one counts) lifts the trial's suspension.
+    app.api.post_ok("/portal/billing/subscription/change", f.key(), json!({"plan_code": "starter"}), 200).await;
+    assert_eq!(status_of(&app.api, "/portal/vehicles", f.key()).await, 200);
+    assert_eq!(app.api.get_ok("/portal/me", f.key()).await["organization"]["status"], "active");
+
+    // An operator's suspension is not lifted by a plan change.
+    set_status(&app.env, f.org.id, "suspended", "abuse").await;
+    app.api.post_ok("/portal/billing/subscription/change", f.key(), json!({"plan_code": "growth"}), 200).await;
+    assert_eq!(status_of(&app.api, "/portal/vehicles", f.key()).await, 403);
+}
