@@ -7,6 +7,8 @@
 //! ```text
 //! tns admin orgs [--search TEXT] [--status trial|active|suspended] [--limit N]
 //! tns admin set-status ORG trial|active|suspended --reason TEXT [--operator NAME]
+//! tns admin plan ORG PLAN_CODE --reason TEXT [--operator NAME]
+//! tns admin submission ORG ID --reason TEXT [--operator NAME]
 //! tns admin audit [--org ORG] [--limit N]
 //! ```
 //!
@@ -25,6 +27,10 @@ pub const USAGE: &str = "usage: tns admin <command>\n\
       status, this month's calls and queued submissions\n\
   set-status ORG trial|active|suspended --reason TEXT [--operator NAME]\n\
       change an organization's status (effective at once on every API process)\n\
+  plan ORG PLAN_CODE --reason TEXT [--operator NAME]\n\
+      move an organization to a plan (its quota changes at once; a trial ends)\n\
+  submission ORG ID --reason TEXT [--operator NAME]\n\
+      a submission as it was sent (personal data unmasked; the look is audited), with its attempts\n\
   audit [--org ORG] [--limit N]\n\
       the audit log, newest first\n\
 the operator is --operator, else $USER";
@@ -37,6 +43,8 @@ const MAX_LIMIT: i64 = 1000;
 pub enum Command {
     Orgs { search: Option<String>, status: Option<OrgStatus>, limit: i64 },
     SetStatus { org: i64, to: OrgStatus, reason: String, operator: String },
+    Plan { org: i64, code: String, reason: String, operator: String },
+    Submission { org: i64, id: i64, reason: String, operator: String },
     Audit { org: Option<i64>, limit: i64 },
 }
 
@@ -77,19 +85,30 @@ impl Command {
                 status: take("status").as_deref().map(status).transpose()?,
                 limit: limit(take("limit"))?,
             },
-            "set-status" => {
-                let [o, s] = std::mem::take(&mut positional)
-                    .try_into()
-                    .map_err(|_| anyhow!("set-status takes ORG and STATUS"))?;
+            "set-status" | "plan" | "submission" => {
+                let second = match name.as_str() {
+                    "plan" => "PLAN_CODE",
+                    "submission" => "ID",
+                    _ => "STATUS",
+                };
+                let [o, x] =
+                    std::mem::take(&mut positional).try_into().map_err(|_| anyhow!("{name} takes ORG and {second}"))?;
                 let reason = take("reason").filter(|r| !r.trim().is_empty());
-                let reason =
-                    reason.ok_or_else(|| anyhow!("--reason is required: say why (the organization sees it)"))?;
+                let reason = reason.ok_or_else(|| anyhow!("--reason is required: say why (the audit log keeps it)"))?;
                 if reason.chars().count() > 500 {
                     bail!("--reason must be at most 500 characters");
                 }
                 let operator = take("operator").or(user).filter(|o| !o.trim().is_empty());
                 let operator = operator.ok_or_else(|| anyhow!("say who you are: --operator NAME"))?;
-                Command::SetStatus { org: org(&o)?, to: status(&s)?, reason, operator }
+                let org = org(&o)?;
+                match name.as_str() {
+                    "set-status" => Command::SetStatus { org, to: status(&x)?, reason, operator },
+                    "plan" => Command::Plan { org, code: x, reason, operator },
+                    _ => {
+                        let id = x.parse().map_err(|_| anyhow!("ID must be a submission id; got `{x}`"))?;
+                        Command::Submission { org, id, reason, operator }
+                    }
+                }
             }
             "audit" => {
                 Command::Audit { org: take("org").as_deref().map(org).transpose()?, limit: limit(take("limit"))? }
@@ -124,6 +143,33 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
                 "the status is changed, but the API processes could not be told at once (Redis): they apply it \
                  within an hour",
             )?;
+        }
+        Command::Plan { org, code, reason, operator } => {
+            if !tns_store::plans::exists(db, &code).await? {
+                bail!("no plan `{code}`");
+            }
+            let actor = Actor::Operator(operator);
+            let (before, after) = tns_store::standing::change_plan(db, &actor, org, &code, &reason)
+                .await?
+                .ok_or_else(|| anyhow!("no organization {org}"))?;
+            writeln!(out, "{}", serde_json::json!({"organization": org, "before": before, "after": after}))?;
+            tns_store::published::forget_limits(redis, &[org]).await.context(
+                "the plan is changed, but the API processes could not be told at once (Redis): they apply it \
+                 within an hour",
+            )?;
+        }
+        Command::Submission { org, id, reason, operator } => {
+            let found = tns_store::submissions::detail(db, org, id).await?;
+            let found = found.ok_or_else(|| anyhow!("organization {org} has no submission {id}"))?;
+            tns_store::standing::viewed_submission(db, &Actor::Operator(operator), org, id, &reason).await?;
+            let attempts = tns_store::submissions::attempts(db, org, id).await?;
+            let shown = serde_json::json!({
+                "submission": found.submission,
+                "sent": found.snapshot.0,
+                "passenger_results": found.passenger_results.map(|r| r.0),
+                "attempts": attempts,
+            });
+            writeln!(out, "{shown}")?;
         }
         Command::Audit { org, limit } => {
             for entry in tns_store::audit::list(db, org, limit).await? {

@@ -34,6 +34,7 @@ use crate::{
 };
 use tns_core::{env::Listen, refdata};
 use tns_store as db;
+use tns_store::journey_writer::Writers;
 
 use crate::limits::MAX_BODY_BYTES;
 
@@ -122,6 +123,7 @@ pub struct Application {
     metrics: TcpListener,
     metrics_addr: SocketAddr,
     state: AppState,
+    journey_writers: Writers,
 }
 
 impl Application {
@@ -142,8 +144,8 @@ impl Application {
             db::refdata::load(&db).await.context("cannot load reference data (are migrations applied?)")?,
         );
         let downstreams = Downstreams::new(adapters, cfg.adapter_call_timeout);
-        let state = AppState::new(cfg, db, redis, refdata, downstreams);
-        Ok(Application { listener, addr, metrics, metrics_addr, state })
+        let (state, journey_writers) = AppState::new(cfg, db, redis, refdata, downstreams);
+        Ok(Application { listener, addr, metrics, metrics_addr, state, journey_writers })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -174,6 +176,7 @@ impl Application {
                 }
             }
         });
+        background.spawn("journey writers", self.journey_writers.run());
         background.spawn("submission listener", {
             let state = state.clone();
             async move { state.waiters.listen(&state.db).await }
@@ -237,7 +240,7 @@ mod tests {
         // Lazy pool and Redis client: nothing here touches either.
         let db = sqlx::postgres::PgPoolOptions::new().connect_lazy("postgres://127.0.0.1/unused").unwrap();
         let redis = RedisStore::new(&cfg.redis.url, "unit:").unwrap();
-        let state = AppState::new(cfg, db, redis, refdata::install(RefData::default()), Downstreams::none());
+        let (state, _) = AppState::new(cfg, db, redis, refdata::install(RefData::default()), Downstreams::none());
         let routes = Router::new().route("/boom", get(|| async { panic!("secret internal detail") as &str }));
         let app = with_platform_layers(routes, state.clone());
 

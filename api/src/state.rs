@@ -16,7 +16,10 @@ use crate::{
     waiter::Waiters,
 };
 use tns_core::refdata::RefData;
-use tns_store::{accounts::Profile, journey_writer::JourneyWriter};
+use tns_store::{
+    accounts::Profile,
+    journey_writer::{JourneyWriter, Writers},
+};
 
 /// Downstream credential checks an organization may make per hour.
 pub const CREDENTIAL_CHECKS_PER_HOUR: u64 = 10;
@@ -69,10 +72,13 @@ impl AppState {
         redis: RedisStore,
         refdata: &'static RefData,
         downstreams: Downstreams,
-    ) -> AppState {
+    ) -> (AppState, Writers) {
         let redis = Arc::new(redis);
         let metrics = Arc::new(Metrics::new());
-        AppState(Arc::new(Inner {
+        // A quarter of the pool may be writing journeys; the rest serves everything else.
+        let (journeys, writers) =
+            JourneyWriter::new(db.clone(), (db.options().get_max_connections() as usize / 4).max(1));
+        let state = AppState(Arc::new(Inner {
             keys: KeyStore::new(cfg.auth_cache_ttl, metrics.key_lookups.clone()),
             profiles: TtlMap::new(cfg.auth_cache_ttl, 100_000),
             jwt: Jwt::new(&cfg.signing_secret),
@@ -99,8 +105,7 @@ impl AppState {
             signins: AccountBackoff::default(),
             credential_checks: Budget::new("credential-checks", CREDENTIAL_CHECKS_PER_HOUR, 3600),
             refdata,
-            // A quarter of the pool may be writing journeys; the rest serves everything else.
-            journeys: JourneyWriter::start(db.clone(), (db.options().get_max_connections() as usize / 4).max(1)),
+            journeys,
             waiters: Waiters::default(),
             downstreams,
             readiness: Default::default(),
@@ -108,6 +113,7 @@ impl AppState {
             db,
             redis,
             metrics,
-        }))
+        }));
+        (state, writers)
     }
 }

@@ -267,3 +267,13 @@ pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option
         Profile { user: r.user, organization, subscription: r.subscription }
     }))
 }
+
+/// Whether `user` is a user of `org`.
+pub async fn is_member(db: &PgPool, org: i64, user: i64) -> sqlx::Result<bool> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE org_id = $1 AND id = $2")
+        .bind(org)
+        .bind(user)
+        .fetch_optional(db)
+        .await?;
+    Ok(found.is_some())
+}

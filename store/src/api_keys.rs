@@ -92,3 +92,49 @@ pub async fn revoke(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> {
         .await?;
     Ok(r.rows_affected() == 1)
 }
+
+/// An API key as authentication needs it.
+#[derive(Debug, Clone)]
+pub struct KeyRecord {
+    pub id: i64,
+    pub org_id: i64,
+    pub user_id: i64,
+    pub scopes: Scopes,
+    pub revoked: bool,
+}
+
+#[derive(sqlx::FromRow)]
+struct KeyRow {
+    id: i64,
+    org_id: i64,
+    created_by: i64,
+    scopes: Vec<String>,
+    revoked: bool,
+}
+
+impl From<KeyRow> for KeyRecord {
+    fn from(r: KeyRow) -> Self {
+        KeyRecord {
+            id: r.id,
+            org_id: r.org_id,
+            user_id: r.created_by,
+            scopes: Scopes::from_stored(&r.scopes),
+            revoked: r.revoked,
+        }
+    }
+}
+
+const KEY_COLUMNS: &str = "SELECT id, org_id, created_by, scopes, revoked_at IS NOT NULL AS revoked FROM api_keys";
+
+/// The key whose secret hashes to `hash`.
+pub async fn by_hash(db: &PgPool, hash: &[u8; 32]) -> sqlx::Result<Option<KeyRecord>> {
+    let row: Option<KeyRow> =
+        sqlx::query_as(&format!("{KEY_COLUMNS} WHERE key_hash = $1")).bind(&hash[..]).fetch_optional(db).await?;
+    Ok(row.map(KeyRecord::from))
+}
+
+pub async fn by_id(db: &PgPool, id: i64) -> sqlx::Result<Option<KeyRecord>> {
+    let row: Option<KeyRow> =
+        sqlx::query_as(&format!("{KEY_COLUMNS} WHERE id = $1")).bind(id).fetch_optional(db).await?;
+    Ok(row.map(KeyRecord::from))
+}

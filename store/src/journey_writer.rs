@@ -26,20 +26,36 @@ pub struct JourneyWriter {
     queue: mpsc::Sender<Job>,
 }
 
-impl JourneyWriter {
-    /// Start `workers` writer tasks on `db` (each holds at most one connection at a time).
-    pub fn start(db: PgPool, workers: usize) -> JourneyWriter {
-        let (queue, rx) = mpsc::channel::<Job>(MAX_BATCH * 16);
-        let rx = Arc::new(Mutex::new(rx));
-        for _ in 0..workers.max(1) {
-            let (db, rx) = (db.clone(), rx.clone());
-            tokio::spawn(async move {
-                while let Some(batch) = next_batch(&rx).await {
-                    write(&db, batch).await;
+/// The writer tasks behind a [`JourneyWriter`]: the role that owns them runs them (and stops
+/// them when it stops).
+pub struct Writers {
+    db: PgPool,
+    workers: usize,
+    rx: Arc<Mutex<mpsc::Receiver<Job>>>,
+}
+
+impl Writers {
+    /// Run the `workers` writer tasks (each holds at most one connection at a time) until every
+    /// [`JourneyWriter`] is gone, or until dropped.
+    pub async fn run(self) {
+        let loops = (0..self.workers).map(|_| {
+            let (db, rx) = (&self.db, &self.rx);
+            async move {
+                while let Some(batch) = next_batch(rx).await {
+                    write(db, batch).await;
                 }
-            });
-        }
-        JourneyWriter { queue }
+            }
+        });
+        futures::future::join_all(loops).await;
+    }
+}
+
+impl JourneyWriter {
+    /// A writer on `db` and its `workers` writer tasks, not yet running.
+    pub fn new(db: PgPool, workers: usize) -> (JourneyWriter, Writers) {
+        let (queue, rx) = mpsc::channel::<Job>(MAX_BATCH * 16);
+        let writers = Writers { db, workers: workers.max(1), rx: Arc::new(Mutex::new(rx)) };
+        (JourneyWriter { queue }, writers)
     }
 
     /// Insert one journey; `None` when its vehicle record is not an active vehicle of `org`.

@@ -1,7 +1,7 @@
 //! Plans and subscriptions.
 
 use serde::Serialize;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::OrgStatus;
 use utoipa::ToSchema;
 
@@ -65,6 +65,20 @@ pub async fn subscription(db: &PgPool, org: i64) -> sqlx::Result<Option<Subscrip
 /// the trial's end caused (an operator's suspension stays).
 pub async fn change(db: &PgPool, org: i64, code: &str) -> sqlx::Result<()> {
     let mut tx = db.begin().await?;
+    switch(&mut tx, org, code).await?;
+    tx.commit().await
+}
+
+/// [`change`] inside the caller's transaction; the plan before, `None` for no such
+/// organization.
+pub async fn switch(tx: &mut PgConnection, org: i64, code: &str) -> sqlx::Result<Option<String>> {
+    let before: Option<String> = sqlx::query_scalar("SELECT plan_code FROM subscriptions WHERE org_id = $1 FOR UPDATE")
+        .bind(org)
+        .fetch_optional(&mut *tx)
+        .await?;
+    if before.is_none() {
+        return Ok(None);
+    }
     sqlx::query(
         "UPDATE subscriptions SET plan_code = $2, started_at = now()
           WHERE org_id = $1 AND plan_code IS DISTINCT FROM $2",
@@ -73,8 +87,8 @@ pub async fn change(db: &PgPool, org: i64, code: &str) -> sqlx::Result<()> {
     .bind(code)
     .execute(&mut *tx)
     .await?;
-    crate::accounts::activate_on_plan_choice(&mut tx, org, crate::standing::TRIAL_ENDED).await?;
-    tx.commit().await
+    crate::accounts::activate_on_plan_choice(tx, org, crate::standing::TRIAL_ENDED).await?;
+    Ok(before)
 }
 
 /// What admission needs of an organization: its plan's quota (`None` = unlimited), whether

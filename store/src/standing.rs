@@ -54,3 +54,44 @@ pub async fn expire_trials(db: &PgPool) -> sqlx::Result<Vec<i64>> {
     tx.commit().await?;
     Ok(ended)
 }
+
+/// Move `org` to plan `code` for an operator (audited); the plans before and after, `None` for
+/// no such organization.
+pub async fn change_plan(
+    db: &PgPool,
+    actor: &Actor,
+    org: i64,
+    code: &str,
+    reason: &str,
+) -> sqlx::Result<Option<(String, String)>> {
+    let mut tx = db.begin().await?;
+    let Some(before) = crate::plans::switch(&mut tx, org, code).await? else {
+        return Ok(None);
+    };
+    let entry = Entry {
+        actor,
+        action: AuditAction::ChangePlan,
+        org: Some(org),
+        before: serde_json::json!({"plan_code": before}),
+        after: serde_json::json!({"plan_code": code}),
+        reason: Some(reason),
+    };
+    audit::record(&mut tx, entry).await?;
+    tx.commit().await?;
+    Ok(Some((before, code.to_string())))
+}
+
+/// Record that an operator looked at what a submission sent (personal data), and why.
+pub async fn viewed_submission(db: &PgPool, actor: &Actor, org: i64, id: i64, reason: &str) -> sqlx::Result<()> {
+    let mut tx = db.begin().await?;
+    let entry = Entry {
+        actor,
+        action: AuditAction::ViewSubmission,
+        org: Some(org),
+        before: serde_json::Value::Null,
+        after: serde_json::json!({"submission_id": id}),
+        reason: Some(reason),
+    };
+    audit::record(&mut tx, entry).await?;
+    tx.commit().await
+}

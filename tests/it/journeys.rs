@@ -295,7 +295,8 @@ async fn a_failing_row_fails_only_its_own_create() {
     };
     let app = TestApp::spawn().await;
     let fleet = Fleet::new(&app).await;
-    let writer = JourneyWriter::start(app.db.clone(), 1);
+    let (writer, writers) = JourneyWriter::new(app.db.clone(), 1);
+    tokio::spawn(writers.run());
     let fields = |crew: Vec<i64>| JourneyFields {
         vehicle: VehicleChoice::Record(fleet.vehicle_id),
         departure: ("2026-12-01".parse().unwrap(), "08:00".parse().unwrap(), KADIKOY as i32),

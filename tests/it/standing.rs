@@ -147,3 +147,42 @@ async fn a_trial_that_ends_without_a_plan_is_suspended_and_choosing_a_plan_lifts
     app.api.post_ok("/portal/billing/subscription/change", f.key(), json!({"plan_code": "growth"}), 200).await;
     assert_eq!(status_of(&app.api, "/portal/vehicles", f.key()).await, 403);
 }
+
+#[tokio::test]
+async fn operators_change_plans_and_look_at_what_was_sent_on_the_record() {
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app.api).await;
+    let org = f.org.id.to_string();
+    let id = submit(&app.api, f.key(), f.journey(&app.api).await).await;
+    drain(&env).await;
+
+    let changed =
+        admin(&env, &["plan", &org, "growth", "--reason", "sales deal", "--operator", "deniz"]).await.unwrap();
+    assert_eq!((&changed[0]["before"], &changed[0]["after"]), (&json!("starter"), &json!("growth")));
+    let me = app.api.get_ok("/portal/me", f.key()).await;
+    assert_eq!(me["subscription"]["code"], "growth");
+    assert_eq!(me["organization"]["status"], "active", "a plan set by an operator ends the trial");
+    let res = app.api.req(Method::GET, "/portal/vehicles", Some(f.key())).send().await.unwrap();
+    assert_eq!(res.headers()["x-ratelimit-limit"], "10000", "the new quota holds at once");
+    let e = admin(&env, &["plan", &org, "nope", "--reason", "x", "--operator", "deniz"]).await.unwrap_err();
+    assert!(e.contains("no plan `nope`"), "{e}");
+
+    let e = admin(&env, &["submission", &org, &id.to_string(), "--operator", "deniz"]).await.unwrap_err();
+    assert!(e.contains("--reason"), "looking at personal data needs a reason: {e}");
+    let shown = admin(&env, &["submission", &org, &id.to_string(), "--reason", "ticket 7", "--operator", "deniz"])
+        .await
+        .unwrap()
+        .remove(0);
+    assert_eq!(shown["submission"]["state"], "delivered");
+    assert_eq!(shown["sent"]["crew"][0]["identity_number"].as_str().unwrap().len(), 11, "unmasked: {shown}");
+    assert_eq!(shown["attempts"].as_array().unwrap().len(), 1);
+    let other = Fleet::new(&app.api).await.org.id.to_string();
+    let e = admin(&env, &["submission", &other, &id.to_string(), "--reason", "x", "--operator", "d"]).await;
+    assert!(e.unwrap_err().contains("has no submission"), "submissions are looked up within their organization");
+
+    let log = admin(&env, &["audit", "--org", &org]).await.unwrap();
+    let actions: Vec<&str> = log.iter().map(|l| l["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["view_submission", "change_plan"]);
+    assert_eq!(log[0]["reason"], "ticket 7");
+}

@@ -20,38 +20,7 @@ use tns_core::{
     scopes::{self, Scope, Scopes},
 };
 
-/// An API key as authentication needs it.
-#[derive(Debug, Clone)]
-pub struct KeyRecord {
-    pub id: i64,
-    pub org_id: i64,
-    pub user_id: i64,
-    pub scopes: Scopes,
-    pub revoked: bool,
-}
-
-#[derive(sqlx::FromRow)]
-struct KeyRow {
-    id: i64,
-    org_id: i64,
-    created_by: i64,
-    scopes: Vec<String>,
-    revoked: bool,
-}
-
-impl From<KeyRow> for KeyRecord {
-    fn from(r: KeyRow) -> Self {
-        KeyRecord {
-            id: r.id,
-            org_id: r.org_id,
-            user_id: r.created_by,
-            scopes: Scopes::from_stored(&r.scopes),
-            revoked: r.revoked,
-        }
-    }
-}
-
-const KEY_COLUMNS: &str = "SELECT id, org_id, created_by, scopes, revoked_at IS NOT NULL AS revoked FROM api_keys";
+pub use tns_store::api_keys::KeyRecord;
 
 /// Key lookups with a short per-process cache. The TTL (at most 4 s, see config) bounds how
 /// long a key revoked on another process keeps working here.
@@ -79,13 +48,9 @@ impl KeyStore {
         if let Some(hit) = self.members.get(&(org, user)) {
             return Ok(hit);
         }
-        let found: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE org_id = $1 AND id = $2")
-            .bind(org)
-            .bind(user)
-            .fetch_optional(db)
-            .await?;
-        self.members.insert((org, user), found.is_some());
-        Ok(found.is_some())
+        let found = tns_store::accounts::is_member(db, org, user).await?;
+        self.members.insert((org, user), found);
+        Ok(found)
     }
 
     pub async fn by_hash(&self, db: &PgPool, hash: [u8; 32]) -> sqlx::Result<Option<KeyRecord>> {
@@ -93,9 +58,7 @@ impl KeyStore {
             return Ok(hit);
         }
         self.lookups.inc();
-        let row: Option<KeyRow> =
-            sqlx::query_as(&format!("{KEY_COLUMNS} WHERE key_hash = $1")).bind(&hash[..]).fetch_optional(db).await?;
-        let rec = row.map(KeyRecord::from);
+        let rec = tns_store::api_keys::by_hash(db, &hash).await?;
         self.by_hash.insert(hash, rec.clone());
         Ok(rec)
     }
@@ -104,9 +67,7 @@ impl KeyStore {
         if let Some(hit) = self.by_id.get(&id) {
             return Ok(hit);
         }
-        let row: Option<KeyRow> =
-            sqlx::query_as(&format!("{KEY_COLUMNS} WHERE id = $1")).bind(id).fetch_optional(db).await?;
-        let rec = row.map(KeyRecord::from);
+        let rec = tns_store::api_keys::by_id(db, id).await?;
         self.by_id.insert(id, rec.clone());
         Ok(rec)
     }

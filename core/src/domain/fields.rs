@@ -927,6 +927,12 @@ mod tests {
         for bad in ["", "-1", "01", "1e3", "9999999999999999999"] {
             assert!(Cursor::parse(bad).is_err(), "{bad}");
         }
+        ceiling!(Below / BelowCeiling, 1_000_000_000.0, "test");
+        // Parsed with correct rounding: the largest double below the bound is not the bound.
+        let near: Result<Below, _> = serde_json::from_str("999999999.9999999");
+        assert!(near.is_ok());
+        let at: Result<Below, _> = serde_json::from_str("1000000000");
+        assert!(at.is_err());
     }
 
     #[test]

@@ -159,6 +159,8 @@ str_enum! {
     pub enum AuditAction {
         SetStatus = "set_status",
         TrialExpired = "trial_expired",
+        ChangePlan = "change_plan",
+        ViewSubmission = "view_submission",
     }
 }
 
