@@ -90,7 +90,8 @@ back as `warnings`, never as a refusal.";
     components(schemas(ErrorBody, tns_core::domain::fields::Limit, tns_core::domain::fields::Cursor,
         tns_core::domain::fields::Day, tns_core::domain::fields::MonthField, tns_core::domain::uetds::CityId,
         tns_core::domain::fields::RecordId, tns_core::domain::kinds::RecordStatus, tns_core::domain::kinds::SubmissionState,
-        tns_core::domain::kinds::TargetType, tns_core::domain::kinds::DeliveryStatus, tns_core::domain::kinds::AnyEventType)),
+        tns_core::domain::kinds::TargetType, tns_core::domain::kinds::DeliveryStatus, tns_core::domain::kinds::AnyEventType,
+        db::webhooks::TestEventData)),
     tags((name = "auth"), (name = "account"), (name = "billing"), (name = "journeys"), (name = "vehicles"),
          (name = "personnel"), (name = "cargo"), (name = "submissions"), (name = "reference"), (name = "support"),
          (name = "webhooks"), (name = "meta"))
@@ -401,13 +402,7 @@ fn escape(path: &str) -> String {
 fn webhooks(doc: &mut Value) {
     let journey = <db::journeys::Journey as ToSchema>::name();
     let submission = <db::submissions::Submission as ToSchema>::name();
-    let test_data = json!({
-        "type": "object", "required": ["message", "subscription_id"],
-        "properties": {
-            "message": {"type": "string"},
-            "subscription_id": {"type": ["integer", "null"], "description": "The subscription asked for, or null for all."},
-        },
-    });
+    let test_data = reference(&<db::webhooks::TestEventData as ToSchema>::name());
     let events = [
         ("journey.created", "A journey was created.", reference(&journey)),
         ("submission.delivered", "A submission reached `delivered`.", reference(&submission)),

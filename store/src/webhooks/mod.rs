@@ -177,13 +177,23 @@ pub async fn delete(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<bo
     Ok(deleted)
 }
 
+/// The `data` of a `test` event.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct TestEventData {
+    pub message: &'static str,
+    /// The subscription asked for, or null for all.
+    #[schema(required = true)]
+    pub subscription_id: Option<i64>,
+}
+
 /// Emit a `test` event to one subscription, or to every active one of the organization.
 /// Returns the number of deliveries created.
 pub async fn emit_test(db: &PgPool, org: i64, subscription: Option<i64>) -> sqlx::Result<i32> {
-    let data = serde_json::json!({
-        "message": "A test event from TNS: your endpoint receives and verifies deliveries.",
-        "subscription_id": subscription,
-    });
+    let data = TestEventData {
+        message: "A test event from TNS: your endpoint receives and verifies deliveries.",
+        subscription_id: subscription,
+    };
+    let data = serde_json::to_value(data).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     sqlx::query_scalar("SELECT webhook_emit(ARRAY[$1::bigint], ARRAY['test'], ARRAY[$2::jsonb], ARRAY[$3::bigint])")
         .bind(org)
         .bind(data)
