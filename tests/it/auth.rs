@@ -1,3 +1,5 @@
+use std::time::Duration;
+
 use reqwest::{header, Method};
 use serde_json::{json, Value};
 
@@ -128,27 +130,57 @@ async fn missing_or_invalid_credentials_are_401_with_rate_headers() {
     error_body(res, 401).await;
 }
 
+/// Unauthenticated requests refused so far for a client's budget (this process's counter).
+fn client_ip_rejections(metrics: &str) -> i64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(r#"tns_quota_rejections_total{limit="client_ip"} "#))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
 #[tokio::test]
 async fn unauthenticated_calls_are_throttled_per_ip() {
-    let app = TestApp::spawn_with(&[("TNS_AUTH_RATE_LIMIT", "3"), ("TNS_AUTH_RATE_WINDOW_SECS", "60")]).await;
-    // The limit is a fixed window: do not start within two seconds of its end.
-    let into_window = chrono::Utc::now().timestamp() % 60;
-    if into_window >= 58 {
-        tokio::time::sleep(std::time::Duration::from_secs((61 - into_window) as u64)).await;
-    }
+    // A fixed window of 2 s: short enough to start at a window's beginning and to see it end.
+    let app = TestApp::spawn_with(&[("TNS_AUTH_RATE_LIMIT", "3"), ("TNS_AUTH_RATE_WINDOW_SECS", "2")]).await;
     let body = json!({"client_secret": "sk_live_guess"});
-    for remaining in [2, 1, 0] {
-        let res = app.post("/auth/token", None, body.clone()).await;
+    let guess = || app.post("/auth/token", None, body.clone());
+    // Guess until a new window begins (the reset moves on): that guess is the window's first,
+    // and the rest of the window is ahead.
+    let before = header_i64(&guess().await, "x-ratelimit-reset");
+    let first = eventually(Duration::from_secs(10), || async {
+        let res = guess().await;
+        (header_i64(&res, "x-ratelimit-reset") > before).then_some(res)
+    })
+    .await
+    .expect("a new window begins");
+    let window_ends = header_i64(&first, "x-ratelimit-reset");
+    let mut within = vec![first];
+    for _ in 0..2 {
+        within.push(guess().await);
+    }
+    for (res, remaining) in within.into_iter().zip([2, 1, 0]) {
         assert_eq!(header_i64(&res, "x-ratelimit-limit"), 3);
         assert_eq!(header_i64(&res, "x-ratelimit-remaining"), remaining);
+        assert_eq!(header_i64(&res, "x-ratelimit-reset"), window_ends, "one window");
         error_body(res, 401).await;
     }
-    let res = app.post("/auth/token", None, body.clone()).await;
+    let rejected = client_ip_rejections(&app.metrics().await);
+    let res = guess().await;
+    assert_eq!(header_i64(&res, "x-ratelimit-reset"), window_ends, "one window");
     let retry = header_i64(&res, "retry-after");
-    assert!((1..=61).contains(&retry));
+    assert!((1..=2).contains(&retry), "retry after the window: {retry}");
     error_body(res, 429).await;
-    let metrics = app.metrics().await;
-    assert!(metrics.contains(r#"tns_quota_rejections_total{limit="client_ip"} 1"#), "{metrics}");
+    assert_eq!(client_ip_rejections(&app.metrics().await), rejected + 1);
+    // The window ends: the next one admits guesses again, counted from zero.
+    let next = eventually(Duration::from_secs(10), || async {
+        let res = guess().await;
+        (res.status() != 429).then_some(res)
+    })
+    .await
+    .expect("the window ends");
+    assert!(header_i64(&next, "x-ratelimit-reset") > window_ends);
+    assert_eq!(header_i64(&next, "x-ratelimit-remaining"), 2);
+    error_body(next, 401).await;
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use std::{
     path::PathBuf,
     process::Stdio,
     sync::{
-        atomic::{AtomicBool, AtomicU64, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
         Arc, OnceLock,
     },
     time::Duration,
@@ -501,6 +501,17 @@ pub struct ChaosProxy {
     pub addr: SocketAddr,
     up: Arc<AtomicBool>,
     generation: Arc<AtomicU64>,
+    /// Connections being relayed now.
+    live: Arc<AtomicUsize>,
+}
+
+/// Counts one relayed connection while it lives.
+struct Relayed(Arc<AtomicUsize>);
+
+impl Drop for Relayed {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl ChaosProxy {
@@ -509,7 +520,8 @@ impl ChaosProxy {
         let addr = listener.local_addr().unwrap();
         let up = Arc::new(AtomicBool::new(true));
         let generation = Arc::new(AtomicU64::new(0));
-        let (u, g) = (up.clone(), generation.clone());
+        let live = Arc::new(AtomicUsize::new(0));
+        let (u, g, l) = (up.clone(), generation.clone(), live.clone());
         tokio::spawn(async move {
             loop {
                 let Ok((mut inbound, _)) = listener.accept().await else {
@@ -520,7 +532,10 @@ impl ChaosProxy {
                 }
                 let (u, g) = (u.clone(), g.clone());
                 let born = g.load(Ordering::SeqCst);
+                l.fetch_add(1, Ordering::SeqCst);
+                let relayed = Relayed(l.clone());
                 tokio::spawn(async move {
+                    let _relayed = relayed;
                     let Ok(mut outbound) = TcpStream::connect(upstream).await else {
                         return;
                     };
@@ -534,7 +549,12 @@ impl ChaosProxy {
                 });
             }
         });
-        ChaosProxy { addr, up, generation }
+        ChaosProxy { addr, up, generation, live }
+    }
+
+    /// How many connections the proxy relays now (after `cut`, 0 once it has closed them all).
+    pub fn live(&self) -> usize {
+        self.live.load(Ordering::SeqCst)
     }
 
     pub fn url(&self) -> String {

@@ -47,11 +47,17 @@ async fn one_of_two_runners_leads_and_the_other_takes_over_when_it_is_killed() {
     let mut a = Proc::start("jobs", &env).await;
     let mut b = Proc::start("jobs", &env).await;
     let first = the_leader(&[&a, &b]).await;
-    // The other keeps trying and keeps failing while the leader lives.
-    for _ in 0..3 {
-        let other = if first == 0 { &b } else { &a };
+    // The other keeps trying and keeps failing while the leader lives. That is a negative, so
+    // it is watched for a bounded window: long enough to hold at least one more of the other's
+    // tries (every TNS_JOBS_RETRY_SECS = 1 s, ± 20 % jitter, so at most 1.2 s apart), polling
+    // both replicas throughout.
+    let window = Duration::from_millis(1500);
+    let (leader, other) = if first == 0 { (&a, &b) } else { (&b, &a) };
+    let until = tokio::time::Instant::now() + window;
+    while tokio::time::Instant::now() < until {
         assert_eq!(leading(other).await, 0, "two leaders at once");
-        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(leading(leader).await, 1, "the leader stopped leading while it lives");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let (dead, survivor) = if first == 0 { (&mut a, &b) } else { (&mut b, &a) };
     dead.kill().await;

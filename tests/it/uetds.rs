@@ -483,8 +483,18 @@ async fn a_call_that_cannot_finish_inside_its_lease_is_given_back_untried() {
     let slow = app.post_ok("/portal/journeys", f.key(), slow, 201).await["id"].as_i64().unwrap();
     let slow = app.req(Method::POST, &format!("/portal/journeys/{slow}/submit"), Some(f.key())).send().await.unwrap();
     let slow = json_of(slow, 202).await["submission_id"].as_i64().unwrap();
-    // The slow call holds the slot before the second is submitted.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The slow submission is claimed (its call takes the one slot as it starts) before the
+    // second is submitted.
+    let claimed = eventually(Duration::from_secs(10), || async {
+        let leased: bool = sqlx::query_scalar("SELECT lease_token IS NOT NULL FROM submissions WHERE id = $1")
+            .bind(slow)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+        leased.then_some(())
+    })
+    .await;
+    assert!(claimed.is_some(), "the slow submission was claimed");
     let quick = f.journey(&app).await;
     let res = app
         .req(Method::POST, &format!("/portal/journeys/{quick}/submit"), Some(f.key()))

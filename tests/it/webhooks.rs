@@ -359,7 +359,6 @@ async fn a_subscription_failing_for_the_configured_period_is_deactivated() {
 async fn a_rolled_back_change_emits_nothing() {
     let env = fast_retries(&Env::new().await);
     let app = TestApp::start(env.clone()).await;
-    let _scheduler = InProcessScheduler::start(&env).await;
     let f = Fleet::new(&app).await;
     let rx = Receiver::start(&[]).await;
     subscribe(&app, f.key(), "journey.created", &rx.url(), None).await;
@@ -384,9 +383,10 @@ async fn a_rolled_back_change_emits_nothing() {
     sqlx::raw_sql("DROP TRIGGER refuse_crew ON journey_crew").execute(&app.db).await.unwrap();
     let j = app.post_ok("/portal/journeys", f.key(), body, 201).await;
     assert_eq!((count("journeys").await, count("webhook_events").await), (1, 1));
-    let got = rx.wait_for(1).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(rx.got().len(), 1, "exactly the committed journey's event");
+    // Deliver everything there is to deliver.
+    drain(&env).await;
+    let got = rx.got();
+    assert_eq!(got.len(), 1, "exactly the committed journey's event");
     assert_eq!(serde_json::from_slice::<Value>(&got[0].body).unwrap()["data"]["id"], j["id"]);
 }
 
@@ -403,7 +403,17 @@ async fn two_schedulers_deliver_each_event_once() {
     futures::future::join_all((0..50).map(|_| app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200)))
         .await;
     rx.wait_for(150).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Every delivery is final: nothing is left to claim, so nothing more can be sent; stopping
+    // lets any attempt still in flight finish before the receiver's count is read.
+    let settled = eventually(Duration::from_secs(15), || async {
+        let pending: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+        (pending == 0).then_some(())
+    })
+    .await;
+    assert!(settled.is_some(), "every delivery final");
     a.stop().await;
     b.stop().await;
     let mut per: HashMap<(String, String), usize> = HashMap::new();
@@ -646,8 +656,7 @@ async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
     // runs nobody else may take it …
     assert_eq!(queue::claim(&app.db, 10, Duration::from_millis(300), 2, &start).await.unwrap().len(), 1);
     assert!(queue::claim(&app.db, 10, Duration::from_secs(60), 3, &start).await.unwrap().is_empty());
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    // … then a running scheduler takes it over.
+    // … then a running scheduler takes it over once that lease has run out.
     let _scheduler = InProcessScheduler::start(&env).await;
     let d = final_delivery(&app, f.key(), c.id).await;
     assert_eq!(d["delivery_status"], "delivered", "{d}");
