@@ -138,11 +138,7 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
             let (before, after) = tns_store::standing::change(db, &actor, org, to, Some(&reason))
                 .await?
                 .ok_or_else(|| anyhow!("no organization {org}"))?;
-            writeln!(out, "{}", serde_json::json!({"organization": org, "before": before, "after": after}))?;
-            tns_store::published::forget_limits(redis, &[org]).await.context(
-                "the status is changed, but the API processes could not be told at once (Redis): they apply it \
-                 within an hour",
-            )?;
+            changed(out, redis, org, serde_json::json!({"before": before, "after": after})).await?;
         }
         Command::Plan { org, code, reason, operator } => {
             if !tns_store::plans::exists(db, &code).await? {
@@ -152,11 +148,7 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
             let (before, after) = tns_store::standing::change_plan(db, &actor, org, &code, &reason)
                 .await?
                 .ok_or_else(|| anyhow!("no organization {org}"))?;
-            writeln!(out, "{}", serde_json::json!({"organization": org, "before": before, "after": after}))?;
-            tns_store::published::forget_limits(redis, &[org]).await.context(
-                "the plan is changed, but the API processes could not be told at once (Redis): they apply it \
-                 within an hour",
-            )?;
+            changed(out, redis, org, serde_json::json!({"before": before, "after": after})).await?;
         }
         Command::Submission { org, id, reason, operator } => {
             let found = tns_store::submissions::detail(db, org, id).await?;
@@ -178,6 +170,21 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
         }
     }
     Ok(())
+}
+
+/// Print a change of `org` and tell every API process (they read an organization's plan and
+/// standing from what is published in Redis).
+async fn changed(
+    out: &mut impl Write,
+    redis: &RedisSettings,
+    org: i64,
+    mut change: serde_json::Value,
+) -> anyhow::Result<()> {
+    change["organization"] = org.into();
+    writeln!(out, "{change}")?;
+    tns_store::published::forget_limits(redis, &[org]).await.context(
+        "the change is made, but the API processes could not be told at once (Redis): they apply it within an hour",
+    )
 }
 
 #[cfg(test)]

@@ -171,6 +171,8 @@ pub struct Quota {
     touched: Mutex<HashSet<(i64, Month)>>,
     local: Mutex<HashMap<(i64, Month), LocalMonth>>,
     limits: TtlMap<i64, Limit>,
+    /// Why suspended organizations are, so a suspended tenant's calls cost no query each.
+    suspension_reasons: TtlMap<i64, Option<String>>,
     last_fallback_log: AtomicI64,
 }
 
@@ -223,6 +225,7 @@ impl Quota {
             touched: Mutex::new(HashSet::new()),
             local: Mutex::new(HashMap::new()),
             limits: TtlMap::new(Duration::from_secs(5), 100_000),
+            suspension_reasons: TtlMap::new(Duration::from_secs(5), 100_000),
             last_fallback_log: AtomicI64::new(0),
         }
     }
@@ -313,9 +316,16 @@ impl Quota {
 
     /// The refusal of a suspended organization's call, with the reason it was given.
     async fn suspended(&self, org: i64) -> ApiError {
-        let reason = match tns_store::accounts::standing(&self.db, org).await {
-            Ok(Some(s)) => s.status_reason,
-            _ => None,
+        let reason = match self.suspension_reasons.get(&org) {
+            Some(r) => r,
+            None => {
+                let r = match tns_store::accounts::standing(&self.db, org).await {
+                    Ok(Some(s)) => s.status_reason,
+                    _ => None,
+                };
+                self.suspension_reasons.insert(org, r.clone());
+                r
+            }
         };
         ApiError::Forbidden(format!(
             "this organization is suspended{}; GET /portal/me, billing (pay an open invoice or choose a plan) \

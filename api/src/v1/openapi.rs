@@ -56,7 +56,8 @@ Multi-tenant API for U-ETDS notifications: vehicles, personnel, journeys with pa
 shipments, submitted to the Ministry's system and tracked by polling and signed webhooks.
 
 **Errors** are `{\"error\", \"detail\"}` (`field` too on 422): 400 a body that is not one JSON value \
-(or not `application/json`); 401 missing or invalid credentials; 403 a missing scope; 404 a record \
+(or not `application/json`); 401 missing or invalid credentials; 403 a missing scope, or a suspended \
+organization (all but `/portal/me`, billing and support); 404 a record \
 that does not exist for the organization, in the path or named by the body; 409 a valid request the \
 record's state refuses (not a draft, a duplicate, a limit, a partial update that would leave the \
 record breaking a rule across fields); 422 a field that breaks its rule; 429 a rate limit.
@@ -238,7 +239,7 @@ fn responses(doc: &mut Value) {
     let standard = [
         ("400", "BadRequest", "The body is not one JSON value (malformed, or followed by more than whitespace), or not sent as `application/json`."),
         ("401", "Unauthorized", "Missing or invalid credentials."),
-        ("403", "Forbidden", "The credential lacks the scope this needs, or a cookie session sent no valid X-CSRF-Token."),
+        ("403", "Forbidden", "The credential lacks the scope this needs, a cookie session sent no valid X-CSRF-Token, or the organization is suspended (`detail` says why; `/portal/me`, billing and support still answer)."),
         ("404", "NotFound", "No such record for this organization."),
         ("413", "PayloadTooLarge", "The body is larger than 1 MiB."),
         ("422", "ValidationError", "A field breaks its rule; `field` names it and `detail` says why."),
