@@ -9,6 +9,7 @@
 //! tns admin set-status ORG trial|active|suspended --reason TEXT [--operator NAME]
 //! tns admin plan ORG PLAN_CODE --reason TEXT [--operator NAME]
 //! tns admin submission ORG ID --reason TEXT [--operator NAME]
+//! tns admin invoice ID paid|void --reason TEXT [--operator NAME]
 //! tns admin audit [--org ORG] [--limit N]
 //! ```
 //!
@@ -18,8 +19,11 @@ use std::io::Write;
 
 use anyhow::{anyhow, bail, Context};
 use sqlx::PgPool;
-use tns_core::{domain::kinds::OrgStatus, env::RedisSettings};
-use tns_store::audit::Actor;
+use tns_core::{
+    domain::kinds::{InvoiceStatus, OrgStatus},
+    env::RedisSettings,
+};
+use tns_store::{audit::Actor, standing::Settled};
 
 pub const USAGE: &str = "usage: tns admin <command>\n\
   orgs [--search TEXT] [--status trial|active|suspended] [--limit N]\n\
@@ -31,6 +35,9 @@ pub const USAGE: &str = "usage: tns admin <command>\n\
       move an organization to a plan (its quota changes at once; a trial ends)\n\
   submission ORG ID --reason TEXT [--operator NAME]\n\
       a submission as it was sent (personal data unmasked; the look is audited), with its attempts\n\
+  invoice ID paid|void --reason TEXT [--operator NAME]\n\
+      record an open invoice as paid (or void it); an organization suspended for overdue\n\
+      invoices is reactivated when none is left\n\
   audit [--org ORG] [--limit N]\n\
       the audit log, newest first\n\
 the operator is --operator, else $USER";
@@ -45,6 +52,7 @@ pub enum Command {
     SetStatus { org: i64, to: OrgStatus, reason: String, operator: String },
     Plan { org: i64, code: String, reason: String, operator: String },
     Submission { org: i64, id: i64, reason: String, operator: String },
+    Invoice { id: i64, to: InvoiceStatus, reason: String, operator: String },
     Audit { org: Option<i64>, limit: i64 },
 }
 
@@ -85,14 +93,16 @@ impl Command {
                 status: take("status").as_deref().map(status).transpose()?,
                 limit: limit(take("limit"))?,
             },
-            "set-status" | "plan" | "submission" => {
-                let second = match name.as_str() {
-                    "plan" => "PLAN_CODE",
-                    "submission" => "ID",
-                    _ => "STATUS",
+            "set-status" | "plan" | "submission" | "invoice" => {
+                let (first, second) = match name.as_str() {
+                    "plan" => ("ORG", "PLAN_CODE"),
+                    "submission" => ("ORG", "ID"),
+                    "invoice" => ("ID", "paid|void"),
+                    _ => ("ORG", "STATUS"),
                 };
-                let [o, x] =
-                    std::mem::take(&mut positional).try_into().map_err(|_| anyhow!("{name} takes ORG and {second}"))?;
+                let [o, x] = std::mem::take(&mut positional)
+                    .try_into()
+                    .map_err(|_| anyhow!("{name} takes {first} and {second}"))?;
                 let reason = take("reason").filter(|r| !r.trim().is_empty());
                 let reason = reason.ok_or_else(|| anyhow!("--reason is required: say why (the audit log keeps it)"))?;
                 if reason.chars().count() > 500 {
@@ -100,6 +110,15 @@ impl Command {
                 }
                 let operator = take("operator").or(user).filter(|o| !o.trim().is_empty());
                 let operator = operator.ok_or_else(|| anyhow!("say who you are: --operator NAME"))?;
+                if name == "invoice" {
+                    let id = o.parse().map_err(|_| anyhow!("ID must be an invoice id; got `{o}`"))?;
+                    let to = match x.as_str() {
+                        "paid" => InvoiceStatus::Paid,
+                        "void" => InvoiceStatus::Void,
+                        _ => bail!("an invoice is settled as `paid` or `void`; got `{x}`"),
+                    };
+                    return finish(Command::Invoice { id, to, reason, operator }, name, flags, positional);
+                }
                 let org = org(&o)?;
                 match name.as_str() {
                     "set-status" => Command::SetStatus { org, to: status(&x)?, reason, operator },
@@ -115,14 +134,24 @@ impl Command {
             }
             other => bail!("unknown command `{other}`"),
         };
-        if let Some(flag) = flags.keys().next() {
-            bail!("unknown option --{flag} for {name}");
-        }
-        if !positional.is_empty() {
-            bail!("unexpected argument `{}`", positional[0]);
-        }
-        Ok(command)
+        finish(command, name, flags, positional)
     }
+}
+
+/// `command` unless options or arguments were left over.
+fn finish(
+    command: Command,
+    name: &str,
+    flags: std::collections::HashMap<String, String>,
+    positional: Vec<String>,
+) -> anyhow::Result<Command> {
+    if let Some(flag) = flags.keys().next() {
+        bail!("unknown option --{flag} for {name}");
+    }
+    if let Some(extra) = positional.first() {
+        bail!("unexpected argument `{extra}`");
+    }
+    Ok(command)
 }
 
 /// Run `command`, printing its result to `out`.
@@ -162,6 +191,18 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
                 "attempts": attempts,
             });
             writeln!(out, "{shown}")?;
+        }
+        Command::Invoice { id, to, reason, operator } => {
+            let actor = Actor::Operator(operator);
+            let today = chrono::Utc::now().date_naive();
+            match tns_store::standing::settle_invoice(db, &actor, id, to, &reason, today).await? {
+                Settled::NoSuchInvoice => bail!("no invoice {id}"),
+                Settled::NotOpen(status) => bail!("invoice {id} is {status}: only an open invoice is paid or voided"),
+                Settled::Done { org, reactivated } => {
+                    let change = serde_json::json!({"invoice": id, "status": to, "reactivated": reactivated});
+                    changed(out, redis, org, change).await?;
+                }
+            }
         }
         Command::Audit { org, limit } => {
             for entry in tns_store::audit::list(db, org, limit).await? {
@@ -205,6 +246,10 @@ mod tests {
         let c = parse("set-status 7 active --reason paid --operator mehmet", Some("ayse")).unwrap();
         assert!(matches!(c, Command::SetStatus { operator, .. } if operator == "mehmet"));
         assert_eq!(
+            parse("invoice 12 void --reason duplicate", Some("ayse")).unwrap(),
+            Command::Invoice { id: 12, to: InvoiceStatus::Void, reason: "duplicate".into(), operator: "ayse".into() }
+        );
+        assert_eq!(
             parse("orgs --status trial --limit 5", None).unwrap(),
             Command::Orgs { search: None, status: Some(OrgStatus::Trial), limit: 5 }
         );
@@ -216,6 +261,10 @@ mod tests {
             ("orgs --limit 0", "--limit"),
             ("orgs --colour red", "--colour"),
             ("audit --org", "--org needs a value"),
+            ("invoice 7 refunded --reason x --operator a", "`paid` or `void`"),
+            ("invoice x paid --reason x --operator a", "invoice id"),
+            ("invoice 7 paid --operator a", "--reason"),
+            ("invoice 7 paid --reason x --operator a --limit 3", "--limit"),
             ("nope", "unknown command"),
         ] {
             let e = parse(bad, None).unwrap_err().to_string();

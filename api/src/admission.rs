@@ -25,6 +25,8 @@ pub const QUOTA_EXEMPT: &[&str] = &[
     "/portal/billing/subscription",
     "/portal/billing/subscription/change",
     "/portal/billing/invoices",
+    "/portal/billing/invoices/{id}",
+    "/portal/billing/invoices/{id}/pdf",
 ];
 
 /// Routes a suspended organization keeps (with everything under the prefixes): its profile,

@@ -11,6 +11,7 @@ pub mod health;
 pub mod idempotency;
 pub mod limits;
 pub mod metrics;
+pub mod pdf;
 pub mod quota;
 pub mod redis_store;
 pub mod serve;

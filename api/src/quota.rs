@@ -22,11 +22,15 @@ use std::{
     time::Duration,
 };
 
-use chrono::{DateTime, Datelike, NaiveDate, TimeZone, Utc};
+use chrono::Utc;
 use redis::{AsyncCommands, Script};
 use sqlx::PgPool;
-use tns_core::{domain::kinds::OrgStatus, env::limit_key_suffix};
-use tns_store::usage::{self, EndpointUsage, Upsert};
+pub use tns_core::domain::month::Month;
+use tns_core::{
+    domain::kinds::OrgStatus,
+    env::{limit_key_suffix, usage_key_suffix},
+};
+use tns_store::usage::{self, EndpointUsage, MonthCounts, Upsert, OVERAGE_FIELD};
 
 use crate::{
     cache::TtlMap,
@@ -43,6 +47,8 @@ const USAGE_TTL_SECS: i64 = 40 * 86_400;
 const LIMIT_TTL_SECS: u64 = 3600;
 
 /// Returns {admitted, total, quota, soft}; {-2} = limit unknown, {-3} = month not seeded,
+/// A call served beyond a soft quota also counts in `overage` (what overage bills; calls on
+/// quota-exempt routes, billing and usage, are never billed).
 /// {-4} = the organization is suspended (nothing counted). The limit is
 /// `<quota>:<soft 0|1>:<suspended 0|1>`.
 const ADMIT_LUA: &str = r#"
@@ -59,6 +65,9 @@ if quota >= 0 and total >= quota and soft == 0 and ARGV[2] == '0' then
 end
 total = redis.call('HINCRBY', KEYS[1], 'total', 1)
 redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+if soft == 1 and quota >= 0 and total > quota and ARGV[2] == '0' then
+  redis.call('HINCRBY', KEYS[1], 'overage', 1)
+end
 return {1, total, quota, soft}
 "#;
 
@@ -99,53 +108,6 @@ pub struct Decision {
     pub remaining: i64,
     /// Unix time the window resets.
     pub reset: i64,
-}
-
-/// A UTC calendar month.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Month {
-    pub year: i32,
-    pub month: u32,
-}
-
-impl Month {
-    pub fn now() -> Month {
-        Month::of(Utc::now())
-    }
-
-    pub fn of(t: DateTime<Utc>) -> Month {
-        Month { year: t.year(), month: t.month() }
-    }
-
-    pub fn parse(s: &str) -> Option<Month> {
-        let (y, m) = s.split_once('-')?;
-        let (year, month) = (y.parse().ok()?, m.parse().ok()?);
-        (y.len() == 4 && m.len() == 2 && (1..=12).contains(&month)).then_some(Month { year, month })
-    }
-
-    pub fn first_day(self) -> NaiveDate {
-        NaiveDate::from_ymd_opt(self.year, self.month, 1).expect("valid month")
-    }
-
-    pub fn next(self) -> Month {
-        if self.month == 12 {
-            Month { year: self.year + 1, month: 1 }
-        } else {
-            Month { year: self.year, month: self.month + 1 }
-        }
-    }
-
-    /// Unix time of the first instant of the next month (the `X-RateLimit-Reset` value).
-    pub fn reset_at(self) -> i64 {
-        let n = self.next();
-        Utc.with_ymd_and_hms(n.year, n.month, 1, 0, 0, 0).single().expect("valid instant").timestamp()
-    }
-}
-
-impl std::fmt::Display for Month {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:04}-{:02}", self.year, self.month)
-    }
 }
 
 /// Calls counted locally while Redis was unreachable.
@@ -231,7 +193,7 @@ impl Quota {
     }
 
     fn usage_key(&self, org: i64, month: Month) -> String {
-        self.store.key(&format!("usage:{org}:{month}"))
+        self.store.key(&usage_key_suffix(org, month))
     }
 
     fn limit_key(&self, org: i64) -> String {
@@ -372,18 +334,16 @@ impl Quota {
         Ok(())
     }
 
-    async fn persisted(&self, org: i64, month: Month) -> sqlx::Result<Vec<EndpointUsage>> {
-        usage::of_month(&self.db, org, month.first_day()).await
+    async fn persisted(&self, org: i64, month: Month) -> sqlx::Result<MonthCounts> {
+        usage::persisted(&self.db, org, month).await
     }
 
     async fn seed_month(&self, org: i64, month: Month) -> Result<(), Failure> {
-        let rows = self.persisted(org, month).await?;
-        let total: i64 = rows.iter().map(|r| r.total_calls).sum();
+        let counts = self.persisted(org, month).await?;
         let mut inv = self.seed.key(self.usage_key(org, month));
-        inv.arg(USAGE_TTL_SECS).arg("total").arg(total);
-        for r in &rows {
-            inv.arg(format!("t|{}", r.endpoint)).arg(r.total_calls);
-            inv.arg(format!("e|{}", r.endpoint)).arg(r.error_calls);
+        inv.arg(USAGE_TTL_SECS);
+        for (field, n) in counts.fields() {
+            inv.arg(field).arg(n);
         }
         self.store.call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await }).await?;
         Ok(())
@@ -396,8 +356,7 @@ impl Quota {
         }
         let exempt = exempt.quota;
         let needs_base = !self.local.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&(org, month));
-        let base =
-            if needs_base { Some(self.persisted(org, month).await?.iter().map(|r| r.total_calls).sum()) } else { None };
+        let base = if needs_base { Some(self.persisted(org, month).await?.total()) } else { None };
         let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
         let entry = local
             .entry((org, month))
@@ -411,6 +370,9 @@ impl Quota {
         if admitted {
             entry.added_total += 1;
             *entry.fields.entry(field).or_default() += 1;
+            if limit.soft && quota >= 0 && used >= quota && !exempt {
+                *entry.fields.entry(OVERAGE_FIELD.to_string()).or_default() += 1;
+            }
         }
         let total = entry.base_total + entry.added_total;
         Ok(Decision {
@@ -460,21 +422,14 @@ impl Quota {
         let live: Result<HashMap<String, i64>, _> = self.store.call(|mut c| async move { c.hgetall(key).await }).await;
         let mut fields = match live {
             Ok(h) if !h.is_empty() => h,
-            _ => {
-                let mut h = HashMap::new();
-                for r in self.persisted(org, month).await? {
-                    h.insert(format!("t|{}", r.endpoint), r.total_calls);
-                    h.insert(format!("e|{}", r.endpoint), r.error_calls);
-                }
-                h
-            }
+            _ => self.persisted(org, month).await?.fields().into_iter().collect(),
         };
         if let Some(l) = self.local.lock().unwrap_or_else(|p| p.into_inner()).get(&(org, month)) {
             for (f, n) in &l.fields {
                 *fields.entry(f.clone()).or_default() += n;
             }
         }
-        let mut rows = rows_from_fields(&fields);
+        let mut rows = MonthCounts::from_fields(&fields).rows;
         rows.sort_by(|a, b| b.total_calls.cmp(&a.total_calls).then_with(|| a.endpoint.cmp(&b.endpoint)));
         Ok(rows)
     }
@@ -495,8 +450,7 @@ impl Quota {
     async fn persist_month(&self, org: i64, month: Month) -> anyhow::Result<()> {
         let key = self.usage_key(org, month);
         let fields: HashMap<String, i64> = self.store.call(|mut c| async move { c.hgetall(key).await }).await?;
-        let rows = rows_from_fields(&fields);
-        usage::upsert(&self.db, org, month.first_day(), &rows, Upsert::Greatest).await?;
+        usage::upsert(&self.db, org, month, &MonthCounts::from_fields(&fields), Upsert::Greatest).await?;
         Ok(())
     }
 
@@ -558,26 +512,12 @@ impl Quota {
         let pending: Vec<_> =
             std::mem::take(&mut *self.local.lock().unwrap_or_else(|p| p.into_inner())).into_iter().collect();
         for ((org, month), counts) in pending {
-            let rows = rows_from_fields(&counts.fields);
-            if let Err(e) = usage::upsert(&self.db, org, month.first_day(), &rows, Upsert::Add).await {
+            let counts = MonthCounts::from_fields(&counts.fields);
+            if let Err(e) = usage::upsert(&self.db, org, month, &counts, Upsert::Add).await {
                 tracing::error!(org, %month, error = %tns_store::redacted(&e), "could not persist local usage counts at shutdown");
             }
         }
     }
-}
-
-fn rows_from_fields(fields: &HashMap<String, i64>) -> Vec<EndpointUsage> {
-    let mut by: HashMap<&str, (i64, i64)> = HashMap::new();
-    for (f, n) in fields {
-        if let Some(ep) = f.strip_prefix("t|") {
-            by.entry(ep).or_default().0 += n;
-        } else if let Some(ep) = f.strip_prefix("e|") {
-            by.entry(ep).or_default().1 += n;
-        }
-    }
-    by.into_iter()
-        .map(|(ep, (t, e))| EndpointUsage { endpoint: ep.to_string(), total_calls: t, error_calls: e })
-        .collect()
 }
 
 /// A local count waiting to be pushed to Redis: (organization, month), calls, per-route fields.
@@ -588,24 +528,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn months() {
-        let m = Month::parse("2026-12").unwrap();
-        assert_eq!(m.next(), Month { year: 2027, month: 1 });
-        assert_eq!(m.reset_at(), Utc.with_ymd_and_hms(2027, 1, 1, 0, 0, 0).unwrap().timestamp());
-        assert_eq!(m.to_string(), "2026-12");
-        assert!(Month::parse("2026-13").is_none());
-        assert!(Month::parse("26-01").is_none());
-    }
-
-    #[test]
     fn fields_fold_into_rows() {
-        let f: HashMap<String, i64> = [("total", 3), ("t|GET /a", 2), ("e|GET /a", 1), ("t|POST /b", 1)]
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect();
-        let mut rows = rows_from_fields(&f);
+        let f: HashMap<String, i64> =
+            [("total", 3), ("t|GET /a", 2), ("e|GET /a", 1), ("t|POST /b", 1), ("overage", 2)]
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect();
+        let mut rows = MonthCounts::from_fields(&f).rows;
         rows.sort_by(|a, b| a.endpoint.cmp(&b.endpoint));
         assert_eq!(rows[0], EndpointUsage { endpoint: "GET /a".into(), total_calls: 2, error_calls: 1 });
         assert_eq!(rows[1], EndpointUsage { endpoint: "POST /b".into(), total_calls: 1, error_calls: 0 });
+        assert_eq!(MonthCounts::from_fields(&f).overage, 2);
     }
 }

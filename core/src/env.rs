@@ -42,6 +42,8 @@ pub const VARIABLES: &[&str] = &[
     "TNS_REDIS_URL",
     "TNS_REQUEST_TIMEOUT_SECS",
     "TNS_RETENTION_DAYS",
+    "TNS_KDV_PERCENT",
+    "TNS_INVOICE_DUE_DAYS",
     "TNS_RETRY_BASE_MS",
     "TNS_RETRY_CAP_SECS",
     "TNS_RETRY_WINDOW_SECS",
@@ -188,6 +190,17 @@ impl RedisSettings {
 /// [`RedisSettings::limit_key`] without the prefix.
 pub fn limit_key_suffix(org: i64) -> String {
     format!("limit:{org}")
+}
+
+/// The key (without the prefix) of an organization-month's usage counters, a hash of
+/// `total`, `t|<route>` calls, `e|<route>` errors and `overage` (calls beyond a soft quota).
+pub fn usage_key_suffix(org: i64, month: crate::domain::month::Month) -> String {
+    format!("usage:{org}:{month}")
+}
+
+/// The pattern (without the prefix) matching every organization's usage key of `month`.
+pub fn usage_keys_of_month(month: crate::domain::month::Month) -> String {
+    format!("usage:*:{month}")
 }
 
 /// Where a process serves: its port (`TNS_LISTEN_ADDR`) and `/metrics` on a listener of its

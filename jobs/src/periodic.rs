@@ -4,8 +4,10 @@
 
 use std::time::Duration;
 
+use chrono::Utc;
 use sqlx::PgPool;
-use tns_core::env::RedisSettings;
+use tns_core::{domain::month::Month, env::RedisSettings};
+use tns_store::invoices::Terms;
 
 /// Rows one statement of a purge touches at most.
 const PURGE_BATCH: i64 = 5_000;
@@ -19,7 +21,18 @@ pub enum Job {
     WebhookRetention { days: u32 },
     /// Suspend the organizations whose trial ended without a plan chosen.
     TrialExpiry,
+    /// Persist this month's usage counters from Redis (behind the API processes' own
+    /// flushes, which a killed process never ran).
+    UsageSweep,
+    /// Invoice every period that is over.
+    Invoicing(Terms),
+    /// Suspend the organizations with an invoice unpaid past its due date.
+    Dunning,
 }
+
+/// Periods are invoiced this long after they end, so that the last calls' counts (flushed by
+/// the API processes every few seconds) are in.
+const SETTLE: chrono::Duration = chrono::Duration::hours(1);
 
 impl Job {
     pub fn name(self) -> &'static str {
@@ -27,6 +40,9 @@ impl Job {
             Job::IdempotencyPurge => "idempotency-purge",
             Job::WebhookRetention { .. } => "webhook-retention",
             Job::TrialExpiry => "trial-expiry",
+            Job::UsageSweep => "usage-sweep",
+            Job::Invoicing(_) => "invoicing",
+            Job::Dunning => "dunning",
         }
     }
 
@@ -35,6 +51,9 @@ impl Job {
             Job::IdempotencyPurge => Duration::from_secs(600),
             Job::WebhookRetention { .. } => Duration::from_secs(3600),
             Job::TrialExpiry => Duration::from_secs(60),
+            Job::UsageSweep => Duration::from_secs(300),
+            Job::Invoicing(_) => Duration::from_secs(300),
+            Job::Dunning => Duration::from_secs(300),
         }
     }
 
@@ -47,12 +66,36 @@ impl Job {
                 for org in &ended {
                     tracing::info!(org, "trial ended: organization suspended");
                 }
-                // Suspended in PostgreSQL already; should Redis be unreachable, the API
-                // processes see it when the published limit expires (an hour at most).
-                if let Err(e) = tns_store::published::forget_limits(redis, &ended).await {
-                    tracing::warn!(error = %e, "could not tell the API processes at once about ended trials");
-                }
+                suspended(redis, &ended).await;
                 Ok(ended.len() as u64)
+            }
+            Job::UsageSweep => Ok(tns_store::usage::sweep(redis, db, Month::now()).await?),
+            Job::Invoicing(terms) => {
+                let today = (Utc::now() - SETTLE).date_naive();
+                // Overage is billed from the persisted counters: bring them up to date first
+                // (the months a period just over can touch). Without Redis, plans with overage
+                // wait for a later run; the others are invoiced now.
+                let month = Month::of_day(today);
+                let mut swept = true;
+                for m in [month.previous(), month] {
+                    if let Err(e) = tns_store::usage::sweep(redis, db, m).await {
+                        tracing::warn!(error = %e, month = %m, "usage counters not swept: overage invoices wait");
+                        swept = false;
+                    }
+                }
+                let issued = tns_store::invoices::issue_due(db, today, terms, swept).await?;
+                for id in &issued {
+                    tracing::info!(invoice = id, "invoice issued");
+                }
+                Ok(issued.len() as u64)
+            }
+            Job::Dunning => {
+                let overdue = tns_store::standing::suspend_overdue(db, Utc::now().date_naive()).await?;
+                for org in &overdue {
+                    tracing::info!(org, "invoice overdue: organization suspended");
+                }
+                suspended(redis, &overdue).await;
+                Ok(overdue.len() as u64)
             }
             Job::WebhookRetention { days } => {
                 let mut total = 0;
@@ -65,5 +108,13 @@ impl Job {
                 }
             }
         }
+    }
+}
+
+/// Tell the API processes that `orgs` were suspended. Suspended in PostgreSQL already; should
+/// Redis be unreachable, they see it when the published limit expires (an hour at most).
+async fn suspended(redis: &RedisSettings, orgs: &[i64]) {
+    if let Err(e) = tns_store::published::forget_limits(redis, orgs).await {
+        tracing::warn!(error = %e, "could not tell the API processes at once about suspended organizations");
     }
 }

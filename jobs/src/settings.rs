@@ -2,7 +2,11 @@
 
 use std::time::Duration;
 
-use tns_core::env::{ConfigError, Profile, RedisSettings, Vars};
+use tns_core::{
+    domain::billing::TaxRate,
+    env::{ConfigError, Profile, RedisSettings, Vars},
+};
+use tns_store::invoices::Terms;
 
 /// How leadership is decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +26,10 @@ pub struct Settings {
     pub retry: Duration,
     /// Days webhook events and deliveries are kept once final.
     pub retention_days: u32,
-    /// Where the API processes' published limits live (forgotten when a trial ends).
+    /// Where the API processes' published limits and usage counters live.
     pub redis: RedisSettings,
+    /// KDV and the days to pay, for the invoices issued.
+    pub invoices: Terms,
 }
 
 /// Where a pod finds its own namespace.
@@ -64,11 +70,31 @@ impl Settings {
             retry: vars.parse_secs("TNS_JOBS_RETRY_SECS", 5, 1, 300)?,
             retention_days: vars.parse_int("TNS_RETENTION_DAYS", 30, 1, 3650)? as u32,
             redis: RedisSettings::from_vars(vars)?,
+            invoices: Terms {
+                tax_rate: tax_rate(vars)?,
+                due_days: vars.parse_int("TNS_INVOICE_DUE_DAYS", 14, 1, 365)? as u32,
+            },
         })
     }
 
     pub fn jobs(&self) -> Vec<crate::periodic::Job> {
         use crate::periodic::Job;
-        vec![Job::IdempotencyPurge, Job::WebhookRetention { days: self.retention_days }, Job::TrialExpiry]
+        vec![
+            Job::IdempotencyPurge,
+            Job::WebhookRetention { days: self.retention_days },
+            Job::TrialExpiry,
+            Job::UsageSweep,
+            Job::Invoicing(self.invoices),
+            Job::Dunning,
+        ]
+    }
+}
+
+/// `TNS_KDV_PERCENT`: KDV in percent (default 20), up to two decimal places.
+fn tax_rate(vars: &Vars<'_>) -> Result<TaxRate, ConfigError> {
+    const WHY: &str = "must be a percentage from 0 to 100 with at most two decimal places, like 20 or 18.5";
+    match vars.get("TNS_KDV_PERCENT") {
+        None => Ok(TaxRate::percent(rust_decimal::Decimal::from(20)).expect("20 is a valid rate")),
+        Some(v) => v.trim().parse().ok().and_then(TaxRate::percent).ok_or_else(|| vars.bad("TNS_KDV_PERCENT", WHY)),
     }
 }

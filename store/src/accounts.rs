@@ -70,6 +70,14 @@ pub async fn standing(db: &PgPool, org: i64) -> sqlx::Result<Option<Standing>> {
         .await
 }
 
+/// The standing, locked until the transaction ends.
+pub async fn standing_for_update(tx: &mut PgConnection, org: i64) -> sqlx::Result<Option<Standing>> {
+    sqlx::query_as("SELECT status, status_reason, trial_ends_at FROM organizations WHERE id = $1 FOR UPDATE")
+        .bind(org)
+        .fetch_optional(tx)
+        .await
+}
+
 /// Set the status (with its reason); the standing before and after, `None` for no such
 /// organization. Leaving `trial` keeps the trial's end for the record.
 pub async fn set_status(
@@ -78,12 +86,7 @@ pub async fn set_status(
     to: OrgStatus,
     reason: Option<&str>,
 ) -> sqlx::Result<Option<(Standing, Standing)>> {
-    let before: Option<Standing> =
-        sqlx::query_as("SELECT status, status_reason, trial_ends_at FROM organizations WHERE id = $1 FOR UPDATE")
-            .bind(org)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let Some(before) = before else { return Ok(None) };
+    let Some(before) = standing_for_update(&mut *tx, org).await? else { return Ok(None) };
     let after: Standing = sqlx::query_as(
         "UPDATE organizations
             SET status = $2, status_reason = $3, status_changed_at = now(),

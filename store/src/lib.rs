@@ -23,6 +23,7 @@ pub mod refdata;
 pub mod retire;
 pub mod standing;
 pub mod submissions;
+pub mod terms;
 pub mod tickets;
 pub mod usage;
 pub mod vehicles;

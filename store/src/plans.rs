@@ -2,7 +2,10 @@
 
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
-use tns_core::domain::kinds::OrgStatus;
+use tns_core::domain::{
+    kinds::{BillingCycle, OrgStatus},
+    money::Money,
+};
 use utoipa::ToSchema;
 
 /// A plan as the plan list shows it. `monthly_quota` is -1 for unlimited.
@@ -12,11 +15,12 @@ pub struct Plan {
     pub name: String,
     /// Calls per month; -1 means unlimited.
     pub monthly_quota: i64,
-    pub price_try: f64,
-    /// `monthly` or `yearly`: the period `price_try` pays for.
-    pub billing_period: String,
+    /// For one billing period, tax (KDV) not included.
+    pub price_try: Money,
+    /// The period `price_try` pays for.
+    pub billing_period: BillingCycle,
     /// Price per call beyond the quota; `null` for plans that answer 429 instead.
-    pub overage_unit_try: Option<f64>,
+    pub overage_unit_try: Option<Money>,
 }
 
 /// The organization's current subscription (its plan).
@@ -27,8 +31,8 @@ pub struct Subscription {
     pub name: String,
     /// Calls per month; -1 means unlimited.
     pub monthly_quota: i64,
-    pub price_try: f64,
-    pub billing_period: String,
+    pub price_try: Money,
+    pub billing_period: BillingCycle,
     /// `active`.
     pub status: String,
     pub started_at: chrono::DateTime<chrono::Utc>,
@@ -36,8 +40,8 @@ pub struct Subscription {
 
 pub async fn list(db: &PgPool) -> sqlx::Result<Vec<Plan>> {
     sqlx::query_as(
-        "SELECT code, name, COALESCE(monthly_quota, -1)::int8 AS monthly_quota, price_try::float8 AS price_try,
-                billing_period, overage_unit_try::float8 AS overage_unit_try
+        "SELECT code, name, COALESCE(monthly_quota, -1)::int8 AS monthly_quota, price_try,
+                billing_period, overage_unit_try
            FROM plans ORDER BY sort_order, code",
     )
     .fetch_all(db)
@@ -50,7 +54,7 @@ pub async fn exists(db: &PgPool, code: &str) -> sqlx::Result<bool> {
 
 /// Columns of [`Subscription`] over `subscriptions s JOIN plans p`.
 pub const SUBSCRIPTION_COLUMNS: &str = "p.code, p.name, COALESCE(p.monthly_quota, -1)::int8 AS monthly_quota,
-    p.price_try::float8 AS price_try, p.billing_period, s.status, s.started_at";
+    p.price_try, p.billing_period, s.status, s.started_at";
 
 pub async fn subscription(db: &PgPool, org: i64) -> sqlx::Result<Option<Subscription>> {
     sqlx::query_as(&format!(
@@ -62,7 +66,8 @@ pub async fn subscription(db: &PgPool, org: i64) -> sqlx::Result<Option<Subscrip
 }
 
 /// Move `org` to plan `code`. Choosing a plan ends a trial, and lifts a suspension that only
-/// the trial's end caused (an operator's suspension stays).
+/// the trial's end caused (an operator's suspension stays). Billing follows: the old plan's
+/// term ends today and the new one's begins.
 pub async fn change(db: &PgPool, org: i64, code: &str) -> sqlx::Result<()> {
     let mut tx = db.begin().await?;
     switch(&mut tx, org, code).await?;
@@ -88,6 +93,7 @@ pub async fn switch(tx: &mut PgConnection, org: i64, code: &str) -> sqlx::Result
     .execute(&mut *tx)
     .await?;
     crate::accounts::activate_on_plan_choice(tx, org, crate::standing::TRIAL_ENDED).await?;
+    crate::terms::follow(tx, org).await?;
     Ok(before)
 }
 

@@ -1,7 +1,8 @@
 //! Changes of an organization's standing, each with its audit entry in one transaction.
 
+use chrono::NaiveDate;
 use sqlx::PgPool;
-use tns_core::domain::kinds::{AuditAction, OrgStatus};
+use tns_core::domain::kinds::{AuditAction, InvoiceStatus, OrgStatus};
 
 use crate::{
     accounts::{self, Standing},
@@ -20,6 +21,8 @@ pub async fn change(
     let Some((before, after)) = accounts::set_status(&mut tx, org, to, reason).await? else {
         return Ok(None);
     };
+    // Leaving the trial starts billing; going back to it stops billing.
+    crate::terms::follow(&mut tx, org).await?;
     let entry = Entry {
         actor,
         action: AuditAction::SetStatus,
@@ -94,4 +97,102 @@ pub async fn viewed_submission(db: &PgPool, actor: &Actor, org: i64, id: i64, re
     };
     audit::record(&mut tx, entry).await?;
     tx.commit().await
+}
+
+/// Why the jobs suspend an organization with an overdue invoice (shown to it).
+pub const INVOICE_OVERDUE: &str = "an invoice is unpaid past its due date: see GET /portal/billing/invoices and \
+     pay it; the organization is reactivated once it is recorded as paid";
+
+/// Suspend every organization with an open invoice due before `today`, audited as the
+/// jobs'; the organizations suspended.
+pub async fn suspend_overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<i64>> {
+    let mut suspended = vec![];
+    for (org, invoice) in crate::invoices::overdue(db, today).await? {
+        let mut tx = db.begin().await?;
+        // Checked again under the row lock: paid, or suspended, meanwhile.
+        if !crate::invoices::has_overdue(&mut tx, org, today).await? {
+            continue;
+        }
+        let Some((before, after)) =
+            accounts::set_status(&mut tx, org, OrgStatus::Suspended, Some(INVOICE_OVERDUE)).await?
+        else {
+            continue;
+        };
+        if before.status == OrgStatus::Suspended {
+            continue; // dropped with the transaction: an operator's reason stays
+        }
+        let entry = Entry {
+            actor: &Actor::Jobs,
+            action: AuditAction::InvoiceOverdue,
+            org: Some(org),
+            before: serde_json::json!({"status": before.status, "status_reason": before.status_reason}),
+            after: serde_json::json!({"status": after.status, "status_reason": after.status_reason, "invoice_id": invoice}),
+            reason: Some(INVOICE_OVERDUE),
+        };
+        audit::record(&mut tx, entry).await?;
+        tx.commit().await?;
+        suspended.push(org);
+    }
+    Ok(suspended)
+}
+
+/// What settling an invoice did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Settled {
+    /// Now `to`; `reactivated` when that lifted a suspension for an overdue invoice.
+    Done {
+        org: i64,
+        reactivated: bool,
+    },
+    NoSuchInvoice,
+    /// Only an open invoice is paid or voided.
+    NotOpen(InvoiceStatus),
+}
+
+/// Record invoice `id` as paid or void for an operator (audited). An organization suspended
+/// only for overdue invoices is reactivated when none is left.
+pub async fn settle_invoice(
+    db: &PgPool,
+    actor: &Actor,
+    id: i64,
+    to: InvoiceStatus,
+    reason: &str,
+    today: NaiveDate,
+) -> sqlx::Result<Settled> {
+    let mut tx = db.begin().await?;
+    let Some((org, status)) = crate::invoices::lock(&mut tx, id).await? else {
+        return Ok(Settled::NoSuchInvoice);
+    };
+    if status != InvoiceStatus::Open || to == InvoiceStatus::Open {
+        return Ok(Settled::NotOpen(status));
+    }
+    crate::invoices::set_status(&mut tx, id, to).await?;
+    let entry = Entry {
+        actor,
+        action: AuditAction::SettleInvoice,
+        org: Some(org),
+        before: serde_json::json!({"invoice_id": id, "status": status}),
+        after: serde_json::json!({"invoice_id": id, "status": to}),
+        reason: Some(reason),
+    };
+    audit::record(&mut tx, entry).await?;
+    let standing = accounts::standing_for_update(&mut tx, org).await?;
+    let overdue_only = standing
+        .is_some_and(|s| s.status == OrgStatus::Suspended && s.status_reason.as_deref() == Some(INVOICE_OVERDUE));
+    let reactivated = overdue_only && !crate::invoices::has_overdue(&mut tx, org, today).await?;
+    if reactivated {
+        if let Some((before, after)) = accounts::set_status(&mut tx, org, OrgStatus::Active, None).await? {
+            let entry = Entry {
+                actor,
+                action: AuditAction::SetStatus,
+                org: Some(org),
+                before: serde_json::to_value(&before).unwrap_or_default(),
+                after: serde_json::to_value(&after).unwrap_or_default(),
+                reason: Some("no overdue invoice is left"),
+            };
+            audit::record(&mut tx, entry).await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(Settled::Done { org, reactivated })
 }

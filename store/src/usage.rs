@@ -1,8 +1,15 @@
-//! The `usage_monthly` table: calls per organization, month and endpoint, as persisted from the
-//! API's counters (which are in Redis while the month runs).
+//! The `usage_monthly` and `usage_overage` tables: calls per organization, month and endpoint,
+//! and calls beyond a soft quota per organization and month, as persisted from the API's
+//! counters (which are in Redis while the month runs, one hash per organization-month).
+
+use std::collections::HashMap;
 
 use chrono::NaiveDate;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
+use tns_core::{
+    domain::month::Month,
+    env::{usage_keys_of_month, RedisSettings},
+};
 
 /// One endpoint's usage in a month.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +36,70 @@ pub async fn of_month(db: &PgPool, org: i64, month: NaiveDate) -> sqlx::Result<V
     })
 }
 
+/// The hash field counting calls served beyond a soft quota.
+pub const OVERAGE_FIELD: &str = "overage";
+
+/// An organization-month's counters.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MonthCounts {
+    pub rows: Vec<EndpointUsage>,
+    /// Calls served beyond a soft quota (billed as overage).
+    pub overage: i64,
+}
+
+impl MonthCounts {
+    /// Read from the hash's fields (`total` is the sum of the `t|` fields and not needed).
+    pub fn from_fields(fields: &HashMap<String, i64>) -> MonthCounts {
+        let mut by: HashMap<&str, (i64, i64)> = HashMap::new();
+        let mut overage = 0;
+        for (f, n) in fields {
+            if let Some(ep) = f.strip_prefix("t|") {
+                by.entry(ep).or_default().0 += n;
+            } else if let Some(ep) = f.strip_prefix("e|") {
+                by.entry(ep).or_default().1 += n;
+            } else if f == OVERAGE_FIELD {
+                overage += n;
+            }
+        }
+        let rows = by
+            .into_iter()
+            .map(|(ep, (t, e))| EndpointUsage { endpoint: ep.to_string(), total_calls: t, error_calls: e })
+            .collect();
+        MonthCounts { rows, overage }
+    }
+
+    pub fn total(&self) -> i64 {
+        self.rows.iter().map(|r| r.total_calls).sum()
+    }
+
+    /// The hash's fields, `total` included (to seed Redis from PostgreSQL).
+    pub fn fields(&self) -> Vec<(String, i64)> {
+        let mut out = vec![("total".to_string(), self.total()), (OVERAGE_FIELD.to_string(), self.overage)];
+        for r in &self.rows {
+            out.push((format!("t|{}", r.endpoint), r.total_calls));
+            out.push((format!("e|{}", r.endpoint), r.error_calls));
+        }
+        out
+    }
+}
+
+/// A month's counters as persisted.
+pub async fn persisted(db: &PgPool, org: i64, month: Month) -> sqlx::Result<MonthCounts> {
+    let rows = of_month(db, org, month.first_day()).await?;
+    let mut conn = db.acquire().await?;
+    Ok(MonthCounts { rows, overage: overage(&mut conn, org, month.first_day()).await? })
+}
+
+/// Calls beyond a soft quota persisted for `org` in the month starting `month`.
+pub async fn overage(conn: &mut PgConnection, org: i64, month: NaiveDate) -> sqlx::Result<i64> {
+    let n: Option<i64> = sqlx::query_scalar("SELECT calls FROM usage_overage WHERE org_id = $1 AND month = $2")
+        .bind(org)
+        .bind(month)
+        .fetch_optional(conn)
+        .await?;
+    Ok(n.unwrap_or(0))
+}
+
 pub enum Upsert {
     /// The flusher: Redis holds the full count, keep the larger of the two.
     Greatest,
@@ -36,35 +107,85 @@ pub enum Upsert {
     Add,
 }
 
-/// Write a month's per-endpoint counts (`month`: its first day).
-pub async fn upsert(db: &PgPool, org: i64, month: NaiveDate, rows: &[EndpointUsage], mode: Upsert) -> sqlx::Result<()> {
-    if rows.is_empty() {
+/// Write a month's counters, in one transaction.
+pub async fn upsert(db: &PgPool, org: i64, month: Month, counts: &MonthCounts, mode: Upsert) -> sqlx::Result<()> {
+    if counts.rows.is_empty() && counts.overage == 0 {
         return Ok(());
     }
-    let merge = match mode {
-        Upsert::Greatest => {
+    let (merge, merge_overage) = match mode {
+        Upsert::Greatest => (
             "total_calls = GREATEST(usage_monthly.total_calls, EXCLUDED.total_calls),
-                             error_calls = GREATEST(usage_monthly.error_calls, EXCLUDED.error_calls)"
-        }
-        Upsert::Add => {
+             error_calls = GREATEST(usage_monthly.error_calls, EXCLUDED.error_calls)",
+            "calls = GREATEST(usage_overage.calls, EXCLUDED.calls)",
+        ),
+        Upsert::Add => (
             "total_calls = usage_monthly.total_calls + EXCLUDED.total_calls,
-                        error_calls = usage_monthly.error_calls + EXCLUDED.error_calls"
-        }
+             error_calls = usage_monthly.error_calls + EXCLUDED.error_calls",
+            "calls = usage_overage.calls + EXCLUDED.calls",
+        ),
     };
+    let rows = &counts.rows;
     let endpoints: Vec<&str> = rows.iter().map(|r| r.endpoint.as_str()).collect();
     let totals: Vec<i64> = rows.iter().map(|r| r.total_calls).collect();
     let errors: Vec<i64> = rows.iter().map(|r| r.error_calls).collect();
+    let mut tx = db.begin().await?;
     sqlx::query(&format!(
         "INSERT INTO usage_monthly (org_id, month, endpoint, total_calls, error_calls)
          SELECT $1, $2, e, t, x FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS u(e, t, x)
          ON CONFLICT (org_id, month, endpoint) DO UPDATE SET {merge}"
     ))
     .bind(org)
-    .bind(month)
+    .bind(month.first_day())
     .bind(&endpoints)
     .bind(&totals)
     .bind(&errors)
-    .execute(db)
+    .execute(&mut *tx)
     .await?;
-    Ok(())
+    if counts.overage > 0 {
+        sqlx::query(&format!(
+            "INSERT INTO usage_overage (org_id, month, calls) VALUES ($1, $2, $3)
+             ON CONFLICT (org_id, month) DO UPDATE SET {merge_overage}"
+        ))
+        .bind(org)
+        .bind(month.first_day())
+        .bind(counts.overage)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await
+}
+
+/// Persist every organization's counters of `month` from Redis (the sweep behind the API
+/// processes' own flushes, so a process that died unflushed loses nothing the invoices need);
+/// how many organization-months were written.
+pub async fn sweep(redis: &RedisSettings, db: &PgPool, month: Month) -> anyhow::Result<u64> {
+    use redis::AsyncCommands;
+    let client = redis::Client::open(redis.url.as_str())?;
+    let mut conn = tokio::time::timeout(std::time::Duration::from_secs(5), client.get_multiplexed_async_connection())
+        .await
+        .map_err(|_| anyhow::anyhow!("connecting to Redis timed out"))??;
+    let pattern = format!("{}{}", redis.prefix, usage_keys_of_month(month));
+    let keys: Vec<String> = {
+        let mut iter = conn.scan_match::<_, String>(&pattern).await?;
+        let mut keys = vec![];
+        while let Some(k) = futures::StreamExt::next(&mut iter).await {
+            keys.push(k?);
+        }
+        keys
+    };
+    let mut written = 0;
+    for key in keys {
+        let Some(org) = key.strip_prefix(&redis.prefix).and_then(|k| k.split(':').nth(1)).and_then(|o| o.parse().ok())
+        else {
+            continue;
+        };
+        let fields: HashMap<String, i64> = conn.hgetall(&key).await?;
+        match upsert(db, org, month, &MonthCounts::from_fields(&fields), Upsert::Greatest).await {
+            Ok(()) => written += 1,
+            // The organization was deleted since: its counters have nowhere to go.
+            Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(written)
 }

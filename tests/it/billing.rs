@@ -73,12 +73,17 @@ async fn invoices_are_listed_per_organization() {
     let other = app.register().await;
     // Nothing issued yet: an empty list, as the spec's shape.
     assert_eq!(app.get_ok("/portal/billing/invoices", &org.key).await["data"], json!([]));
-    for (owner, total, status) in [(org.id, 116.82, "paid"), (org.id, 99.0, "open"), (other.id, 1.0, "open")] {
+    for (owner, start, total, status) in [
+        (org.id, "2026-10-01", 116.82, "paid"),
+        (org.id, "2026-11-01", 99.0, "open"),
+        (other.id, "2026-10-01", 1.0, "open"),
+    ] {
         sqlx::query(
-            "INSERT INTO invoices (org_id, period_start, period_end, total_amount, status)
-             VALUES ($1, '2026-10-01', '2026-10-31', $2, $3)",
+            "INSERT INTO invoices (org_id, period_start, period_end, subtotal, total_amount, status)
+             VALUES ($1, $2::date, ($2::date + interval '1 month' - interval '1 day')::date, $3, $3, $4)",
         )
         .bind(owner)
+        .bind(start)
         .bind(total)
         .bind(status)
         .execute(&app.db)

@@ -453,6 +453,15 @@ pub fn tns_command(role: &str, env: &Env) -> Command {
     cmd
 }
 
+/// `tns admin ARGS` with `env`: its JSON lines, or its error output.
+pub async fn admin(env: &Env, args: &[&str]) -> Result<Vec<Value>, String> {
+    let out = tns_command("admin", env).args(args).output().await.unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+}
+
 /// A running `tns api` (or `dev`) process, killed on drop.
 pub struct Proc {
     /// Held so the process lives as long as this value (killed on drop).

@@ -152,3 +152,92 @@ async fn the_idempotency_purge_drops_only_expired_answers() {
     let left: Vec<String> = sqlx::query_scalar("SELECT key FROM idempotency_keys").fetch_all(&app.db).await.unwrap();
     assert_eq!(left, vec!["new".to_string()]);
 }
+
+/// `n` active organizations, each a year on `starter` (2025), nothing invoiced yet: 12
+/// invoices each once the year is over.
+async fn a_year_of_starter(db: &sqlx::PgPool, n: i64) -> Vec<i64> {
+    let orgs: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO organizations (name, tax_number, status) SELECT 'Org ' || g, '1234567890', 'active'
+           FROM generate_series(1, $1) g RETURNING id",
+    )
+    .bind(n)
+    .fetch_all(db)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO plan_terms (org_id, plan_code, starts_on, ends_on, billed_until)
+         SELECT id, 'starter', '2025-01-01', '2026-01-01', '2025-01-01' FROM unnest($1::int8[]) AS u(id)",
+    )
+    .bind(&orgs)
+    .execute(db)
+    .await
+    .unwrap();
+    orgs
+}
+
+/// Every organization has exactly its twelve monthly invoices, each complete (plan and tax
+/// lines, 118.80), and every term is billed to its end.
+async fn assert_billed_exactly_once(db: &sqlx::PgPool, orgs: &[i64]) {
+    let per_org: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT org_id, count(*), count(DISTINCT period_start) FROM invoices WHERE org_id = ANY($1) GROUP BY org_id",
+    )
+    .bind(orgs)
+    .fetch_all(db)
+    .await
+    .unwrap();
+    assert_eq!(per_org.len(), orgs.len(), "every organization invoiced");
+    assert!(per_org.iter().all(|&(_, n, distinct)| n == 12 && distinct == 12), "{per_org:?}");
+    let incomplete: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM invoices i WHERE (SELECT count(*) FROM invoice_lines l WHERE l.invoice_id = i.id) <> 2
+            OR total_amount <> 118.80",
+    )
+    .fetch_one(db)
+    .await
+    .unwrap();
+    assert_eq!(incomplete, 0, "every invoice is whole");
+    let unbilled: i64 = sqlx::query_scalar("SELECT count(*) FROM plan_terms WHERE billed_until <> '2026-01-01'")
+        .fetch_one(db)
+        .await
+        .unwrap();
+    assert_eq!(unbilled, 0);
+}
+
+#[tokio::test]
+async fn two_runners_invoicing_at_once_bill_each_period_exactly_once() {
+    // What a split brain would do: two runners invoicing the same periods at the same time.
+    let app = TestApp::spawn().await;
+    let orgs = a_year_of_starter(&app.db, 60).await;
+    let job = Job::Invoicing(tns_store::invoices::Terms {
+        tax_rate: tns_core::domain::billing::TaxRate::percent(20.into()).unwrap(),
+        due_days: 14,
+    });
+    let redis = redis(&app);
+    let (a, b) = tokio::join!(job.run(&app.db, &redis), job.run(&app.db, &redis));
+    assert_eq!(a.unwrap() + b.unwrap(), 720, "each invoice issued by one of them");
+    assert_billed_exactly_once(&app.db, &orgs).await;
+    assert_eq!(job.run(&app.db, &redis).await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn killing_the_leading_runner_mid_invoicing_loses_and_duplicates_nothing() {
+    let env = Env::new().await.with(&[("TNS_JOBS_RETRY_SECS", "1")]);
+    let db = env.pool().await;
+    tns_store::migrate(&db).await.unwrap();
+    let orgs = a_year_of_starter(&db, 400).await;
+    let total = 400 * 12;
+    let issued =
+        || async { sqlx::query_scalar::<_, i64>("SELECT count(*) FROM invoices").fetch_one(&db).await.unwrap() };
+    let mut first = Proc::start("jobs", &env).await;
+    the_leader(&[&first]).await;
+    // Kill it while it is writing invoices.
+    let mid_run = eventually(Duration::from_secs(60), || async { (issued().await > 0).then_some(()) }).await;
+    assert!(mid_run.is_some(), "the leader started invoicing");
+    first.kill().await;
+    let at_kill = issued().await;
+    assert!(at_kill < total, "killed mid-run ({at_kill} of {total} issued)");
+    let second = Proc::start("jobs", &env).await;
+    the_leader(&[&second]).await;
+    let done = eventually(Duration::from_secs(120), || async { (issued().await == total).then_some(()) }).await;
+    assert!(done.is_some(), "the new leader finished the invoicing ({} of {total})", issued().await);
+    assert_billed_exactly_once(&db, &orgs).await;
+}

@@ -14,6 +14,7 @@ mod fixtures;
 mod fleet;
 mod helpers;
 mod idempotency;
+mod invoices;
 mod jobs;
 mod journeys;
 mod ops;

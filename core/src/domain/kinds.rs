@@ -86,6 +86,24 @@ str_enum! {
 }
 
 str_enum! {
+    /// What a plan's price pays for: a calendar month, or a year from the day the plan began.
+    pub enum BillingCycle {
+        Monthly = "monthly",
+        Yearly = "yearly",
+    }
+}
+
+str_enum! {
+    /// What a line of an invoice charges: days on a plan, calls beyond a soft quota, or the
+    /// tax (KDV) on the lines before it.
+    pub enum InvoiceLineKind {
+        Plan = "plan",
+        Overage = "overage",
+        Tax = "tax",
+    }
+}
+
+str_enum! {
     /// What a submission sends.
     pub enum TargetType {
         Journey = "journey",
@@ -161,6 +179,8 @@ str_enum! {
         TrialExpired = "trial_expired",
         ChangePlan = "change_plan",
         ViewSubmission = "view_submission",
+        InvoiceOverdue = "invoice_overdue",
+        SettleInvoice = "settle_invoice",
     }
 }
 

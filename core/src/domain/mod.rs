@@ -2,8 +2,11 @@
 //! document states too ([`fields`]), so handlers and the database only see valid data.
 //! Downstream (U-ETDS) rules live in [`uetds`]; the closed sets of values in [`kinds`].
 
+pub mod billing;
 pub mod fields;
 pub mod kinds;
+pub mod money;
+pub mod month;
 pub mod personal;
 pub mod uetds;
 pub mod warnings;

@@ -1,15 +1,20 @@
 //! `/portal/billing/*`: plans (public), the current subscription, plan change, invoices.
 
-use axum::{extract::State, Json};
+use axum::{extract::State, response::Response, Json};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
     auth::Caller,
     error::{ApiError, ApiResult, ErrorBody},
-    extract::{ApiJson, ApiQuery},
+    extract::{ApiJson, ApiPath, ApiQuery},
+    pdf::{self, Line},
     state::AppState,
-    v1::{resource::ListQuery, Ok as OkBody},
+    v1::{
+        endpoints::reports::{pdf_response, Pdf},
+        resource::ListQuery,
+        Ok as OkBody,
+    },
 };
 use tns_core::{
     domain::fields::Opaque64,
@@ -17,7 +22,7 @@ use tns_core::{
 };
 use tns_store::{
     self as db,
-    invoices::Invoice,
+    invoices::{Invoice, InvoiceDetail},
     pagination::Paged,
     plans::{Plan, Subscription},
 };
@@ -50,7 +55,9 @@ pub struct ChangeIn {
     plan_code: Opaque64,
 }
 
-/// Switch plan. The new quota applies at once on every API process. Scope `account:write`.
+/// Switch plan. The new quota applies at once on every API process; billing follows from the
+/// same day (the old plan is charged by day up to it, the new one from it; a trial ends).
+/// Scope `account:write`.
 #[utoipa::path(post, path = "/portal/billing/subscription/change", operation_id = "change_plan", tag = "billing", request_body = ChangeIn,
     responses((status = 200, body = OkBody), (status = 404, description = "no plan with that code", body = ErrorBody)),
     security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
@@ -70,8 +77,9 @@ pub async fn change(
     Ok(Json(OkBody::default()))
 }
 
-/// The organization's invoices, newest first: one per billing period once it is issued.
-/// Scope `account:read`; never refused for quota.
+/// The organization's invoices, newest first: one per billing period, issued once the period
+/// is over (monthly plans per calendar month, yearly plans per year from the plan's first
+/// day; a plan change ends a period early). Scope `account:read`; never refused for quota.
 #[utoipa::path(get, path = "/portal/billing/invoices", operation_id = "list_invoices", tag = "billing", params(ListQuery),
     responses((status = 200, body = Paged<Invoice>)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
@@ -82,4 +90,58 @@ pub async fn invoices(
 ) -> ApiResult<Json<Paged<Invoice>>> {
     let page = q.page();
     Ok(Json(Paged::from_rows(db::invoices::list(&st.db, p.org_id, &page).await?, &page)))
+}
+
+/// One invoice with its lines: the plan's days, calls beyond a soft quota, and KDV. Scope
+/// `account:read`; never refused for quota.
+#[utoipa::path(get, path = "/portal/billing/invoices/{id}", operation_id = "get_invoice", tag = "billing", params(("id" = i64, Path)),
+    responses((status = 200, body = InvoiceDetail), (status = 404, body = ErrorBody)),
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
+pub async fn invoice(
+    State(st): State<AppState>,
+    p: Caller<AccountRead>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Json<InvoiceDetail>> {
+    Ok(Json(find(&st, p.org_id, id).await?))
+}
+
+/// The invoice as a PDF document. Scope `account:read`; never refused for quota.
+#[utoipa::path(get, path = "/portal/billing/invoices/{id}/pdf", operation_id = "get_invoice_pdf", tag = "billing", params(("id" = i64, Path)),
+    responses((status = 200, content_type = "application/pdf", body = Pdf), (status = 404, body = ErrorBody)),
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
+pub async fn invoice_pdf(
+    State(st): State<AppState>,
+    p: Caller<AccountRead>,
+    ApiPath(id): ApiPath<i64>,
+) -> ApiResult<Response> {
+    let detail = find(&st, p.org_id, id).await?;
+    Ok(pdf_response(render(&detail), &format!("tns-invoice-{id}.pdf")))
+}
+
+async fn find(st: &AppState, org: i64, id: i64) -> ApiResult<InvoiceDetail> {
+    db::invoices::get(&st.db, org, id).await?.ok_or_else(|| ApiError::not_found("invoice", id))
+}
+
+/// The invoice laid out as a document.
+fn render(d: &InvoiceDetail) -> Vec<u8> {
+    let i = &d.invoice;
+    let mut lines = vec![
+        Line::heading(format!("TNS invoice {}", i.id)),
+        Line::new("Transport Notification Service"),
+        Line::new(""),
+        Line::new(format!("Billed to: {} (tax number {})", i.billed_name, i.billed_tax_number)),
+        Line::new(format!("Period: {} to {}", i.period_start, i.period_end)),
+        Line::new(format!("Issued: {}    Due: {}    Status: {}", i.created_at.date_naive(), i.due_on, i.status)),
+        Line::new(""),
+    ];
+    for l in &d.lines {
+        lines.push(Line::new(format!("{}    {} TRY", l.description, l.amount)));
+    }
+    lines.extend([
+        Line::new(""),
+        Line::new(format!("Subtotal: {} TRY", i.subtotal)),
+        Line::new(format!("KDV {}%: {} TRY", i.tax_rate.0.normalize(), i.tax_amount)),
+        Line::heading(format!("Total: {} TRY", i.total_amount)),
+    ]);
+    pdf::render(&format!("TNS invoice {}", i.id), &lines)
 }

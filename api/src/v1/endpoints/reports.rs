@@ -71,17 +71,21 @@ async fn report(st: &AppState, org: i64, target: Target, reference: Option<Strin
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(doc.base64.as_bytes())
         .map_err(|e| ApiError::BadGateway(format!("the downstream's report is not readable: {e}")))?;
-    let name =
-        format!("attachment; filename=\"{}-{}-{}.pdf\"", what.replace(' ', "-"), target.id(), downstream_reference);
+    Ok(pdf_response(bytes, &format!("{}-{}-{}.pdf", what.replace(' ', "-"), target.id(), downstream_reference)))
+}
+
+/// A PDF as a download named `filename`.
+pub fn pdf_response(bytes: Vec<u8>, filename: &str) -> Response {
+    let name = format!("attachment; filename=\"{filename}\"");
     let disposition = HeaderValue::from_str(&name).unwrap_or(HeaderValue::from_static("attachment"));
-    Ok((
+    (
         [
             (header::CONTENT_TYPE, HeaderValue::from_static("application/pdf")),
             (header::CONTENT_DISPOSITION, disposition),
         ],
         bytes,
     )
-        .into_response())
+        .into_response()
 }
 
 /// The downstream's report of a delivered journey (U-ETDS `seferDetayCiktisiAl`), as

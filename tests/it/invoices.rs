@@ -1,0 +1,369 @@
+//! Invoices end to end: what each kind of plan is charged (issued by the invoicing code on the
+//! real database, read back through the API as JSON and PDF), overage counted by the admission
+//! script, a self-service plan change billed by day, exactly one invoice per period with
+//! runners racing, and an overdue invoice suspending until an operator records it paid.
+
+use chrono::{Datelike, NaiveDate};
+use reqwest::Method;
+use rust_decimal::Decimal;
+use serde_json::Value;
+use sqlx::PgPool;
+use tns_core::{
+    domain::{billing::TaxRate, month::Month},
+    env::RedisSettings,
+};
+use tns_jobs::periodic::Job;
+use tns_store::invoices::{issue_due, Terms};
+
+use crate::helpers::{admin, error_body, set_custom_plan, Org, TestApp};
+
+fn terms(kdv: i64) -> Terms {
+    Terms { tax_rate: TaxRate::percent(Decimal::from(kdv)).unwrap(), due_days: 14 }
+}
+
+fn d(s: &str) -> NaiveDate {
+    s.parse().unwrap()
+}
+
+/// A term on `plan` from `starts` until `ends` (exclusive), nothing invoiced yet.
+pub async fn term(db: &PgPool, org: i64, plan: &str, starts: &str, ends: Option<&str>) {
+    sqlx::query(
+        "INSERT INTO plan_terms (org_id, plan_code, starts_on, ends_on, billed_until) VALUES ($1, $2, $3, $4, $3)",
+    )
+    .bind(org)
+    .bind(plan)
+    .bind(d(starts))
+    .bind(ends.map(d))
+    .execute(db)
+    .await
+    .unwrap();
+}
+
+async fn today(db: &PgPool) -> NaiveDate {
+    sqlx::query_scalar("SELECT (now() AT TIME ZONE 'UTC')::date").fetch_one(db).await.unwrap()
+}
+
+/// The organization's invoices, oldest first, each with its lines.
+async fn invoices(app: &TestApp, org: &Org) -> Vec<Value> {
+    let list = app.get_ok("/portal/billing/invoices", &org.key).await;
+    let mut out = vec![];
+    for i in list["data"].as_array().unwrap().iter().rev() {
+        out.push(app.get_ok(&format!("/portal/billing/invoices/{}", i["id"]), &org.key).await);
+    }
+    out
+}
+
+type Summary = (String, String, f64, f64, f64);
+
+/// (period_start, period_end, subtotal, tax, total) as the API shows them. JSON numbers read
+/// as f64 compare exactly with the same decimal literal read the same way.
+fn summary(i: &Value) -> Summary {
+    let s = |k: &str| i[k].as_str().unwrap().to_string();
+    let n = |k: &str| i[k].as_f64().unwrap();
+    (s("period_start"), s("period_end"), n("subtotal"), n("tax_amount"), n("total_amount"))
+}
+
+fn row(start: &str, end: &str, subtotal: &str, tax: &str, total: &str) -> Summary {
+    let n = |v: &str| v.parse::<f64>().unwrap();
+    (start.into(), end.into(), n(subtotal), n(tax), n(total))
+}
+
+#[tokio::test]
+async fn each_kind_of_plan_is_invoiced_once_its_period_is_over_with_kdv_as_its_own_line() {
+    let app = TestApp::spawn().await;
+    let db = &app.db;
+    let (monthly, yearly, overage, upgrade, downgrade, left_yearly) = (
+        app.register().await,
+        app.register().await,
+        app.register().await,
+        app.register().await,
+        app.register().await,
+        app.register().await,
+    );
+    term(db, monthly.id, "starter", "2026-10-01", Some("2026-11-01")).await;
+    term(db, yearly.id, "Y-10", "2025-01-01", Some("2026-01-01")).await;
+    term(db, overage.id, "growth", "2026-10-01", Some("2026-11-01")).await;
+    sqlx::query("INSERT INTO usage_overage (org_id, month, calls) VALUES ($1, '2026-10-01', 2000)")
+        .bind(overage.id)
+        .execute(db)
+        .await
+        .unwrap();
+    // Upgrade and downgrade on 15 September: 14 days of one plan, 16 of the other.
+    term(db, upgrade.id, "starter", "2026-09-01", Some("2026-09-15")).await;
+    term(db, upgrade.id, "growth", "2026-09-15", Some("2026-10-01")).await;
+    term(db, downgrade.id, "growth", "2026-09-01", Some("2026-09-15")).await;
+    term(db, downgrade.id, "starter", "2026-09-15", Some("2026-10-01")).await;
+    // A yearly plan left after 100 days.
+    term(db, left_yearly.id, "Y-10", "2026-01-01", Some("2026-04-11")).await;
+
+    let issued = issue_due(db, d("2026-11-25"), terms(20), true).await.unwrap();
+    assert_eq!(issued.len(), 8);
+
+    let m = &invoices(&app, &monthly).await;
+    assert_eq!(
+        m.iter().map(summary).collect::<Vec<_>>(),
+        [row("2026-10-01", "2026-10-31", "99.00", "19.80", "118.80")]
+    );
+    let lines = m[0]["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 2);
+    assert_eq!((lines[0]["kind"].as_str(), lines[0]["quantity"].as_i64()), (Some("plan"), Some(31)));
+    assert_eq!((lines[1]["kind"].as_str(), lines[1]["description"].as_str()), (Some("tax"), Some("KDV 20%")));
+    assert_eq!((m[0]["status"].as_str(), m[0]["currency"].as_str()), (Some("open"), Some("TRY")));
+    assert_eq!(m[0]["due_on"], "2026-12-09", "14 days after the issue date given");
+
+    let y = invoices(&app, &yearly).await;
+    assert_eq!(
+        y.iter().map(summary).collect::<Vec<_>>(),
+        [row("2025-01-01", "2025-12-31", "14000.00", "2800.00", "16800.00")]
+    );
+
+    let o = invoices(&app, &overage).await;
+    assert_eq!(
+        o.iter().map(summary).collect::<Vec<_>>(),
+        [row("2026-10-01", "2026-10-31", "599.00", "119.80", "718.80")]
+    );
+    let line = &o[0]["lines"][1];
+    assert_eq!((line["kind"].as_str(), line["quantity"].as_i64()), (Some("overage"), Some(2000)));
+    assert_eq!((line["unit_price"].as_f64(), line["amount"].as_f64()), (Some(0.05), Some(100.0)));
+
+    let u = invoices(&app, &upgrade).await;
+    assert_eq!(
+        u.iter().map(summary).collect::<Vec<_>>(),
+        [
+            row("2026-09-01", "2026-09-14", "46.20", "9.24", "55.44"),
+            row("2026-09-15", "2026-09-30", "266.13", "53.23", "319.36")
+        ]
+    );
+    let g = invoices(&app, &downgrade).await;
+    assert_eq!(
+        g.iter().map(summary).collect::<Vec<_>>(),
+        [
+            row("2026-09-01", "2026-09-14", "232.87", "46.57", "279.44"),
+            row("2026-09-15", "2026-09-30", "52.80", "10.56", "63.36")
+        ]
+    );
+    let l = invoices(&app, &left_yearly).await;
+    assert_eq!(
+        l.iter().map(summary).collect::<Vec<_>>(),
+        [row("2026-01-01", "2026-04-10", "3835.62", "767.12", "4602.74")]
+    );
+    assert_eq!(
+        (l[0]["lines"][0]["quantity"].as_i64(), l[0]["lines"][0]["period_days"].as_i64()),
+        (Some(100), Some(365))
+    );
+
+    // The amounts travel as exact decimals, digit for digit.
+    let raw =
+        app.get(&format!("/portal/billing/invoices/{}", l[0]["id"]), &left_yearly.key).await.text().await.unwrap();
+    assert!(raw.contains("\"total_amount\":4602.74"), "{raw}");
+
+    // Running again issues nothing: every period is invoiced once.
+    assert!(issue_due(db, d("2026-11-25"), terms(20), true).await.unwrap().is_empty());
+    // Another organization's invoice is not found.
+    error_body(app.get(&format!("/portal/billing/invoices/{}", m[0]["id"]), &yearly.key).await, 404).await;
+}
+
+#[tokio::test]
+async fn an_invoice_downloads_as_a_pdf_with_its_lines() {
+    let app = TestApp::spawn().await;
+    let org = app.register().await;
+    sqlx::query("UPDATE organizations SET name = 'Çağlar Turizm' WHERE id = $1")
+        .bind(org.id)
+        .execute(&app.db)
+        .await
+        .unwrap();
+    term(&app.db, org.id, "starter", "2026-10-01", Some("2026-11-01")).await;
+    let id = issue_due(&app.db, d("2026-11-25"), terms(20), true).await.unwrap()[0];
+    let res = app.get(&format!("/portal/billing/invoices/{id}/pdf"), &org.key).await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/pdf");
+    let pdf = res.bytes().await.unwrap();
+    let text = String::from_utf8_lossy(&pdf);
+    assert!(text.starts_with("%PDF-1.4") && text.ends_with("%%EOF\n"));
+    for shown in [
+        format!("(TNS invoice {id}) Tj"),
+        "Period: 2026-10-01 to 2026-10-31".to_string(),
+        "\\307aglar Turizm".to_string(),
+        "Subtotal: 99.00 TRY".to_string(),
+        "KDV 20%: 19.80 TRY".to_string(),
+        "(Total: 118.80 TRY) Tj".to_string(),
+    ] {
+        assert!(text.contains(&shown), "{shown} in {text}");
+    }
+    let other = app.register().await;
+    error_body(app.get(&format!("/portal/billing/invoices/{id}/pdf"), &other.key).await, 404).await;
+}
+
+#[tokio::test]
+async fn a_self_service_plan_change_ends_the_old_plan_that_day_and_bills_it_by_day() {
+    let app = TestApp::spawn().await;
+    let org = app.register().await;
+    let change = |plan: &'static str| {
+        let (app, key) = (&app, org.key.clone());
+        async move {
+            app.post_ok("/portal/billing/subscription/change", &key, serde_json::json!({"plan_code": plan}), 200).await
+        }
+    };
+    // On trial nothing is billed; choosing a plan starts billing today.
+    let today = today(&app.db).await;
+    change("starter").await;
+    let terms_now = || async {
+        sqlx::query_as::<_, (String, NaiveDate, Option<NaiveDate>)>(
+            "SELECT plan_code, starts_on, ends_on FROM plan_terms WHERE org_id = $1 ORDER BY starts_on",
+        )
+        .bind(org.id)
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
+    };
+    assert_eq!(terms_now().await, [("starter".to_string(), today, None)]);
+    // Changing twice on one day leaves one term on the last plan chosen.
+    change("growth").await;
+    change("starter").await;
+    assert_eq!(terms_now().await, [("starter".to_string(), today, None)]);
+
+    // As if starter had been chosen at the start of last month; upgrade today.
+    let last_month = Month::of_day(today).previous();
+    sqlx::query("UPDATE plan_terms SET starts_on = $2, billed_until = $2 WHERE org_id = $1")
+        .bind(org.id)
+        .bind(last_month.first_day())
+        .execute(&app.db)
+        .await
+        .unwrap();
+    change("growth").await;
+    assert_eq!(
+        terms_now().await,
+        [("starter".to_string(), last_month.first_day(), Some(today)), ("growth".to_string(), today, None)]
+    );
+    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    let got = invoices(&app, &org).await;
+    // Last month in full, then this month's days before today (none on the 1st).
+    assert_eq!(summary(&got[0]).2, 99.0);
+    let days = i64::from(today.day()) - 1;
+    assert_eq!(got.len(), if days > 0 { 2 } else { 1 });
+    if days > 0 {
+        let this_month = Month::of_day(today);
+        let expected = Decimal::from(99 * days) / Decimal::from(this_month.days());
+        let expected = expected.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+        assert_eq!(got[1]["subtotal"].as_f64(), expected.to_string().parse::<f64>().ok());
+        assert_eq!(got[1]["lines"][0]["quantity"].as_i64(), Some(days));
+        assert_eq!(got[1]["period_end"].as_str(), Some((today - chrono::Days::new(1)).to_string().as_str()));
+    }
+}
+
+#[tokio::test]
+async fn calls_beyond_a_soft_quota_are_counted_as_overage_and_billed() {
+    let app = TestApp::spawn().await;
+    let org = app.register().await;
+    let plan = format!("soft-{}", org.id);
+    set_custom_plan(&app.db, org.id, &plan, Some(3), Some(0.5)).await;
+    let this_month = Month::now();
+    term(&app.db, org.id, &plan, &this_month.first_day().to_string(), None).await;
+    // Calls 4 to 6 are beyond the quota; billing routes are counted but never billed.
+    for _ in 0..6 {
+        assert_eq!(app.get("/portal/vehicles", &org.key).await.status(), 200);
+    }
+    for _ in 0..2 {
+        assert_eq!(app.get("/portal/billing/invoices", &org.key).await.status(), 200);
+    }
+    assert_eq!(app.get("/portal/vehicles", &org.key).await.status(), 200);
+
+    let redis =
+        RedisSettings { url: app.env.get("TNS_REDIS_URL").into(), prefix: app.env.get("TNS_REDIS_PREFIX").into() };
+    assert_eq!(tns_store::usage::sweep(&redis, &app.db, this_month).await.unwrap(), 1);
+    let persisted: i64 = sqlx::query_scalar("SELECT calls FROM usage_overage WHERE org_id = $1")
+        .bind(org.id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(persisted, 4);
+    // The per-route usage is unchanged by the overage count.
+    let usage = app.usage(&org.key).await;
+    assert!(usage.to_string().contains("/portal/vehicles"), "{usage}");
+    assert!(!usage.to_string().contains("overage"), "{usage}");
+
+    // Once the month is over: the plan's month and 4 calls at 0.50.
+    issue_due(&app.db, this_month.next().first_day(), terms(20), true).await.unwrap();
+    let got = invoices(&app, &org).await;
+    assert_eq!(summary(&got[0]).2, 3.0);
+    assert_eq!(
+        (got[0]["lines"][1]["kind"].as_str(), got[0]["lines"][1]["quantity"].as_i64()),
+        (Some("overage"), Some(4))
+    );
+    assert_eq!(summary(&got[0]).4, 3.6);
+}
+
+#[tokio::test]
+async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_it_paid() {
+    let app = TestApp::spawn().await;
+    let org = app.register().await;
+    let redis =
+        RedisSettings { url: app.env.get("TNS_REDIS_URL").into(), prefix: app.env.get("TNS_REDIS_PREFIX").into() };
+    app.post_ok("/portal/billing/subscription/change", &org.key, serde_json::json!({"plan_code": "starter"}), 200)
+        .await;
+    sqlx::query("DELETE FROM plan_terms WHERE org_id = $1").bind(org.id).execute(&app.db).await.unwrap();
+    term(&app.db, org.id, "starter", "2026-09-01", Some("2026-11-01")).await;
+    let ids = issue_due(&app.db, d("2026-11-25"), terms(20), true).await.unwrap();
+    assert_eq!(ids.len(), 2);
+    assert_eq!(app.get("/portal/vehicles", &org.key).await.status(), 200);
+
+    // Not due yet: nothing happens.
+    assert_eq!(Job::Dunning.run(&app.db, &redis).await.unwrap(), 0);
+    sqlx::query("UPDATE invoices SET due_on = '2026-10-15' WHERE org_id = $1")
+        .bind(org.id)
+        .execute(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(Job::Dunning.run(&app.db, &redis).await.unwrap(), 1);
+    assert_eq!(Job::Dunning.run(&app.db, &redis).await.unwrap(), 0, "suspended once");
+    let refused = error_body(app.get("/portal/vehicles", &org.key).await, 403).await;
+    assert!(refused["detail"].as_str().unwrap().contains("invoice is unpaid"), "{refused}");
+    // Billing still answers, so the invoices can be seen.
+    assert_eq!(app.get("/portal/billing/invoices", &org.key).await.status(), 200);
+
+    // One paid: the other is still overdue, so the suspension stays.
+    let (first, second) = (ids[0].to_string(), ids[1].to_string());
+    let out = admin(&app.env, &["invoice", &first, "paid", "--reason", "bank transfer 4711", "--operator", "deniz"])
+        .await
+        .unwrap();
+    assert_eq!(out[0]["reactivated"], false);
+    error_body(app.get("/portal/vehicles", &org.key).await, 403).await;
+    // Voiding the other lifts it, at once on the API.
+    let out = admin(&app.env, &["invoice", &second, "void", "--reason", "billed in error", "--operator", "deniz"])
+        .await
+        .unwrap();
+    assert_eq!((out[0]["reactivated"].as_bool(), out[0]["organization"].as_i64()), (Some(true), Some(org.id)));
+    assert_eq!(app.get("/portal/vehicles", &org.key).await.status(), 200);
+    let statuses: Vec<String> =
+        invoices(&app, &org).await.iter().map(|i| i["status"].as_str().unwrap().to_string()).collect();
+    assert_eq!(statuses, ["paid", "void"]);
+
+    // A settled invoice is not settled again, and nothing changes.
+    let again =
+        admin(&app.env, &["invoice", &first, "void", "--reason", "x", "--operator", "deniz"]).await.unwrap_err();
+    assert!(again.contains("is paid"), "{again}");
+    let missing =
+        admin(&app.env, &["invoice", "999999", "paid", "--reason", "x", "--operator", "deniz"]).await.unwrap_err();
+    assert!(missing.contains("no invoice 999999"), "{missing}");
+
+    // The audit log tells the story: the jobs' suspension, both settlements, the reactivation.
+    let org_id = org.id.to_string();
+    let log = admin(&app.env, &["audit", "--org", &org_id]).await.unwrap();
+    let actions: Vec<(&str, &str)> =
+        log.iter().map(|e| (e["actor"].as_str().unwrap(), e["action"].as_str().unwrap())).collect();
+    assert_eq!(
+        actions,
+        [
+            ("operator:deniz", "set_status"),
+            ("operator:deniz", "settle_invoice"),
+            ("operator:deniz", "settle_invoice"),
+            ("jobs", "invoice_overdue"),
+        ]
+    );
+    assert_eq!(log[1]["after"]["status"], "void");
+    assert_eq!(log[2]["reason"], "bank transfer 4711");
+
+    // Tenants cannot settle invoices: there is no such route for them.
+    let res = app.call(Method::POST, &format!("/portal/billing/invoices/{first}/pay"), &org.key, None).await;
+    assert_eq!(res.status(), 404);
+}
