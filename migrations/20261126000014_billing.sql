@@ -23,11 +23,12 @@ CREATE UNIQUE INDEX plan_terms_current_key ON plan_terms (org_id) WHERE ends_on 
 -- The invoicing job's scan: terms with days not yet invoiced.
 CREATE INDEX plan_terms_unbilled_idx ON plan_terms (billed_until) WHERE ends_on IS NULL OR billed_until < ends_on;
 
--- Organizations already out of their trial are billed from the day their plan began.
+-- Active organizations are billed from the day their plan began. (A suspended one is not: it
+-- may never have left its trial; its term starts when it is reactivated.)
 INSERT INTO plan_terms (org_id, plan_code, starts_on, billed_until)
 SELECT s.org_id, s.plan_code, (s.started_at AT TIME ZONE 'UTC')::date, (s.started_at AT TIME ZONE 'UTC')::date
   FROM subscriptions s JOIN organizations o ON o.id = s.org_id
- WHERE o.status <> 'trial';
+ WHERE o.status = 'active';
 
 -- Calls served beyond a soft quota, per organization and month: what overage bills. Counted
 -- by the same Redis script that admits each call, persisted with the other usage counters.

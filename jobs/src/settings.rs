@@ -98,3 +98,30 @@ fn tax_rate(vars: &Vars<'_>) -> Result<TaxRate, ConfigError> {
         Some(v) => v.trim().parse().ok().and_then(TaxRate::percent).ok_or_else(|| vars.bad("TNS_KDV_PERCENT", WHY)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(pairs: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+        let map: std::collections::HashMap<String, String> =
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let lookup = move |k: &str| map.get(k).cloned();
+        Settings::from_vars(&Vars::new(&lookup), Profile::Deployed)
+    }
+
+    #[test]
+    fn invoice_terms_default_to_kdv_20_and_14_days_and_refuse_nonsense() {
+        let s = settings(&[]).unwrap();
+        assert_eq!(s.invoices.tax_rate.as_percent(), rust_decimal::Decimal::from(20));
+        assert_eq!(s.invoices.due_days, 14);
+        let s = settings(&[("TNS_KDV_PERCENT", "18.5"), ("TNS_INVOICE_DUE_DAYS", "30")]).unwrap();
+        assert_eq!(s.invoices.tax_rate.as_percent().to_string(), "18.5");
+        assert_eq!(s.invoices.due_days, 30);
+        for bad in ["-1", "101", "20%", "18.125"] {
+            let e = settings(&[("TNS_KDV_PERCENT", bad)]).unwrap_err().to_string();
+            assert!(e.contains("TNS_KDV_PERCENT"), "{bad}: {e}");
+        }
+        assert!(settings(&[("TNS_INVOICE_DUE_DAYS", "0")]).is_err());
+    }
+}

@@ -142,16 +142,16 @@ pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms, overage_read
             if t.price.overage_unit.is_some() && !overage_ready {
                 continue;
             }
-            while let Some(id) = issue_next(db, t.id, today, terms).await? {
-                issued.push(id);
+            while let Some(outcome) = issue_next(db, t.id, today, terms).await? {
+                issued.extend(outcome);
             }
         }
     }
 }
 
-/// Issue the next invoice of term `term_id` if a period of it is over: the invoice's id, or
-/// `None` when nothing was due (or another runner just issued it).
-async fn issue_next(db: &PgPool, term_id: i64, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<i64>> {
+/// Issue the next invoice of term `term_id` if a period of it is over: `None` when nothing is
+/// due, else the invoice's id (`None` inside when the invoice existed already).
+async fn issue_next(db: &PgPool, term_id: i64, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<Option<i64>>> {
     let mut tx = db.begin().await?;
     let Some(t) = terms::lock(&mut tx, term_id).await? else { return Ok(None) };
     let Some(period) = t.term.next_period(today) else { return Ok(None) };
@@ -165,7 +165,7 @@ async fn issue_next(db: &PgPool, term_id: i64, today: NaiveDate, terms: Terms) -
     let id = insert(&mut tx, t.org, &period, &draft, today + Days::new(terms.due_days.into())).await?;
     terms::billed(&mut tx, term_id, period.end + Days::new(1)).await?;
     tx.commit().await?;
-    Ok(id)
+    Ok(Some(id))
 }
 
 /// Calls beyond the quota in `month` that no invoice has billed yet.
