@@ -161,6 +161,10 @@ str_enum! {
         TrialExpired = "trial_expired",
         ChangePlan = "change_plan",
         ViewSubmission = "view_submission",
+        /// Failed submissions queued again, as they were sent.
+        Requeue = "requeue",
+        CreateOperatorToken = "create_operator_token",
+        RevokeOperatorToken = "revoke_operator_token",
     }
 }
 
