@@ -11,17 +11,8 @@ use tns_jobs::periodic::Job;
 
 use crate::{
     fixtures::Fleet,
-    helpers::{drain, error_body, json_of, tns_command, Api, Env, TestApp},
+    helpers::{drain, error_body, json_of, tns_admin as admin, Api, Env, TestApp},
 };
-
-/// `tns admin ARGS` against `env`: its output lines as JSON, or its stderr when it fails.
-async fn admin(env: &Env, args: &[&str]) -> Result<Vec<Value>, String> {
-    let out = tns_command("admin", env).args(args).output().await.unwrap();
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    Ok(String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect())
-}
 
 async fn set_status(env: &Env, org: i64, status: &str, reason: &str) -> Value {
     let org = org.to_string();
