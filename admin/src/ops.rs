@@ -107,7 +107,8 @@ pub async fn submission_sent(
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RequeuedAll {
     pub organization: i64,
-    /// The new submissions, oldest record first (empty when nothing had failed).
+    /// The new submissions (shipments, then journeys, each oldest first; empty when nothing
+    /// had failed).
     pub submission_ids: Vec<i64>,
     /// Each failed submission and the one queued in its place.
     pub requeued: Vec<Requeued>,

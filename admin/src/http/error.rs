@@ -7,6 +7,7 @@ use axum::{
     Json,
 };
 use tns_core::error_body::status_name;
+pub use tns_core::error_body::ErrorBody;
 
 #[derive(Debug)]
 pub enum AdminError {
@@ -22,8 +23,6 @@ pub enum AdminError {
 }
 
 pub type AdminResult<T> = Result<T, AdminError>;
-
-pub use tns_core::error_body::ErrorBody;
 
 impl AdminError {
     pub fn validation(field: impl Into<String>, reason: impl Into<String>) -> AdminError {

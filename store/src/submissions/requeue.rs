@@ -47,8 +47,9 @@ impl Failed {
 }
 
 /// Queue again every failed submission of `org` that is its record's latest, for `actor`
-/// (one audit entry listing them, none when there is nothing to queue); what was queued, oldest
-/// record first, `None` for no such organization. The schedulers are woken at commit.
+/// (one audit entry listing them, none when there is nothing to queue); what was queued
+/// (shipments, then journeys, each oldest first), `None` for no such organization. The
+/// schedulers are woken at commit.
 pub async fn requeue_failed(db: &PgPool, actor: &Actor, org: i64, reason: &str) -> sqlx::Result<Option<Vec<Requeued>>> {
     let mut tx = db.begin().await?;
     if !accounts::hold(&mut tx, org).await? {
