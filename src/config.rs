@@ -74,6 +74,9 @@ pub struct Config {
     pub adapters: AdapterSettings,
     /// Present when the role serves the API.
     pub api: Option<tns_api::settings::Settings>,
+    /// Present when the role serves the API and `TNS_ADMIN_ADDR` is set: the operators' admin
+    /// API beside it, on its own listener.
+    pub admin: Option<tns_admin::http::Settings>,
     /// Present when the role runs a scheduler.
     pub scheduler: Option<tns_scheduler::Settings>,
     /// Present when the role runs the periodic jobs.
@@ -101,6 +104,10 @@ impl Config {
             true => Some(tns_api::settings::Settings::from_vars(&vars, profile, data_key()?, adapters.call_timeout)?),
             false => None,
         };
+        let admin = match role.runs_api() {
+            true => tns_admin::http::Settings::from_vars(&vars, profile)?,
+            false => None,
+        };
         let scheduler = match role.runs_scheduler() {
             true => Some(tns_scheduler::Settings::from_vars(
                 &vars,
@@ -122,6 +129,7 @@ impl Config {
             redis: RedisSettings::from_vars(&vars)?,
             adapters,
             api,
+            admin,
             scheduler,
             jobs,
         })
@@ -158,6 +166,12 @@ mod tests {
         assert!(api.cookie_secure);
         assert_eq!(api.auth_rate_limit, 60);
         assert!(c.scheduler.is_none(), "the api role runs no scheduler");
+        assert!(c.admin.is_none(), "no admin API unless TNS_ADMIN_ADDR is set");
+        let vars =
+            [("TNS_SIGNING_SECRET", secret.as_str()), ("TNS_DATA_KEY", &key), ("TNS_ADMIN_ADDR", "0.0.0.0:8081")];
+        assert_eq!(parse(Role::Api, &vars).unwrap().admin.unwrap().addr.port(), 8081);
+        let c = parse(Role::Scheduler, &vars).unwrap();
+        assert!(c.admin.is_none(), "only the roles serving the API serve the admin API");
     }
 
     #[test]
@@ -179,6 +193,8 @@ mod tests {
         assert!(parse(Role::Dev, &[("TNS_LISTEN_ADDR", "0.0.0.0:8080"), ("TNS_DEV_ALLOW_REMOTE", "true")]).is_ok());
         assert!(parse(Role::Dev, &[("TNS_LISTEN_ADDR", "[::1]:8080")]).is_ok());
         assert_eq!(parse(Role::Dev, &[("TNS_METRICS_ADDR", "0.0.0.0:9090")]).unwrap_err().var, "TNS_METRICS_ADDR");
+        assert_eq!(parse(Role::Dev, &[("TNS_ADMIN_ADDR", "0.0.0.0:8081")]).unwrap_err().var, "TNS_ADMIN_ADDR");
+        assert!(parse(Role::Dev, &[]).unwrap().admin.is_none(), "dev serves no admin API unless asked");
     }
 
     #[test]
@@ -249,7 +265,7 @@ mod tests {
         }
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = vec![];
-        for dir in ["src", "core", "store", "api", "scheduler", "jobs", "adapters"] {
+        for dir in ["src", "core", "store", "api", "scheduler", "jobs", "admin", "adapters"] {
             rust_files(&root.join(dir), &mut files);
         }
         let listed: BTreeSet<&str> = tns_core::env::VARIABLES.iter().copied().collect();

@@ -26,7 +26,7 @@ const USAGE: &str = "usage: tns <api|scheduler|jobs|migrate|dev|adapters|admin|e
   migrate    apply database migrations and exit\n\
   dev        all roles in one process on the local PostgreSQL and Redis\n\
   adapters   list the adapter plugins that load (from TNS_ADAPTER_DIR)\n\
-  admin      operators' commands: orgs, set-status, audit (tns admin help)\n\
+  admin      operators' commands: orgs, set-status, plan, requeue, audit, token (tns admin help)\n\
   env        print every environment variable tns reads, one per line\n\
 configuration: TNS_* environment variables, see README.md";
 

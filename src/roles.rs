@@ -6,6 +6,7 @@ use std::{future::Future, sync::Arc};
 use anyhow::Context;
 use sqlx::PgPool;
 use tns_adapter_host::Registry;
+use tns_admin::http::AdminApi;
 use tns_api::startup::{self, Application};
 pub use tns_scheduler::role::Scheduler;
 
@@ -42,6 +43,38 @@ pub async fn api(cfg: &Config, adapters: Option<Arc<Registry>>) -> anyhow::Resul
     };
     let db = database(cfg, cfg.db.max_connections, "tns-api").await?;
     Application::build(settings, cfg.listen, db, adapters).await
+}
+
+/// The operators' admin API when `TNS_ADMIN_ADDR` is set, bound. Its small pool is its own, so
+/// operators can act while tenants' traffic holds every connection of the API's.
+pub async fn admin_api(cfg: &Config) -> anyhow::Result<Option<AdminApi>> {
+    let Some(settings) = cfg.admin else { return Ok(None) };
+    let db = tns_store::connect(&cfg.db.url, 4, "tns-admin-api").await?;
+    AdminApi::bind(settings, db, cfg.redis.clone()).await.map(Some)
+}
+
+/// Serve the API, and the admin API beside it when there is one, until `shutdown`; each lets
+/// its requests in flight finish before this returns.
+pub async fn serve_api(
+    app: Application,
+    admin: Option<AdminApi>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let Some(admin) = admin else { return app.run(shutdown).await };
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    // Also stops when the API ends for any reason (the sender is dropped with it).
+    let admin = tokio::spawn(admin.run(async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    }));
+    let served = app
+        .run(async move {
+            shutdown.await;
+            stop.send_replace(true);
+        })
+        .await;
+    let admin_served = admin.await.context("the admin API's task failed");
+    served?;
+    admin_served?
 }
 
 /// A scheduler, ready to run (the database is migrated by whoever started first); with the
@@ -119,10 +152,12 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
         }
         Role::Api => {
             let app = api(&cfg, None).await?;
-            // Machine-readable start lines (tests and scripts wait for them).
+            let admin = admin_api(&cfg).await?;
+            // Machine-readable start lines (tests and scripts wait for them; `listening` last).
             println!("metrics on http://{}", app.metrics_addr());
+            print_admin_addr(admin.as_ref());
             println!("listening on http://{}", app.addr());
-            app.run(shutdown).await
+            serve_api(app, admin, shutdown).await
         }
         Role::Dev => {
             tracing::warn!(
@@ -130,7 +165,9 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
             );
             let adapters = load_adapters(&cfg)?;
             let app = api(&cfg, Some(adapters.clone())).await?;
+            let admin = admin_api(&cfg).await?;
             println!("metrics on http://{}", app.metrics_addr());
+            print_admin_addr(admin.as_ref());
             // The scheduler and the jobs run alongside, on the API's metrics, and stop after the
             // API has drained.
             let registry = app.state().metrics.registry().clone();
@@ -146,12 +183,18 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
             let scheduler = tokio::spawn(scheduler.run(until_stopped()));
             let runner = tokio::spawn(runner.run(until_stopped()));
             println!("listening on http://{}", app.addr());
-            let served = app.run(shutdown).await;
+            let served = serve_api(app, admin, shutdown).await;
             stop.send(true).ok();
             scheduler.await??;
             runner.await??;
             served
         }
+    }
+}
+
+fn print_admin_addr(admin: Option<&AdminApi>) {
+    if let Some(admin) = admin {
+        println!("admin on http://{}", admin.addr());
     }
 }
 

@@ -1,29 +1,42 @@
-//! `tns admin`: the operators' commands, for platform staff (not tenants). They act on the
-//! database directly, with the deployment's own configuration, so only whoever can run the
-//! binary with it (a shell in a pod, a CI job) can use them. Every change is written to the
-//! audit log with the operator's name, in the change's own transaction; a change of standing
-//! is published to every API process at once.
+//! The operators' surfaces, for platform staff (not tenants): the commands of `tns admin`, and
+//! the admin HTTP API ([`http`], `/admin/v1` on a listener of its own, authenticated by
+//! hashed, scoped operator tokens). The commands act on the database directly, with the
+//! deployment's own configuration, so only whoever can run the binary with it (a shell in a
+//! pod, a CI job) can use them. Every change is written to the audit log with the operator's
+//! name, in the change's own transaction; a change of standing is published to every API
+//! process at once. Both surfaces share what they do ([`ops`]).
 //!
 //! ```text
 //! tns admin orgs [--search TEXT] [--status trial|active|suspended] [--limit N]
 //! tns admin set-status ORG trial|active|suspended --reason TEXT [--operator NAME]
 //! tns admin plan ORG PLAN_CODE --reason TEXT [--operator NAME]
 //! tns admin submission ORG ID --reason TEXT [--operator NAME]
+//! tns admin requeue ORG --reason TEXT [--operator NAME]
 //! tns admin invoice ID paid|void --reason TEXT [--operator NAME]
 //! tns admin audit [--org ORG] [--limit N]
+//! tns admin token create NAME --scope read,write[,personal-data] [--operator NAME]
+//! tns admin token list
+//! tns admin token revoke ID [--operator NAME]
 //! ```
 //!
 //! Output is one JSON object per line.
 
+pub mod http;
+pub mod ops;
+
 use std::io::Write;
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, bail};
 use sqlx::PgPool;
 use tns_core::{
-    domain::kinds::{InvoiceStatus, OrgStatus},
+    domain::{
+        fields::Text100,
+        kinds::{InvoiceStatus, OrgStatus},
+    },
     env::RedisSettings,
+    scopes::operator::OperatorScope,
 };
-use tns_store::{audit::Actor, standing::Settled};
+use tns_store::audit::Actor;
 
 pub const USAGE: &str = "usage: tns admin <command>\n\
   orgs [--search TEXT] [--status trial|active|suspended] [--limit N]\n\
@@ -35,15 +48,29 @@ pub const USAGE: &str = "usage: tns admin <command>\n\
       move an organization to a plan (its quota changes at once; a trial ends)\n\
   submission ORG ID --reason TEXT [--operator NAME]\n\
       a submission as it was sent (personal data unmasked; the look is audited), with its attempts\n\
+  requeue ORG --reason TEXT [--operator NAME]\n\
+      queue again, as they were sent, the organization's failed submissions (each record's latest)\n\
   invoice ID paid|void --reason TEXT [--operator NAME]\n\
       record an open invoice as paid (or void it); an organization suspended for overdue\n\
       invoices is reactivated when none is left\n\
   audit [--org ORG] [--limit N]\n\
       the audit log, newest first\n\
+  token create NAME --scope read,write,personal-data [--operator NAME]\n\
+      an operator token of the admin API for operator NAME (printed once: only its hash is kept)\n\
+  token list\n\
+      the operator tokens (never the tokens themselves)\n\
+  token revoke ID [--operator NAME]\n\
+      refuse a token from its next request on\n\
 the operator is --operator, else $USER";
 
 /// Most rows one listing prints.
-const MAX_LIMIT: i64 = 1000;
+pub const MAX_LIMIT: i64 = 1000;
+
+/// Rows a listing prints unless told.
+pub const DEFAULT_LIMIT: i64 = 100;
+
+/// Longest reason an operator may give.
+pub const MAX_REASON: usize = 500;
 
 /// A parsed command line.
 #[derive(Debug, PartialEq)]
@@ -52,8 +79,12 @@ pub enum Command {
     SetStatus { org: i64, to: OrgStatus, reason: String, operator: String },
     Plan { org: i64, code: String, reason: String, operator: String },
     Submission { org: i64, id: i64, reason: String, operator: String },
+    Requeue { org: i64, reason: String, operator: String },
     Invoice { id: i64, to: InvoiceStatus, reason: String, operator: String },
     Audit { org: Option<i64>, limit: i64 },
+    TokenCreate { name: String, scopes: Vec<OperatorScope>, operator: String },
+    TokenList,
+    TokenRevoke { id: i64, operator: String },
 }
 
 impl Command {
@@ -76,7 +107,7 @@ impl Command {
         let mut take = |flag: &str| flags.remove(flag);
         let limit = |v: Option<String>| -> anyhow::Result<i64> {
             match v {
-                None => Ok(100),
+                None => Ok(DEFAULT_LIMIT),
                 Some(v) => match v.parse::<i64>() {
                     Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
                     _ => bail!("--limit must be a whole number from 1 to {MAX_LIMIT}"),
@@ -87,38 +118,33 @@ impl Command {
             OrgStatus::parse(v).ok_or_else(|| anyhow!("status must be one of trial, active, suspended; got `{v}`"))
         };
         let org = |v: &str| v.parse::<i64>().map_err(|_| anyhow!("ORG must be an organization id; got `{v}`"));
+        let operator = |take: &mut dyn FnMut(&str) -> Option<String>| {
+            let operator = take("operator").or(user.clone()).filter(|o| !o.trim().is_empty());
+            operator.ok_or_else(|| anyhow!("say who you are: --operator NAME"))
+        };
+        let reason = |take: &mut dyn FnMut(&str) -> Option<String>| -> anyhow::Result<String> {
+            let reason = take("reason").filter(|r| !r.trim().is_empty());
+            let reason = reason.ok_or_else(|| anyhow!("--reason is required: say why (the audit log keeps it)"))?;
+            if reason.chars().count() > MAX_REASON {
+                bail!("--reason must be at most {MAX_REASON} characters");
+            }
+            Ok(reason)
+        };
         let command = match name.as_str() {
             "orgs" => Command::Orgs {
                 search: take("search"),
                 status: take("status").as_deref().map(status).transpose()?,
                 limit: limit(take("limit"))?,
             },
-            "set-status" | "plan" | "submission" | "invoice" => {
-                let (first, second) = match name.as_str() {
-                    "plan" => ("ORG", "PLAN_CODE"),
-                    "submission" => ("ORG", "ID"),
-                    "invoice" => ("ID", "paid|void"),
-                    _ => ("ORG", "STATUS"),
+            "set-status" | "plan" | "submission" => {
+                let second = match name.as_str() {
+                    "plan" => "PLAN_CODE",
+                    "submission" => "ID",
+                    _ => "STATUS",
                 };
-                let [o, x] = std::mem::take(&mut positional)
-                    .try_into()
-                    .map_err(|_| anyhow!("{name} takes {first} and {second}"))?;
-                let reason = take("reason").filter(|r| !r.trim().is_empty());
-                let reason = reason.ok_or_else(|| anyhow!("--reason is required: say why (the audit log keeps it)"))?;
-                if reason.chars().count() > 500 {
-                    bail!("--reason must be at most 500 characters");
-                }
-                let operator = take("operator").or(user).filter(|o| !o.trim().is_empty());
-                let operator = operator.ok_or_else(|| anyhow!("say who you are: --operator NAME"))?;
-                if name == "invoice" {
-                    let id = o.parse().map_err(|_| anyhow!("ID must be an invoice id; got `{o}`"))?;
-                    let to = match x.as_str() {
-                        "paid" => InvoiceStatus::Paid,
-                        "void" => InvoiceStatus::Void,
-                        _ => bail!("an invoice is settled as `paid` or `void`; got `{x}`"),
-                    };
-                    return finish(Command::Invoice { id, to, reason, operator }, name, flags, positional);
-                }
+                let [o, x] =
+                    std::mem::take(&mut positional).try_into().map_err(|_| anyhow!("{name} takes ORG and {second}"))?;
+                let (reason, operator) = (reason(&mut take)?, operator(&mut take)?);
                 let org = org(&o)?;
                 match name.as_str() {
                     "set-status" => Command::SetStatus { org, to: status(&x)?, reason, operator },
@@ -129,33 +155,73 @@ impl Command {
                     }
                 }
             }
+            "requeue" => {
+                let [o] = std::mem::take(&mut positional).try_into().map_err(|_| anyhow!("requeue takes ORG"))?;
+                Command::Requeue { org: org(&o)?, reason: reason(&mut take)?, operator: operator(&mut take)? }
+            }
+            "invoice" => {
+                let [id, to] = std::mem::take(&mut positional)
+                    .try_into()
+                    .map_err(|_| anyhow!("invoice takes ID and paid|void"))?;
+                let id = id.parse().map_err(|_| anyhow!("ID must be an invoice id; got `{id}`"))?;
+                let to = match to.as_str() {
+                    "paid" => InvoiceStatus::Paid,
+                    "void" => InvoiceStatus::Void,
+                    _ => bail!("an invoice is settled as `paid` or `void`; got `{to}`"),
+                };
+                Command::Invoice { id, to, reason: reason(&mut take)?, operator: operator(&mut take)? }
+            }
             "audit" => {
                 Command::Audit { org: take("org").as_deref().map(org).transpose()?, limit: limit(take("limit"))? }
             }
+            "token" => {
+                let what = if positional.is_empty() { String::new() } else { positional.remove(0) };
+                match (what.as_str(), positional.len()) {
+                    ("create", 1) => {
+                        let name = positional.remove(0);
+                        // It stands in the audit log as `operator:<name>`.
+                        let name = Text100::parse(&name).map_err(|e| anyhow!("NAME {e}"))?.into_inner();
+                        let scopes =
+                            take("scope").ok_or_else(|| anyhow!("--scope is required (read, write, personal-data)"))?;
+                        Command::TokenCreate { name, scopes: operator_scopes(&scopes)?, operator: operator(&mut take)? }
+                    }
+                    ("list", 0) => Command::TokenList,
+                    ("revoke", 1) => {
+                        let id = positional.remove(0);
+                        let id = id.parse().map_err(|_| anyhow!("ID must be a token id; got `{id}`"))?;
+                        Command::TokenRevoke { id, operator: operator(&mut take)? }
+                    }
+                    _ => bail!("token takes `create NAME --scope …`, `list` or `revoke ID`"),
+                }
+            }
             other => bail!("unknown command `{other}`"),
         };
-        finish(command, name, flags, positional)
+        if let Some(flag) = flags.keys().next() {
+            bail!("unknown option --{flag} for {name}");
+        }
+        if !positional.is_empty() {
+            bail!("unexpected argument `{}`", positional[0]);
+        }
+        Ok(command)
     }
 }
 
-/// `command` unless options or arguments were left over.
-fn finish(
-    command: Command,
-    name: &str,
-    flags: std::collections::HashMap<String, String>,
-    positional: Vec<String>,
-) -> anyhow::Result<Command> {
-    if let Some(flag) = flags.keys().next() {
-        bail!("unknown option --{flag} for {name}");
+/// `read,write`: the scopes named, each once.
+fn operator_scopes(list: &str) -> anyhow::Result<Vec<OperatorScope>> {
+    let mut scopes = vec![];
+    for name in list.split(',').map(str::trim) {
+        let scope = OperatorScope::parse(name)
+            .ok_or_else(|| anyhow!("--scope takes read, write and personal-data, comma-separated; got `{name}`"))?;
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
     }
-    if let Some(extra) = positional.first() {
-        bail!("unexpected argument `{extra}`");
-    }
-    Ok(command)
+    Ok(scopes)
 }
 
 /// Run `command`, printing its result to `out`.
 pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut impl Write) -> anyhow::Result<()> {
+    let no_org = |org: i64| anyhow!("no organization {org}");
     match command {
         Command::Orgs { search, status, limit } => {
             for org in tns_store::accounts::search(db, search.as_deref(), status, limit).await? {
@@ -163,45 +229,35 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
             }
         }
         Command::SetStatus { org, to, reason, operator } => {
-            let actor = Actor::Operator(operator);
-            let (before, after) = tns_store::standing::change(db, &actor, org, to, Some(&reason))
-                .await?
-                .ok_or_else(|| anyhow!("no organization {org}"))?;
-            changed(out, redis, org, serde_json::json!({"before": before, "after": after})).await?;
+            let changed = ops::set_status(db, redis, &Actor::Operator(operator), org, to, &reason).await?;
+            print_change(out, changed.ok_or_else(|| no_org(org))?)?;
         }
         Command::Plan { org, code, reason, operator } => {
             if !tns_store::plans::exists(db, &code).await? {
                 bail!("no plan `{code}`");
             }
-            let actor = Actor::Operator(operator);
-            let (before, after) = tns_store::standing::change_plan(db, &actor, org, &code, &reason)
-                .await?
-                .ok_or_else(|| anyhow!("no organization {org}"))?;
-            changed(out, redis, org, serde_json::json!({"before": before, "after": after})).await?;
+            let changed = ops::change_plan(db, redis, &Actor::Operator(operator), org, &code, &reason).await?;
+            print_change(out, changed.ok_or_else(|| no_org(org))?)?;
         }
         Command::Submission { org, id, reason, operator } => {
-            let found = tns_store::submissions::detail(db, org, id).await?;
-            let found = found.ok_or_else(|| anyhow!("organization {org} has no submission {id}"))?;
-            tns_store::standing::viewed_submission(db, &Actor::Operator(operator), org, id, &reason).await?;
-            let attempts = tns_store::submissions::attempts(db, org, id).await?;
-            let shown = serde_json::json!({
-                "submission": found.submission,
-                "sent": found.snapshot.0,
-                "passenger_results": found.passenger_results.map(|r| r.0),
-                "attempts": attempts,
-            });
-            writeln!(out, "{shown}")?;
+            let sent = ops::submission_sent(db, &Actor::Operator(operator), org, id, &reason).await?;
+            let sent = sent.ok_or_else(|| anyhow!("organization {org} has no submission {id}"))?;
+            writeln!(out, "{}", serde_json::to_string(&sent)?)?;
+        }
+        Command::Requeue { org, reason, operator } => {
+            let requeued = ops::requeue(db, &Actor::Operator(operator), org, &reason).await?;
+            writeln!(out, "{}", serde_json::to_string(&requeued.ok_or_else(|| no_org(org))?)?)?;
         }
         Command::Invoice { id, to, reason, operator } => {
-            let actor = Actor::Operator(operator);
-            let today = chrono::Utc::now().date_naive();
-            match tns_store::standing::settle_invoice(db, &actor, id, to, &reason, today).await? {
-                Settled::NoSuchInvoice => bail!("no invoice {id}"),
-                Settled::NotOpen(status) => bail!("invoice {id} is {status}: only an open invoice is paid or voided"),
-                Settled::Done { org, reactivated } => {
-                    let change = serde_json::json!({"invoice": id, "status": to, "reactivated": reactivated});
-                    changed(out, redis, org, change).await?;
+            match ops::settle_invoice(db, redis, &Actor::Operator(operator), id, to, &reason).await? {
+                Ok(settled) => {
+                    writeln!(out, "{}", serde_json::to_string(&settled)?)?;
+                    if !settled.published {
+                        bail!(ops::UNPUBLISHED);
+                    }
                 }
+                Err(ops::NotSettled::NoSuchInvoice) => bail!("no invoice {id}"),
+                Err(e) => bail!("invoice {id}: {e}"),
             }
         }
         Command::Audit { org, limit } => {
@@ -209,23 +265,35 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
                 writeln!(out, "{}", serde_json::to_string(&entry)?)?;
             }
         }
+        Command::TokenCreate { name, scopes, operator } => {
+            let (token, secret) =
+                tns_store::operator_tokens::create(db, &Actor::Operator(operator), &name, &scopes).await?;
+            let mut shown = serde_json::to_value(&token)?;
+            // The only time the token is shown: nothing keeps it.
+            shown["token"] = secret.into();
+            writeln!(out, "{shown}")?;
+        }
+        Command::TokenList => {
+            for token in tns_store::operator_tokens::list(db).await? {
+                writeln!(out, "{}", serde_json::to_string(&token)?)?;
+            }
+        }
+        Command::TokenRevoke { id, operator } => {
+            let token = tns_store::operator_tokens::revoke(db, &Actor::Operator(operator), id).await?;
+            let token = token.ok_or_else(|| anyhow!("no operator token {id}"))?;
+            writeln!(out, "{}", serde_json::to_string(&token)?)?;
+        }
     }
     Ok(())
 }
 
-/// Print a change of `org` and tell every API process (they read an organization's plan and
-/// standing from what is published in Redis).
-async fn changed(
-    out: &mut impl Write,
-    redis: &RedisSettings,
-    org: i64,
-    mut change: serde_json::Value,
-) -> anyhow::Result<()> {
-    change["organization"] = org.into();
-    writeln!(out, "{change}")?;
-    tns_store::published::forget_limits(redis, &[org]).await.context(
-        "the change is made, but the API processes could not be told at once (Redis): they apply it within an hour",
-    )
+/// Print a change; one the API processes could not be told of at once fails the command after.
+fn print_change(out: &mut impl Write, changed: ops::Changed) -> anyhow::Result<()> {
+    writeln!(out, "{}", serde_json::to_string(&changed)?)?;
+    if !changed.published {
+        bail!(ops::UNPUBLISHED);
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -246,12 +314,25 @@ mod tests {
         let c = parse("set-status 7 active --reason paid --operator mehmet", Some("ayse")).unwrap();
         assert!(matches!(c, Command::SetStatus { operator, .. } if operator == "mehmet"));
         assert_eq!(
-            parse("invoice 12 void --reason duplicate", Some("ayse")).unwrap(),
-            Command::Invoice { id: 12, to: InvoiceStatus::Void, reason: "duplicate".into(), operator: "ayse".into() }
-        );
-        assert_eq!(
             parse("orgs --status trial --limit 5", None).unwrap(),
             Command::Orgs { search: None, status: Some(OrgStatus::Trial), limit: 5 }
+        );
+        assert_eq!(
+            parse("requeue 7 --reason outage", Some("ayse")).unwrap(),
+            Command::Requeue { org: 7, reason: "outage".into(), operator: "ayse".into() }
+        );
+        assert_eq!(
+            parse("token create deniz --scope write,read,write --operator ayse", None).unwrap(),
+            Command::TokenCreate {
+                name: "deniz".into(),
+                scopes: vec![OperatorScope::Write, OperatorScope::Read],
+                operator: "ayse".into()
+            }
+        );
+        assert_eq!(parse("token list", None).unwrap(), Command::TokenList);
+        assert_eq!(
+            parse("token revoke 3", Some("ayse")).unwrap(),
+            Command::TokenRevoke { id: 3, operator: "ayse".into() }
         );
         for (bad, says) in [
             ("set-status 7 suspended", "--reason"),
@@ -261,11 +342,20 @@ mod tests {
             ("orgs --limit 0", "--limit"),
             ("orgs --colour red", "--colour"),
             ("audit --org", "--org needs a value"),
+            ("nope", "unknown command"),
             ("invoice 7 refunded --reason x --operator a", "`paid` or `void`"),
             ("invoice x paid --reason x --operator a", "invoice id"),
             ("invoice 7 paid --operator a", "--reason"),
             ("invoice 7 paid --reason x --operator a --limit 3", "--limit"),
-            ("nope", "unknown command"),
+            ("requeue 7 --operator a", "--reason"),
+            ("requeue --reason x --operator a", "requeue takes ORG"),
+            ("token create ayse --operator a", "--scope is required"),
+            ("token create ayse --scope read,root --operator a", "--scope takes"),
+            ("token create ayse --scope read", "--operator"),
+            ("token revoke x --operator a", "ID must be a token id"),
+            ("token list extra", "token takes"),
+            ("token create \u{7} --scope read --operator a", "NAME must be"),
+            ("token", "token takes"),
         ] {
             let e = parse(bad, None).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");

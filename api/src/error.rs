@@ -7,8 +7,6 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
-use serde::Serialize;
-use utoipa::ToSchema;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -39,17 +37,7 @@ pub enum ApiError {
     Internal(#[from] anyhow::Error),
 }
 
-/// The error body of every failed request.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorBody {
-    /// The HTTP status name, e.g. `Validation Error`.
-    pub error: String,
-    /// Which field or why.
-    pub detail: String,
-    /// The offending field, on 422 answers.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub field: Option<String>,
-}
+pub use tns_core::error_body::ErrorBody;
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
@@ -83,10 +71,7 @@ impl ApiError {
 
 /// The contract's status names; 422 is "Validation Error", not the RFC's phrase.
 pub fn status_name(status: StatusCode) -> &'static str {
-    match status {
-        StatusCode::UNPROCESSABLE_ENTITY => "Validation Error",
-        s => s.canonical_reason().unwrap_or("Error"),
-    }
+    tns_core::error_body::status_name(status.as_u16(), status.canonical_reason())
 }
 
 pub fn error_response(status: StatusCode, detail: String, field: Option<String>) -> Response {

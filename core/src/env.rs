@@ -15,6 +15,7 @@ pub const VARIABLES: &[&str] = &[
     "TNS_ADAPTER_CONCURRENCY",
     "TNS_ADAPTER_DIR",
     "TNS_ADAPTER_TIMEOUT_SECS",
+    "TNS_ADMIN_ADDR",
     "TNS_AUTH_CACHE_TTL_MS",
     "TNS_AUTH_RATE_LIMIT",
     "TNS_AUTH_RATE_WINDOW_SECS",
@@ -212,26 +213,34 @@ pub struct Listen {
 }
 
 impl Listen {
-    /// `tns dev` listens on loopback only unless `TNS_DEV_ALLOW_REMOTE` says otherwise: it
-    /// runs with a public data key, a throw-away signing secret and relaxed limits.
+    /// `tns dev` listens on loopback only (see [`dev_stays_local`]).
     pub fn from_vars(vars: &Vars<'_>, profile: Profile) -> Result<Listen, ConfigError> {
-        let dev = profile.is_dev();
-        let host = if dev { "127.0.0.1" } else { "0.0.0.0" };
+        let host = if profile.is_dev() { "127.0.0.1" } else { "0.0.0.0" };
         let addr: std::net::SocketAddr =
             vars.parse("TNS_LISTEN_ADDR", &format!("{host}:8080"), "a socket address such as 0.0.0.0:8080")?;
         let metrics: std::net::SocketAddr =
             vars.parse("TNS_METRICS_ADDR", &format!("{host}:9090"), "a socket address such as 0.0.0.0:9090")?;
-        if dev && !vars.parse_bool("TNS_DEV_ALLOW_REMOTE", false)? {
-            for (var, at) in [("TNS_LISTEN_ADDR", addr), ("TNS_METRICS_ADDR", metrics)] {
-                if !at.ip().is_loopback() {
-                    return Err(vars.bad(
-                        var,
-                        "`tns dev` listens on loopback only (it uses a public data key and relaxed limits); set \
-                         TNS_DEV_ALLOW_REMOTE=true to listen elsewhere anyway",
-                    ));
-                }
-            }
+        for (var, at) in [("TNS_LISTEN_ADDR", addr), ("TNS_METRICS_ADDR", metrics)] {
+            dev_stays_local(vars, profile, var, at)?;
         }
         Ok(Listen { addr, metrics })
     }
+}
+
+/// `tns dev` listens on loopback only unless `TNS_DEV_ALLOW_REMOTE` says otherwise: it runs
+/// with a public data key, a throw-away signing secret and relaxed limits. `var` names `at`.
+pub fn dev_stays_local(
+    vars: &Vars<'_>,
+    profile: Profile,
+    var: &'static str,
+    at: std::net::SocketAddr,
+) -> Result<(), ConfigError> {
+    if profile.is_dev() && !vars.parse_bool("TNS_DEV_ALLOW_REMOTE", false)? && !at.ip().is_loopback() {
+        return Err(vars.bad(
+            var,
+            "`tns dev` listens on loopback only (it uses a public data key and relaxed limits); set \
+             TNS_DEV_ALLOW_REMOTE=true to listen elsewhere anyway",
+        ));
+    }
+    Ok(())
 }

@@ -1,4 +1,5 @@
-//! API key material: `sk_live_` + 32 random bytes (base64url), stored only as SHA-256.
+//! Credential material: API keys (`sk_live_`) and operator tokens (`tnsop_`), each a prefix
+//! and 32 random bytes (base64url), stored only as SHA-256.
 
 use base64::{engine::general_purpose::URL_SAFE_NO_PAD, Engine};
 use rand::RngCore;
@@ -16,10 +17,19 @@ pub struct NewKey {
 }
 
 pub fn generate() -> NewKey {
-    let mut bytes = [0u8; 32];
-    rand::rngs::OsRng.fill_bytes(&mut bytes);
-    let secret = format!("{KEY_PREFIX}{}", URL_SAFE_NO_PAD.encode(bytes));
+    let secret = format!("{KEY_PREFIX}{}", random_token());
     NewKey { display_prefix: secret[..DISPLAY_PREFIX_LEN].to_string(), hash: hash(&secret), secret }
+}
+
+/// Operator tokens (the admin API's credentials) start with this, so a leaked one is
+/// recognisable as such (and never mistaken for a tenant's key).
+pub const OPERATOR_TOKEN_PREFIX: &str = "tnsop_";
+
+/// A new operator token and its hash (the only part stored).
+pub fn operator_token() -> (String, [u8; 32]) {
+    let secret = format!("{OPERATOR_TOKEN_PREFIX}{}", random_token());
+    let hashed = hash(&secret);
+    (secret, hashed)
 }
 
 pub fn hash(secret: &str) -> [u8; 32] {
@@ -46,5 +56,8 @@ mod tests {
         assert_ne!(a.secret, b.secret);
         assert!(a.secret.starts_with(&a.display_prefix));
         assert_eq!(a.hash, hash(&a.secret));
+        let (token, hashed) = operator_token();
+        assert!(token.starts_with(OPERATOR_TOKEN_PREFIX) && token.len() == OPERATOR_TOKEN_PREFIX.len() + 43);
+        assert_eq!(hashed, hash(&token));
     }
 }

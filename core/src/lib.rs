@@ -6,6 +6,7 @@
 
 pub mod domain;
 pub mod env;
+pub mod error_body;
 pub mod guard;
 pub mod keys;
 pub mod metrics;

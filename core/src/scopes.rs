@@ -78,6 +78,18 @@ impl Field for Scope {
 }
 field_impls!(Scope);
 
+/// Scopes as types: `needs!(Trait, Enum: A, B)` declares a unit struct per variant, each
+/// implementing `Trait` with `SCOPE` its variant.
+macro_rules! needs {
+    ($needed:ident, $scope:ident: $($name:ident),* $(,)?) => {$(
+        #[doc = concat!("Needs `", stringify!($name), "`.")]
+        pub struct $name;
+        impl $needed for $name {
+            const SCOPE: $scope = $scope::$name;
+        }
+    )*};
+}
+
 /// A scope a route needs, as a type (see `auth::Caller`).
 pub trait Needed: Send + Sync + 'static {
     const SCOPE: Scope;
@@ -87,16 +99,8 @@ pub trait Needed: Send + Sync + 'static {
 pub mod need {
     use super::{Needed, Scope};
 
-    macro_rules! needs {
-        ($($name:ident),*) => {$(
-            #[doc = concat!("Needs `", stringify!($name), "`.")]
-            pub struct $name;
-            impl Needed for $name {
-                const SCOPE: Scope = Scope::$name;
-            }
-        )*};
-    }
-    needs!(JourneysRead, JourneysWrite, SubmissionsRead, WebhooksRead, WebhooksWrite, AccountRead, AccountWrite);
+    needs!(Needed, Scope: JourneysRead, JourneysWrite, SubmissionsRead, WebhooksRead, WebhooksWrite, AccountRead,
+        AccountWrite);
 }
 
 /// A set of scopes as granted (implied reads are not stored, they are checked).
@@ -156,6 +160,34 @@ impl Scopes {
 impl fmt::Display for Scopes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.iter().map(Scope::as_str).collect::<Vec<_>>().join(" "))
+    }
+}
+
+/// What an operator token (the admin API's credential, for platform staff) may do. Each is
+/// granted on its own: none implies another.
+pub mod operator {
+    use crate::domain::fields::str_enum;
+
+    str_enum! {
+        /// An operator token's scope: `read` (organizations, the audit log), `write` (status,
+        /// plan, re-queueing), `personal-data` (a submission as sent, unmasked).
+        pub enum OperatorScope {
+            Read = "read",
+            Write = "write",
+            PersonalData = "personal-data",
+        }
+    }
+
+    /// A scope an admin route needs, as a type (see the admin API's `Operator` extractor).
+    pub trait Needed: Send + Sync + 'static {
+        const SCOPE: OperatorScope;
+    }
+
+    /// The operator scopes as types, one per [`OperatorScope`].
+    pub mod need {
+        use super::{Needed, OperatorScope};
+
+        needs!(Needed, OperatorScope: Read, Write, PersonalData);
     }
 }
 

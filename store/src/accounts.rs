@@ -78,6 +78,16 @@ pub async fn standing_for_update(tx: &mut PgConnection, org: i64) -> sqlx::Resul
         .await
 }
 
+/// Whether organization `org` exists, holding it (as a reference to it would) until the transaction
+/// ends, so it cannot be deleted meanwhile.
+pub async fn hold(tx: &mut PgConnection, org: i64) -> sqlx::Result<bool> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM organizations WHERE id = $1 FOR KEY SHARE")
+        .bind(org)
+        .fetch_optional(tx)
+        .await?;
+    Ok(found.is_some())
+}
+
 /// Set the status (with its reason); the standing before and after, `None` for no such
 /// organization. Leaving `trial` keeps the trial's end for the record.
 pub async fn set_status(
@@ -129,7 +139,7 @@ pub async fn expire_trials(tx: &mut PgConnection, reason: &str) -> sqlx::Result<
 }
 
 /// One organization as operators list them.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct OrgSummary {
     pub id: i64,
     pub name: String,

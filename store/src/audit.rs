@@ -5,6 +5,7 @@
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::AuditAction;
+use utoipa::ToSchema;
 
 /// Who acted: an operator by name, or the periodic jobs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,10 +47,11 @@ pub async fn record(tx: &mut PgConnection, e: Entry<'_>) -> sqlx::Result<()> {
 }
 
 /// One row of the log as operators read it.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Logged {
     pub id: i64,
     pub at: chrono::DateTime<chrono::Utc>,
+    /// `operator:<name>` for a person, `jobs` for the periodic jobs.
     pub actor: String,
     pub action: AuditAction,
     pub org_id: Option<i64>,

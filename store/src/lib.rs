@@ -13,6 +13,7 @@ pub mod invoices;
 pub mod journey_writer;
 pub mod journeys;
 pub mod leases;
+pub mod operator_tokens;
 pub mod pagination;
 pub mod passengers;
 pub mod personnel;

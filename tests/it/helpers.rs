@@ -453,8 +453,8 @@ pub fn tns_command(role: &str, env: &Env) -> Command {
     cmd
 }
 
-/// `tns admin ARGS` with `env`: its JSON lines, or its error output.
-pub async fn admin(env: &Env, args: &[&str]) -> Result<Vec<Value>, String> {
+/// `tns admin ARGS` against `env`: its output lines as JSON, or its stderr when it fails.
+pub async fn tns_admin(env: &Env, args: &[&str]) -> Result<Vec<Value>, String> {
     let out = tns_command("admin", env).args(args).output().await.unwrap();
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
@@ -467,6 +467,8 @@ pub struct Proc {
     /// Held so the process lives as long as this value (killed on drop).
     child: Child,
     pub api: Api,
+    /// The admin API's `http://ADDR`, when `TNS_ADMIN_ADDR` was set.
+    pub admin_root: Option<String>,
 }
 
 impl std::ops::Deref for Proc {
@@ -480,14 +482,17 @@ impl Proc {
     pub async fn start(role: &str, env: &Env) -> Proc {
         let mut child = tns_command(role, env).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let (addr, metrics) = tokio::time::timeout(Duration::from_secs(60), async {
-            let mut metrics = String::new();
+        let (addr, metrics, admin_root) = tokio::time::timeout(Duration::from_secs(60), async {
+            let (mut metrics, mut admin) = (String::new(), None);
             while let Some(line) = lines.next_line().await.unwrap() {
                 if let Some(a) = line.strip_prefix("metrics on http://") {
                     metrics = a.to_string();
                 }
+                if let Some(a) = line.strip_prefix("admin on http://") {
+                    admin = Some(format!("http://{a}"));
+                }
                 if let Some(a) = line.strip_prefix("listening on http://") {
-                    return (a.to_string(), metrics);
+                    return (a.to_string(), metrics, admin);
                 }
             }
             panic!("tns exited before listening");
@@ -496,7 +501,7 @@ impl Proc {
         .expect("tns starts within 60 s");
         // Keep draining stdout so the child never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Proc { child, api: Api::new(&addr, &metrics) }
+        Proc { child, api: Api::new(&addr, &metrics), admin_root }
     }
 
     /// `kill -9`, and wait until it is gone.

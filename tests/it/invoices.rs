@@ -15,7 +15,7 @@ use tns_core::{
 use tns_jobs::periodic::Job;
 use tns_store::invoices::{issue_due, Terms};
 
-use crate::helpers::{admin, error_body, set_custom_plan, Org, TestApp};
+use crate::helpers::{error_body, set_custom_plan, tns_admin as admin, Org, TestApp};
 
 fn terms(kdv: i64) -> Terms {
     Terms { tax_rate: TaxRate::percent(Decimal::from(kdv)).unwrap(), due_days: 14 }

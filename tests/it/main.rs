@@ -2,6 +2,7 @@
 //! and Redis key prefix so they run in parallel and in any order.
 
 mod adapters;
+mod admin_api;
 mod api_keys;
 mod auth;
 mod billing;

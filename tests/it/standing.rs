@@ -11,7 +11,7 @@ use tns_jobs::periodic::Job;
 
 use crate::{
     fixtures::Fleet,
-    helpers::{admin, drain, error_body, json_of, Api, Env, TestApp},
+    helpers::{drain, error_body, json_of, tns_admin as admin, Api, Env, TestApp},
 };
 
 async fn set_status(env: &Env, org: i64, status: &str, reason: &str) -> Value {

@@ -286,6 +286,44 @@ def check_ingress_and_policies(objs):
     return errs
 
 
+def check_admin_api(objs):
+    """The operators' admin API: served (TNS_ADMIN_ADDR) exactly when its Service exists; that
+    Service is ClusterIP and the only one leading to the admin port; no Ingress routes to it;
+    a NetworkPolicy lets only named peers reach the port."""
+    errs = []
+    admin_svc = f"{RELEASE}-admin"
+    services = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Service"}
+    svc = services.get(admin_svc)
+    cm = next(o for o in objs if o["kind"] == "ConfigMap")
+    addr = cm["data"].get("TNS_ADMIN_ADDR")
+    if bool(addr) != bool(svc):
+        errs.append(f"TNS_ADMIN_ADDR is {addr!r} while Service/{admin_svc} {'exists' if svc else 'does not'}")
+    for s in services.values():
+        leads_to_admin = any(p.get("targetPort") == "admin" or p.get("name") == "admin" for p in s["spec"]["ports"])
+        if leads_to_admin and s["metadata"]["name"] != admin_svc:
+            errs.append(f"{name_of(s)} exposes the admin port")
+    if svc:
+        spec = svc["spec"]
+        if spec.get("type", "ClusterIP") != "ClusterIP" or spec.get("externalIPs") or any("nodePort" in p for p in spec["ports"]):
+            errs.append(f"{name_of(svc)} is {spec.get('type')}, not a plain ClusterIP")
+        for ing in (o for o in objs if o["kind"] == "Ingress"):
+            for rule in ing["spec"].get("rules", []):
+                for p in rule.get("http", {}).get("paths", []):
+                    b = p["backend"].get("service", {})
+                    if b.get("name") == admin_svc or b.get("port", {}).get("name") == "admin":
+                        errs.append(f"{name_of(ing)} routes to the admin API ({b})")
+        api = [d for d in objs if d["kind"] == "Deployment" and d["metadata"]["name"] == f"{RELEASE}-api"]
+        want = int(addr.rsplit(":", 1)[1])
+        ports = [p for c in api[0]["spec"]["template"]["spec"]["containers"] for p in c.get("ports", []) if p["name"] == "admin"]
+        if [p["containerPort"] for p in ports] != [want]:
+            errs.append(f"the api pods' admin containerPort is {ports}, TNS_ADMIN_ADDR listens on {want}")
+    for np in (o for o in objs if o["kind"] == "NetworkPolicy"):
+        for rule in np["spec"].get("ingress", []):
+            if any(p.get("port") == "admin" for p in rule.get("ports", [])) and not rule.get("from"):
+                errs.append(f"{name_of(np)} lets anyone reach the admin port")
+    return errs
+
+
 def check_rollout(objs):
     errs = []
     for d in (o for o in objs if o["kind"] == "Deployment"):
@@ -311,6 +349,8 @@ CHECKS = {
     "the Ingress routes only to the API's http port; no NetworkPolicy rule opens every port":
         lambda ctx: check_ingress_and_policies(ctx["objs"]),
     "a configuration change rolls the pods": lambda ctx: check_rollout(ctx["objs"]),
+    "the admin API: its own ClusterIP Service, never behind the Ingress, its port open to named peers only":
+        lambda ctx: check_admin_api(ctx["objs"]),
 }
 
 
@@ -552,8 +592,21 @@ def main():
             break
     record("an unknown field is caught by strict validation",
            [] if check_validates(typo_obj, args.k8s_version, args.sm_validator) else ["not caught"])
-    sm = docs_of(render(args.helm, CI / "features-values.yaml").stdout)
-    sm = [o for o in sm if o["kind"] == "ServiceMonitor"]
+    features = docs_of(render(args.helm, CI / "features-values.yaml").stdout)
+    exposed = json.loads(json.dumps(features))
+    for o in exposed:
+        if o["kind"] == "Service" and o["metadata"]["name"] == f"{RELEASE}-admin":
+            o["spec"]["type"] = "LoadBalancer"
+    routed = json.loads(json.dumps(features))
+    for o in routed:
+        if o["kind"] == "Ingress":
+            o["spec"]["rules"][0]["http"]["paths"].append(
+                {"path": "/admin", "pathType": "Prefix",
+                 "backend": {"service": {"name": f"{RELEASE}-admin", "port": {"name": "admin"}}}})
+    record("an admin Service that is not ClusterIP, and an Ingress routing to it, are caught",
+           [] if len(check_admin_api(exposed)) == 1 and len(check_admin_api(routed)) == 1
+           else [f"caught {check_admin_api(exposed)} and {check_admin_api(routed)}"])
+    sm = [o for o in features if o["kind"] == "ServiceMonitor"]
     sm[0]["spec"]["endpoints"][0]["interval"] = "thirty seconds"
     record("a malformed ServiceMonitor is caught by its schema",
            [] if check_validates(sm, args.k8s_version, args.sm_validator) else ["not caught"])

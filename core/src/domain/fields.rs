@@ -314,6 +314,7 @@ field_impls!(Text<const MAX: usize>);
 pub type Text50 = Text<50>;
 pub type Text100 = Text<100>;
 pub type Text200 = Text<200>;
+pub type Text500 = Text<500>;
 
 impl<const MAX: usize> Serialize for Text<MAX> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -181,6 +181,10 @@ str_enum! {
         ViewSubmission = "view_submission",
         InvoiceOverdue = "invoice_overdue",
         SettleInvoice = "settle_invoice",
+        /// Failed submissions queued again, as they were sent.
+        Requeue = "requeue",
+        CreateOperatorToken = "create_operator_token",
+        RevokeOperatorToken = "revoke_operator_token",
     }
 }
 

@@ -15,6 +15,8 @@ use tns_core::domain::{
 /// The queue's NOTIFY channels belong to the scheduler's queue; the API speaks on one and
 /// listens on the other.
 pub mod queue;
+/// Operators queue failed submissions again.
+pub mod requeue;
 
 pub use queue::{DONE_CHANNEL, QUEUE_CHANNEL};
 

@@ -1,0 +1,181 @@
+//! What the operators' two surfaces (the command line and the admin API) both do, once: each
+//! change goes through `tns_store::standing` (audited in its own transaction) and is then
+//! published to every API process.
+
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::PgPool;
+use tns_core::{
+    domain::kinds::{InvoiceStatus, OrgStatus},
+    env::RedisSettings,
+};
+use tns_store::{
+    audit::Actor,
+    standing::Settled,
+    submissions::{requeue::Requeued, Attempt, Submission},
+};
+use utoipa::ToSchema;
+
+/// A change of an organization: what it was and is.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Changed {
+    pub organization: i64,
+    pub before: serde_json::Value,
+    pub after: serde_json::Value,
+    /// `false`: the change is made, but Redis could not be told, so the API processes apply it
+    /// within an hour rather than at once.
+    pub published: bool,
+}
+
+/// Set `org`'s status; `None` for no such organization.
+pub async fn set_status(
+    db: &PgPool,
+    redis: &RedisSettings,
+    actor: &Actor,
+    org: i64,
+    to: OrgStatus,
+    reason: &str,
+) -> sqlx::Result<Option<Changed>> {
+    let Some((before, after)) = tns_store::standing::change(db, actor, org, to, Some(reason)).await? else {
+        return Ok(None);
+    };
+    let (before, after) = (serde_json::to_value(before), serde_json::to_value(after));
+    Ok(Some(changed(redis, org, before.unwrap_or_default(), after.unwrap_or_default()).await))
+}
+
+/// Move `org` to plan `code` (which exists); `None` for no such organization.
+pub async fn change_plan(
+    db: &PgPool,
+    redis: &RedisSettings,
+    actor: &Actor,
+    org: i64,
+    code: &str,
+    reason: &str,
+) -> sqlx::Result<Option<Changed>> {
+    let Some((before, after)) = tns_store::standing::change_plan(db, actor, org, code, reason).await? else {
+        return Ok(None);
+    };
+    Ok(Some(changed(redis, org, before.into(), after.into()).await))
+}
+
+/// Tell every API process (they read an organization's plan and standing from what is
+/// published in Redis) by forgetting what is published.
+async fn changed(redis: &RedisSettings, org: i64, before: serde_json::Value, after: serde_json::Value) -> Changed {
+    let published = match tns_store::published::forget_limits(redis, &[org]).await {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(error = %e, org, "a change could not be published to the API processes");
+            false
+        }
+    };
+    Changed { organization: org, before, after, published }
+}
+
+/// What the API processes do when a change could not be published.
+pub const UNPUBLISHED: &str =
+    "the change is made, but the API processes could not be told at once (Redis): they apply it within an hour";
+
+/// A submission as it was sent, personal data unmasked, with its attempts.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Sent {
+    pub submission: Submission,
+    /// The snapshot sent downstream, exactly (identity numbers and names unmasked).
+    pub sent: serde_json::Value,
+    /// Each passenger's outcome, once delivered.
+    pub passenger_results: Option<serde_json::Value>,
+    pub attempts: Vec<Attempt>,
+}
+
+/// Submission `id` of `org` as it was sent, the look audited with `reason`; `None` when the
+/// organization has no such submission (nothing is logged then).
+pub async fn submission_sent(
+    db: &PgPool,
+    actor: &Actor,
+    org: i64,
+    id: i64,
+    reason: &str,
+) -> sqlx::Result<Option<Sent>> {
+    let Some(found) = tns_store::submissions::detail(db, org, id).await? else {
+        return Ok(None);
+    };
+    tns_store::standing::viewed_submission(db, actor, org, id, reason).await?;
+    let attempts = tns_store::submissions::attempts(db, org, id).await?;
+    Ok(Some(Sent {
+        submission: found.submission,
+        sent: found.snapshot.0,
+        passenger_results: found.passenger_results.and_then(|r| serde_json::to_value(r.0).ok()),
+        attempts,
+    }))
+}
+
+/// What a re-queue did.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RequeuedAll {
+    pub organization: i64,
+    /// The new submissions (shipments, then journeys, each oldest first; empty when nothing
+    /// had failed).
+    pub submission_ids: Vec<i64>,
+    /// Each failed submission and the one queued in its place.
+    pub requeued: Vec<Requeued>,
+}
+
+/// Queue `org`'s failed submissions again, as they were sent (see
+/// `tns_store::submissions::requeue`); `None` for no such organization.
+pub async fn requeue(db: &PgPool, actor: &Actor, org: i64, reason: &str) -> sqlx::Result<Option<RequeuedAll>> {
+    let requeued = tns_store::submissions::requeue::requeue_failed(db, actor, org, reason).await?;
+    Ok(requeued.map(|requeued| RequeuedAll {
+        organization: org,
+        submission_ids: requeued.iter().map(|r| r.submission_id).collect(),
+        requeued,
+    }))
+}
+
+/// An invoice recorded as paid or void.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct InvoiceSettled {
+    pub invoice: i64,
+    pub organization: i64,
+    pub status: InvoiceStatus,
+    /// The organization was suspended for overdue invoices and none is left: it is active again.
+    pub reactivated: bool,
+    /// `false`: reactivated, but Redis could not be told, so the API processes apply it within
+    /// an hour rather than at once.
+    pub published: bool,
+}
+
+/// Why an invoice was not settled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotSettled {
+    NoSuchInvoice,
+    NotOpen(InvoiceStatus),
+}
+
+impl std::fmt::Display for NotSettled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotSettled::NoSuchInvoice => f.write_str("no such invoice"),
+            NotSettled::NotOpen(s) => write!(f, "the invoice is {s}: only an open invoice is paid or voided"),
+        }
+    }
+}
+
+/// Record open invoice `id` as paid (or void it); an organization suspended only for overdue
+/// invoices is reactivated, at once on every API process, when none is left.
+pub async fn settle_invoice(
+    db: &PgPool,
+    redis: &RedisSettings,
+    actor: &Actor,
+    id: i64,
+    to: InvoiceStatus,
+    reason: &str,
+) -> sqlx::Result<Result<InvoiceSettled, NotSettled>> {
+    let today = chrono::Utc::now().date_naive();
+    match tns_store::standing::settle_invoice(db, actor, id, to, reason, today).await? {
+        Settled::NoSuchInvoice => Ok(Err(NotSettled::NoSuchInvoice)),
+        Settled::NotOpen(status) => Ok(Err(NotSettled::NotOpen(status))),
+        Settled::Done { org, reactivated } => {
+            let published = !reactivated || changed(redis, org, Value::Null, Value::Null).await.published;
+            Ok(Ok(InvoiceSettled { invoice: id, organization: org, status: to, reactivated, published }))
+        }
+    }
+}
