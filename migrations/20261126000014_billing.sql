@@ -23,10 +23,11 @@ CREATE UNIQUE INDEX plan_terms_current_key ON plan_terms (org_id) WHERE ends_on 
 -- The invoicing job's scan: terms with days not yet invoiced.
 CREATE INDEX plan_terms_unbilled_idx ON plan_terms (billed_until) WHERE ends_on IS NULL OR billed_until < ends_on;
 
--- Active organizations are billed from the day their plan began. (A suspended one is not: it
--- may never have left its trial; its term starts when it is reactivated.)
+-- Active organizations are billed from the day billing is deployed: nothing before it was ever
+-- billable (and the day a trial ended is not recorded). A suspended one is not: it may never
+-- have left its trial; its term starts when it is reactivated.
 INSERT INTO plan_terms (org_id, plan_code, starts_on, billed_until)
-SELECT s.org_id, s.plan_code, (s.started_at AT TIME ZONE 'UTC')::date, (s.started_at AT TIME ZONE 'UTC')::date
+SELECT s.org_id, s.plan_code, (now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date
   FROM subscriptions s JOIN organizations o ON o.id = s.org_id
  WHERE o.status = 'active';
 
@@ -42,6 +43,8 @@ CREATE TABLE usage_overage (
 -- An invoice is its lines' sum plus KDV (its own line), due `due_on`; one per organization
 -- and period start, whichever job runner writes it first (the other's insert does nothing).
 -- The organization's name and tax number are kept as they were when it was issued.
+-- (Rows written before this carry their total as their subtotal, no tax, due 14 days after
+-- they were written.)
 ALTER TABLE invoices
     ADD COLUMN billed_name       TEXT NOT NULL DEFAULT '',
     ADD COLUMN billed_tax_number TEXT NOT NULL DEFAULT '',
@@ -49,7 +52,9 @@ ALTER TABLE invoices
     ADD COLUMN tax_rate          NUMERIC(5, 2) NOT NULL DEFAULT 0 CHECK (tax_rate BETWEEN 0 AND 100),
     ADD COLUMN tax_amount        NUMERIC(14, 2) NOT NULL DEFAULT 0 CHECK (tax_amount >= 0),
     ADD COLUMN due_on            DATE NOT NULL DEFAULT ((now() AT TIME ZONE 'UTC')::date + 14),
-    ADD COLUMN status_changed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    ADD COLUMN status_changed_at TIMESTAMPTZ NOT NULL DEFAULT now();
+UPDATE invoices SET subtotal = total_amount, due_on = (created_at AT TIME ZONE 'UTC')::date + 14;
+ALTER TABLE invoices
     ADD CONSTRAINT invoices_total_is_its_parts CHECK (total_amount = subtotal + tax_amount),
     ADD CONSTRAINT invoices_org_id_period_start_key UNIQUE (org_id, period_start);
 -- The dunning job's scan: open invoices by due date.

@@ -46,9 +46,9 @@ const USAGE_TTL_SECS: i64 = 40 * 86_400;
 /// overwrites it at once).
 const LIMIT_TTL_SECS: u64 = 3600;
 
-/// Returns {admitted, total, quota, soft}; {-2} = limit unknown, {-3} = month not seeded,
 /// A call served beyond a soft quota also counts in `overage` (what overage bills; calls on
 /// quota-exempt routes, billing and usage, are never billed).
+/// Returns {admitted, total, quota, soft}; {-2} = limit unknown, {-3} = month not seeded,
 /// {-4} = the organization is suspended (nothing counted). The limit is
 /// `<quota>:<soft 0|1>:<suspended 0|1>`.
 const ADMIT_LUA: &str = r#"

@@ -142,8 +142,16 @@ pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms, overage_read
             if t.price.overage_unit.is_some() && !overage_ready {
                 continue;
             }
-            while let Some(outcome) = issue_next(db, t.id, today, terms).await? {
-                issued.extend(outcome);
+            loop {
+                match issue_next(db, t.id, today, terms).await {
+                    Ok(Some(outcome)) => issued.extend(outcome),
+                    Ok(None) => break,
+                    // One term that cannot be invoiced must not hold up the others.
+                    Err(e) => {
+                        tracing::error!(term = t.id, org = t.org, error = %crate::redacted(&e), "term not invoiced");
+                        break;
+                    }
+                }
             }
         }
     }
@@ -153,6 +161,13 @@ pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms, overage_read
 /// due, else the invoice's id (`None` inside when the invoice existed already).
 async fn issue_next(db: &PgPool, term_id: i64, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<Option<i64>>> {
     let mut tx = db.begin().await?;
+    let Some(org) = terms::org_of(&mut tx, term_id).await? else { return Ok(None) };
+    // One organization's invoices are written one at a time: the overage not yet billed is
+    // read and billed by one term at once, even if two runners invoice two of its terms.
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('tns-invoicing:' || $1::text, 0))")
+        .bind(org)
+        .execute(&mut *tx)
+        .await?;
     let Some(t) = terms::lock(&mut tx, term_id).await? else { return Ok(None) };
     let Some(period) = t.term.next_period(today) else { return Ok(None) };
     let mut overage = vec![];
@@ -162,7 +177,12 @@ async fn issue_next(db: &PgPool, term_id: i64, today: NaiveDate, terms: Terms) -
         }
     }
     let draft = billing::draft(&t.price, &period, &overage, terms.tax_rate);
-    let id = insert(&mut tx, t.org, &period, &draft, today + Days::new(terms.due_days.into())).await?;
+    // Nothing to pay (a plan priced at zero, no overage): no invoice to chase.
+    let id = if draft.total.is_zero() {
+        None
+    } else {
+        insert(&mut tx, t.org, &period, &draft, today + Days::new(terms.due_days.into())).await?
+    };
     terms::billed(&mut tx, term_id, period.end + Days::new(1)).await?;
     tx.commit().await?;
     Ok(Some(id))

@@ -109,8 +109,12 @@ pub async fn suspend_overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<
     let mut suspended = vec![];
     for (org, invoice) in crate::invoices::overdue(db, today).await? {
         let mut tx = db.begin().await?;
-        // Checked again under the row lock: paid, or suspended, meanwhile.
-        if !crate::invoices::has_overdue(&mut tx, org, today).await? {
+        // Checked again under the organization's row lock, which settling an invoice takes too:
+        // paid (or suspended) meanwhile, it is left alone.
+        let standing = accounts::standing_for_update(&mut tx, org).await?;
+        if standing.is_none_or(|s| s.status == OrgStatus::Suspended)
+            || !crate::invoices::has_overdue(&mut tx, org, today).await?
+        {
             continue;
         }
         let Some((before, after)) =
@@ -182,6 +186,7 @@ pub async fn settle_invoice(
     let reactivated = overdue_only && !crate::invoices::has_overdue(&mut tx, org, today).await?;
     if reactivated {
         if let Some((before, after)) = accounts::set_status(&mut tx, org, OrgStatus::Active, None).await? {
+            crate::terms::follow(&mut tx, org).await?;
             let entry = Entry {
                 actor,
                 action: AuditAction::SetStatus,

@@ -353,3 +353,55 @@ async fn failed_submissions_are_queued_again_as_sent_and_delivered() {
         (&json!([failed]), &json!([new]))
     );
 }
+
+#[tokio::test]
+async fn operators_list_an_organizations_invoices_and_record_one_paid_or_void() {
+    let env = Env::new().await;
+    let (p, admin) = start(&env).await;
+    let (_, reader) = token(&env, "ayse", "read").await;
+    let (_, writer) = token(&env, "deniz", "write").await;
+    let org = p.register().await;
+    let db = env.pool().await;
+    sqlx::query(
+        "INSERT INTO plan_terms (org_id, plan_code, starts_on, ends_on, billed_until)
+         VALUES ($1, 'starter', '2026-09-01', '2026-11-01', '2026-09-01')",
+    )
+    .bind(org.id)
+    .execute(&db)
+    .await
+    .unwrap();
+    let terms = tns_store::invoices::Terms {
+        tax_rate: tns_core::domain::billing::TaxRate::percent(20.into()).unwrap(),
+        due_days: 14,
+    };
+    let ids = tns_store::invoices::issue_due(&db, "2026-11-25".parse().unwrap(), terms, true).await.unwrap();
+
+    let listed = json_of(admin.get(&format!("/organizations/{}/invoices", org.id), &reader).await, 200).await;
+    let data = listed["data"].as_array().unwrap();
+    assert_eq!(data.len(), 2);
+    assert_eq!((data[0]["total_amount"].as_f64(), data[0]["status"].as_str()), (Some(118.8), Some("open")));
+    error_body(admin.get(&format!("/organizations/{}/invoices?limit=0", org.id), &reader).await, 422).await;
+
+    // Reading is not writing.
+    error_body(admin.post(&format!("/invoices/{}/paid", ids[0]), &reader, json!({"reason": "x"})).await, 403).await;
+    assert_invalid(admin.post(&format!("/invoices/{}/paid", ids[0]), &writer, json!({})).await, "reason").await;
+    let paid =
+        json_of(admin.post(&format!("/invoices/{}/paid", ids[0]), &writer, json!({"reason": "EFT 991"})).await, 200)
+            .await;
+    assert_eq!((paid["status"].as_str(), paid["organization"].as_i64()), (Some("paid"), Some(org.id)));
+    let voided =
+        json_of(admin.post(&format!("/invoices/{}/void", ids[1]), &writer, json!({"reason": "dup"})).await, 200).await;
+    assert_eq!(voided["status"], "void");
+    // Settled once; an unknown invoice is a 404.
+    let again =
+        error_body(admin.post(&format!("/invoices/{}/void", ids[0]), &writer, json!({"reason": "x"})).await, 409).await;
+    assert!(again["detail"].as_str().unwrap().contains("is paid"), "{again}");
+    error_body(admin.post("/invoices/999999/paid", &writer, json!({"reason": "x"})).await, 404).await;
+    // The tenant sees it, and the audit log names the operator.
+    let mine = p.get_ok("/portal/billing/invoices", &org.key).await;
+    let statuses: Vec<&str> = mine["data"].as_array().unwrap().iter().map(|i| i["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["void", "paid"]);
+    let log = json_of(admin.get(&format!("/audit?org={}", org.id), &reader).await, 200).await;
+    let first = &log["data"][0];
+    assert_eq!((first["actor"].as_str(), first["action"].as_str()), (Some("operator:deniz"), Some("settle_invoice")));
+}

@@ -303,7 +303,8 @@ async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_
         .await;
     sqlx::query("DELETE FROM plan_terms WHERE org_id = $1").bind(org.id).execute(&app.db).await.unwrap();
     term(&app.db, org.id, "starter", "2026-09-01", Some("2026-11-01")).await;
-    let ids = issue_due(&app.db, d("2026-11-25"), terms(20), true).await.unwrap();
+    // Issued today (the dunning job reads the real clock): due in 14 days.
+    let ids = issue_due(&app.db, today(&app.db).await, terms(20), true).await.unwrap();
     assert_eq!(ids.len(), 2);
     assert_eq!(app.get("/portal/vehicles", &org.key).await.status(), 200);
 
@@ -366,4 +367,75 @@ async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_
     // Tenants cannot settle invoices: there is no such route for them.
     let res = app.call(Method::POST, &format!("/portal/billing/invoices/{first}/pay"), &org.key, None).await;
     assert_eq!(res.status(), 404);
+}
+
+#[tokio::test]
+async fn overage_of_a_month_is_billed_once_even_when_two_runners_invoice_two_of_its_terms() {
+    let app = TestApp::spawn().await;
+    let org = app.register().await;
+    // Two terms on the soft plan in September (it was left and chosen again), 1000 calls beyond
+    // the quota that month: billed once, by whichever term is invoiced first.
+    term(&app.db, org.id, "growth", "2026-09-01", Some("2026-09-10")).await;
+    term(&app.db, org.id, "starter", "2026-09-10", Some("2026-09-20")).await;
+    term(&app.db, org.id, "growth", "2026-09-20", Some("2026-10-01")).await;
+    sqlx::query("INSERT INTO usage_overage (org_id, month, calls) VALUES ($1, '2026-09-01', 1000)")
+        .bind(org.id)
+        .execute(&app.db)
+        .await
+        .unwrap();
+    let (a, b) = tokio::join!(
+        issue_due(&app.db, d("2026-11-25"), terms(20), true),
+        issue_due(&app.db, d("2026-11-25"), terms(20), true)
+    );
+    assert_eq!(a.unwrap().len() + b.unwrap().len(), 3);
+    let billed: i64 = sqlx::query_scalar(
+        "SELECT sum(quantity)::int8 FROM invoice_lines l JOIN invoices i ON i.id = l.invoice_id
+          WHERE i.org_id = $1 AND l.kind = 'overage'",
+    )
+    .bind(org.id)
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    assert_eq!(billed, 1000);
+}
+
+#[tokio::test]
+async fn billing_follows_the_standing_an_operator_sets() {
+    let app = TestApp::spawn().await;
+    let org = app.register().await;
+    let today = today(&app.db).await;
+    let open_terms = || async {
+        sqlx::query_as::<_, (String, NaiveDate)>(
+            "SELECT plan_code, starts_on FROM plan_terms WHERE org_id = $1 AND ends_on IS NULL",
+        )
+        .bind(org.id)
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
+    };
+    let id = org.id.to_string();
+    let set = |status: &'static str| {
+        let (env, id) = (app.env.clone(), id.clone());
+        async move {
+            admin(&env, &["set-status", &id, status, "--reason", "test", "--operator", "deniz"]).await.unwrap();
+        }
+    };
+    // A trial is not billed, nor a trial suspended.
+    assert!(open_terms().await.is_empty());
+    set("suspended").await;
+    assert!(open_terms().await.is_empty(), "a suspended trial is not billed");
+    // Activated: billed from today; suspended from active: still billed (the plan goes on).
+    set("active").await;
+    assert_eq!(open_terms().await, [("starter".to_string(), today)]);
+    set("suspended").await;
+    assert_eq!(open_terms().await, [("starter".to_string(), today)]);
+    // Back to trial: billing stops (a term of no days is dropped).
+    set("trial").await;
+    assert!(open_terms().await.is_empty());
+    let all: i64 = sqlx::query_scalar("SELECT count(*) FROM plan_terms WHERE org_id = $1")
+        .bind(org.id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(all, 0);
 }
