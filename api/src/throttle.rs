@@ -166,19 +166,20 @@ pub struct AccountBackoff {
     local: Mutex<HashMap<String, (u32, u64)>>,
 }
 
-/// Reserve one sign-in attempt for an account: refused (the wait, in seconds) while the
-/// account must wait; otherwise counted at once, before the password is checked, so guesses
-/// sent together are counted together. A success clears the count.
+/// Reserve one sign-in attempt for an account: refused (the wait, in milliseconds, so that a
+/// wait of 1 s is never cut short by a clock tick) while the account must wait; otherwise
+/// counted at once, before the password is checked, so guesses sent together are counted
+/// together. A success clears the count.
 const RESERVE_LUA: &str = r#"
 local now = tonumber(ARGV[1])
-local wait_until = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+local wait_until = tonumber(redis.call('HGET', KEYS[1], 'until_ms') or '0')
 if wait_until > now then return wait_until - now end
 local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
 local wait = 0
 if n > tonumber(ARGV[2]) then
-  wait = math.min(2 ^ (n - tonumber(ARGV[2]) - 1), tonumber(ARGV[3]))
+  wait = math.min(2 ^ (n - tonumber(ARGV[2]) - 1), tonumber(ARGV[3])) * 1000
 end
-redis.call('HSET', KEYS[1], 'until', now + wait)
+redis.call('HSET', KEYS[1], 'until_ms', now + wait)
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 return 0
 "#;
@@ -210,7 +211,7 @@ impl Account<'_> {
 impl AccountBackoff {
     /// One attempt for `account`, or 429 while it must still wait.
     pub async fn reserve(&self, store: &RedisStore, account: &Account<'_>) -> Result<(), ApiError> {
-        let now = chrono::Utc::now().timestamp() as u64;
+        let now = chrono::Utc::now().timestamp_millis() as u64;
         let id = account.id();
         let mut inv = self.reserve.key(store.key(&format!("signin:{id}")));
         inv.arg(now).arg(FREE_FAILURES).arg(MAX_BACKOFF_SECS).arg(STREAK_SECS);
@@ -227,7 +228,8 @@ impl AccountBackoff {
                 } else {
                     entry.0 += 1;
                     if entry.0 > FREE_FAILURES {
-                        entry.1 = now + (1u64 << (entry.0 - FREE_FAILURES - 1).min(20)).min(MAX_BACKOFF_SECS);
+                        let secs = (1u64 << (entry.0 - FREE_FAILURES - 1).min(20)).min(MAX_BACKOFF_SECS);
+                        entry.1 = now + secs * 1000;
                     }
                     0
                 }
@@ -236,7 +238,7 @@ impl AccountBackoff {
         if wait > 0 {
             return Err(ApiError::TooManyRequests {
                 detail: "too many failed sign-ins for this account; wait before trying again".into(),
-                retry_after_secs: wait,
+                retry_after_secs: wait.div_ceil(1000),
             });
         }
         Ok(())
