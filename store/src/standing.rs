@@ -18,11 +18,26 @@ pub async fn change(
     reason: Option<&str>,
 ) -> sqlx::Result<Option<(Standing, Standing)>> {
     let mut tx = db.begin().await?;
-    let Some((before, after)) = accounts::set_status(&mut tx, org, to, reason).await? else {
+    let Some((before, after)) = set_status(&mut tx, actor, org, to, reason).await? else {
         return Ok(None);
     };
-    // Leaving the trial starts billing; going back to it stops billing.
-    crate::terms::follow(&mut tx, org).await?;
+    tx.commit().await?;
+    Ok(Some((before, after)))
+}
+
+/// [`change`] inside the caller's transaction: the status, billing following it (leaving the
+/// trial starts it, going back stops it), and the audit entry.
+async fn set_status(
+    tx: &mut sqlx::PgConnection,
+    actor: &Actor,
+    org: i64,
+    to: OrgStatus,
+    reason: Option<&str>,
+) -> sqlx::Result<Option<(Standing, Standing)>> {
+    let Some((before, after)) = accounts::set_status(&mut *tx, org, to, reason).await? else {
+        return Ok(None);
+    };
+    crate::terms::follow(&mut *tx, org).await?;
     let entry = Entry {
         actor,
         action: AuditAction::SetStatus,
@@ -31,8 +46,7 @@ pub async fn change(
         after: serde_json::to_value(&after).unwrap_or_default(),
         reason,
     };
-    audit::record(&mut tx, entry).await?;
-    tx.commit().await?;
+    audit::record(&mut *tx, entry).await?;
     Ok(Some((before, after)))
 }
 
@@ -185,18 +199,7 @@ pub async fn settle_invoice(
         .is_some_and(|s| s.status == OrgStatus::Suspended && s.status_reason.as_deref() == Some(INVOICE_OVERDUE));
     let reactivated = overdue_only && !crate::invoices::has_overdue(&mut tx, org, today).await?;
     if reactivated {
-        if let Some((before, after)) = accounts::set_status(&mut tx, org, OrgStatus::Active, None).await? {
-            crate::terms::follow(&mut tx, org).await?;
-            let entry = Entry {
-                actor,
-                action: AuditAction::SetStatus,
-                org: Some(org),
-                before: serde_json::to_value(&before).unwrap_or_default(),
-                after: serde_json::to_value(&after).unwrap_or_default(),
-                reason: Some("no overdue invoice is left"),
-            };
-            audit::record(&mut tx, entry).await?;
-        }
+        set_status(&mut tx, actor, org, OrgStatus::Active, Some("no overdue invoice is left")).await?;
     }
     tx.commit().await?;
     Ok(Settled::Done { org, reactivated })
