@@ -100,6 +100,12 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<tns_core::domain::Invalid> for ApiError {
+    fn from(e: tns_core::domain::Invalid) -> ApiError {
+        ApiError::Validation { field: e.field, reason: e.reason }
+    }
+}
+
 impl From<sqlx::Error> for ApiError {
     /// A database's own error text can quote the values it refused (a `DETAIL` naming an
     /// identity number, say): only its code and the constraint or table it names reach the log.

@@ -6,7 +6,12 @@ use sqlx::{PgConnection, PgPool, Postgres};
 use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
-use tns_core::domain::kinds::{CargoUnit, RecordStatus};
+use tns_core::domain::{
+    cargo::{CargoIn, CargoShipment},
+    fields::{Amount, Day, Int, Text, Time},
+    kinds::{CargoUnit, RecordStatus},
+    uetds::{CityId, PlaceId, TaxId},
+};
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Cargo {
@@ -54,7 +59,7 @@ impl Keyed for Cargo {
     }
 }
 
-/// Validated cargo fields.
+/// A shipment's columns, as written.
 pub struct CargoFields {
     pub vehicle_id: i64,
     pub driver_id: Option<i64>,
@@ -69,6 +74,54 @@ pub struct CargoFields {
     pub receiver_name: String,
     pub loading: (NaiveDate, NaiveTime, i32, i32),
     pub unloading: (NaiveDate, NaiveTime, i32, i32),
+}
+
+impl From<&CargoShipment> for CargoFields {
+    fn from(c: &CargoShipment) -> CargoFields {
+        let (goods, l, u) = (c.goods(), c.loading(), c.unloading());
+        CargoFields {
+            vehicle_id: c.vehicle_id(),
+            driver_id: c.driver_id(),
+            transport_type: goods.transport_type,
+            cargo_type: goods.cargo_type,
+            transport_mode: goods.transport_mode,
+            cargo_amount: goods.amount,
+            cargo_unit: goods.unit,
+            sender_tax_number: c.sender().tax_number.clone(),
+            sender_name: c.sender().name.clone(),
+            receiver_tax_number: c.receiver().tax_number.clone(),
+            receiver_name: c.receiver().name.clone(),
+            loading: (l.date, l.time, l.city_id, l.district_id),
+            unloading: (u.date, u.time, u.city_id, u.district_id),
+        }
+    }
+}
+
+/// The stored shipment as its input, which a partial update is merged into.
+impl From<&Cargo> for CargoIn {
+    fn from(c: &Cargo) -> Self {
+        CargoIn {
+            vehicle_id: Int::stored(c.vehicle_id),
+            driver_id: c.driver_id.map(Int::stored),
+            transport_type: Int::stored(c.transport_type.into()),
+            cargo_type: Int::stored(c.cargo_type.into()),
+            transport_mode: Int::stored(c.transport_mode.into()),
+            cargo_amount: Amount::stored(c.cargo_amount),
+            cargo_unit: c.cargo_unit,
+            sender_tax_number: TaxId::stored(c.sender_tax_number.clone()),
+            sender_name: Text::stored(c.sender_name.clone()),
+            receiver_tax_number: TaxId::stored(c.receiver_tax_number.clone()),
+            receiver_name: Text::stored(c.receiver_name.clone()),
+            loading_date: Day(c.loading_date),
+            loading_time: Time(c.loading_time),
+            loading_city_id: CityId(c.loading_city_id),
+            loading_district_id: PlaceId(c.loading_district_id),
+            unloading_date: Day(c.unloading_date),
+            unloading_time: Time(c.unloading_time),
+            unloading_city_id: CityId(c.unloading_city_id),
+            unloading_district_id: PlaceId(c.unloading_district_id),
+        }
+    }
 }
 
 const COLUMNS: &str =
@@ -160,15 +213,6 @@ async fn get_locking(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64, lock: &st
         .bind(id)
         .fetch_optional(db)
         .await
-}
-
-pub async fn delete_draft(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> {
-    let r = sqlx::query("DELETE FROM cargo WHERE org_id = $1 AND id = $2 AND status = 'draft'")
-        .bind(org)
-        .bind(id)
-        .execute(db)
-        .await?;
-    Ok(r.rows_affected() == 1)
 }
 
 pub async fn list(db: &PgPool, org: i64, status: Option<RecordStatus>, page: &Page) -> sqlx::Result<Vec<Cargo>> {

@@ -7,8 +7,10 @@ use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 use tns_core::domain::{
-    fields::{Day, Time},
-    kinds::{RecordStatus, TripKind},
+    fields::{Day, Int, Time},
+    journey::{JourneyIn, NewJourney, Scheduled, StopIn, TarifeliIn},
+    kinds::{RecordStatus, TargetType, TripKind},
+    uetds::{Crew, PlaceId, VehicleRef},
 };
 
 /// Context of a scheduled (tarifeli) trip, as stored and shown.
@@ -150,7 +152,7 @@ impl VehicleChoice {
     }
 }
 
-/// Validated journey fields.
+/// A journey's columns, as written.
 pub struct JourneyFields {
     pub vehicle: VehicleChoice,
     pub departure: (NaiveDate, NaiveTime, i32),
@@ -158,6 +160,56 @@ pub struct JourneyFields {
     pub trip_kind: TripKind,
     pub tarifeli_context: Option<TarifeliContext>,
     pub personnel_ids: Vec<i64>,
+}
+
+impl From<&NewJourney> for JourneyFields {
+    fn from(j: &NewJourney) -> JourneyFields {
+        let stop = |s: tns_core::domain::journey::Stop| (s.date, s.time, s.district_id);
+        JourneyFields {
+            vehicle: match j.vehicle() {
+                VehicleRef::Record(id) => VehicleChoice::Record(*id),
+                VehicleRef::Plate(p) => VehicleChoice::Plate(p.as_str().to_string()),
+            },
+            departure: stop(j.departure()),
+            arrival: stop(j.arrival()),
+            trip_kind: j.trip().kind(),
+            tarifeli_context: j.trip().context().map(TarifeliContext::from),
+            personnel_ids: j.crew().to_vec(),
+        }
+    }
+}
+
+impl From<&Scheduled> for TarifeliContext {
+    fn from(s: &Scheduled) -> TarifeliContext {
+        TarifeliContext {
+            firma_id: s.firma_id,
+            unet_guzergah_kodu: s.unet_guzergah_kodu,
+            kalkis_yer_id: s.kalkis_yer_id,
+            varis_yer_id: s.varis_yer_id,
+            seyahat_suresi_saat: s.seyahat_suresi_saat,
+        }
+    }
+}
+
+/// The stored journey as its input, which a partial update is merged into.
+impl From<&Journey> for JourneyIn {
+    fn from(j: &Journey) -> Self {
+        let stop = |s: &Stop| StopIn { date: s.date, time: s.time, district_id: PlaceId(s.district_id) };
+        JourneyIn {
+            vehicle_id: VehicleRef::stored(&j.vehicle_id),
+            departure: stop(&j.departure),
+            arrival: stop(&j.arrival),
+            trip_kind: Some(j.trip_kind),
+            tarifeli_context: j.tarifeli_context.as_ref().map(|t| TarifeliIn {
+                firma_id: Int::stored(t.firma_id),
+                unet_guzergah_kodu: Int::stored(t.unet_guzergah_kodu),
+                kalkis_yer_id: PlaceId(t.kalkis_yer_id as i32),
+                varis_yer_id: PlaceId(t.varis_yer_id as i32),
+                seyahat_suresi_saat: Int::stored(t.seyahat_suresi_saat),
+            }),
+            personnel_ids: Some(Crew(j.personnel_ids.clone())).filter(|c| !c.0.is_empty()),
+        }
+    }
 }
 
 const SELECT: &str = "SELECT j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
@@ -361,15 +413,6 @@ pub async fn update_editable(tx: &mut PgConnection, org: i64, id: i64, f: &Journ
 }
 
 /// Delete a draft journey with its crew and passengers; false when there is no such draft.
-pub async fn delete_draft(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> {
-    let r = sqlx::query("DELETE FROM journeys WHERE org_id = $1 AND id = $2 AND status = 'draft'")
-        .bind(org)
-        .bind(id)
-        .execute(db)
-        .await?;
-    Ok(r.rows_affected() == 1)
-}
-
 /// The journey's status, locking the row so passenger changes serialize with each other.
 pub async fn lock(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
     sqlx::query_scalar("SELECT status FROM journeys WHERE org_id = $1 AND id = $2 FOR UPDATE")
@@ -381,9 +424,5 @@ pub async fn lock(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Opti
 
 /// The journey's status, if the organization has it.
 pub async fn status(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
-    sqlx::query_scalar("SELECT status FROM journeys WHERE org_id = $1 AND id = $2")
-        .bind(org)
-        .bind(id)
-        .fetch_optional(db)
-        .await
+    crate::records::status(db, TargetType::Journey, org, id).await
 }

@@ -1,9 +1,11 @@
 //! What journeys and cargo shipments share as records sent downstream: a status that mirrors
 //! their latest submission, and the downstream reference of the first delivered one (a failed
-//! submission's reference stays on that submission, for a cancellation). Both tables are
-//! otherwise their own modules'; this part of their lifecycle is written here, once.
+//! submission's reference stays on that submission, for a cancellation), and deletion only
+//! while a draft. Both tables are otherwise their own modules'; this part of their lifecycle is
+//! written here, once.
 
-use tns_core::domain::kinds::TargetType;
+use sqlx::PgPool;
+use tns_core::domain::kinds::{RecordStatus, TargetType};
 
 fn table(target: TargetType) -> &'static str {
     match target {
@@ -36,4 +38,22 @@ pub(crate) fn mirror(finished: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Delete the record if it is still a draft; `false` when it is not one, or there is none.
+pub async fn delete_draft(db: &PgPool, target: TargetType, org: i64, id: i64) -> sqlx::Result<bool> {
+    let r = sqlx::query(&format!("DELETE FROM {} WHERE org_id = $1 AND id = $2 AND status = 'draft'", table(target)))
+        .bind(org)
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+pub async fn status(db: &PgPool, target: TargetType, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
+    sqlx::query_scalar(&format!("SELECT status FROM {} WHERE org_id = $1 AND id = $2", table(target)))
+        .bind(org)
+        .bind(id)
+        .fetch_optional(db)
+        .await
 }

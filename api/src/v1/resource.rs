@@ -1,5 +1,5 @@
-//! Pieces every resource endpoint shares: partial updates, list parameters, and the status a
-//! failure gets.
+//! Pieces every resource endpoint shares: partial updates, list parameters, deleting a draft,
+//! and the status a failure gets.
 //!
 //! Which status, by whose fault:
 //! - 422: the request itself breaks a rule — a field's own rule (what its schema states) or, on
@@ -13,14 +13,18 @@
 use axum::{http::StatusCode, Json};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::Value;
+use sqlx::PgPool;
 use utoipa::IntoParams;
 
 use crate::{
     error::{is_unique_violation, ApiError, ApiResult},
     extract::{parse_value, REQUIRED},
 };
-use tns_core::domain::fields::{Cursor, Limit};
-use tns_store::pagination::Page;
+use tns_core::domain::{
+    fields::{Cursor, Limit},
+    kinds::TargetType,
+};
+use tns_store::{pagination::Page, records};
 
 /// A `201 Created` answer with the whole record.
 pub type Created<T> = (StatusCode, Json<T>);
@@ -68,8 +72,8 @@ fn overlay(target: &mut Value, patch: &Value) {
 
 /// A rule across fields broken by the merged record of a partial update: the patch is valid on
 /// its own, so this is the record's state refusing it (409), not a bad request.
-pub fn merged_conflict(e: ApiError) -> ApiError {
-    match e {
+pub fn merged_conflict(e: impl Into<ApiError>) -> ApiError {
+    match e.into() {
         ApiError::Validation { field, reason } => {
             ApiError::Conflict(format!("{field}: {reason} (once this change is applied to the stored record)"))
         }
@@ -109,6 +113,26 @@ pub fn not_draft(kind: &str, id: i64, status: impl std::fmt::Display, verb: &str
 
 pub fn not_found(kind: &str, id: i64) -> ApiError {
     ApiError::not_found(kind, id)
+}
+
+/// How error messages name a journey or a shipment.
+fn noun(target: TargetType) -> &'static str {
+    match target {
+        TargetType::Journey => "journey",
+        TargetType::Cargo => "cargo shipment",
+    }
+}
+
+/// Delete a journey or shipment while it is a draft: 404 when the organization has none, 409
+/// naming its status once it has been submitted.
+pub async fn delete_draft(db: &PgPool, target: TargetType, org: i64, id: i64) -> ApiResult<()> {
+    if records::delete_draft(db, target, org, id).await? {
+        return Ok(());
+    }
+    match records::status(db, target, org, id).await? {
+        Some(status) => Err(not_draft(noun(target), id, status, "deleted")),
+        None => Err(not_found(noun(target), id)),
+    }
 }
 
 /// `limit` and `cursor` of a list without filters.

@@ -1,9 +1,13 @@
 //! Input parsing: each field type parses a raw request value once, by a rule the OpenAPI
 //! document states too ([`fields`]), so handlers and the database only see valid data.
-//! Downstream (U-ETDS) rules live in [`uetds`]; the closed sets of values in [`kinds`].
+//! Downstream (U-ETDS) rules live in [`uetds`]; the closed sets of values in [`kinds`]. An
+//! aggregate whose rules span its fields ([`journey`], [`cargo`]) is parsed once more, from its
+//! request shape into a value those rules hold for.
 
 pub mod billing;
+pub mod cargo;
 pub mod fields;
+pub mod journey;
 pub mod kinds;
 pub mod money;
 pub mod month;
@@ -17,6 +21,21 @@ use std::borrow::Cow;
 use serde_json::{json, Value};
 
 use fields::{as_given, blank, field_impls, pattern, string, string_field, Field};
+
+/// A rule across a request's fields that it breaks, naming the field to fix. The API answers
+/// it as any bad field (422), or as the record's state refusing a partial update (409) when
+/// the fields broke it only once merged with the stored record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    pub field: String,
+    pub reason: String,
+}
+
+impl Invalid {
+    pub fn new(field: impl Into<String>, reason: impl Into<String>) -> Invalid {
+        Invalid { field: field.into(), reason: reason.into() }
+    }
+}
 
 pattern!(
     /// One `@`, a local part of 1–64 characters, a dotted domain; no whitespace or control

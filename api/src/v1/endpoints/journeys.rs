@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 
 use axum::{extract::State, Json};
-use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use serde::Deserialize;
+use utoipa::IntoParams;
 
 use crate::{
     auth::Caller,
@@ -15,133 +15,38 @@ use crate::{
     v1::{
         openapi::{patch_schema, AcrossFields},
         resource::{
-            created, merged_conflict, missing_reference, not_draft, not_found, patched, vanished_reference, Created,
+            created, delete_draft, merged_conflict, missing_reference, not_found, patched, vanished_reference, Created,
         },
         Ok as OkBody,
     },
 };
+pub use tns_core::domain::journey::JourneyIn;
 use tns_core::{
     domain::{
-        fields::{Cursor, Day, Int, Limit, Time},
-        kinds::{RecordStatus, TripKind},
-        uetds::{Crew, PlaceId, PositiveCode, TravelHours, VehicleRef},
+        fields::{Cursor, Day, Limit},
+        journey::NewJourney,
+        kinds::{RecordStatus, TargetType, TripKind},
     },
     scopes::need::{JourneysRead, JourneysWrite},
 };
 use tns_store::{
     self as db,
-    journeys::{Filter, Journey, JourneyFields, TarifeliContext, VehicleChoice},
+    journeys::{Filter, Journey, JourneyFields},
     pagination::{Page, Paged},
 };
 
-/// Departure or arrival.
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StopIn {
-    date: Day,
-    time: Time,
-    /// District or airport id of the reference data (`GET /ref/districts`), string or integer.
-    district_id: PlaceId,
-}
-
-/// Context of a scheduled (tarifeli) trip.
-#[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TarifeliIn {
-    firma_id: PositiveCode,
-    unet_guzergah_kodu: PositiveCode,
-    /// Departure place id (reference data).
-    kalkis_yer_id: PlaceId,
-    /// Arrival place id (reference data).
-    varis_yer_id: PlaceId,
-    seyahat_suresi_saat: TravelHours,
-}
-
-/// A journey as sent on create; any subset of it on update.
-///
-/// Rules across fields: arrival is not before departure; `tarifeli_context` is present exactly
-/// when `trip_kind` is `tarifeli` (the default).
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct JourneyIn {
-    vehicle_id: VehicleRef,
-    departure: StopIn,
-    /// Not before departure.
-    arrival: StopIn,
-    /// `tarifeli` (a scheduled trip, the default) or `tarifesiz` (a non-scheduled one).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    trip_kind: Option<TripKind>,
-    /// Required for a `tarifeli` trip; absent (or null) for a `tarifesiz` one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    tarifeli_context: Option<TarifeliIn>,
-    /// Crew; none when absent or null. What U-ETDS will want (a driver) is checked when the
-    /// journey is submitted, as a warning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    personnel_ids: Option<Crew>,
-}
-
 patch_schema!(JourneyPatch, JourneyIn);
-
-impl JourneyIn {
-    fn trip_kind(&self) -> TripKind {
-        self.trip_kind.unwrap_or(TripKind::Tarifeli)
-    }
-
-    /// The rules across this journey's fields: a 422 on create, a 409 on an update's merged
-    /// record (its parts were each valid).
-    fn check_across(&self) -> ApiResult<()> {
-        let at = |s: &StopIn| (s.date, s.time);
-        if at(&self.arrival) < at(&self.departure) {
-            return Err(ApiError::validation("arrival", "must not be before departure"));
-        }
-        match (self.trip_kind(), &self.tarifeli_context) {
-            (TripKind::Tarifeli, None) => Err(ApiError::validation(
-                "tarifeli_context",
-                "is required for a `tarifeli` (scheduled) trip; send `trip_kind: tarifesiz` for a non-scheduled one",
-            )),
-            (TripKind::Tarifesiz, Some(_)) => {
-                Err(ApiError::validation("tarifeli_context", "must be absent for a `tarifesiz` (non-scheduled) trip"))
-            }
-            _ => Ok(()),
-        }
-    }
-}
 
 impl AcrossFields for JourneyIn {
     fn json_rules() -> serde_json::Value {
-        serde_json::json!({
-            "if": {"properties": {"trip_kind": {"const": TripKind::Tarifesiz.as_str()}}, "required": ["trip_kind"]},
-            "then": {"properties": {"tarifeli_context": {"type": "null"}}},
-            "else": {"required": ["tarifeli_context"], "properties": {"tarifeli_context": {"type": "object"}}},
-            "x-tns-not-before": [[["/departure/date", "/departure/time"], ["/arrival/date", "/arrival/time"]]],
-        })
+        NewJourney::schema_rules()
     }
 }
 
-impl From<&Journey> for JourneyIn {
-    fn from(j: &Journey) -> Self {
-        let stop = |s: &db::journeys::Stop| StopIn { date: s.date, time: s.time, district_id: PlaceId(s.district_id) };
-        JourneyIn {
-            vehicle_id: VehicleRef::stored(&j.vehicle_id),
-            departure: stop(&j.departure),
-            arrival: stop(&j.arrival),
-            trip_kind: Some(j.trip_kind),
-            tarifeli_context: j.tarifeli_context.as_ref().map(|t| TarifeliIn {
-                firma_id: Int::stored(t.firma_id),
-                unet_guzergah_kodu: Int::stored(t.unet_guzergah_kodu),
-                kalkis_yer_id: PlaceId(t.kalkis_yer_id as i32),
-                varis_yer_id: PlaceId(t.varis_yer_id as i32),
-                seyahat_suresi_saat: Int::stored(t.seyahat_suresi_saat),
-            }),
-            personnel_ids: Some(Crew(j.personnel_ids.clone())).filter(|c| !c.0.is_empty()),
-        }
-    }
-}
-
-/// The journey's fields, its crew checked within the organization (404 for a person it does not
-/// have active; the vehicle is resolved by the write itself).
-async fn resolve(st: &AppState, org: i64, input: JourneyIn) -> ApiResult<JourneyFields> {
-    let crew = input.personnel_ids.as_ref().map(|c| c.0.as_slice()).unwrap_or_default();
+/// The journey's columns, its crew checked within the organization (404 for a person it does
+/// not have active; the vehicle is resolved by the write itself).
+async fn resolve(st: &AppState, org: i64, journey: &NewJourney) -> ApiResult<JourneyFields> {
+    let crew = journey.crew();
     let active: HashSet<i64> = if crew.is_empty() {
         HashSet::new()
     } else {
@@ -150,24 +55,7 @@ async fn resolve(st: &AppState, org: i64, input: JourneyIn) -> ApiResult<Journey
     if let Some(i) = crew.iter().position(|id| !active.contains(id)) {
         return Err(missing_reference(&format!("personnel_ids[{i}]"), "active person", crew[i]));
     }
-    let stop = |s: &StopIn| (s.date.0, s.time.0, s.district_id.0);
-    Ok(JourneyFields {
-        vehicle: match &input.vehicle_id {
-            VehicleRef::Record(id) => VehicleChoice::Record(*id),
-            VehicleRef::Plate(p) => VehicleChoice::Plate(p.as_str().to_string()),
-        },
-        departure: stop(&input.departure),
-        arrival: stop(&input.arrival),
-        trip_kind: input.trip_kind(),
-        tarifeli_context: input.tarifeli_context.as_ref().map(|t| TarifeliContext {
-            firma_id: t.firma_id.get(),
-            unet_guzergah_kodu: t.unet_guzergah_kodu.get(),
-            kalkis_yer_id: t.kalkis_yer_id.0.into(),
-            varis_yer_id: t.varis_yer_id.0.into(),
-            seyahat_suresi_saat: t.seyahat_suresi_saat.get(),
-        }),
-        personnel_ids: crew.to_vec(),
-    })
+    Ok(JourneyFields::from(journey))
 }
 
 /// Create a journey (status `draft`). Scope `journeys:write`.
@@ -181,8 +69,7 @@ pub async fn create(
     p: Caller<JourneysWrite>,
     ApiJson(input): ApiJson<JourneyIn>,
 ) -> ApiResult<Created<Journey>> {
-    input.check_across()?;
-    let f = resolve(&st, p.org_id, input).await?;
+    let f = resolve(&st, p.org_id, &NewJourney::try_from(input)?).await?;
     let missing = no_vehicle(&f);
     st.journeys.insert(p.org_id, f).await.map_err(|e| vanished_reference(e, "vehicle_id"))?.map(created).ok_or(missing)
 }
@@ -263,8 +150,7 @@ pub async fn update(
         return Err(not_editable(id, current.status));
     }
     let merged = patched(&JourneyIn::from(&current), &patch)?;
-    merged.check_across().map_err(merged_conflict)?;
-    let f = resolve(&st, p.org_id, merged).await?;
+    let f = resolve(&st, p.org_id, &NewJourney::try_from(merged).map_err(merged_conflict)?).await?;
     if current.downstream_reference.is_some() {
         if f.trip_kind != current.trip_kind || f.tarifeli_context != current.tarifeli_context {
             return Err(ApiError::Conflict(format!(
@@ -318,9 +204,5 @@ pub async fn delete(
     p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<OkBody>> {
-    if !db::journeys::delete_draft(&st.db, p.org_id, id).await? {
-        let current = load(&st, p.org_id, id).await?;
-        return Err(not_draft("journey", id, current.status, "deleted"));
-    }
-    Ok(Json(OkBody::default()))
+    delete_draft(&st.db, TargetType::Journey, p.org_id, id).await.map(|()| Json(OkBody::default()))
 }

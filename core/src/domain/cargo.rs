@@ -1,0 +1,250 @@
+//! A cargo shipment as a request states it ([`CargoIn`]: each field parsed by its own type) and
+//! as a value whose rules across fields hold ([`CargoShipment`], made only by parsing a
+//! `CargoIn`).
+
+use chrono::{NaiveDate, NaiveTime};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use utoipa::ToSchema;
+
+use super::{
+    fields::{ceiling, Day, Int, RecordId, Time},
+    kinds::CargoUnit,
+    uetds::{CargoTypeCode, CityId, PlaceId, TaxId, Title, TransportMode, TransportType},
+    Invalid,
+};
+use crate::refdata;
+
+ceiling!(
+    /// A cargo amount: non-negative, below ten billion units.
+    CargoAmount / CargoCeiling, 1e10, "Amount of cargo in `cargo_unit`, non-negative, below 10000000000."
+);
+
+/// A shipment as sent on create; any subset of it on update.
+///
+/// Rules across fields: each district belongs to its city; unloading is not before loading.
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CargoIn {
+    /// An active vehicle record of the organization.
+    pub vehicle_id: RecordId,
+    /// The driver, an active personnel record (U-ETDS's goods service wants the driver's
+    /// identity; a shipment without one, or with a person who is not a driver, is submitted with a
+    /// warning).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_id: Option<RecordId>,
+    pub transport_type: TransportType,
+    pub cargo_type: CargoTypeCode,
+    pub transport_mode: TransportMode,
+    pub cargo_amount: CargoAmount,
+    pub cargo_unit: CargoUnit,
+    pub sender_tax_number: TaxId,
+    pub sender_name: Title,
+    pub receiver_tax_number: TaxId,
+    pub receiver_name: Title,
+    pub loading_date: Day,
+    pub loading_time: Time,
+    pub loading_city_id: CityId,
+    /// A district of `loading_city_id`.
+    pub loading_district_id: PlaceId,
+    /// Not before loading.
+    pub unloading_date: Day,
+    pub unloading_time: Time,
+    pub unloading_city_id: CityId,
+    /// A district of `unloading_city_id`.
+    pub unloading_district_id: PlaceId,
+}
+
+/// What is carried, in U-ETDS's codes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Goods {
+    pub transport_type: i16,
+    pub cargo_type: i32,
+    pub transport_mode: i16,
+    pub amount: f64,
+    pub unit: CargoUnit,
+}
+
+/// A sender or a receiver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Party {
+    pub tax_number: String,
+    pub name: String,
+}
+
+/// Where and when the goods are loaded or unloaded: a district of its province.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handover {
+    pub date: NaiveDate,
+    pub time: NaiveTime,
+    pub city_id: i32,
+    pub district_id: i32,
+}
+
+/// A shipment whose every rule holds: each field's, and those across fields. The vehicle and
+/// the driver are still only ids: whether the organization has them active is the store's to
+/// say.
+#[derive(Debug, Clone)]
+pub struct CargoShipment {
+    vehicle_id: i64,
+    driver_id: Option<i64>,
+    goods: Goods,
+    sender: Party,
+    receiver: Party,
+    loading: Handover,
+    unloading: Handover,
+}
+
+impl CargoShipment {
+    pub fn vehicle_id(&self) -> i64 {
+        self.vehicle_id
+    }
+    pub fn driver_id(&self) -> Option<i64> {
+        self.driver_id
+    }
+    pub fn goods(&self) -> &Goods {
+        &self.goods
+    }
+    pub fn sender(&self) -> &Party {
+        &self.sender
+    }
+    pub fn receiver(&self) -> &Party {
+        &self.receiver
+    }
+    pub fn loading(&self) -> Handover {
+        self.loading
+    }
+    pub fn unloading(&self) -> Handover {
+        self.unloading
+    }
+
+    /// The rules [`TryFrom<CargoIn>`] applies across fields, as JSON Schema keywords of
+    /// `CargoIn`: each district with its province, one alternative per province listing its
+    /// places; the order, which JSON Schema cannot state, in `x-tns-not-before`.
+    pub fn schema_rules() -> Value {
+        let provinces = |kind: &str| -> Value {
+            let alternatives: Vec<Value> = refdata::installed()
+                .map(|r| {
+                    r.cities
+                        .iter()
+                        .map(|c| {
+                            let ids: Vec<i32> =
+                                r.districts.iter().filter(|d| d.city_id == c.id).map(|d| d.id).collect();
+                            let texts: Vec<String> = ids.iter().map(i32::to_string).collect();
+                            json!({"properties": {
+                                format!("{kind}_city_id"): {"const": c.id},
+                                format!("{kind}_district_id"): {"anyOf": [{"enum": ids}, {"enum": texts}]},
+                            }})
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!({"anyOf": alternatives})
+        };
+        json!({
+            "allOf": [provinces("loading"), provinces("unloading")],
+            "x-tns-not-before": [[["/loading_date", "/loading_time"], ["/unloading_date", "/unloading_time"]]],
+        })
+    }
+}
+
+/// `kind`'s place, its district checked to be in its province.
+fn handover(kind: &str, date: Day, time: Time, city: CityId, district: PlaceId) -> Result<Handover, Invalid> {
+    if district.city() != Some(city.0) {
+        return Err(Invalid::new(
+            format!("{kind}_district_id"),
+            format!("district {} is not in province {}", district.0, city.0),
+        ));
+    }
+    Ok(Handover { date: date.0, time: time.0, city_id: city.0, district_id: district.0 })
+}
+
+impl TryFrom<CargoIn> for CargoShipment {
+    type Error = Invalid;
+
+    fn try_from(c: CargoIn) -> Result<CargoShipment, Invalid> {
+        let loading = handover("loading", c.loading_date, c.loading_time, c.loading_city_id, c.loading_district_id)?;
+        let unloading =
+            handover("unloading", c.unloading_date, c.unloading_time, c.unloading_city_id, c.unloading_district_id)?;
+        if (unloading.date, unloading.time) < (loading.date, loading.time) {
+            return Err(Invalid::new("unloading_date", "unloading must not be before loading"));
+        }
+        Ok(CargoShipment {
+            vehicle_id: c.vehicle_id.get(),
+            driver_id: c.driver_id.map(Int::get),
+            goods: Goods {
+                // The bounds of these fields' types fit the narrower columns.
+                transport_type: c.transport_type.get() as i16,
+                cargo_type: c.cargo_type.get() as i32,
+                transport_mode: c.transport_mode.get() as i16,
+                amount: c.cargo_amount.get(),
+                unit: c.cargo_unit,
+            },
+            sender: Party { tax_number: c.sender_tax_number.into_inner(), name: c.sender_name.into_inner() },
+            receiver: Party { tax_number: c.receiver_tax_number.into_inner(), name: c.receiver_name.into_inner() },
+            loading,
+            unloading,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::refdata::{City, District, RefData};
+
+    /// Two provinces of one district each; the only reference data this test binary installs.
+    fn places() {
+        let city = |id: i32| City { id, name: format!("il {id}") };
+        let district =
+            |id: i32, city_id: i32| District { id, city_id, name: format!("ilçe {id}"), kind: "district".into() };
+        refdata::install(RefData::new(vec![city(34), city(6)], vec![district(1, 34), district(2, 6)]));
+    }
+
+    fn shipment(patch: Value) -> CargoIn {
+        places();
+        let mut v = json!({
+            "vehicle_id": 1, "driver_id": 2, "transport_type": 1, "cargo_type": 3, "transport_mode": 1,
+            "cargo_amount": 12.5, "cargo_unit": "KG",
+            "sender_tax_number": "1234567890", "sender_name": "Gönderen A.Ş.",
+            "receiver_tax_number": "1234567890", "receiver_name": "Alıcı Ltd.",
+            "loading_date": "2026-05-01", "loading_time": "08:00", "loading_city_id": 34, "loading_district_id": 1,
+            "unloading_date": "2026-05-02", "unloading_time": "07:00", "unloading_city_id": 6,
+            "unloading_district_id": 2,
+        });
+        for (k, val) in patch.as_object().unwrap() {
+            v[k] = val.clone();
+        }
+        serde_json::from_value(v).expect("each field is valid on its own")
+    }
+
+    fn field(patch: Value) -> String {
+        CargoShipment::try_from(shipment(patch)).expect_err("the rule refuses it").field
+    }
+
+    #[test]
+    fn a_valid_shipment_parses() {
+        let s = CargoShipment::try_from(shipment(json!({}))).unwrap();
+        assert_eq!((s.vehicle_id(), s.driver_id()), (1, Some(2)));
+        assert_eq!((s.goods().transport_type, s.goods().amount, s.goods().unit), (1, 12.5, CargoUnit::Kg));
+        assert_eq!((s.loading().city_id, s.loading().district_id), (34, 1));
+        assert_eq!((s.unloading().city_id, s.unloading().district_id), (6, 2));
+        assert_eq!(s.sender().name, "Gönderen A.Ş.");
+    }
+
+    #[test]
+    fn each_district_is_in_its_province() {
+        assert_eq!(field(json!({"loading_city_id": 6})), "loading_district_id");
+        assert_eq!(field(json!({"unloading_district_id": 1})), "unloading_district_id");
+        // Loading is checked first.
+        assert_eq!(field(json!({"loading_district_id": 2, "unloading_district_id": 1})), "loading_district_id");
+    }
+
+    #[test]
+    fn unloading_is_not_before_loading() {
+        assert_eq!(field(json!({"unloading_date": "2026-05-01", "unloading_time": "07:59"})), "unloading_date");
+        assert_eq!(field(json!({"unloading_date": "2026-04-30", "unloading_time": "09:00"})), "unloading_date");
+        let same = json!({"unloading_date": "2026-05-01", "unloading_time": "08:00"});
+        assert!(CargoShipment::try_from(shipment(same)).is_ok(), "unloading as it loads is allowed");
+    }
+}
