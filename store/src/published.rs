@@ -11,11 +11,18 @@ pub async fn forget_limits(redis: &RedisSettings, orgs: &[i64]) -> anyhow::Resul
     if orgs.is_empty() {
         return Ok(());
     }
-    let client = redis::Client::open(redis.url.as_str())?;
-    let mut conn = tokio::time::timeout(std::time::Duration::from_secs(5), client.get_multiplexed_async_connection())
-        .await
-        .map_err(|_| anyhow::anyhow!("connecting to Redis timed out"))??;
+    let mut conn = connect(redis).await?;
     let keys: Vec<String> = orgs.iter().map(|o| redis.limit_key(*o)).collect();
     redis::cmd("DEL").arg(keys).query_async::<()>(&mut conn).await?;
     Ok(())
+}
+
+/// A connection for one command-line action or job run (not the API's pool), given up after
+/// 5 s so an unreachable Redis never hangs the caller.
+pub(crate) async fn connect(redis: &RedisSettings) -> anyhow::Result<redis::aio::MultiplexedConnection> {
+    let client = redis::Client::open(redis.url.as_str())?;
+    tokio::time::timeout(std::time::Duration::from_secs(5), client.get_multiplexed_async_connection())
+        .await
+        .map_err(|_| anyhow::anyhow!("connecting to Redis timed out"))?
+        .map_err(Into::into)
 }

@@ -160,10 +160,7 @@ pub async fn upsert(db: &PgPool, org: i64, month: Month, counts: &MonthCounts, m
 /// how many organization-months were written.
 pub async fn sweep(redis: &RedisSettings, db: &PgPool, month: Month) -> anyhow::Result<u64> {
     use redis::AsyncCommands;
-    let client = redis::Client::open(redis.url.as_str())?;
-    let mut conn = tokio::time::timeout(std::time::Duration::from_secs(5), client.get_multiplexed_async_connection())
-        .await
-        .map_err(|_| anyhow::anyhow!("connecting to Redis timed out"))??;
+    let mut conn = crate::published::connect(redis).await?;
     let pattern = format!("{}{}", redis.prefix, usage_keys_of_month(month));
     let keys: Vec<String> = {
         let mut iter = conn.scan_match::<_, String>(&pattern).await?;
