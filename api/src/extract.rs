@@ -43,10 +43,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
-/// An optional JSON body: empty (or only whitespace) is `None`, `null` too; anything else is
-/// parsed as [`parse_json`] does.
+/// An optional JSON body: no body at all is `None`, `null` too; anything else must be one JSON
+/// value, parsed as [`parse_json`] does. Only whitespace is not a JSON document, so it is a 400
+/// like any other malformed body, not an absent one.
 pub fn optional_json<T: DeserializeOwned>(body: &[u8]) -> Result<Option<T>, ApiError> {
-    if body.iter().all(|b| b.is_ascii_whitespace()) {
+    if body.is_empty() {
         return Ok(None);
     }
     parse_json(body)
@@ -184,6 +185,16 @@ mod tests {
         assert_eq!(field_of(parse_json::<Body>(br#"{"email":"a","inner":{"n":-1}}"#).unwrap_err()), "inner.n");
         assert_eq!(field_of(parse_json::<Body>(b"[]").unwrap_err()), "body");
         assert!(parse_json::<Body>(br#"{"email":"a"}"#).is_ok());
+    }
+
+    #[test]
+    fn optional_bodies() {
+        assert!(matches!(optional_json::<Body>(b""), Ok(None)));
+        assert!(matches!(optional_json::<Body>(b"null"), Ok(None)));
+        assert!(matches!(optional_json::<Body>(b" null\n"), Ok(None)));
+        assert!(matches!(optional_json::<Body>(b"\n"), Err(ApiError::BadRequest(_))), "whitespace is no document");
+        assert!(matches!(optional_json::<Body>(b"  \t"), Err(ApiError::BadRequest(_))));
+        assert!(matches!(optional_json::<Body>(br#"{"email":"a"}"#), Ok(Some(_))));
     }
 
     #[derive(Debug, Deserialize)]
