@@ -2,7 +2,7 @@
 
 use chrono::{NaiveDate, NaiveTime};
 use serde::Serialize;
-use sqlx::{PgConnection, PgPool, Postgres};
+use sqlx::{PgConnection, PgPool};
 use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
@@ -153,10 +153,7 @@ const FIELDS: [&str; 19] = [
     "unloading_district_id",
 ];
 
-fn bind_fields<'q>(
-    q: sqlx::query::QueryAs<'q, Postgres, Cargo, sqlx::postgres::PgArguments>,
-    c: &'q CargoFields,
-) -> sqlx::query::QueryAs<'q, Postgres, Cargo, sqlx::postgres::PgArguments> {
+fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::RowQuery<'q, Cargo> {
     q.bind(c.vehicle_id)
         .bind(c.driver_id)
         .bind(c.transport_type)

@@ -2,7 +2,7 @@
 
 use chrono::{NaiveDate, NaiveTime};
 use serde::{Deserialize, Serialize};
-use sqlx::{types::Json, PgConnection, PgPool, Postgres};
+use sqlx::{types::Json, PgConnection, PgPool};
 use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
@@ -263,10 +263,7 @@ const VEHICLE_CTE: &str = "WITH v AS (
      WHERE $2::bigint IS NULL OR rec.id IS NOT NULL)";
 
 /// Bind `$2` to `$12`: the vehicle, the reference text, the stops, the context and the kind.
-fn bind_fields<'q, O>(
-    q: sqlx::query::QueryAs<'q, Postgres, O, sqlx::postgres::PgArguments>,
-    f: &'q JourneyFields,
-) -> sqlx::query::QueryAs<'q, Postgres, O, sqlx::postgres::PgArguments> {
+fn bind_fields<'q, O>(q: crate::RowQuery<'q, O>, f: &'q JourneyFields) -> crate::RowQuery<'q, O> {
     q.bind(f.vehicle.record())
         .bind(f.vehicle.plate())
         .bind(f.vehicle.as_ref_text())

@@ -30,6 +30,10 @@ pub mod usage;
 pub mod vehicles;
 pub mod webhooks;
 
+/// A query whose rows come back as `R`, for the helpers that bind one aggregate's fields once
+/// for both its insert and its update.
+pub type RowQuery<'q, R> = sqlx::query::QueryAs<'q, sqlx::Postgres, R, sqlx::postgres::PgArguments>;
+
 use std::{str::FromStr, time::Duration};
 
 use anyhow::Context;

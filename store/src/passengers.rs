@@ -6,7 +6,12 @@ use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
-use tns_core::domain::kinds::Gender;
+use tns_core::domain::{
+    fields::{Amount, Day, Text},
+    kinds::Gender,
+    passenger::{NewPassenger, PassengerIn},
+    uetds::{IdentityNumber, Nationality, Phone, PlaceId},
+};
 
 /// At most this many passengers on one journey.
 pub const MAX_PER_JOURNEY: i64 = 5000;
@@ -38,21 +43,24 @@ impl Keyed for Passenger {
     }
 }
 
-/// Validated passenger fields.
-#[derive(Debug, Clone)]
-pub struct PassengerFields {
-    pub first_name: String,
-    pub last_name: String,
-    pub identity_number: String,
-    pub gender: Gender,
-    pub nationality: Option<String>,
-    pub boarding_place_code: i32,
-    pub destination_place_code: i32,
-    pub ticket_serial_no: Option<String>,
-    pub ticket_issue_date: Option<NaiveDate>,
-    pub amount: Option<f64>,
-    pub seat_no: Option<String>,
-    pub phone: Option<String>,
+/// The stored passenger as their input, which a partial update is merged into.
+impl From<&Passenger> for PassengerIn {
+    fn from(p: &Passenger) -> Self {
+        PassengerIn {
+            first_name: Text::stored(p.first_name.clone()),
+            last_name: Text::stored(p.last_name.clone()),
+            identity_number: IdentityNumber::stored(p.identity_number.clone()),
+            gender: p.gender,
+            nationality: p.nationality.clone().map(Nationality::stored),
+            boarding_place_code: PlaceId(p.boarding_place_code),
+            destination_place_code: PlaceId(p.destination_place_code),
+            ticket_serial_no: p.ticket_serial_no.clone().map(Text::stored),
+            ticket_issue_date: p.ticket_issue_date.map(Day),
+            amount: p.amount.map(Amount::stored),
+            seat_no: p.seat_no.clone().map(Text::stored),
+            phone: p.phone.clone().map(Phone::stored),
+        }
+    }
 }
 
 const COLUMNS: &str = "id, journey_id, first_name, last_name, identity_number, gender, nationality, boarding_place_code, \
@@ -76,14 +84,14 @@ struct Columns {
 }
 
 impl Columns {
-    fn of(rows: &[PassengerFields]) -> Columns {
+    fn of(rows: &[NewPassenger]) -> Columns {
         let mut c = Columns::default();
         for p in rows {
             c.first_name.push(p.first_name.clone());
             c.last_name.push(p.last_name.clone());
-            c.identity_number.push(p.identity_number.clone());
+            c.identity_number.push(p.identity.number().to_owned());
             c.gender.push(p.gender);
-            c.nationality.push(p.nationality.clone());
+            c.nationality.push(p.identity.nationality().map(str::to_owned));
             c.boarding.push(p.boarding_place_code);
             c.destination.push(p.destination_place_code);
             c.ticket_serial_no.push(p.ticket_serial_no.clone());
@@ -110,7 +118,7 @@ pub async fn write(
     tx: &mut PgConnection,
     org: i64,
     journey: i64,
-    rows: &[PassengerFields],
+    rows: &[NewPassenger],
     upsert: bool,
 ) -> sqlx::Result<Vec<Upserted>> {
     let c = Columns::of(rows);
@@ -163,13 +171,7 @@ pub async fn get(db: &PgPool, org: i64, journey: i64, id: i64) -> sqlx::Result<O
         .await
 }
 
-pub async fn update(
-    db: &PgPool,
-    org: i64,
-    journey: i64,
-    id: i64,
-    p: &PassengerFields,
-) -> sqlx::Result<Option<Passenger>> {
+pub async fn update(db: &PgPool, org: i64, journey: i64, id: i64, p: &NewPassenger) -> sqlx::Result<Option<Passenger>> {
     sqlx::query_as(&format!(
         "UPDATE passengers SET first_name = $4, last_name = $5, identity_number = $6, gender = $7, nationality = $8,
                 boarding_place_code = $9, destination_place_code = $10, ticket_serial_no = $11, ticket_issue_date = $12,
@@ -181,9 +183,9 @@ pub async fn update(
     .bind(id)
     .bind(&p.first_name)
     .bind(&p.last_name)
-    .bind(&p.identity_number)
+    .bind(p.identity.number())
     .bind(p.gender)
-    .bind(&p.nationality)
+    .bind(p.identity.nationality())
     .bind(p.boarding_place_code)
     .bind(p.destination_place_code)
     .bind(&p.ticket_serial_no)

@@ -5,7 +5,12 @@ use sqlx::{PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
-use tns_core::domain::kinds::{Gender, RegistryStatus, RoleType};
+use tns_core::domain::{
+    fields::Text,
+    kinds::{Gender, RegistryStatus, RoleType},
+    person::{NewPerson, PersonIn},
+    uetds::{IdentityNumber, Nationality, Phone},
+};
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Person {
@@ -31,62 +36,58 @@ impl Keyed for Person {
     }
 }
 
-/// Validated personnel fields.
-pub struct PersonFields {
-    pub identity_number: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub gender: Gender,
-    pub nationality: Option<String>,
-    pub role_type: RoleType,
-    pub phone: Option<String>,
-    pub address: Option<String>,
-    pub hes_code: Option<String>,
+/// The stored person as their input, which a partial update is merged into.
+impl From<&Person> for PersonIn {
+    fn from(p: &Person) -> Self {
+        PersonIn {
+            identity_number: IdentityNumber::stored(p.identity_number.clone()),
+            first_name: Text::stored(p.first_name.clone()),
+            last_name: Text::stored(p.last_name.clone()),
+            gender: p.gender,
+            nationality: p.nationality.clone().map(Nationality::stored),
+            role_type: p.role_type,
+            phone: p.phone.clone().map(Phone::stored),
+            address: p.address.clone().map(Text::stored),
+            hes_code: p.hes_code.clone().map(Text::stored),
+        }
+    }
 }
 
 const COLUMNS: &str = "id, identity_number, first_name, last_name, gender, nationality, role_type, phone, address, \
                        hes_code, status, created_at, updated_at";
 pub const IDENTITY_KEY: &str = "personnel_org_identity_key";
 
-pub async fn insert(db: &PgPool, org: i64, p: &PersonFields) -> sqlx::Result<Person> {
-    sqlx::query_as(&format!(
+/// The person's fields, in the order of the insert's and the update's parameters.
+fn bind_fields<'q>(q: crate::RowQuery<'q, Person>, p: &'q NewPerson) -> crate::RowQuery<'q, Person> {
+    q.bind(p.identity.number())
+        .bind(&p.first_name)
+        .bind(&p.last_name)
+        .bind(p.gender)
+        .bind(p.identity.nationality())
+        .bind(p.role_type)
+        .bind(&p.phone)
+        .bind(&p.address)
+        .bind(&p.hes_code)
+}
+
+pub async fn insert(db: &PgPool, org: i64, p: &NewPerson) -> sqlx::Result<Person> {
+    let sql = format!(
         "INSERT INTO personnel (org_id, identity_number, first_name, last_name, gender, nationality, role_type, phone,
                                 address, hes_code)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING {COLUMNS}"
-    ))
-    .bind(org)
-    .bind(&p.identity_number)
-    .bind(&p.first_name)
-    .bind(&p.last_name)
-    .bind(p.gender)
-    .bind(&p.nationality)
-    .bind(p.role_type)
-    .bind(&p.phone)
-    .bind(&p.address)
-    .bind(&p.hes_code)
-    .fetch_one(db)
-    .await
+    );
+    let q = sqlx::query_as(&sql).bind(org);
+    bind_fields(q, p).fetch_one(db).await
 }
 
-pub async fn update(db: &PgPool, org: i64, id: i64, p: &PersonFields) -> sqlx::Result<Option<Person>> {
-    sqlx::query_as(&format!(
+pub async fn update(db: &PgPool, org: i64, id: i64, p: &NewPerson) -> sqlx::Result<Option<Person>> {
+    let sql = format!(
         "UPDATE personnel SET identity_number = $3, first_name = $4, last_name = $5, gender = $6, nationality = $7,
                 role_type = $8, phone = $9, address = $10, hes_code = $11, updated_at = now()
           WHERE org_id = $1 AND id = $2 AND status = 'active' RETURNING {COLUMNS}"
-    ))
-    .bind(org)
-    .bind(id)
-    .bind(&p.identity_number)
-    .bind(&p.first_name)
-    .bind(&p.last_name)
-    .bind(p.gender)
-    .bind(&p.nationality)
-    .bind(p.role_type)
-    .bind(&p.phone)
-    .bind(&p.address)
-    .bind(&p.hes_code)
-    .fetch_optional(db)
-    .await
+    );
+    let q = sqlx::query_as(&sql).bind(org).bind(id);
+    bind_fields(q, p).fetch_optional(db).await
 }
 
 pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Person>> {

@@ -5,7 +5,12 @@ use sqlx::{PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
-use tns_core::domain::kinds::{RegistryStatus, VehicleType};
+use tns_core::domain::{
+    fields::{Int, Text},
+    kinds::{RegistryStatus, VehicleType},
+    uetds::{Phone, Plate},
+    vehicle::{NewVehicle, VehicleIn},
+};
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Vehicle {
@@ -29,56 +34,54 @@ impl Keyed for Vehicle {
     }
 }
 
-/// Validated vehicle fields.
-pub struct VehicleFields {
-    pub plate: String,
-    pub vehicle_type: VehicleType,
-    pub brand: Option<String>,
-    pub model: Option<String>,
-    pub model_year: Option<i32>,
-    pub capacity: Option<i32>,
-    pub phone: Option<String>,
+/// The stored vehicle as its input, which a partial update is merged into.
+impl From<&Vehicle> for VehicleIn {
+    fn from(v: &Vehicle) -> Self {
+        VehicleIn {
+            plate: Plate::stored(v.plate.clone()),
+            vehicle_type: v.vehicle_type,
+            brand: v.brand.clone().map(Text::stored),
+            model: v.model.clone().map(Text::stored),
+            model_year: v.model_year.map(|y| Int::stored(y.into())),
+            capacity: v.capacity.map(|c| Int::stored(c.into())),
+            phone: v.phone.clone().map(Phone::stored),
+        }
+    }
 }
 
 const COLUMNS: &str =
     "id, plate, vehicle_type, brand, model, model_year, capacity, phone, status, created_at, updated_at";
 pub const PLATE_KEY: &str = "vehicles_org_plate_key";
 
-pub async fn insert(db: &PgPool, org: i64, v: &VehicleFields) -> sqlx::Result<Vehicle> {
-    sqlx::query_as(&format!(
+/// The vehicle's fields, in the order of the insert's and the update's parameters.
+fn bind_fields<'q>(q: crate::RowQuery<'q, Vehicle>, v: &'q NewVehicle) -> crate::RowQuery<'q, Vehicle> {
+    q.bind(&v.plate)
+        .bind(v.vehicle_type)
+        .bind(&v.brand)
+        .bind(&v.model)
+        .bind(v.model_year)
+        .bind(v.capacity)
+        .bind(&v.phone)
+}
+
+pub async fn insert(db: &PgPool, org: i64, v: &NewVehicle) -> sqlx::Result<Vehicle> {
+    let sql = format!(
         "INSERT INTO vehicles (org_id, plate, vehicle_type, brand, model, model_year, capacity, phone)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLUMNS}"
-    ))
-    .bind(org)
-    .bind(&v.plate)
-    .bind(v.vehicle_type)
-    .bind(&v.brand)
-    .bind(&v.model)
-    .bind(v.model_year)
-    .bind(v.capacity)
-    .bind(&v.phone)
-    .fetch_one(db)
-    .await
+    );
+    let q = sqlx::query_as(&sql).bind(org);
+    bind_fields(q, v).fetch_one(db).await
 }
 
 /// Replace the fields of an active vehicle; `None` when there is none with that id.
-pub async fn update(db: &PgPool, org: i64, id: i64, v: &VehicleFields) -> sqlx::Result<Option<Vehicle>> {
-    sqlx::query_as(&format!(
+pub async fn update(db: &PgPool, org: i64, id: i64, v: &NewVehicle) -> sqlx::Result<Option<Vehicle>> {
+    let sql = format!(
         "UPDATE vehicles SET plate = $3, vehicle_type = $4, brand = $5, model = $6, model_year = $7, capacity = $8,
                 phone = $9, updated_at = now()
           WHERE org_id = $1 AND id = $2 AND status = 'active' RETURNING {COLUMNS}"
-    ))
-    .bind(org)
-    .bind(id)
-    .bind(&v.plate)
-    .bind(v.vehicle_type)
-    .bind(&v.brand)
-    .bind(&v.model)
-    .bind(v.model_year)
-    .bind(v.capacity)
-    .bind(&v.phone)
-    .fetch_optional(db)
-    .await
+    );
+    let q = sqlx::query_as(&sql).bind(org).bind(id);
+    bind_fields(q, v).fetch_optional(db).await
 }
 
 /// One vehicle, active or retired (journeys may still show a retired one).

@@ -1,7 +1,8 @@
 //! The shared flow of the two registries an organization keeps — vehicles and personnel:
 //! create, list, get, partial update and delete-or-retire, with the same 404s and 409s (the
 //! handlers' extractors carry the scopes).
-//! Each registry says only what differs (its input, validation, queries, unique key).
+//! Each registry says only what differs (its input and the value it parses into, queries,
+//! unique key).
 
 use std::future::Future;
 
@@ -14,6 +15,7 @@ use crate::{
     state::AppState,
     v1::resource::{conflict_on, created, merged_conflict, not_found, patched, Created, ListQuery},
 };
+use tns_core::domain::Invalid;
 use tns_store::{
     pagination::{Keyed, Page, Paged},
     retire::{retire, Retirable},
@@ -23,36 +25,33 @@ pub trait Registry {
     type Record: Keyed;
     /// The input view: every field on create, any subset on update (via a merge patch).
     type Input: DeserializeOwned + Serialize + for<'a> From<&'a Self::Record>;
-    type Fields: Sync;
+    /// What the input parses into: every rule, the ones across fields too, holds.
+    type Value: Sync;
     /// As error messages name it (`vehicle`).
     const KIND: &'static str;
     const RETIRE: Retirable;
     /// The unique index that makes a duplicate a 409.
     const UNIQUE_KEY: &'static str;
 
-    /// The rules across the input's fields (each field's own rule was applied by parsing).
-    fn check_across(_input: &Self::Input) -> ApiResult<()> {
-        Ok(())
-    }
-    /// The validated fields.
-    fn fields(input: Self::Input) -> Self::Fields;
+    /// Apply the rules across the input's fields (each field's own rule was applied by
+    /// deserializing it).
+    fn parse(input: Self::Input) -> Result<Self::Value, Invalid>;
     /// The 409 detail for a duplicate.
-    fn duplicate(fields: &Self::Fields) -> String;
+    fn duplicate(value: &Self::Value) -> String;
     fn is_active(record: &Self::Record) -> bool;
-    fn insert(db: &PgPool, org: i64, f: &Self::Fields) -> impl Future<Output = sqlx::Result<Self::Record>> + Send;
+    fn insert(db: &PgPool, org: i64, f: &Self::Value) -> impl Future<Output = sqlx::Result<Self::Record>> + Send;
     fn update(
         db: &PgPool,
         org: i64,
         id: i64,
-        f: &Self::Fields,
+        f: &Self::Value,
     ) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
     fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
     fn list(db: &PgPool, org: i64, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Self::Record>>> + Send;
 }
 
 pub async fn create<R: Registry>(st: &AppState, p: &Principal, input: R::Input) -> ApiResult<Created<R::Record>> {
-    R::check_across(&input)?;
-    let f = R::fields(input);
+    let f = R::parse(input)?;
     let rec = R::insert(&st.db, p.org_id, &f).await.map_err(|e| conflict_on(e, R::UNIQUE_KEY, || R::duplicate(&f)))?;
     Ok(created(rec))
 }
@@ -77,8 +76,7 @@ pub async fn update<R: Registry>(
 ) -> ApiResult<R::Record> {
     let current = R::get(&st.db, p.org_id, id).await?.filter(R::is_active).ok_or_else(|| not_found(R::KIND, id))?;
     let merged = patched(&R::Input::from(&current), patch)?;
-    R::check_across(&merged).map_err(merged_conflict)?;
-    let f = R::fields(merged);
+    let f = R::parse(merged).map_err(merged_conflict)?;
     R::update(&st.db, p.org_id, id, &f)
         .await
         .map_err(|e| conflict_on(e, R::UNIQUE_KEY, || R::duplicate(&f)))?

@@ -1,18 +1,23 @@
 //! Input parsing: each field type parses a raw request value once, by a rule the OpenAPI
 //! document states too ([`fields`]), so handlers and the database only see valid data.
-//! Downstream (U-ETDS) rules live in [`uetds`]; the closed sets of values in [`kinds`]. An
-//! aggregate whose rules span its fields ([`journey`], [`cargo`]) is parsed once more, from its
-//! request shape into a value those rules hold for.
+//! Downstream (U-ETDS) rules live in [`uetds`]; the closed sets of values in [`kinds`]. Each
+//! aggregate a request writes ([`vehicle`], [`person`], [`journey`], [`passenger`], [`cargo`],
+//! [`webhooks`], [`downstream`]) has its request shape here and is parsed once more, from that shape into a
+//! value its rules across fields hold for; the store writes only such values.
 
 pub mod billing;
 pub mod cargo;
+pub mod downstream;
 pub mod fields;
 pub mod journey;
 pub mod kinds;
 pub mod money;
 pub mod month;
+pub mod passenger;
+pub mod person;
 pub mod personal;
 pub mod uetds;
+pub mod vehicle;
 pub mod warnings;
 pub mod webhooks;
 

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::fields::{as_given, bounds, field_impls, pattern, string_field, upper, Field, Text};
+use super::Invalid;
 use crate::refdata;
 
 pub const NAME_MAX: usize = 50;
@@ -116,6 +117,33 @@ pub fn check_identity(identity: &IdentityNumber, nationality: Option<&Nationalit
                     foreign national send `nationality` and the passport number");
     }
     Ok(())
+}
+
+/// Who a person is to U-ETDS: an identity number and the nationality it belongs to, with the
+/// rule across the two ([`check_identity`]) holding. Made only by [`Identity::parse`], so a
+/// crew member or passenger value cannot carry a Turkish national without a valid T.C. number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    number: String,
+    nationality: Option<String>,
+}
+
+impl Identity {
+    /// `Err` names `identity_number`, the field to fix.
+    pub fn parse(number: IdentityNumber, nationality: Option<Nationality>) -> Result<Identity, Invalid> {
+        check_identity(&number, nationality.as_ref()).map_err(|why| Invalid::new("identity_number", why))?;
+        Ok(Identity { number: number.into_inner(), nationality: nationality.map(Nationality::into_inner) })
+    }
+
+    /// Upper-cased, as stored.
+    pub fn number(&self) -> &str {
+        &self.number
+    }
+
+    /// Two upper-case letters; `None` means Turkish.
+    pub fn nationality(&self) -> Option<&str> {
+        self.nationality.as_deref()
+    }
 }
 
 /// [`check_identity`] in the document: when `nationality` is absent, null or TR (any case),

@@ -1,10 +1,81 @@
-//! Field rules of webhook subscriptions.
+//! Webhook subscriptions as requests state them: each field's rule, the request shapes, and
+//! the admission of an endpoint (its URL against the operator's policy, its host resolved).
 
 use std::borrow::Cow;
 
+use serde::Deserialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
-use super::fields::{as_given, field_impls, pattern, string_field, Field};
+use super::{
+    fields::{as_given, field_impls, pattern, string_field, Field, RecordId},
+    kinds::EventType,
+    Invalid,
+};
+use crate::{guard, signing};
+
+/// A subscription as sent on create.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionIn {
+    pub event_type: EventType,
+    /// Where deliveries are POSTed: not an internal address.
+    pub endpoint_url: EndpointUrl,
+    /// Signing secret; generated (`whsec_…`) when left out.
+    #[serde(default)]
+    pub secret: Option<WebhookSecret>,
+}
+
+/// A change of a subscription: any of its fields.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriptionPatch {
+    /// Reactivate (its failure streak starts afresh) or deactivate (waiting deliveries then
+    /// fail).
+    #[serde(default)]
+    pub active: Option<Flag>,
+    #[serde(default)]
+    pub event_type: Option<EventType>,
+    #[serde(default)]
+    pub endpoint_url: Option<EndpointUrl>,
+}
+
+/// The optional body of a secret rotation.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RotateSecretIn {
+    /// The new secret; generated (`whsec_…`) when left out.
+    #[serde(default)]
+    pub secret: Option<WebhookSecret>,
+}
+
+/// The optional body of a test event.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TestEventIn {
+    /// Send to this subscription only; without it, to every active subscription.
+    #[serde(default)]
+    pub subscription_id: Option<RecordId>,
+}
+
+impl EndpointUrl {
+    /// Who may be called: the well-formed URL (this type's rule), https unless the operator
+    /// allows http, whose host is not internal now (DNS is checked again at every delivery).
+    /// `Err` names `endpoint_url`.
+    pub async fn admit(&self, policy: guard::Policy) -> Result<String, Invalid> {
+        let refused = |e: guard::Refused| Invalid::new("endpoint_url", e.0);
+        let url = guard::parse_endpoint(self.as_str(), policy).map_err(refused)?;
+        guard::check_resolves(&url, policy).await.map_err(refused)?;
+        Ok(url.to_string())
+    }
+}
+
+impl WebhookSecret {
+    /// The secret the subscriber chose, or a generated `whsec_…` one.
+    pub fn or_generated(chosen: Option<WebhookSecret>) -> String {
+        chosen.map_or_else(signing::generate_secret, WebhookSecret::into_inner)
+    }
+}
 
 pattern!(
     /// An http(s) URL: a host name of letter-initial last label or a dotted IPv4 address, an

@@ -2,7 +2,7 @@
 //! U-ETDS credentials.
 
 use axum::{extract::State, Json};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::{
@@ -13,10 +13,11 @@ use crate::{
     submit::DEFAULT_ADAPTER,
 };
 use tns_adapter_host::credentials;
+pub use tns_core::domain::downstream::DownstreamIn;
 use tns_core::{
     domain::{
+        downstream::Choice,
         kinds::{AdapterName, Environment},
-        uetds::{WsPassword, WsUsername},
     },
     scopes::need::{AccountRead, AccountWrite},
 };
@@ -40,31 +41,9 @@ pub struct Downstream {
     pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// Choose the downstream. For `uetds`, `environment`, `ws_username` and `ws_password` are
-/// required, and checked with U-ETDS before they are saved; for `sandbox` they must be absent
-/// (switching to the sandbox clears the stored credentials).
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct DownstreamIn {
-    adapter: AdapterName,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    environment: Option<Environment>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    ws_username: Option<WsUsername>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    ws_password: Option<WsPassword>,
-}
-
 impl crate::v1::openapi::AcrossFields for DownstreamIn {
     fn json_rules() -> serde_json::Value {
-        serde_json::json!({
-            "if": {"properties": {"adapter": {"const": AdapterName::Uetds.as_str()}}},
-            "then": {"required": ["environment", "ws_username", "ws_password"],
-                     "properties": {"environment": {"type": "string"}, "ws_username": {"type": "string"},
-                                    "ws_password": {"type": "string"}}},
-            "else": {"properties": {"environment": {"type": "null"}, "ws_username": {"type": "null"},
-                                    "ws_password": {"type": "null"}}},
-        })
+        Choice::schema_rules()
     }
 }
 
@@ -110,16 +89,13 @@ pub async fn put(
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<DownstreamIn>,
 ) -> ApiResult<Json<Downstream>> {
-    let creds = match input.adapter {
-        AdapterName::Uetds => {
-            let missing = |f: &str| ApiError::validation(f, "is required for the `uetds` adapter");
-            let environment = input.environment.ok_or_else(|| missing("environment"))?;
-            let user = input.ws_username.ok_or_else(|| missing("ws_username"))?;
-            let password = input.ws_password.ok_or_else(|| missing("ws_password"))?;
+    let choice = Choice::try_from(input)?;
+    let creds = match &choice {
+        Choice::Uetds(login) => {
             let credentials = tns_adapter::Credentials {
-                username: user.as_str().to_string(),
-                password: password.as_str().to_string(),
-                environment: credentials::environment_of(environment),
+                username: login.username.as_str().to_string(),
+                password: login.password.as_str().to_string(),
+                environment: credentials::environment_of(login.environment),
             };
             let budget = st.credential_checks.hit(&st.redis, &p.org_id.to_string()).await;
             if !budget.admitted {
@@ -131,28 +107,16 @@ pub async fn put(
                 });
             }
             st.downstreams.verify(AdapterName::Uetds.as_str(), credentials, "ws_password").await?;
-            let sealed = credentials::seal(&st.cfg.data_key, p.org_id, password.as_str());
-            Some((environment, user, sealed))
+            Some((login, credentials::seal(&st.cfg.data_key, p.org_id, login.password.as_str())))
         }
-        _ => {
-            for (field, given) in [
-                ("environment", input.environment.is_some()),
-                ("ws_username", input.ws_username.is_some()),
-                ("ws_password", input.ws_password.is_some()),
-            ] {
-                if given {
-                    return Err(ApiError::validation(field, "is only for the `uetds` adapter"));
-                }
-            }
-            None
-        }
+        Choice::Plain(_) => None,
     };
-    let stored = creds.as_ref().map(|(environment, user, sealed)| StoredCredentials {
-        environment: *environment,
-        ws_username: user.as_str(),
-        ws_password_sealed: sealed.clone(),
+    let stored = creds.map(|(login, sealed)| StoredCredentials {
+        environment: login.environment,
+        ws_username: login.username.as_str(),
+        ws_password_sealed: sealed,
     });
-    let setting = db::downstream::set(&st.db, p.org_id, input.adapter.as_str(), stored).await?;
+    let setting = db::downstream::set(&st.db, p.org_id, choice.adapter().as_str(), stored).await?;
     // `GET /portal/me` shows the user name: this process answers anew at once.
     st.profiles.remove_where(|(org, _), _| *org == p.org_id);
     Ok(answer(Some(setting)))

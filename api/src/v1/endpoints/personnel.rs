@@ -3,9 +3,7 @@
 use std::future::Future;
 
 use axum::{extract::State, Json};
-use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
-use utoipa::ToSchema;
 
 use crate::{
     auth::Caller,
@@ -19,40 +17,17 @@ use crate::{
         Ok as OkBody,
     },
 };
+pub use tns_core::domain::person::PersonIn;
 use tns_core::{
-    domain::{
-        fields::Text,
-        kinds::{Gender, RegistryStatus, RoleType},
-        uetds::{check_identity, identity_rule, Address, HesCode, IdentityNumber, Nationality, PersonName, Phone},
-    },
+    domain::{kinds::RegistryStatus, person::NewPerson, uetds::identity_rule, Invalid},
     scopes::need::{JourneysRead, JourneysWrite},
 };
 use tns_store::{
     self as db,
     pagination::{Page, Paged},
-    personnel::{Person, PersonFields},
+    personnel::Person,
     retire::Retirable,
 };
-
-/// A crew member as sent on create; any subset of it on update.
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PersonIn {
-    identity_number: IdentityNumber,
-    first_name: PersonName,
-    last_name: PersonName,
-    gender: Gender,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    nationality: Option<Nationality>,
-    role_type: RoleType,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    phone: Option<Phone>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    address: Option<Address>,
-    /// Health-code value (HES), an obsolete field U-ETDS still carries.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    hes_code: Option<HesCode>,
-}
 
 patch_schema!(PersonPatch, PersonIn);
 
@@ -62,69 +37,33 @@ impl AcrossFields for PersonIn {
     }
 }
 
-impl From<PersonIn> for PersonFields {
-    fn from(p: PersonIn) -> Self {
-        PersonFields {
-            identity_number: p.identity_number.into_inner(),
-            first_name: p.first_name.into_inner(),
-            last_name: p.last_name.into_inner(),
-            gender: p.gender,
-            nationality: p.nationality.map(Nationality::into_inner),
-            role_type: p.role_type,
-            phone: p.phone.map(Phone::into_inner),
-            address: p.address.map(Text::into_inner),
-            hes_code: p.hes_code.map(Text::into_inner),
-        }
-    }
-}
-
-impl From<&Person> for PersonIn {
-    fn from(p: &Person) -> Self {
-        PersonIn {
-            identity_number: IdentityNumber::stored(p.identity_number.clone()),
-            first_name: Text::stored(p.first_name.clone()),
-            last_name: Text::stored(p.last_name.clone()),
-            gender: p.gender,
-            nationality: p.nationality.clone().map(Nationality::stored),
-            role_type: p.role_type,
-            phone: p.phone.clone().map(Phone::stored),
-            address: p.address.clone().map(Text::stored),
-            hes_code: p.hes_code.clone().map(Text::stored),
-        }
-    }
-}
-
 pub struct Personnel;
 
 impl Registry for Personnel {
     type Record = Person;
     type Input = PersonIn;
-    type Fields = PersonFields;
+    type Value = NewPerson;
     const KIND: &'static str = "person";
     const RETIRE: Retirable = Retirable::Person;
     const UNIQUE_KEY: &'static str = db::personnel::IDENTITY_KEY;
 
-    fn check_across(p: &PersonIn) -> ApiResult<()> {
-        check_identity(&p.identity_number, p.nationality.as_ref())
-            .map_err(|why| crate::error::ApiError::validation("identity_number", why))
+    fn parse(input: PersonIn) -> Result<NewPerson, Invalid> {
+        input.try_into()
     }
-    fn fields(input: PersonIn) -> PersonFields {
-        input.into()
-    }
-    fn duplicate(f: &PersonFields) -> String {
-        format!("an active person with identity number {} already exists", f.identity_number)
+    fn duplicate(f: &NewPerson) -> String {
+        format!("an active person with identity number {} already exists", f.identity.number())
     }
     fn is_active(r: &Person) -> bool {
         r.status == RegistryStatus::Active
     }
-    fn insert(db: &PgPool, org: i64, f: &PersonFields) -> impl Future<Output = sqlx::Result<Person>> + Send {
+    fn insert(db: &PgPool, org: i64, f: &NewPerson) -> impl Future<Output = sqlx::Result<Person>> + Send {
         db::personnel::insert(db, org, f)
     }
     fn update(
         db: &PgPool,
         org: i64,
         id: i64,
-        f: &PersonFields,
+        f: &NewPerson,
     ) -> impl Future<Output = sqlx::Result<Option<Person>>> + Send {
         db::personnel::update(db, org, id, f)
     }

@@ -3,9 +3,7 @@
 use std::future::Future;
 
 use axum::{extract::State, Json};
-use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
-use utoipa::ToSchema;
 
 use crate::{
     auth::Caller,
@@ -19,97 +17,47 @@ use crate::{
         Ok as OkBody,
     },
 };
+pub use tns_core::domain::vehicle::VehicleIn;
 use tns_core::{
-    domain::{
-        fields::{Int, Text, Text50},
-        kinds::{RegistryStatus, VehicleType},
-        uetds::{Capacity, ModelYear, Phone, Plate},
-    },
+    domain::{kinds::RegistryStatus, vehicle::NewVehicle, Invalid},
     scopes::need::{JourneysRead, JourneysWrite},
 };
 use tns_store::{
     self as db,
     pagination::{Page, Paged},
     retire::Retirable,
-    vehicles::{Vehicle, VehicleFields},
+    vehicles::Vehicle,
 };
 
-/// A vehicle as sent on create; any subset of it on update.
-#[derive(Debug, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct VehicleIn {
-    plate: Plate,
-    vehicle_type: VehicleType,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    brand: Option<Text50>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    model: Option<Text50>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    model_year: Option<ModelYear>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    capacity: Option<Capacity>,
-    /// Contact phone of the vehicle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    phone: Option<Phone>,
-}
-
 patch_schema!(VehiclePatch, VehicleIn);
-
-impl From<VehicleIn> for VehicleFields {
-    fn from(v: VehicleIn) -> Self {
-        VehicleFields {
-            plate: v.plate.into_inner(),
-            vehicle_type: v.vehicle_type,
-            brand: v.brand.map(Text::into_inner),
-            model: v.model.map(Text::into_inner),
-            model_year: v.model_year.map(|y| y.get() as i32),
-            capacity: v.capacity.map(|c| c.get() as i32),
-            phone: v.phone.map(Phone::into_inner),
-        }
-    }
-}
-
-impl From<&Vehicle> for VehicleIn {
-    fn from(v: &Vehicle) -> Self {
-        VehicleIn {
-            plate: Plate::stored(v.plate.clone()),
-            vehicle_type: v.vehicle_type,
-            brand: v.brand.clone().map(Text::stored),
-            model: v.model.clone().map(Text::stored),
-            model_year: v.model_year.map(|y| Int::stored(y.into())),
-            capacity: v.capacity.map(|c| Int::stored(c.into())),
-            phone: v.phone.clone().map(Phone::stored),
-        }
-    }
-}
 
 pub struct Vehicles;
 
 impl Registry for Vehicles {
     type Record = Vehicle;
     type Input = VehicleIn;
-    type Fields = VehicleFields;
+    type Value = NewVehicle;
     const KIND: &'static str = "vehicle";
     const RETIRE: Retirable = Retirable::Vehicle;
     const UNIQUE_KEY: &'static str = db::vehicles::PLATE_KEY;
 
-    fn fields(input: VehicleIn) -> VehicleFields {
-        input.into()
+    fn parse(input: VehicleIn) -> Result<NewVehicle, Invalid> {
+        Ok(input.into())
     }
-    fn duplicate(f: &VehicleFields) -> String {
+    fn duplicate(f: &NewVehicle) -> String {
         format!("an active vehicle with plate {} already exists", f.plate)
     }
     fn is_active(r: &Vehicle) -> bool {
         r.status == RegistryStatus::Active
     }
-    fn insert(db: &PgPool, org: i64, f: &VehicleFields) -> impl Future<Output = sqlx::Result<Vehicle>> + Send {
+    fn insert(db: &PgPool, org: i64, f: &NewVehicle) -> impl Future<Output = sqlx::Result<Vehicle>> + Send {
         db::vehicles::insert(db, org, f)
     }
     fn update(
         db: &PgPool,
         org: i64,
         id: i64,
-        f: &VehicleFields,
+        f: &NewVehicle,
     ) -> impl Future<Output = sqlx::Result<Option<Vehicle>>> + Send {
         db::vehicles::update(db, org, id, f)
     }

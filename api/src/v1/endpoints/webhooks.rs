@@ -4,7 +4,6 @@
 
 use axum::{body::Bytes, extract::State, http::StatusCode, Extension, Json};
 use serde::{Deserialize, Serialize};
-use tns_core::{guard, signing};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
@@ -18,12 +17,13 @@ use crate::{
         Ok as OkBody,
     },
 };
+pub use tns_core::domain::webhooks::{SubscriptionIn, SubscriptionPatch, TestEventIn};
 use tns_core::{
     domain::{
         fields::{Cursor, Int, Limit, RecordId},
-        kinds::{AnyEventType, DeliveryStatus, EventType},
+        kinds::{AnyEventType, DeliveryStatus},
         personal::mask_personal,
-        webhooks::{EndpointUrl, Flag, WebhookSecret},
+        webhooks::{RotateSecretIn, WebhookSecret},
     },
     scopes::{
         need::{WebhooksRead, WebhooksWrite},
@@ -36,17 +36,6 @@ use tns_store::{
     webhooks::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, Subscription, MAX_SUBSCRIPTIONS},
 };
 
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SubscriptionIn {
-    event_type: EventType,
-    /// Where deliveries are POSTed: not an internal address.
-    endpoint_url: EndpointUrl,
-    /// Signing secret; generated (`whsec_…`) when left out.
-    #[serde(default)]
-    secret: Option<WebhookSecret>,
-}
-
 /// A subscription with its signing secret, shown this once.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CreatedSubscription {
@@ -55,15 +44,6 @@ pub struct CreatedSubscription {
     /// Signs every delivery: `X-Webhook-Signature` (hex HMAC-SHA256 of the body keyed with the
     /// whole secret) and `webhook-signature` (Standard Webhooks). Not shown again.
     secret: String,
-}
-
-/// Who may be called: a well-formed URL (its field type), https unless the operator allows
-/// http, whose host is not internal now (DNS is checked again at every delivery).
-async fn endpoint(st: &AppState, url: &EndpointUrl) -> ApiResult<String> {
-    let policy = st.cfg.webhook_policy;
-    let url = guard::parse_endpoint(url.as_str(), policy).map_err(|e| ApiError::validation("endpoint_url", e.0))?;
-    guard::check_resolves(&url, policy).await.map_err(|e| ApiError::validation("endpoint_url", e.0))?;
-    Ok(url.to_string())
 }
 
 /// Subscribe an endpoint to an event type. The answer carries the signing secret once (an
@@ -77,8 +57,8 @@ pub async fn create(
     p: Caller<WebhooksWrite>,
     ApiJson(input): ApiJson<SubscriptionIn>,
 ) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedSubscription>)> {
-    let url = endpoint(&st, &input.endpoint_url).await?;
-    let secret = input.secret.map_or_else(signing::generate_secret, WebhookSecret::into_inner);
+    let url = input.endpoint_url.admit(st.cfg.webhook_policy).await?;
+    let secret = WebhookSecret::or_generated(input.secret);
     let sealed = st.cfg.data_key.seal(p.org_id, secret.as_bytes());
     let subscription =
         db::webhooks::insert(&st.db, p.org_id, input.event_type, &url, &sealed).await?.ok_or_else(|| {
@@ -113,19 +93,6 @@ pub async fn get(
     db::webhooks::get(&st.db, p.org_id, id).await?.map(Json).ok_or_else(|| not_found("webhook subscription", id))
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct SubscriptionPatch {
-    /// Reactivate (its failure streak starts afresh) or deactivate (waiting deliveries then
-    /// fail).
-    #[serde(default)]
-    active: Option<Flag>,
-    #[serde(default)]
-    event_type: Option<EventType>,
-    #[serde(default)]
-    endpoint_url: Option<EndpointUrl>,
-}
-
 /// Change a subscription: any of `active`, `event_type`, `endpoint_url`. Answers the whole
 /// record. Scope `webhooks:write`.
 #[utoipa::path(put, path = "/portal/webhooks/{id}", operation_id = "update_webhook", tag = "webhooks", params(("id" = i64, Path)), request_body = SubscriptionPatch,
@@ -139,7 +106,7 @@ pub async fn update(
 ) -> ApiResult<Json<Subscription>> {
     let active = patch.active.map(|f| f.0);
     let url = match &patch.endpoint_url {
-        Some(u) => Some(endpoint(&st, u).await?),
+        Some(u) => Some(u.admit(st.cfg.webhook_policy).await?),
         None => None,
     };
     let mut tx = st.db.begin().await?;
@@ -148,14 +115,6 @@ pub async fn update(
         .ok_or_else(|| not_found("webhook subscription", id))?;
     tx.commit().await?;
     Ok(Json(updated))
-}
-
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RotateSecretIn {
-    /// The new secret; generated (`whsec_…`) when left out.
-    #[serde(default)]
-    secret: Option<WebhookSecret>,
 }
 
 /// Replace a subscription's signing secret (optional body `{"secret"}`; generated when left
@@ -176,7 +135,7 @@ pub async fn rotate_secret(
 ) -> ApiResult<(Extension<NoReplay>, Json<CreatedSubscription>)> {
     // The body is optional: empty (or `null`) means "generate one".
     let input: RotateSecretIn = optional_json(&body)?.unwrap_or_default();
-    let secret = input.secret.map_or_else(signing::generate_secret, WebhookSecret::into_inner);
+    let secret = WebhookSecret::or_generated(input.secret);
     let sealed = st.cfg.data_key.seal(p.org_id, secret.as_bytes());
     let subscription = db::webhooks::rotate_secret(&st.db, p.org_id, id, &sealed)
         .await?
@@ -273,14 +232,6 @@ fn masked(body: String) -> String {
         }
         Err(_) => body,
     }
-}
-
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TestEventIn {
-    /// Send to this subscription only; without it, to every active subscription.
-    #[serde(default)]
-    subscription_id: Option<RecordId>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
