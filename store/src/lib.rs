@@ -30,7 +30,7 @@ pub mod usage;
 pub mod vehicles;
 pub mod webhooks;
 
-/// A query whose rows come back as `R`, for the helpers that bind one aggregate's fields once
+/// A query whose rows come back as `R`: the type of the helpers that bind an aggregate's fields
 /// for both its insert and its update.
 pub type RowQuery<'q, R> = sqlx::query::QueryAs<'q, sqlx::Postgres, R, sqlx::postgres::PgArguments>;
 

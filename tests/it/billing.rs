@@ -71,7 +71,7 @@ async fn invoices_are_listed_per_organization() {
     let app = TestApp::spawn().await;
     let org = app.register().await;
     let other = app.register().await;
-    // Nothing issued yet: an empty list, as the spec's shape.
+    // Nothing issued yet: an empty list, in the documented shape.
     assert_eq!(app.get_ok("/portal/billing/invoices", &org.key).await["data"], json!([]));
     for (owner, start, total, status) in [
         (org.id, "2026-10-01", 116.82, "paid"),

@@ -25,7 +25,7 @@ pub fn person(n: u64, role: &str) -> Value {
     json!({"identity_number": tckn(n), "first_name": "Mehmet", "last_name": "Demir", "gender": "E", "role_type": role})
 }
 
-/// A scheduled journey exactly as the spec writes one (no crew).
+/// A scheduled journey exactly in the documented shape (no crew).
 pub fn journey(vehicle_id: Value) -> Value {
     json!({
         "vehicle_id": vehicle_id,

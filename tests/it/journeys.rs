@@ -95,7 +95,7 @@ async fn vehicle_by_plate_registered_or_not() {
     let j = app.post_ok("/portal/journeys", k, journey(json!(lower)), 201).await;
     assert_eq!(j["plate"], fleet.plate);
     assert_eq!(j["vehicle_record_id"], fleet.vehicle_id, "a registered plate links its record");
-    assert_eq!(j["trip_kind"], "tarifeli", "the spec's default");
+    assert_eq!(j["trip_kind"], "tarifeli", "the documented default");
     let j = app.post_ok("/portal/journeys", k, journey(json!("06 TARIFESIZ 123")), 201).await;
     assert_eq!(j["plate"], "06TARIFESIZ123");
     assert!(j["vehicle_record_id"].is_null());

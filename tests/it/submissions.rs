@@ -498,8 +498,8 @@ async fn wait_for_sessions_gone(db: &sqlx::PgPool, application_name: &str) {
     panic!("{application_name} sessions still open 5 s after the process died");
 }
 
-/// A client that knows only the spec: a journey as the spec writes it (no crew), its passengers,
-/// a submit, and the submission delivered; a non-scheduled trip without crew the same way. What
+/// A client that knows only the documented API: a journey in its documented shape (no crew),
+/// its passengers, a submit, and the submission delivered; a non-scheduled trip without crew the same way. What
 /// U-ETDS will want but the journeys lack comes back as warnings.
 #[tokio::test]
 async fn spec_shaped_journeys_are_delivered_with_warnings_never_refused() {

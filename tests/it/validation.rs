@@ -152,7 +152,7 @@ async fn invalid_input_is_refused_naming_the_field() {
     ] {
         json_of(app.post(&passengers, Some(k), body).await, 201).await;
     }
-    // A non-scheduled trip has no context; a scheduled one as the spec writes it has one.
+    // A non-scheduled trip has no context; a scheduled one in its documented shape has one.
     let mut tarifesiz = journey(v.clone());
     tarifesiz["trip_kind"] = json!("tarifesiz");
     tarifesiz["tarifeli_context"] = Value::Null;

@@ -487,7 +487,7 @@ async fn subscriptions_validate_limit_scope_and_stop_on_delete() {
     ] {
         assert_eq!(error_body(app.post("/portal/webhooks", Some(k), body).await, 422).await["field"], field);
     }
-    // The caller chooses the secret (the spec's words): a short one is theirs to choose.
+    // The caller chooses the secret (as documented): a short one is theirs to choose.
     let short = subscribe(&app, k, "submission.failed", url, Some("s3cr3t")).await;
     assert_eq!(short["secret"], "s3cr3t");
     json_of(app.delete(&format!("/portal/webhooks/{}", short["id"]), k).await, 200).await;

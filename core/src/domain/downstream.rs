@@ -35,7 +35,8 @@ pub struct UetdsLogin {
     pub password: WsPassword,
 }
 
-/// A downstream choice whose rule across fields holds.
+/// A downstream choice whose rule across fields holds; made by parsing a [`DownstreamIn`], so
+/// `Plain` never holds `uetds`.
 #[derive(Debug)]
 pub enum Choice {
     Uetds(UetdsLogin),

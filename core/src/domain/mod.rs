@@ -2,8 +2,9 @@
 //! document states too ([`fields`]), so handlers and the database only see valid data.
 //! Downstream (U-ETDS) rules live in [`uetds`]; the closed sets of values in [`kinds`]. Each
 //! aggregate a request writes ([`vehicle`], [`person`], [`journey`], [`passenger`], [`cargo`],
-//! [`webhooks`], [`downstream`]) has its request shape here and is parsed once more, from that shape into a
-//! value its rules across fields hold for; the store writes only such values.
+//! [`downstream`], [`webhooks`]) has its request shape here; where rules span its fields, it is
+//! parsed once more, from that shape into a value those rules hold for, and the store is handed
+//! only such values.
 
 pub mod billing;
 pub mod cargo;
@@ -111,7 +112,7 @@ pattern!(TAX_NUMBER = r"^[0-9]{10}$");
 
 string_field! {
     /// A Turkish tax number (VKN) of an organization: exactly 10 digits. The VKN check digit is
-    /// not enforced at sign-up (the spec asks only for 10 digits); U-ETDS checks it against the
+    /// not enforced at sign-up (sign-up asks only for 10 digits); U-ETDS checks it against the
     /// organization's own credentials.
     pub struct TaxNumber as "TaxNumber" {
         pattern: TAX_NUMBER,

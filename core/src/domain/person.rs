@@ -35,8 +35,9 @@ pub struct PersonIn {
     pub hes_code: Option<HesCode>,
 }
 
-/// A crew member whose every rule holds, in the shapes the registry keeps.
-#[derive(Debug, Clone)]
+/// A crew member whose every rule holds, in the shapes the registry keeps. Personal data, so
+/// not `Debug`: nothing can print it by accident.
+#[derive(Clone)]
 pub struct NewPerson {
     pub identity: Identity,
     pub first_name: String,

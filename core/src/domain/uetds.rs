@@ -111,7 +111,7 @@ string_field! {
 
 /// The rule across a person's fields: a Turkish national (nationality `TR`, or none given)
 /// is identified by a T.C. kimlik numarası with valid check digits. `Err` is the reason.
-pub fn check_identity(identity: &IdentityNumber, nationality: Option<&Nationality>) -> Result<(), &'static str> {
+fn check_identity(identity: &IdentityNumber, nationality: Option<&Nationality>) -> Result<(), &'static str> {
     if is_turkish(nationality.map(Nationality::as_str)) && !is_tckn(identity.as_str()) {
         return Err("must be a valid 11-digit T.C. identity number (check digits) for a Turkish national; for a \
                     foreign national send `nationality` and the passport number");
@@ -122,7 +122,7 @@ pub fn check_identity(identity: &IdentityNumber, nationality: Option<&Nationalit
 /// Who a person is to U-ETDS: an identity number and the nationality it belongs to, with the
 /// rule across the two ([`check_identity`]) holding. Made only by [`Identity::parse`], so a
 /// crew member or passenger value cannot carry a Turkish national without a valid T.C. number.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Identity {
     number: String,
     nationality: Option<String>,
@@ -140,9 +140,16 @@ impl Identity {
         &self.number
     }
 
-    /// Two upper-case letters; `None` means Turkish.
+    /// Two upper-case letters; `None` when not given, which means Turkish (as `TR` does).
     pub fn nationality(&self) -> Option<&str> {
         self.nationality.as_deref()
+    }
+}
+
+/// Personal data: the number is never printed.
+impl std::fmt::Debug for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identity").field("number", &"***").field("nationality", &self.nationality).finish()
     }
 }
 

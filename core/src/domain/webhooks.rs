@@ -111,7 +111,7 @@ pattern!(
 );
 
 string_field! {
-    /// A signing secret the subscriber chose: 1–128 printable ASCII characters. The spec lets the
+    /// A signing secret the subscriber chose: 1–128 printable ASCII characters. The API lets the
     /// caller choose it, so no strength is imposed; the document recommends a long random one
     /// (or none: a generated `whsec_` secret of 32 random bytes). Standard Webhooks libraries
     /// verify deliveries only with a `whsec_<base64>` secret (see the signing module).
@@ -127,7 +127,7 @@ string_field! {
     }
 }
 
-/// On or off, written `true`/`false` or, as the spec shows `active`, `1`/`0`.
+/// On or off, written `true`/`false` or, as `active` is shown, `1`/`0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Flag(pub bool);
 

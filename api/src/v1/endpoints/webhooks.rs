@@ -17,13 +17,13 @@ use crate::{
         Ok as OkBody,
     },
 };
-pub use tns_core::domain::webhooks::{SubscriptionIn, SubscriptionPatch, TestEventIn};
+pub use tns_core::domain::webhooks::{RotateSecretIn, SubscriptionIn, SubscriptionPatch, TestEventIn};
 use tns_core::{
     domain::{
         fields::{Cursor, Int, Limit, RecordId},
         kinds::{AnyEventType, DeliveryStatus},
         personal::mask_personal,
-        webhooks::{RotateSecretIn, WebhookSecret},
+        webhooks::WebhookSecret,
     },
     scopes::{
         need::{WebhooksRead, WebhooksWrite},
