@@ -10,6 +10,8 @@ if [ "$SMOKE" = 1 ]; then
 else
   PROFILE=release
 fi
+# Where cargo puts the build: CARGO_TARGET_DIR when set (a shared target directory), else ./target.
+OUT=${CARGO_TARGET_DIR:-target}/$PROFILE
 
 # bench_build CARGO_ARGS... : build in the benchmark's profile (quietly).
 bench_build() {
