@@ -24,7 +24,7 @@ mkdir -p "$OUT"
 
 command -v wrk >/dev/null || { echo "wrk is required: apt-get install wrk" >&2; exit 1; }
 bench_build --bin tns
-BIN=$OUT/tns
+BIN=$BUILD/tns
 
 psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
 psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $DB" >/dev/null

@@ -11,7 +11,7 @@ else
   PROFILE=release
 fi
 # Where cargo puts the build: CARGO_TARGET_DIR when set (a shared target directory), else ./target.
-OUT=${CARGO_TARGET_DIR:-target}/$PROFILE
+BUILD=${CARGO_TARGET_DIR:-target}/$PROFILE
 
 # bench_build CARGO_ARGS... : build in the benchmark's profile (quietly).
 bench_build() {

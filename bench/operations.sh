@@ -30,7 +30,7 @@ PSQL=(psql -h 127.0.0.1 -U postgres -qAt)
 command -v wrk >/dev/null || { echo "wrk is required: apt-get install wrk" >&2; exit 1; }
 command -v pgbench >/dev/null || { echo "pgbench is required" >&2; exit 1; }
 bench_build --bin tns
-BIN=$OUT/tns
+BIN=$BUILD/tns
 
 "${PSQL[@]}" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
 "${PSQL[@]}" -c "CREATE DATABASE $DB" >/dev/null

@@ -11,4 +11,4 @@ ARGS=("$@")
 [ "$SMOKE" = 1 ] && ARGS=(300 5)
 # The sandbox plugin must sit next to the benchmark binary (the default TNS_ADAPTER_DIR).
 bench_build -p tns-adapter-sandbox -p tns-bench
-RUST_LOG=${RUST_LOG:-warn} "$OUT/bench-submissions" "${ARGS[@]}"
+RUST_LOG=${RUST_LOG:-warn} "$BUILD/bench-submissions" "${ARGS[@]}"

@@ -12,4 +12,4 @@ ARGS=("$@")
 # The plugins and the fake U-ETDS must sit next to the benchmark binary.
 bench_build -p tns-adapter-sandbox -p tns-adapter-uetds
 bench_build -p tns-uetds-fake -p tns-bench --bin uetds-sim --bin bench-uetds
-RUST_LOG=${RUST_LOG:-warn} "$OUT/bench-uetds" "${ARGS[@]}"
+RUST_LOG=${RUST_LOG:-warn} "$BUILD/bench-uetds" "${ARGS[@]}"

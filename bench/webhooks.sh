@@ -10,4 +10,4 @@ ARGS=("$@")
 [ "$SMOKE" = 1 ] && ARGS=(300 1)
 # The scheduler refuses to start without an adapter; the sandbox sits next to the binary.
 bench_build -p tns-adapter-sandbox -p tns-bench
-RUST_LOG=${RUST_LOG:-warn} "$OUT/bench-webhooks" "${ARGS[@]}"
+RUST_LOG=${RUST_LOG:-warn} "$BUILD/bench-webhooks" "${ARGS[@]}"
