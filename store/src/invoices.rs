@@ -143,7 +143,7 @@ pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms, overage_read
                 continue;
             }
             loop {
-                match issue_next(db, t.id, today, terms).await {
+                match issue_next(db, t.org, t.id, today, terms).await {
                     Ok(Some(outcome)) => issued.extend(outcome),
                     Ok(None) => break,
                     // One term that cannot be invoiced must not hold up the others.
@@ -157,11 +157,23 @@ pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms, overage_read
     }
 }
 
-/// Issue the next invoice of term `term_id` if a period of it is over: `None` when nothing is
-/// due, else the invoice's id (`None` inside when the invoice existed already).
-async fn issue_next(db: &PgPool, term_id: i64, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<Option<i64>>> {
+/// Issue the next invoice of term `term_id` (of organization `org`) if a period of it is over:
+/// `None` when nothing is due, else the invoice's id (`None` inside when the invoice existed
+/// already).
+async fn issue_next(
+    db: &PgPool,
+    org: i64,
+    term_id: i64,
+    today: NaiveDate,
+    terms: Terms,
+) -> sqlx::Result<Option<Option<i64>>> {
     let mut tx = db.begin().await?;
-    let Some(org) = terms::org_of(&mut tx, term_id).await? else { return Ok(None) };
+    // The organization before its term, the order an operator's status or plan change locks
+    // them in (the invoice's reference to the organization would otherwise take its lock last,
+    // and the two could deadlock).
+    if !crate::accounts::hold(&mut tx, org).await? {
+        return Ok(None);
+    }
     // One organization's invoices are written one at a time: the overage not yet billed is
     // read and billed by one term at once, even if two runners invoice two of its terms.
     sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('tns-invoicing:' || $1::text, 0))")
@@ -190,7 +202,7 @@ async fn issue_next(db: &PgPool, term_id: i64, today: NaiveDate, terms: Terms) -
 
 /// Calls beyond the quota in `month` that no invoice has billed yet.
 async fn unbilled_overage(tx: &mut PgConnection, org: i64, month: Month) -> sqlx::Result<i64> {
-    let counted = usage::overage(tx, org, month.first_day()).await?;
+    let counted = usage::overage(&mut *tx, org, month.first_day()).await?;
     let billed: i64 = sqlx::query_scalar(
         "SELECT COALESCE(SUM(l.quantity), 0)::int8 FROM invoice_lines l JOIN invoices i ON i.id = l.invoice_id
           WHERE i.org_id = $1 AND l.kind = 'overage' AND l.usage_month = $2",

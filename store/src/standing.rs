@@ -123,21 +123,16 @@ pub async fn suspend_overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<
     let mut suspended = vec![];
     for (org, invoice) in crate::invoices::overdue(db, today).await? {
         let mut tx = db.begin().await?;
-        // Checked again under the organization's row lock, which settling an invoice takes too:
-        // paid (or suspended) meanwhile, it is left alone.
-        let standing = accounts::standing_for_update(&mut tx, org).await?;
-        if standing.is_none_or(|s| s.status == OrgStatus::Suspended)
-            || !crate::invoices::has_overdue(&mut tx, org, today).await?
-        {
-            continue;
-        }
+        // Suspended under the organization's row lock, which settling an invoice takes too, and
+        // checked again under it: already suspended, or paid meanwhile, the change is dropped
+        // with the transaction (an operator's reason stays).
         let Some((before, after)) =
             accounts::set_status(&mut tx, org, OrgStatus::Suspended, Some(INVOICE_OVERDUE)).await?
         else {
             continue;
         };
-        if before.status == OrgStatus::Suspended {
-            continue; // dropped with the transaction: an operator's reason stays
+        if before.status == OrgStatus::Suspended || !crate::invoices::has_overdue(&mut tx, org, today).await? {
+            continue;
         }
         let entry = Entry {
             actor: &Actor::Jobs,

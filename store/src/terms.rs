@@ -96,11 +96,6 @@ fn unbilled(r: Row) -> Unbilled {
     }
 }
 
-/// The organization of term `id`.
-pub async fn org_of(tx: &mut PgConnection, id: i64) -> sqlx::Result<Option<i64>> {
-    sqlx::query_scalar("SELECT org_id FROM plan_terms WHERE id = $1").bind(id).fetch_optional(tx).await
-}
-
 /// Terms that may have a period over by `today`, at most `limit` of them after term `after`
 /// (a superset, narrowed in SQL so that a quiet day reads little: the jobs ask each for its
 /// next period).

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use chrono::NaiveDate;
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgPool;
 use tns_core::{
     domain::month::Month,
     env::{usage_keys_of_month, RedisSettings},
@@ -86,12 +86,11 @@ impl MonthCounts {
 /// A month's counters as persisted.
 pub async fn persisted(db: &PgPool, org: i64, month: Month) -> sqlx::Result<MonthCounts> {
     let rows = of_month(db, org, month.first_day()).await?;
-    let mut conn = db.acquire().await?;
-    Ok(MonthCounts { rows, overage: overage(&mut conn, org, month.first_day()).await? })
+    Ok(MonthCounts { rows, overage: overage(db, org, month.first_day()).await? })
 }
 
 /// Calls beyond a soft quota persisted for `org` in the month starting `month`.
-pub async fn overage(conn: &mut PgConnection, org: i64, month: NaiveDate) -> sqlx::Result<i64> {
+pub async fn overage(conn: impl sqlx::PgExecutor<'_>, org: i64, month: NaiveDate) -> sqlx::Result<i64> {
     let n: Option<i64> = sqlx::query_scalar("SELECT calls FROM usage_overage WHERE org_id = $1 AND month = $2")
         .bind(org)
         .bind(month)
