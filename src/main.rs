@@ -22,11 +22,11 @@ use tns_core::telemetry;
 const USAGE: &str = "usage: tns <api|scheduler|jobs|migrate|dev|adapters|admin|env>\n\
   api        serve the HTTP API (needs TNS_SIGNING_SECRET and TNS_DATA_KEY)\n\
   scheduler  deliver queued submissions through the adapter plugins, and webhooks (needs TNS_DATA_KEY)\n\
-  jobs       run the periodic jobs (purges, retention) on the one replica that leads\n\
+  jobs       run the periodic jobs (invoicing, usage sweeps, dunning, trials, purges, retention) on the one replica that leads\n\
   migrate    apply database migrations and exit\n\
   dev        all roles in one process on the local PostgreSQL and Redis\n\
   adapters   list the adapter plugins that load (from TNS_ADAPTER_DIR)\n\
-  admin      operators' commands: orgs, set-status, plan, requeue, audit, token (tns admin help)\n\
+  admin      operators' commands: orgs, set-status, plan, submission, requeue, invoice, audit, token (tns admin help)\n\
   env        print every environment variable tns reads, one per line\n\
 configuration: TNS_* environment variables, see README.md";
 

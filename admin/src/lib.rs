@@ -30,7 +30,7 @@ use anyhow::{anyhow, bail};
 use sqlx::PgPool;
 use tns_core::{
     domain::{
-        fields::Text100,
+        fields::{Text100, Text500},
         kinds::{InvoiceStatus, OrgStatus},
     },
     env::RedisSettings,
@@ -69,8 +69,13 @@ pub const MAX_LIMIT: i64 = 1000;
 /// Rows a listing prints unless told.
 pub const DEFAULT_LIMIT: i64 = 100;
 
-/// Longest reason an operator may give.
-pub const MAX_REASON: usize = 500;
+/// Rows a listing gives: the rule of `--limit` and of the admin API's `limit`.
+pub fn parse_limit(v: &str) -> Result<i64, String> {
+    v.parse()
+        .ok()
+        .filter(|n| (1..=MAX_LIMIT).contains(n))
+        .ok_or_else(|| format!("must be a whole number from 1 to {MAX_LIMIT}"))
+}
 
 /// A parsed command line.
 #[derive(Debug, PartialEq)]
@@ -106,13 +111,7 @@ impl Command {
         }
         let mut take = |flag: &str| flags.remove(flag);
         let limit = |v: Option<String>| -> anyhow::Result<i64> {
-            match v {
-                None => Ok(DEFAULT_LIMIT),
-                Some(v) => match v.parse::<i64>() {
-                    Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
-                    _ => bail!("--limit must be a whole number from 1 to {MAX_LIMIT}"),
-                },
-            }
+            v.map_or(Ok(DEFAULT_LIMIT), |v| parse_limit(&v).map_err(|e| anyhow!("--limit {e}")))
         };
         let status = |v: &str| {
             OrgStatus::parse(v).ok_or_else(|| anyhow!("status must be one of trial, active, suspended; got `{v}`"))
@@ -125,10 +124,8 @@ impl Command {
         let reason = |take: &mut dyn FnMut(&str) -> Option<String>| -> anyhow::Result<String> {
             let reason = take("reason").filter(|r| !r.trim().is_empty());
             let reason = reason.ok_or_else(|| anyhow!("--reason is required: say why (the audit log keeps it)"))?;
-            if reason.chars().count() > MAX_REASON {
-                bail!("--reason must be at most {MAX_REASON} characters");
-            }
-            Ok(reason)
+            // The admin API's rule, so a reason is stored alike whichever surface took it.
+            Ok(Text500::parse(&reason).map_err(|e| anyhow!("--reason {e}"))?.into_inner())
         };
         let command = match name.as_str() {
             "orgs" => Command::Orgs {

@@ -169,8 +169,9 @@ pub mod operator {
     use crate::domain::fields::str_enum;
 
     str_enum! {
-        /// An operator token's scope: `read` (organizations, the audit log), `write` (status,
-        /// plan, re-queueing), `personal-data` (a submission as sent, unmasked).
+        /// An operator token's scope: `read` (organizations, their invoices, the audit log),
+        /// `write` (status, plan, re-queueing, invoices paid or void), `personal-data` (a
+        /// submission as sent, unmasked).
         pub enum OperatorScope {
             Read = "read",
             Write = "write",

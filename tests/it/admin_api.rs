@@ -159,6 +159,21 @@ async fn operator_tokens_are_hashed_scoped_and_revocable_and_the_document_lists_
             assert!(op["responses"]["401"].is_object() && op["responses"]["403"].is_object());
         }
     }
+
+    // Each route refuses a token holding every scope but the one its document states (the
+    // extractor's type, not only the text, says which).
+    let mut lacking = std::collections::HashMap::new();
+    for (scope, others) in
+        [("read", "write,personal-data"), ("write", "read,personal-data"), ("personal-data", "read,write")]
+    {
+        lacking.insert(scope, token(&env, &format!("not-{scope}"), others).await.1);
+    }
+    for (method, path, scope) in expected {
+        let Some(scope) = scope else { continue };
+        let concrete = path.replace("{id}", "1").replace("{submission_id}", "1");
+        let (m, body) = if method == "post" { (Method::POST, Some(json!({}))) } else { (Method::GET, None) };
+        error_body(admin.call(m, &concrete, Some(lacking[scope].as_str()), body).await, 403).await;
+    }
 }
 
 #[tokio::test]
@@ -381,6 +396,7 @@ async fn operators_list_an_organizations_invoices_and_record_one_paid_or_void() 
     assert_eq!(data.len(), 2);
     assert_eq!((data[0]["total_amount"].as_f64(), data[0]["status"].as_str()), (Some(118.8), Some("open")));
     error_body(admin.get(&format!("/organizations/{}/invoices?limit=0", org.id), &reader).await, 422).await;
+    error_body(admin.get("/organizations/999999999/invoices", &reader).await, 404).await;
 
     // Reading is not writing.
     error_body(admin.post(&format!("/invoices/{}/paid", ids[0]), &reader, json!({"reason": "x"})).await, 403).await;

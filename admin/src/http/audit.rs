@@ -6,7 +6,7 @@ use tns_core::scopes::operator::need::Read;
 use tns_store::audit::Logged;
 use utoipa::ToSchema;
 
-use super::{auth::Operator, error::AdminResult, extract::Params, limit, AdminState};
+use super::{auth::Operator, error::AdminResult, extract::Params, AdminState};
 
 #[derive(Serialize, ToSchema)]
 pub struct AuditLog {
@@ -24,7 +24,7 @@ pub struct AuditLog {
     security(("operator_token" = ["read"])))]
 pub async fn list(State(st): State<AdminState>, _: Operator<Read>, mut q: Params) -> AdminResult<Json<AuditLog>> {
     let org = q.take("org", |v| v.parse::<i64>().map_err(|_| "must be an organization id".to_string()))?;
-    let limit = q.take("limit", limit)?.unwrap_or(crate::DEFAULT_LIMIT);
+    let limit = q.take("limit", crate::parse_limit)?.unwrap_or(crate::DEFAULT_LIMIT);
     q.done()?;
     Ok(Json(AuditLog { data: tns_store::audit::list(&st.db, org, limit).await? }))
 }

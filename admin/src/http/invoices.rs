@@ -14,7 +14,8 @@ use super::{
     auth::Operator,
     error::{AdminError, AdminResult},
     extract::{Body, Ids, Params},
-    limit, AdminState,
+    organizations::no_organization,
+    AdminState,
 };
 use crate::ops::{self, InvoiceSettled, NotSettled};
 
@@ -37,10 +38,14 @@ pub async fn list(
     Ids(org): Ids<i64>,
     mut q: Params,
 ) -> AdminResult<Json<InvoiceList>> {
-    let limit = q.take("limit", limit)?.unwrap_or(crate::DEFAULT_LIMIT);
+    let limit = q.take("limit", crate::parse_limit)?.unwrap_or(crate::DEFAULT_LIMIT);
     q.done()?;
     let page = Page { limit, before: None };
     let mut data = tns_store::invoices::list(&st.db, org, &page).await?;
+    // Only an empty list asks whether the organization exists, as the other routes' 404 says.
+    if data.is_empty() && tns_store::accounts::standing(&st.db, org).await?.is_none() {
+        return Err(no_organization(org));
+    }
     data.truncate(limit as usize);
     Ok(Json(InvoiceList { data }))
 }

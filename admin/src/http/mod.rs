@@ -115,12 +115,6 @@ pub fn router(state: AdminState) -> Router {
         .layer(CatchPanicLayer::custom(|_| error::internal()))
 }
 
-/// Rows a listing gives: a `limit` parameter's rule.
-fn limit(v: &str) -> Result<i64, String> {
-    let max = crate::MAX_LIMIT;
-    v.parse().ok().filter(|n| (1..=max).contains(n)).ok_or_else(|| format!("must be a whole number from 1 to {max}"))
-}
-
 /// The admin API, bound and ready to serve.
 pub struct AdminApi {
     listener: tokio::net::TcpListener,

@@ -15,8 +15,8 @@ const DESCRIPTION: &str = "\
 The operators' API, for platform staff (never tenants), on a listener of its own that no Ingress \
 routes to. Every operation but this document needs an operator token (`Authorization: Bearer \
 tnsop_…`, made with `tns admin token create NAME --scope …`) holding the scope the operation \
-names: `read` (organizations, the audit log), `write` (status, plan, re-queueing), `personal-data` \
-(a submission as sent, unmasked). No scope implies another. Every change and every look at \
+names: `read` (organizations, their invoices, the audit log), `write` (status, plan, re-queueing, \
+invoices paid or void), `personal-data` (a submission as sent, unmasked). No scope implies another. Every change and every look at \
 personal data is written to the audit log as `operator:<the token's name>`.
 
 **Errors** are `{\"error\", \"detail\"}` (`field` too on 422): 400 a body that is not one JSON value \

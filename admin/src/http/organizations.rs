@@ -17,7 +17,7 @@ use super::{
     auth::Operator,
     error::{AdminError, AdminResult},
     extract::{Body, Ids, Params},
-    limit, AdminState,
+    AdminState,
 };
 use crate::ops::{self, Changed, RequeuedAll, Sent};
 
@@ -50,7 +50,7 @@ pub async fn list(
             .ok_or(format!("must be at most {MAX_SEARCH} characters"))
     })?;
     let status = q.take("status", |v| OrgStatus::parse(v).ok_or("must be trial, active or suspended".into()))?;
-    let limit = q.take("limit", limit)?.unwrap_or(crate::DEFAULT_LIMIT);
+    let limit = q.take("limit", crate::parse_limit)?.unwrap_or(crate::DEFAULT_LIMIT);
     q.done()?;
     Ok(Json(OrganizationList { data: tns_store::accounts::search(&st.db, search.as_deref(), status, limit).await? }))
 }
@@ -155,6 +155,6 @@ pub async fn requeue(
     requeued.map(Json).ok_or_else(|| no_organization(org))
 }
 
-fn no_organization(org: i64) -> AdminError {
+pub(super) fn no_organization(org: i64) -> AdminError {
     AdminError::NotFound(format!("no organization with id {org}"))
 }
