@@ -153,7 +153,7 @@ SMALL_N=$(db -c "SELECT count(*) FROM journeys")
 SMALL_MS=$(first_page 10k)
 # Grow to 1 M: the caller's organization to 100 k, 900 k more in 90 other organizations.
 seed "$ORG" $((BIG / 10))
-db -c "INSERT INTO organizations (name, tax_number) SELECT 'Other ' || g, '1234567890' FROM generate_series(1, 90) g" >/dev/null
+db -c "INSERT INTO organizations (name, tax_number) SELECT 'Other ' || g, lpad(g::text, 10, '0') FROM generate_series(1, 90) g" >/dev/null
 db -c "INSERT INTO journeys (org_id, vehicle_ref, plate, departure_date, departure_time, departure_district_id,
                              arrival_date, arrival_time, arrival_district_id, trip_kind)
        SELECT o.id, '06OTH' || o.id, '06OTH' || o.id, DATE '2026-01-01' + (g % 300)::int, '08:00', 1421,

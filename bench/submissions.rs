@@ -125,7 +125,7 @@ async fn main() -> anyhow::Result<()> {
     let cfg = config(&[])?;
     let pool = tns::roles::database(&cfg, cfg.db.max_connections, "tns-bench").await?;
     sqlx::query(
-        "INSERT INTO organizations (name, tax_number) SELECT 'Bench ' || g, '1234567890' FROM generate_series(1, $1) g",
+        "INSERT INTO organizations (name, tax_number) SELECT 'Bench ' || g, lpad(g::text, 10, '0') FROM generate_series(1, $1) g",
     )
     .bind(ORGS)
     .execute(&pool)
@@ -182,7 +182,7 @@ async fn main() -> anyhow::Result<()> {
     let http = reqwest::Client::new();
     let reg: Value = http
         .post(format!("{api}/auth/register"))
-        .json(&json!({"organization_name": "Latency", "tax_number": "1234567890", "full_name": "L",
+        .json(&json!({"organization_name": "Latency", "tax_number": "9999999999", "full_name": "L",
                       "email": "latency@example.com", "password": "benchmark"}))
         .send()
         .await?

@@ -232,11 +232,13 @@ async fn main() -> anyhow::Result<()> {
     let (url, got) = receiver().await?;
     let hooks = &cfg.scheduler.as_ref().context("scheduler settings")?.webhooks;
     for i in 1..=ORGS {
-        let org: i64 =
-            sqlx::query_scalar("INSERT INTO organizations (name, tax_number) VALUES ($1, '1234567890') RETURNING id")
-                .bind(format!("Bench {i}"))
-                .fetch_one(&pool)
-                .await?;
+        let org: i64 = sqlx::query_scalar(
+            "INSERT INTO organizations (name, tax_number) VALUES ($1, lpad($2::text, 10, '0')) RETURNING id",
+        )
+        .bind(format!("Bench {i}"))
+        .bind(i)
+        .fetch_one(&pool)
+        .await?;
         let secret = tns_core::signing::generate_secret();
         tns_store::webhooks::insert(
             &pool,

@@ -92,7 +92,7 @@ impl Config {
     pub fn from_lookup(role: Role, lookup: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let vars = Vars::new(&lookup);
         let profile = role.profile();
-        let adapters = AdapterSettings::from_vars(&vars)?;
+        let adapters = AdapterSettings::from_vars(&vars, profile)?;
         // The API seals webhook secrets and downstream passwords, the scheduler opens them: both
         // need the same key. `tns dev` uses a fixed, public one (its data is not secret, and a
         // dev database must stay readable across restarts).
@@ -246,6 +246,33 @@ mod tests {
         assert_eq!(e.var, "TNS_WEBHOOK_ORG_CONCURRENCY", "at most TNS_WEBHOOK_CONCURRENCY");
         let e = hooks(&[("TNS_WEBHOOK_ALLOW_HTTP", "sometimes")]).unwrap_err();
         assert_eq!(e.var, "TNS_WEBHOOK_ALLOW_HTTP");
+    }
+
+    #[test]
+    fn u_etds_over_plain_http_only_where_allowed() {
+        let key = "ab".repeat(32);
+        let scheduler = |vars: &[(&str, &str)]| {
+            let mut all = vec![("TNS_DATA_KEY", key.as_str())];
+            all.extend_from_slice(vars);
+            parse(Role::Scheduler, &all).map(|c| c.adapters.uetds)
+        };
+        let e = scheduler(&[("TNS_UETDS_BASE_URL", "http://sim:8099")]).unwrap_err();
+        assert_eq!(e.var, "TNS_UETDS_BASE_URL");
+        assert!(e.reason.contains("TNS_UETDS_ALLOW_HTTP"), "{}", e.reason);
+        let e = scheduler(&[("TNS_UETDS_ENDPOINTS", "esya.test=http://proxy:1/x")]).unwrap_err();
+        assert_eq!(e.var, "TNS_UETDS_ENDPOINTS");
+        let allowed = [("TNS_UETDS_BASE_URL", "http://sim:8099"), ("TNS_UETDS_ALLOW_HTTP", "true")];
+        let uetds = scheduler(&allowed).unwrap();
+        assert_eq!((uetds["base_url"].as_str(), uetds["allow_http"].as_bool()), (Some("http://sim:8099"), Some(true)));
+        let uetds = scheduler(&[("TNS_UETDS_BASE_URL", "https://egress:8443")]).unwrap();
+        assert_eq!(uetds["allow_http"], false, "https only outside dev, and the plugin is told so");
+        assert!(
+            parse(Role::Dev, &[("TNS_UETDS_BASE_URL", "http://127.0.0.1:8099")]).is_ok(),
+            "dev talks to a simulator"
+        );
+        let e = parse(Role::Dev, &[("TNS_UETDS_BASE_URL", "http://127.0.0.1:8099"), ("TNS_UETDS_ALLOW_HTTP", "false")]);
+        assert_eq!(e.unwrap_err().var, "TNS_UETDS_BASE_URL");
+        assert_eq!(scheduler(&[("TNS_UETDS_ALLOW_HTTP", "perhaps")]).unwrap_err().var, "TNS_UETDS_ALLOW_HTTP");
     }
 
     /// Every `"TNS_…"` (and the few platform variables') literal in the code is in

@@ -47,10 +47,10 @@ pub async fn api(cfg: &Config, adapters: Option<Arc<Registry>>) -> anyhow::Resul
 
 /// The operators' admin API when `TNS_ADMIN_ADDR` is set, bound. Its small pool is its own, so
 /// operators can act while tenants' traffic holds every connection of the API's.
-pub async fn admin_api(cfg: &Config) -> anyhow::Result<Option<AdminApi>> {
+pub async fn admin_api(cfg: &Config, metrics: &prometheus::Registry) -> anyhow::Result<Option<AdminApi>> {
     let Some(settings) = cfg.admin else { return Ok(None) };
     let db = tns_store::connect(&cfg.db.url, 4, "tns-admin-api").await?;
-    AdminApi::bind(settings, db, cfg.redis.clone()).await.map(Some)
+    AdminApi::bind(settings, db, cfg.redis.clone(), metrics).await.map(Some)
 }
 
 /// Serve the API, and the admin API beside it when there is one, until `shutdown`; each lets
@@ -152,7 +152,7 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
         }
         Role::Api => {
             let app = api(&cfg, None).await?;
-            let admin = admin_api(&cfg).await?;
+            let admin = admin_api(&cfg, app.state().metrics.registry()).await?;
             // Machine-readable start lines (tests and scripts wait for them; `listening` last).
             println!("metrics on http://{}", app.metrics_addr());
             print_admin_addr(admin.as_ref());
@@ -165,7 +165,7 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
             );
             let adapters = load_adapters(&cfg)?;
             let app = api(&cfg, Some(adapters.clone())).await?;
-            let admin = admin_api(&cfg).await?;
+            let admin = admin_api(&cfg, app.state().metrics.registry()).await?;
             println!("metrics on http://{}", app.metrics_addr());
             print_admin_addr(admin.as_ref());
             // The scheduler and the jobs run alongside, on the API's metrics, and stop after the

@@ -41,7 +41,8 @@ use tns_store::audit::Actor;
 pub const USAGE: &str = "usage: tns admin <command>\n\
   orgs [--search TEXT] [--status trial|active|suspended] [--limit N]\n\
       organizations (name, tax number or owner's e-mail containing TEXT), newest first, with plan,\n\
-      status, this month's calls and queued submissions\n\
+      status, this month's calls, queued submissions and whether another organization shares its\n\
+      tax number (registered before one organization per tax number was the rule)\n\
   set-status ORG trial|active|suspended --reason TEXT [--operator NAME]\n\
       change an organization's status (effective at once on every API process)\n\
   plan ORG PLAN_CODE --reason TEXT [--operator NAME]\n\

@@ -52,10 +52,10 @@ pub async fn change_plan(
     code: &str,
     reason: &str,
 ) -> sqlx::Result<Option<Changed>> {
-    let Some((before, after)) = tns_store::standing::change_plan(db, actor, org, code, reason).await? else {
+    let Some(switched) = tns_store::standing::change_plan(db, actor, org, code, Some(reason)).await? else {
         return Ok(None);
     };
-    Ok(Some(changed(redis, org, before.into(), after.into()).await))
+    Ok(Some(changed(redis, org, switched.before.into(), code.into()).await))
 }
 
 /// Tell every API process (they read an organization's plan and standing from what is

@@ -4,7 +4,7 @@
 
 use axum::{
     extract::{MatchedPath, Request, State},
-    http::{header, HeaderMap, HeaderValue},
+    http::{header, HeaderMap, HeaderValue, Method},
     middleware::Next,
     response::{IntoResponse, Response},
 };
@@ -25,16 +25,27 @@ pub const QUOTA_EXEMPT: &[&str] = &[
     "/portal/billing/subscription",
     "/portal/billing/subscription/change",
     "/portal/billing/invoices",
+    "/portal/billing/invoices/upcoming",
     "/portal/billing/invoices/{id}",
     "/portal/billing/invoices/{id}/pdf",
 ];
 
-/// Routes a suspended organization keeps (with everything under the prefixes): its profile,
-/// billing and support, so it can see why and put it right.
-pub const SUSPENSION_EXEMPT: &[&str] = &["/portal/me", "/portal/billing/", "/portal/support/"];
+/// What a suspended organization may still do besides reading its own data (every `GET` and
+/// `HEAD`: records, exports, reports): billing and support (a prefix: everything under it), so
+/// it can see why and put it right, and revoking an API key, so a leaked one can be stopped
+/// whatever the standing. Creating, changing and submitting wait for reactivation. What it is
+/// served is counted, and held to a hard quota, like any call; what it is refused is not counted.
+pub const SUSPENSION_EXEMPT: &[&str] = &["/portal/billing/", "/portal/support/", "DELETE /portal/api-keys/{id}"];
 
-fn spared_when_suspended(route: &str) -> bool {
-    SUSPENSION_EXEMPT.iter().any(|p| if p.ends_with('/') { route.starts_with(p) } else { route == *p })
+/// Whether a suspended organization's call is served. A report read back from the downstream
+/// (`/portal/{journeys,cargo}/{id}/report`) is a read too: it fetches, with the organization's
+/// own credentials, what was already notified for it, and changes nothing there or here.
+pub fn spared_when_suspended(method: &Method, route: &str) -> bool {
+    matches!(*method, Method::GET | Method::HEAD)
+        || SUSPENSION_EXEMPT.iter().any(|e| match e.split_once(' ') {
+            Some((m, r)) => m == method.as_str() && r == route,
+            None => route.starts_with(e),
+        })
 }
 
 pub const API_PREFIX: &str = "/api/v1";
@@ -72,8 +83,10 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
     let (decision, org) = match auth::authenticate(&st, req.headers()).await {
         Ok(Some(principal)) => {
             let org = principal.org_id;
-            let exempt =
-                Exempt { quota: QUOTA_EXEMPT.contains(&route.as_str()), suspension: spared_when_suspended(&route) };
+            let exempt = Exempt {
+                quota: QUOTA_EXEMPT.contains(&route.as_str()),
+                suspension: spared_when_suspended(req.method(), &route),
+            };
             let decision = match st.quota.admit(org, &endpoint, exempt).await {
                 Ok(d) => d,
                 Err(e) => return finish(e.into_response(), route, None),

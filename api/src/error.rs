@@ -30,6 +30,9 @@ pub enum ApiError {
     TooManyRequests { detail: String, retry_after_secs: u64 },
     #[error("{0}")]
     Unavailable(String),
+    /// PostgreSQL cannot be reached (or the process knows it is down): retry shortly.
+    #[error("the database cannot be reached; retry shortly")]
+    DatabaseUnavailable,
     /// A downstream system refused what it was asked for (its own message, no internals).
     #[error("{0}")]
     BadGateway(String),
@@ -62,12 +65,23 @@ impl ApiError {
             ApiError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Unavailable(_) | ApiError::DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
+            ApiError::Internal(e) if database_unreachable(e) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }
+
+/// A database error carried inside another (`?` on a store call returning anyhow) that says the
+/// database cannot be reached.
+fn database_unreachable(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.downcast_ref::<sqlx::Error>().is_some_and(tns_store::health::unreachable))
+}
+
+/// `Retry-After` of a 503 for an unreachable database: the breaker closes within a second of
+/// the database answering again.
+pub const DATABASE_RETRY_AFTER_SECS: u64 = tns_store::health::RETRY_AFTER_SECS;
 
 /// The contract's status names; 422 is "Validation Error", not the RFC's phrase.
 pub fn status_name(status: StatusCode) -> &'static str {
@@ -83,6 +97,10 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let status = self.status();
         match self {
+            ApiError::Internal(err) if database_unreachable(&err) => {
+                tracing::debug!(error = format!("{err:#}"), "database unreachable");
+                ApiError::DatabaseUnavailable.into_response()
+            }
             ApiError::Internal(err) => {
                 // The chain of messages, not the debug form (which prints a database error's
                 // detail, values included).
@@ -93,6 +111,11 @@ impl IntoResponse for ApiError {
             ApiError::TooManyRequests { detail, retry_after_secs } => {
                 let mut res = error_response(status, detail, None);
                 res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+                res
+            }
+            ApiError::DatabaseUnavailable => {
+                let mut res = error_response(status, self.to_string(), None);
+                res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(DATABASE_RETRY_AFTER_SECS));
                 res
             }
             other => error_response(status, other.to_string(), None),
@@ -109,7 +132,13 @@ impl From<tns_core::domain::Invalid> for ApiError {
 impl From<sqlx::Error> for ApiError {
     /// A database's own error text can quote the values it refused (a `DETAIL` naming an
     /// identity number, say): only its code and the constraint or table it names reach the log.
+    /// A database that cannot be reached is a 503 the client may retry; the watch logs the
+    /// outage once, so each request's failure is only a debug line.
     fn from(e: sqlx::Error) -> Self {
+        if tns_store::health::unreachable(&e) {
+            tracing::debug!(error = %tns_store::redacted(&e), "database unreachable");
+            return ApiError::DatabaseUnavailable;
+        }
         ApiError::Internal(anyhow::anyhow!(tns_store::redacted(&e)))
     }
 }

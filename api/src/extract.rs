@@ -9,7 +9,7 @@ use axum::{
 };
 use serde::{de::DeserializeOwned, Deserialize};
 
-use crate::error::ApiError;
+use crate::{error::ApiError, objects::Objects};
 
 pub struct ApiJson<T>(pub T);
 
@@ -54,11 +54,12 @@ pub fn optional_json<T: DeserializeOwned>(body: &[u8]) -> Result<Option<T>, ApiE
 }
 
 /// Parse a JSON document into `T`, classifying failures as 400 (not one JSON value: malformed,
-/// or followed by anything but whitespace) or 422 (a JSON value of the wrong shape).
+/// or followed by anything but whitespace) or 422 (a JSON value of the wrong shape; an array
+/// where a record's object belongs too, which serde alone would take for its fields in order).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let not_json = |e: serde_json::Error| ApiError::BadRequest(format!("request body is not valid JSON: {e}"));
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    match serde_path_to_error::deserialize(&mut de) {
+    match serde_path_to_error::deserialize(Objects(&mut de)) {
         Ok(value) => {
             de.end().map_err(not_json)?;
             Ok(value)
@@ -87,7 +88,7 @@ pub const REQUIRED: &str = "is required";
 
 /// Deserialize an already parsed JSON value, with the same 422 naming the field.
 pub fn parse_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
-    serde_path_to_error::deserialize(value).map_err(|err| {
+    serde_path_to_error::deserialize(Objects(value)).map_err(|err| {
         let path = err.path().to_string();
         data_error(&path, &err.into_inner())
     })
@@ -185,6 +186,13 @@ mod tests {
         assert_eq!(field_of(parse_json::<Body>(br#"{"email":"a","inner":{"n":-1}}"#).unwrap_err()), "inner.n");
         assert_eq!(field_of(parse_json::<Body>(b"[]").unwrap_err()), "body");
         assert!(parse_json::<Body>(br#"{"email":"a"}"#).is_ok());
+        // A record's fields in order, as an array, are not its object (serde alone takes them).
+        assert_eq!(field_of(parse_json::<Body>(br#"["a", {"n": 1}]"#).unwrap_err()), "body");
+        assert_eq!(field_of(parse_json::<Body>(br#"{"email":"a","inner":[1]}"#).unwrap_err()), "inner");
+        assert_eq!(
+            field_of(parse_value::<Body>(serde_json::json!({"email": "a", "inner": [1]})).unwrap_err()),
+            "inner"
+        );
     }
 
     #[test]
@@ -195,6 +203,15 @@ mod tests {
         assert!(matches!(optional_json::<Body>(b"\n"), Err(ApiError::BadRequest(_))), "whitespace is no document");
         assert!(matches!(optional_json::<Body>(b"  \t"), Err(ApiError::BadRequest(_))));
         assert!(matches!(optional_json::<Body>(br#"{"email":"a"}"#), Ok(Some(_))));
+        // Every field optional: an empty array would otherwise pass for `{}`.
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Options {
+            #[serde(default)]
+            n: Option<u32>,
+        }
+        assert_eq!(field_of(optional_json::<Options>(b"[]").unwrap_err()), "body");
+        assert_eq!(field_of(optional_json::<Options>(b"[7]").unwrap_err()), "body");
     }
 
     #[derive(Debug, Deserialize)]

@@ -149,7 +149,7 @@ enum Failure {
 pub struct Exempt {
     /// Counted but never refused for quota (usage and billing stay reachable beyond it).
     pub quota: bool,
-    /// Answered for a suspended organization (its profile, billing, support).
+    /// Answered for a suspended organization (its reads, billing, support, revoking a key).
     pub suspension: bool,
 }
 
@@ -276,6 +276,15 @@ impl Quota {
         Ok(l)
     }
 
+    /// A change that mirrors no API call (the portal's team members) is refused for a suspended
+    /// organization as an API change would be.
+    pub async fn refuse_if_suspended(&self, org: i64) -> Result<(), ApiError> {
+        if self.cached_limit(org).await?.suspended {
+            return Err(self.suspended(org).await);
+        }
+        Ok(())
+    }
+
     /// The refusal of a suspended organization's call, with the reason it was given.
     async fn suspended(&self, org: i64) -> ApiError {
         let reason = match self.suspension_reasons.get(&org) {
@@ -290,8 +299,9 @@ impl Quota {
             }
         };
         ApiError::Forbidden(format!(
-            "this organization is suspended{}; GET /portal/me, billing (pay an open invoice or choose a plan) \
-             and support tickets still answer",
+            "this organization is suspended{}; it may read its data and revoke API keys, and billing (pay an \
+             open invoice or choose a plan) and support tickets still answer, but nothing is created, changed or \
+             submitted until it is reactivated",
             reason.map(|r| format!(": {r}")).unwrap_or_default()
         ))
     }

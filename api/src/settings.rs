@@ -4,7 +4,7 @@
 use std::{fmt, time::Duration};
 
 use tns_core::{
-    env::{ConfigError, Profile, RedisSettings, Vars},
+    env::{AuthRate, ConfigError, Profile, RedisSettings, Vars},
     guard::Policy,
     sealing::DataKey,
 };
@@ -29,6 +29,13 @@ pub struct Settings {
     pub redis: RedisSettings,
     /// How long a new organization's trial lasts.
     pub trial_days: u32,
+    /// KDV and days to pay, for previewing the next invoice.
+    pub invoices: tns_store::invoices::Terms,
+    /// Where e-mail to members goes (invitations, password resets).
+    pub mailer: crate::mail::Mailer,
+    /// This deployment's address as people reach it (`TNS_PUBLIC_URL`), for the links in
+    /// e-mail; never taken from a request's `Host` (a reset link must not point elsewhere).
+    pub public_url: Option<String>,
     /// Signs access tokens. Never printed.
     pub signing_secret: Vec<u8>,
     /// Seals webhook secrets and downstream passwords (the scheduler opens them).
@@ -91,6 +98,7 @@ impl Settings {
             }
         };
         let cache_ttl_ms = vars.parse_int("TNS_AUTH_CACHE_TTL_MS", 2000, 0, 4000)?;
+        let auth_rate = AuthRate::from_vars(vars, profile)?;
         Ok(Settings {
             request_timeout: vars.parse_secs("TNS_REQUEST_TIMEOUT_SECS", 60, 1, 600)?,
             http: crate::serve::Limits {
@@ -99,6 +107,9 @@ impl Settings {
             },
             redis: RedisSettings::from_vars(vars)?,
             trial_days: vars.parse_int("TNS_TRIAL_DAYS", 14, 1, 365)? as u32,
+            invoices: tns_store::invoices::Terms::from_vars(vars)?,
+            mailer: crate::mail::Mailer::from_vars(vars, profile)?,
+            public_url: public_url(vars, dev)?,
             signing_secret,
             data_key,
             webhook_policy: Policy::from_vars(vars, profile)?,
@@ -111,17 +122,27 @@ impl Settings {
                 Some("closed") => FailMode::Closed,
                 Some(_) => return Err(vars.bad("TNS_QUOTA_FAIL_MODE", "must be `open` or `closed`")),
             },
-            auth_rate_limit: vars.parse_int(
-                "TNS_AUTH_RATE_LIMIT",
-                if dev { 10_000 } else { 60 },
-                1,
-                u32::MAX as u64,
-            )?,
-            auth_rate_window: vars.parse_secs("TNS_AUTH_RATE_WINDOW_SECS", 60, 1, 86_400)?,
+            auth_rate_limit: auth_rate.limit,
+            auth_rate_window: auth_rate.window,
             auth_cache_ttl: Duration::from_millis(cache_ttl_ms),
             usage_flush_interval: vars.parse_secs("TNS_USAGE_FLUSH_SECS", 15, 1, 3600)?,
             session_ttl: vars.parse_secs("TNS_SESSION_TTL_SECS", 43_200, 60, 30 * 86_400)?,
             trust_forwarded_for: vars.parse_bool("TNS_TRUST_FORWARDED_FOR", false)?,
         })
+    }
+}
+
+/// `TNS_PUBLIC_URL`: `http(s)://host[:port]`, no path; `tns dev` assumes its own address.
+fn public_url(vars: &Vars<'_>, dev: bool) -> Result<Option<String>, ConfigError> {
+    let Some(url) = vars.get("TNS_PUBLIC_URL") else {
+        return Ok(
+            dev.then(|| format!("http://{}", vars.get("TNS_LISTEN_ADDR").unwrap_or_else(|| "127.0.0.1:8080".into())))
+        );
+    };
+    let url = url.trim_end_matches('/').to_string();
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.contains('/') && !host.contains(char::is_whitespace) => Ok(Some(url)),
+        _ => Err(vars.bad("TNS_PUBLIC_URL", "must be `https://host[:port]` (scheme and host, no path)")),
     }
 }

@@ -10,10 +10,10 @@ use std::{
 
 use anyhow::Context;
 use axum::{
-    extract::Request,
+    extract::{Request, State},
     http::{header, StatusCode},
     middleware::{from_fn, from_fn_with_state, Next},
-    response::Response,
+    response::{IntoResponse, Response},
     routing::get,
     Router,
 };
@@ -26,7 +26,7 @@ use crate::{
     background::Background,
     downstream::Downstreams,
     error::{error_response, ApiError},
-    health, metrics,
+    health, metrics, portal,
     redis_store::RedisStore,
     settings::Settings,
     state::AppState,
@@ -40,13 +40,37 @@ use crate::limits::MAX_BODY_BYTES;
 
 /// The whole HTTP surface.
 pub fn app(state: AppState) -> Router {
-    let routes = Router::new()
+    let probes = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
-        .with_state(state.clone())
+        .with_state(state.clone());
+    let api = Router::new()
         .nest("/api/v1", v1::router(state.clone()))
-        .fallback(|| async { ApiError::NotFound("no such endpoint".into()) });
-    with_platform_layers(routes, state)
+        .layer(from_fn_with_state(state.clone(), database_gate));
+    let everything = probes
+        .merge(api)
+        .merge(portal::router(state.clone()))
+        // A browser gets a page, a program the API's JSON.
+        .fallback(|headers: header::HeaderMap| async move {
+            if portal::wants_html(&headers) {
+                portal::not_found(&headers)
+            } else {
+                ApiError::NotFound("no such endpoint".into()).into_response()
+            }
+        });
+    with_platform_layers(everything, state)
+}
+
+/// While the database is known down, a request is answered 503 at once instead of waiting the
+/// pool's acquire timeout for a connection that will not come (the OpenAPI document needs none).
+async fn database_gate(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    if st.db_health.is_down() && req.uri().path() != "/api/v1/openapi.json" {
+        let mut res = ApiError::DatabaseUnavailable.into_response();
+        // As every `/api/v1` answer (the admission layer says so for those it makes).
+        res.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
+        return res;
+    }
+    next.run(req).await
 }
 
 /// What every route gets: the body limit, panics turned into a plain 500, JSON error
@@ -76,12 +100,13 @@ fn with_platform_layers(routes: Router, state: AppState) -> Router {
 async fn json_errors(req: Request, next: Next) -> Response {
     let res = next.run(req).await;
     let status = res.status();
-    let is_json = res
+    // JSON is already the shape; a page (the portal's) is for a person and says it its way.
+    let is_json_or_page = res
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/json"));
-    if status.as_u16() < 400 || is_json {
+        .is_some_and(|v| v.starts_with("application/json") || v.starts_with("text/html"));
+    if status.as_u16() < 400 || is_json_or_page {
         return res;
     }
     let (parts, body) = res.into_parts();
@@ -165,6 +190,10 @@ impl Application {
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
         let state = self.state.clone();
         let mut background = Background::default();
+        background.spawn("database watch", {
+            let state = state.clone();
+            async move { state.db_health.watch(&state.db).await }
+        });
         background.spawn("usage flush", {
             let state = state.clone();
             async move {
@@ -172,7 +201,11 @@ impl Application {
                 let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
                 loop {
                     tick.tick().await;
-                    state.quota.flush().await;
+                    // The counts wait (in Redis, or counted locally) until the database is back,
+                    // rather than warning once an organization and a tick.
+                    if !state.db_health.is_down() {
+                        state.quota.flush().await;
+                    }
                 }
             }
         });

@@ -18,6 +18,7 @@ use crate::{
 use tns_core::refdata::RefData;
 use tns_store::{
     accounts::Profile,
+    health::DbHealth,
     journey_writer::{JourneyWriter, Writers},
 };
 
@@ -51,8 +52,11 @@ pub struct Inner {
     pub waiters: Waiters,
     /// The adapter plugins, for the calls the API makes itself (credentials, reports).
     pub downstreams: Downstreams,
-    /// `/readyz`'s last probe.
+    /// `/readyz`'s last Redis ping.
     pub readiness: crate::health::Readiness,
+    /// Whether PostgreSQL is known down (the role's database watch decides): requests are then
+    /// answered 503 at once instead of waiting for a connection.
+    pub db_health: DbHealth,
 }
 
 #[derive(Clone)]
@@ -109,6 +113,7 @@ impl AppState {
             waiters: Waiters::default(),
             downstreams,
             readiness: Default::default(),
+            db_health: DbHealth::default(),
             cfg,
             db,
             redis,

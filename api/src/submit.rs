@@ -33,9 +33,9 @@ enum Plan {
     Existing(Submission),
 }
 
-/// Queue a submission of `target` (or return the pending one, or the delivering one when
-/// nothing changed since).
-pub async fn submit(st: &AppState, org: i64, target: Target) -> ApiResult<Submission> {
+/// Queue a submission of `target` for credential `by` (`Principal::credential_id`), or return
+/// the pending one, or the delivering one when nothing changed since.
+pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiResult<Submission> {
     let mut tx = st.db.begin().await?;
     // Locking the record serializes concurrent submits of it: the second sees the first's
     // pending submission.
@@ -63,7 +63,7 @@ pub async fn submit(st: &AppState, org: i64, target: Target) -> ApiResult<Submis
     let sub = match plan {
         Plan::Existing(sub) => sub,
         Plan::Send { operation, adapter, snapshot, warnings } => {
-            db::submissions::enqueue(&mut tx, org, target, operation, &adapter, &snapshot, &warnings).await?
+            db::submissions::enqueue(&mut tx, org, target, operation, &adapter, &snapshot, &warnings, by).await?
         }
     };
     tx.commit().await?;
@@ -92,7 +92,7 @@ fn refuse_cancelled(target: Target, status: RecordStatus) -> ApiResult<()> {
 /// delivering cancellation when it is already cancelled). A record the downstream does not hold
 /// has nothing to cancel (409: delete a draft instead); one with a submission of another kind
 /// pending waits for it (409).
-pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str) -> ApiResult<Submission> {
+pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &str) -> ApiResult<Submission> {
     let mut tx = st.db.begin().await?;
     let (status, reference, kind) = match target {
         Target::Journey(id) => {
@@ -148,7 +148,7 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str) -> Ap
     };
     let snapshot = Cancellation { kind, downstream_reference, downstream_state: state, reason: reason.to_string() };
     let snapshot = serde_json::to_value(&snapshot).map_err(anyhow::Error::from)?;
-    let sub = db::submissions::enqueue(&mut tx, org, target, Operation::Cancel, &adapter, &snapshot, &[]).await?;
+    let sub = db::submissions::enqueue(&mut tx, org, target, Operation::Cancel, &adapter, &snapshot, &[], by).await?;
     tx.commit().await?;
     Ok(sub)
 }

@@ -1,7 +1,7 @@
 //! Per-client limit for unauthenticated requests (sign-up spam, login guessing, invented API
 //! keys): a fixed window counted in Redis, so all API processes share it; counted locally when
-//! Redis is unreachable. A client is its IPv4 address, or its IPv6 /64 (one subscriber's
-//! network: an attacker owns every address in it). A sign-in account has a back-off of its
+//! Redis is unreachable. A client is its IPv4 address, or its IPv6 /64
+//! ([`tns_core::client::client_key`]). A sign-in account has a back-off of its
 //! own ([`AccountBackoff`]).
 
 use std::{
@@ -12,6 +12,7 @@ use std::{
 
 use axum::{extract::ConnectInfo, http::Request};
 use redis::Script;
+use tns_core::client::client_key;
 
 use crate::{error::ApiError, quota::Decision, redis_store::RedisStore};
 
@@ -131,25 +132,6 @@ impl IpThrottle {
     }
 }
 
-/// An IPv4-mapped IPv6 address is the IPv4 client it maps.
-fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
-        v4 => v4,
-    }
-}
-
-/// The key a client is counted under: its IPv4 address, or its IPv6 /64.
-fn client_key(ip: IpAddr) -> String {
-    match canonical(ip) {
-        IpAddr::V4(v4) => v4.to_string(),
-        IpAddr::V6(v6) => {
-            let s = v6.segments();
-            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
-        }
-    }
-}
-
 /// Failed sign-ins an account may have before it must wait.
 const FREE_FAILURES: u32 = 5;
 /// The longest wait.
@@ -250,19 +232,5 @@ impl AccountBackoff {
         let key = store.key(&format!("signin:{id}"));
         let _ = store.call(|mut c| async move { redis::cmd("DEL").arg(key).query_async::<()>(&mut c).await }).await;
         self.local.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clients_are_addresses_or_ipv6_networks() {
-        assert_eq!(client_key("203.0.113.7".parse().unwrap()), "203.0.113.7");
-        assert_eq!(client_key("::ffff:203.0.113.7".parse().unwrap()), "203.0.113.7");
-        let a = client_key("2001:db8:1:2:aaaa::1".parse().unwrap());
-        assert_eq!(a, client_key("2001:db8:1:2:ffff:1:2:3".parse().unwrap()), "one /64, one client");
-        assert_ne!(a, client_key("2001:db8:1:3::1".parse().unwrap()));
     }
 }

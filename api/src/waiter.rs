@@ -45,19 +45,34 @@ impl Waiters {
 
     /// Wake waiters as submissions finish, for as long as the role runs (reconnecting when
     /// the connection is lost).
+    /// A lost listener is warned about once, not once a reconnection attempt while the
+    /// database is down.
     pub async fn listen(&self, db: &PgPool) {
+        let mut lost = false;
         loop {
-            if let Err(e) = listen_until_error(db, &self.by_id).await {
-                tracing::warn!(error = %tns_store::redacted(&e), "submission listener lost; reconnecting");
+            if let Err(e) = listen_until_error(db, &self.by_id, &mut lost).await {
+                if lost {
+                    tracing::debug!(error = %tns_store::redacted(&e), "submission listener still lost");
+                } else {
+                    tracing::warn!(error = %tns_store::redacted(&e), "submission listener lost; reconnecting");
+                    lost = true;
+                }
             }
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     }
 }
 
-async fn listen_until_error(db: &PgPool, by_id: &Mutex<HashMap<i64, Vec<oneshot::Sender<()>>>>) -> sqlx::Result<()> {
+async fn listen_until_error(
+    db: &PgPool,
+    by_id: &Mutex<HashMap<i64, Vec<oneshot::Sender<()>>>>,
+    lost: &mut bool,
+) -> sqlx::Result<()> {
     let mut listener = PgListener::connect_with(db).await?;
     listener.listen(DONE_CHANNEL).await?;
+    if std::mem::take(lost) {
+        tracing::info!("submission listener reconnected");
+    }
     loop {
         let n = listener.recv().await?;
         let mut map = by_id.lock().unwrap_or_else(|p| p.into_inner());

@@ -22,6 +22,7 @@ pub const VARIABLES: &[&str] = &[
     "TNS_COOKIE_SECURE",
     "TNS_DATABASE_URL",
     "TNS_DATA_KEY",
+    "TNS_DB_ACQUIRE_TIMEOUT_SECS",
     "TNS_DB_MAX_CONNECTIONS",
     "TNS_DEV_ALLOW_REMOTE",
     "TNS_HEADER_READ_TIMEOUT_SECS",
@@ -33,9 +34,11 @@ pub const VARIABLES: &[&str] = &[
     "TNS_JOBS_RETRY_SECS",
     "TNS_LISTEN_ADDR",
     "TNS_LOG_FORMAT",
+    "TNS_MAIL_FROM",
     "TNS_MAX_CONNECTIONS",
     "TNS_METRICS_ADDR",
     "TNS_MIGRATE_ON_START",
+    "TNS_PUBLIC_URL",
     "TNS_QUOTA_ENABLED",
     "TNS_QUOTA_FAIL_MODE",
     "TNS_QUOTA_FAIL_OPEN_ALLOWANCE",
@@ -57,8 +60,11 @@ pub const VARIABLES: &[&str] = &[
     "TNS_SCHEDULER_SHUTDOWN_GRACE_SECS",
     "TNS_SESSION_TTL_SECS",
     "TNS_SIGNING_SECRET",
+    "TNS_SMTP_ALLOW_PLAIN",
+    "TNS_SMTP_URL",
     "TNS_TRIAL_DAYS",
     "TNS_TRUST_FORWARDED_FOR",
+    "TNS_UETDS_ALLOW_HTTP",
     "TNS_UETDS_BASE_URL",
     "TNS_UETDS_CALL_TIMEOUT_SECS",
     "TNS_UETDS_CA_FILE",
@@ -202,6 +208,25 @@ pub fn usage_key_suffix(org: i64, month: crate::domain::month::Month) -> String 
 /// The pattern (without the prefix) matching every organization's usage key of `month`.
 pub fn usage_keys_of_month(month: crate::domain::month::Month) -> String {
     format!("usage:*:{month}")
+}
+
+/// `TNS_AUTH_RATE_LIMIT` per `TNS_AUTH_RATE_WINDOW_SECS`: the unauthenticated requests a client
+/// may send to the API, and, counted apart, the refused credentials it may send to the API or
+/// the admin API before unknown ones are no longer looked up for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuthRate {
+    pub limit: u64,
+    pub window: std::time::Duration,
+}
+
+impl AuthRate {
+    pub fn from_vars(vars: &Vars<'_>, profile: Profile) -> Result<AuthRate, ConfigError> {
+        let default = if profile.is_dev() { 10_000 } else { 60 };
+        Ok(AuthRate {
+            limit: vars.parse_int("TNS_AUTH_RATE_LIMIT", default, 1, u32::MAX as u64)?,
+            window: vars.parse_secs("TNS_AUTH_RATE_WINDOW_SECS", 60, 1, 86_400)?,
+        })
+    }
 }
 
 /// Where a process serves: its port (`TNS_LISTEN_ADDR`) and `/metrics` on a listener of its

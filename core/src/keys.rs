@@ -43,6 +43,14 @@ pub fn random_token() -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// A random token for a link (an invitation, a password reset) and its hash (the only part
+/// stored).
+pub fn random_token_and_hash() -> (String, [u8; 32]) {
+    let token = random_token();
+    let hashed = hash(&token);
+    (token, hashed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -113,6 +113,16 @@ impl Scopes {
     }
 
     /// The set of these scopes.
+    /// What a member with `role` may do (a portal session carries it).
+    pub fn of_role(role: crate::domain::kinds::Role) -> Scopes {
+        use crate::domain::kinds::Role;
+        match role {
+            Role::Owner | Role::Admin => Scopes::all(),
+            Role::Dispatcher => Scopes::of(&[Scope::JourneysWrite, Scope::SubmissionsRead, Scope::WebhooksRead]),
+            Role::Viewer => Scopes::of(&[Scope::SubmissionsRead, Scope::WebhooksRead, Scope::AccountRead]),
+        }
+    }
+
     pub fn of(scopes: &[Scope]) -> Scopes {
         Scopes(scopes.iter().fold(0, |acc, s| acc | s.bit()))
     }
@@ -195,6 +205,19 @@ pub mod operator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn roles_are_sets_of_scopes() {
+        use crate::domain::kinds::Role;
+        assert_eq!(Scopes::of_role(Role::Owner), Scopes::all());
+        let d = Scopes::of_role(Role::Dispatcher);
+        assert!(d.allows(Scope::JourneysWrite) && d.allows(Scope::JourneysRead) && !d.allows(Scope::AccountRead));
+        let v = Scopes::of_role(Role::Viewer);
+        assert!(!v.allows(Scope::JourneysRead), "a viewer sees people only masked (no journeys:read)");
+        assert!(v.allows(Scope::SubmissionsRead) && !v.allows(Scope::WebhooksWrite));
+        assert!(Role::Owner.manages(Role::Admin) && !Role::Admin.manages(Role::Admin));
+        assert!(!Role::Dispatcher.manages(Role::Viewer) && !Role::Owner.manages(Role::Owner));
+    }
 
     #[test]
     fn write_implies_read_and_subsets() {

@@ -30,9 +30,9 @@ pub enum Job {
     Dunning,
 }
 
-/// Periods are invoiced this long after they end, so that the last calls' counts (flushed by
-/// the API processes every few seconds) are in.
-const SETTLE: chrono::Duration = chrono::Duration::hours(1);
+/// A day's invoicing starts this long after it begins, so that the last calls' counts of a
+/// month just over (flushed by the API processes every few seconds) are in.
+const SETTLE: Duration = Duration::from_secs(3600);
 
 impl Job {
     pub fn name(self) -> &'static str {
@@ -71,7 +71,8 @@ impl Job {
             }
             Job::UsageSweep => Ok(tns_store::usage::sweep(redis, db, Month::now()).await?),
             Job::Invoicing(terms) => {
-                let today = (Utc::now() - SETTLE).date_naive();
+                // The database's clock, which plan changes date their terms by.
+                let today = tns_store::terms::today_settled(db, SETTLE).await?;
                 // Overage is billed from the persisted counters: bring them up to date first
                 // (the months a period just over can touch). Without Redis, plans with overage
                 // wait for a later run; the others are invoiced now.

@@ -2,10 +2,7 @@
 
 use std::time::Duration;
 
-use tns_core::{
-    domain::billing::TaxRate,
-    env::{ConfigError, Profile, RedisSettings, Vars},
-};
+use tns_core::env::{ConfigError, Profile, RedisSettings, Vars};
 use tns_store::invoices::Terms;
 
 /// How leadership is decided.
@@ -70,10 +67,7 @@ impl Settings {
             retry: vars.parse_secs("TNS_JOBS_RETRY_SECS", 5, 1, 300)?,
             retention_days: vars.parse_int("TNS_RETENTION_DAYS", 30, 1, 3650)? as u32,
             redis: RedisSettings::from_vars(vars)?,
-            invoices: Terms {
-                tax_rate: tax_rate(vars)?,
-                due_days: vars.parse_int("TNS_INVOICE_DUE_DAYS", 14, 1, 365)? as u32,
-            },
+            invoices: Terms::from_vars(vars)?,
         })
     }
 
@@ -87,15 +81,6 @@ impl Settings {
             Job::Invoicing(self.invoices),
             Job::Dunning,
         ]
-    }
-}
-
-/// `TNS_KDV_PERCENT`: KDV in percent (default 20), up to two decimal places.
-fn tax_rate(vars: &Vars<'_>) -> Result<TaxRate, ConfigError> {
-    const WHY: &str = "must be a percentage from 0 to 100 with at most two decimal places, like 20 or 18.5";
-    match vars.get("TNS_KDV_PERCENT") {
-        None => Ok(TaxRate::percent(rust_decimal::Decimal::from(20)).expect("20 is a valid rate")),
-        Some(v) => v.trim().parse().ok().and_then(TaxRate::percent).ok_or_else(|| vars.bad("TNS_KDV_PERCENT", WHY)),
     }
 }
 

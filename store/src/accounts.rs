@@ -37,7 +37,11 @@ pub struct Organization {
 
 const USER_COLUMNS: &str = "id AS user_id, org_id AS organization_id, email, full_name, role";
 
-/// A new organization, on trial for `trial_days`.
+/// The index that keeps one organization per tax number.
+pub const TAX_NUMBER_KEY: &str = "organizations_tax_number_key";
+
+/// A new organization, on trial for `trial_days`. Fails with a unique violation of
+/// [`TAX_NUMBER_KEY`] when an organization holds the tax number.
 pub async fn insert_organization(
     tx: &mut PgConnection,
     name: &str,
@@ -63,11 +67,21 @@ pub struct Standing {
     pub trial_ends_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-pub async fn standing(db: &PgPool, org: i64) -> sqlx::Result<Option<Standing>> {
+pub async fn standing(conn: impl sqlx::PgExecutor<'_>, org: i64) -> sqlx::Result<Option<Standing>> {
     sqlx::query_as("SELECT status, status_reason, trial_ends_at FROM organizations WHERE id = $1")
         .bind(org)
-        .fetch_optional(db)
+        .fetch_optional(conn)
         .await
+}
+
+/// Why the jobs suspend an ended trial (shown to the organization); choosing a plan lifts it.
+pub const TRIAL_ENDED: &str = "the trial period has ended: choose a plan (POST /portal/billing/subscription/change)";
+
+impl Standing {
+    /// The status once a plan is chosen.
+    pub fn after_plan_choice(&self) -> OrgStatus {
+        self.status.after_plan_choice(self.status_reason.as_deref() == Some(TRIAL_ENDED))
+    }
 }
 
 /// The standing, locked until the transaction ends.
@@ -90,7 +104,7 @@ pub async fn hold(tx: &mut PgConnection, org: i64) -> sqlx::Result<bool> {
 
 /// Set the status (with its reason); the standing before and after, `None` for no such
 /// organization. Leaving `trial` keeps the trial's end for the record.
-pub async fn set_status(
+pub(crate) async fn set_status(
     tx: &mut PgConnection,
     org: i64,
     to: OrgStatus,
@@ -112,18 +126,18 @@ pub async fn set_status(
     Ok(Some((before, after)))
 }
 
-/// A plan was chosen: a trial becomes `active`, and so does an organization suspended only
-/// because its trial ended (`trial_ended` is that suspension's reason).
-pub async fn activate_on_plan_choice(tx: &mut PgConnection, org: i64, trial_ended: &str) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE organizations SET status = 'active', status_reason = NULL, status_changed_at = now()
-          WHERE id = $1 AND (status = 'trial' OR (status = 'suspended' AND status_reason = $2))",
-    )
-    .bind(org)
-    .bind(trial_ended)
-    .execute(tx)
-    .await?;
-    Ok(())
+/// A plan was chosen: the status it leads to ([`Standing::after_plan_choice`]); the standing
+/// before and after when that changed it.
+pub(crate) async fn activate_on_plan_choice(
+    tx: &mut PgConnection,
+    org: i64,
+) -> sqlx::Result<Option<(Standing, Standing)>> {
+    let Some(before) = standing_for_update(&mut *tx, org).await? else { return Ok(None) };
+    let to = before.after_plan_choice();
+    if to == before.status {
+        return Ok(None);
+    }
+    set_status(tx, org, to, None).await
 }
 
 /// Suspend every trial that has ended: the organizations suspended.
@@ -151,6 +165,9 @@ pub struct OrgSummary {
     pub calls_this_month: i64,
     /// Submissions waiting to go downstream.
     pub queued: i64,
+    /// Another organization has the same tax number (registered before the rule of one per
+    /// company): to be settled by an operator.
+    pub shares_tax_number: bool,
 }
 
 /// Organizations whose name, tax number or owner's e-mail contains `text` (any, when `None`),
@@ -166,7 +183,9 @@ pub async fn search(
                 COALESCE((SELECT sum(u.total_calls) FROM usage_monthly u
                            WHERE u.org_id = o.id AND u.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0)::int8
                     AS calls_this_month,
-                (SELECT count(*) FROM submissions q WHERE q.org_id = o.id AND q.state = 'pending') AS queued
+                (SELECT count(*) FROM submissions q WHERE q.org_id = o.id AND q.state = 'pending') AS queued,
+                EXISTS (SELECT 1 FROM organizations t WHERE t.tax_number = o.tax_number AND t.id <> o.id)
+                    AS shares_tax_number
            FROM organizations o JOIN subscriptions s ON s.org_id = o.id
           WHERE ($1::text IS NULL OR o.name ILIKE '%' || $1 || '%' OR o.tax_number = $1
                  OR EXISTS (SELECT 1 FROM users us WHERE us.org_id = o.id AND us.email ILIKE '%' || $1 || '%'))
@@ -218,11 +237,12 @@ pub async fn by_email(db: &PgPool, email: &str) -> sqlx::Result<Option<(User, St
         user: User,
         password_hash: String,
     }
-    let row: Option<Row> =
-        sqlx::query_as(&format!("SELECT {USER_COLUMNS}, password_hash FROM users WHERE lower(email) = lower($1)"))
-            .bind(email)
-            .fetch_optional(db)
-            .await?;
+    let row: Option<Row> = sqlx::query_as(&format!(
+        "SELECT {USER_COLUMNS}, password_hash FROM users WHERE lower(email) = lower($1) AND removed_at IS NULL"
+    ))
+    .bind(email)
+    .fetch_optional(db)
+    .await?;
     Ok(row.map(|r| (r.user, r.password_hash)))
 }
 
@@ -279,14 +299,4 @@ pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option
         };
         Profile { user: r.user, organization, subscription: r.subscription }
     }))
-}
-
-/// Whether `user` is a user of `org`.
-pub async fn is_member(db: &PgPool, org: i64, user: i64) -> sqlx::Result<bool> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE org_id = $1 AND id = $2")
-        .bind(org)
-        .bind(user)
-        .fetch_optional(db)
-        .await?;
-    Ok(found.is_some())
 }

@@ -93,6 +93,17 @@ pub async fn revoke(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> {
     Ok(r.rows_affected() == 1)
 }
 
+/// Revoke every active key member `user` of `org` made (they are leaving); the keys' ids.
+pub async fn revoke_made_by(tx: &mut PgConnection, org: i64, user: i64) -> sqlx::Result<Vec<i64>> {
+    sqlx::query_scalar(
+        "UPDATE api_keys SET revoked_at = now() WHERE org_id = $1 AND created_by = $2 AND revoked_at IS NULL RETURNING id",
+    )
+    .bind(org)
+    .bind(user)
+    .fetch_all(tx)
+    .await
+}
+
 /// An API key as authentication needs it.
 #[derive(Debug, Clone)]
 pub struct KeyRecord {

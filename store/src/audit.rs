@@ -7,18 +7,34 @@ use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::AuditAction;
 use utoipa::ToSchema;
 
-/// Who acted: an operator by name, or the periodic jobs.
+/// Who acted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Actor {
+    /// An operator at the command line, by the name given (`--operator`, else `$USER`).
     Operator(String),
+    /// An operator over the admin API, by the token it authenticated with.
+    OperatorToken { id: i64, name: String },
+    /// The organization itself: a user (signed in to the portal) or an API key (and its tokens).
+    Tenant { user: i64, key: Option<i64> },
+    /// The periodic jobs.
     Jobs,
 }
 
 impl Actor {
-    fn as_text(&self) -> String {
+    /// As the log (and a submission's `submitted_by`) names it.
+    pub fn as_text(&self) -> String {
         match self {
-            Actor::Operator(name) => format!("operator:{name}"),
+            Actor::Operator(name) | Actor::OperatorToken { name, .. } => format!("operator:{name}"),
+            Actor::Tenant { key: Some(key), .. } => format!("tenant:key:{key}"),
+            Actor::Tenant { user, key: None } => format!("tenant:user:{user}"),
             Actor::Jobs => "jobs".into(),
+        }
+    }
+
+    fn token(&self) -> Option<i64> {
+        match self {
+            Actor::OperatorToken { id, .. } => Some(*id),
+            _ => None,
         }
     }
 }
@@ -34,15 +50,19 @@ pub struct Entry<'a> {
 }
 
 pub async fn record(tx: &mut PgConnection, e: Entry<'_>) -> sqlx::Result<()> {
-    sqlx::query("INSERT INTO audit_log (actor, action, org_id, before, after, reason) VALUES ($1, $2, $3, $4, $5, $6)")
-        .bind(e.actor.as_text())
-        .bind(e.action)
-        .bind(e.org)
-        .bind(e.before)
-        .bind(e.after)
-        .bind(e.reason)
-        .execute(tx)
-        .await?;
+    sqlx::query(
+        "INSERT INTO audit_log (actor, operator_token_id, action, org_id, before, after, reason)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(e.actor.as_text())
+    .bind(e.actor.token())
+    .bind(e.action)
+    .bind(e.org)
+    .bind(e.before)
+    .bind(e.after)
+    .bind(e.reason)
+    .execute(tx)
+    .await?;
     Ok(())
 }
 
@@ -51,8 +71,11 @@ pub async fn record(tx: &mut PgConnection, e: Entry<'_>) -> sqlx::Result<()> {
 pub struct Logged {
     pub id: i64,
     pub at: chrono::DateTime<chrono::Utc>,
-    /// `operator:<name>` for a person, `jobs` for the periodic jobs.
+    /// `operator:<name>` for an operator, `tenant:user:<id>` or `tenant:key:<id>` for the
+    /// organization's own user or API key, `jobs` for the periodic jobs.
     pub actor: String,
+    /// The operator token an admin API change was made with (names may repeat; ids do not).
+    pub operator_token_id: Option<i64>,
     pub action: AuditAction,
     pub org_id: Option<i64>,
     pub before: Option<serde_json::Value>,
@@ -63,7 +86,7 @@ pub struct Logged {
 /// The newest `limit` entries (of `org` when given), newest first.
 pub async fn list(db: &PgPool, org: Option<i64>, limit: i64) -> sqlx::Result<Vec<Logged>> {
     sqlx::query_as(
-        "SELECT id, at, actor, action, org_id, before, after, reason FROM audit_log
+        "SELECT id, at, actor, operator_token_id, action, org_id, before, after, reason FROM audit_log
           WHERE $1::int8 IS NULL OR org_id = $1 ORDER BY id DESC LIMIT $2",
     )
     .bind(org)

@@ -1,11 +1,13 @@
-//! The `invoices` and `invoice_lines` tables: issuing an invoice for each period of a plan
-//! term once it is over (the jobs' work), listing and showing them (the API's), and settling
-//! them (an operator's). Amounts come from [`tns_core::domain::billing`].
+//! The `invoices`, `invoice_lines` and `credit_balances` tables: issuing what each
+//! organization owes (the jobs' work), previewing the next invoice, listing and showing them
+//! (the API's), and settling them (an operator's). Amounts come from
+//! [`tns_core::domain::billing`].
 //!
-//! Exactly once: each invoice is written in one transaction that locks its term, checks what
-//! is still unbilled, inserts the invoice (unique per organization and period start) with its
-//! lines and moves the term's `billed_until` on. Two runners racing invoice a term one after
-//! the other, the second finding nothing left; a runner killed mid-way leaves nothing behind.
+//! Exactly once: an organization's invoice is written in one transaction that holds the
+//! organization's invoicing lock, locks its terms with something due, and moves each term's
+//! `billed_until`, each month's billed overage and the credit balance along with the invoice.
+//! Two runners racing invoice an organization one after the other, the second finding nothing
+//! left; a runner killed mid-way leaves nothing behind.
 
 use chrono::{Days, NaiveDate};
 use serde::Serialize;
@@ -16,11 +18,14 @@ use crate::{
     pagination::{Keyed, Page},
     terms, usage,
 };
-use tns_core::domain::{
-    billing::{self, Draft, TaxRate},
-    kinds::{InvoiceLineKind, InvoiceStatus},
-    money::Money,
-    month::Month,
+use tns_core::{
+    domain::{
+        billing::{self, Billed, Draft, Held, TaxRate},
+        kinds::{InvoiceLineKind, InvoiceStatus},
+        money::Money,
+        month::Month,
+    },
+    env::{ConfigError, Vars},
 };
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
@@ -63,15 +68,38 @@ pub enum Currency {
 pub struct InvoiceLine {
     pub kind: InvoiceLineKind,
     pub description: String,
-    /// Days on the plan, calls beyond the quota, or 1 for the tax.
+    /// Days on the plan (charged or credited), calls beyond the quota, or 1 for a balance or
+    /// the tax.
     pub quantity: i64,
-    /// The plan's price for a full period, the price of one call, or the taxed sum.
+    /// The plan's price for a full period, the price of one call, the credit moved, or the
+    /// taxed sum.
     pub unit_price: Money,
-    /// Plan lines: the days of the full period `quantity` counts against.
+    /// Plan and credit lines: the days of the full period `quantity` counts against.
     pub period_days: Option<i32>,
     /// Overage lines: the month of the calls.
     pub usage_month: Option<NaiveDate>,
+    /// The first day the line is for (plan, credit and overage lines).
+    pub covers_from: Option<NaiveDate>,
+    /// The last day it is for.
+    pub covers_to: Option<NaiveDate>,
+    /// Negative for a credit, or credit used.
     pub amount: Money,
+}
+
+impl From<&billing::Line> for InvoiceLine {
+    fn from(l: &billing::Line) -> InvoiceLine {
+        InvoiceLine {
+            kind: l.kind,
+            description: l.description.clone(),
+            quantity: l.quantity,
+            unit_price: l.unit_price,
+            period_days: l.period_days.map(|d| d as i32),
+            usage_month: l.usage_month,
+            covers_from: l.covers.map(|c| c.0),
+            covers_to: l.covers.map(|c| c.1),
+            amount: l.amount,
+        }
+    }
 }
 
 /// An invoice with its lines.
@@ -108,7 +136,7 @@ pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<InvoiceD
             .await?;
     let Some(invoice) = invoice else { return Ok(None) };
     let lines = sqlx::query_as(
-        "SELECT kind, description, quantity, unit_price, period_days, usage_month, amount
+        "SELECT kind, description, quantity, unit_price, period_days, usage_month, covers_from, covers_to, amount
            FROM invoice_lines WHERE invoice_id = $1 ORDER BY position",
     )
     .bind(id)
@@ -125,136 +153,244 @@ pub struct Terms {
     pub due_days: u32,
 }
 
-/// Terms the invoicing job reads per batch.
+impl Terms {
+    /// `TNS_KDV_PERCENT` (default 20, up to two decimal places) and `TNS_INVOICE_DUE_DAYS`
+    /// (default 14): read by the jobs, which issue invoices, and the API, which previews them.
+    pub fn from_vars(vars: &Vars<'_>) -> Result<Terms, ConfigError> {
+        const WHY: &str = "must be a percentage from 0 to 100 with at most two decimal places, like 20 or 18.5";
+        let tax_rate = match vars.get("TNS_KDV_PERCENT") {
+            None => TaxRate::percent(rust_decimal::Decimal::from(20)).expect("20 is a valid rate"),
+            Some(v) => {
+                v.trim().parse().ok().and_then(TaxRate::percent).ok_or_else(|| vars.bad("TNS_KDV_PERCENT", WHY))?
+            }
+        };
+        Ok(Terms { tax_rate, due_days: vars.parse_int("TNS_INVOICE_DUE_DAYS", 14, 1, 365)? as u32 })
+    }
+}
+
+/// Organizations the invoicing job reads per batch.
 const BATCH: i64 = 500;
 
-/// Issue every invoice whose period is over by `today` (the first day not over). With
-/// `overage_ready` false (the usage counters could not be swept from Redis), terms of
-/// soft-limited plans wait for a later run. The invoices issued.
+/// Issue every invoice due by `today` (the first day not over): each organization's charges
+/// for periods begun, credits for terms cut short and overage of months over, in one invoice.
+/// With `overage_ready` false (the usage counters could not be swept from Redis), overage
+/// waits for a later run. The invoices issued.
 pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms, overage_ready: bool) -> sqlx::Result<Vec<i64>> {
     let mut issued = vec![];
-    let mut after = 0;
-    loop {
-        let page = terms::unbilled_page(db, today, after, BATCH).await?;
-        let Some(last) = page.last() else { return Ok(issued) };
-        after = last.id;
-        for t in page {
-            if t.price.overage_unit.is_some() && !overage_ready {
-                continue;
-            }
-            loop {
-                match issue_next(db, t.org, t.id, today, terms).await {
-                    Ok(Some(outcome)) => issued.extend(outcome),
-                    Ok(None) => break,
-                    // One term that cannot be invoiced must not hold up the others.
-                    Err(e) => {
-                        tracing::error!(term = t.id, org = t.org, error = %crate::redacted(&e), "term not invoiced");
-                        break;
-                    }
+    // Organizations with a term due, then those with overage only (the first pass billed the
+    // overage of the others along with their terms).
+    for pass in [Due::Terms, Due::Overage].into_iter().filter(|p| overage_ready || *p == Due::Terms) {
+        let mut after = 0;
+        loop {
+            let page = match pass {
+                Due::Terms => terms::orgs_due(db, today, after, BATCH).await?,
+                Due::Overage => usage::orgs_with_unbilled_overage(db, first_of_month(today), after, BATCH).await?,
+            };
+            let Some(&last) = page.last() else { break };
+            after = last;
+            for org in page {
+                match issue_for(db, org, today, terms, overage_ready).await {
+                    Ok(id) => issued.extend(id),
+                    // One organization that cannot be invoiced must not hold up the others.
+                    Err(e) => tracing::error!(org, error = %crate::redacted(&e), "organization not invoiced"),
                 }
             }
         }
     }
+    Ok(issued)
 }
 
-/// Issue the next invoice of term `term_id` (of organization `org`) if a period of it is over:
-/// `None` when nothing is due, else the invoice's id (`None` inside when the invoice existed
-/// already).
-async fn issue_next(
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Due {
+    Terms,
+    Overage,
+}
+
+fn first_of_month(day: NaiveDate) -> NaiveDate {
+    Month::of_day(day).first_day()
+}
+
+/// Issue what `org` owes by `today`, if anything: the invoice's id.
+async fn issue_for(
     db: &PgPool,
     org: i64,
-    term_id: i64,
     today: NaiveDate,
     terms: Terms,
-) -> sqlx::Result<Option<Option<i64>>> {
+    overage_ready: bool,
+) -> sqlx::Result<Option<i64>> {
     let mut tx = db.begin().await?;
-    // The organization before its term, the order an operator's status or plan change locks
+    // The organization before its terms, the order an operator's status or plan change locks
     // them in (the invoice's reference to the organization would otherwise take its lock last,
     // and the two could deadlock).
     if !crate::accounts::hold(&mut tx, org).await? {
         return Ok(None);
     }
-    // One organization's invoices are written one at a time: the overage not yet billed is
-    // read and billed by one term at once, even if two runners invoice two of its terms.
+    // One organization's invoices are written one at a time: what is due is read and billed
+    // by one runner at once.
     sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('tns-invoicing:' || $1::text, 0))")
         .bind(org)
         .execute(&mut *tx)
         .await?;
-    let Some(t) = terms::lock(&mut tx, term_id).await? else { return Ok(None) };
-    let Some(period) = t.term.next_period(today) else { return Ok(None) };
-    let mut overage = vec![];
-    if t.price.overage_unit.is_some() {
-        for month in period.months() {
-            overage.push((month, unbilled_overage(&mut tx, t.org, month).await?));
+    let held = terms::due(&mut tx, org, today).await?;
+    let overage =
+        if overage_ready { usage::unbilled_overage(&mut tx, org, first_of_month(today)).await? } else { vec![] };
+    let balance = balance(&mut tx, org, true).await?;
+    let (draft, moved) = assemble(&held, &overage, today, balance, terms.tax_rate);
+    let id = match &draft {
+        Some(d) => {
+            let id = insert(&mut tx, org, d, today + Days::new(terms.due_days.into())).await?;
+            if d.balance != balance {
+                set_balance(&mut tx, org, d.balance).await?;
+            }
+            Some(id)
         }
-    }
-    let draft = billing::draft(&t.price, &period, &overage, terms.tax_rate);
-    // Nothing to pay (a plan priced at zero, no overage): no invoice to chase.
-    let id = if draft.total.is_zero() {
-        None
-    } else {
-        insert(&mut tx, t.org, &period, &draft, today + Days::new(terms.due_days.into())).await?
+        None => None,
     };
-    terms::billed(&mut tx, term_id, period.end + Days::new(1)).await?;
+    for b in &moved {
+        terms::billed(&mut tx, b).await?;
+    }
+    for &(month, calls, _) in &overage {
+        usage::overage_billed(&mut tx, org, month, calls).await?;
+    }
     tx.commit().await?;
-    Ok(Some(id))
+    Ok(id)
 }
 
-/// Calls beyond the quota in `month` that no invoice has billed yet.
-async fn unbilled_overage(tx: &mut PgConnection, org: i64, month: Month) -> sqlx::Result<i64> {
-    let counted = usage::overage(&mut *tx, org, month.first_day()).await?;
-    let billed: i64 = sqlx::query_scalar(
-        "SELECT COALESCE(SUM(l.quantity), 0)::int8 FROM invoice_lines l JOIN invoices i ON i.id = l.invoice_id
-          WHERE i.org_id = $1 AND l.kind = 'overage' AND l.usage_month = $2",
+/// The invoice of `held`'s terms and `overage` on `day` for an organization holding
+/// `balance` in credit, and where each term's `billed_until` moves.
+fn assemble(
+    held: &[Held],
+    overage: &[(Month, i64, Money)],
+    day: NaiveDate,
+    balance: Money,
+    tax_rate: TaxRate,
+) -> (Option<Draft>, Vec<Billed>) {
+    let (mut lines, moved) = billing::settle(held, day);
+    lines.extend(overage.iter().map(|&(month, calls, unit)| billing::overage_line(unit, month, calls)));
+    (billing::draft(lines, balance, tax_rate), moved)
+}
+
+/// The credit `org` holds, locked until the transaction ends when `lock`.
+async fn balance(conn: &mut PgConnection, org: i64, lock: bool) -> sqlx::Result<Money> {
+    let lock = if lock { "FOR UPDATE" } else { "" };
+    let amount: Option<Money> =
+        sqlx::query_scalar(&format!("SELECT amount FROM credit_balances WHERE org_id = $1 {lock}"))
+            .bind(org)
+            .fetch_optional(conn)
+            .await?;
+    Ok(amount.unwrap_or(Money::ZERO))
+}
+
+async fn set_balance(tx: &mut PgConnection, org: i64, amount: Money) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO credit_balances (org_id, amount) VALUES ($1, $2)
+         ON CONFLICT (org_id) DO UPDATE SET amount = EXCLUDED.amount",
     )
     .bind(org)
-    .bind(month.first_day())
-    .fetch_one(&mut *tx)
+    .bind(amount)
+    .execute(tx)
     .await?;
-    Ok((counted - billed).max(0))
+    Ok(())
 }
 
-async fn insert(
-    tx: &mut PgConnection,
+/// The invoice TNS would issue next, as it stands now.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct UpcomingInvoice {
+    /// The day it would be issued: today when something is due now (the jobs issue it within
+    /// minutes), else the first day of the next period.
+    pub issue_on: NaiveDate,
+    /// The plan billed from then on (`null` when billing stops).
+    pub plan_code: Option<String>,
+    pub period_start: NaiveDate,
+    pub period_end: NaiveDate,
+    pub subtotal: Money,
+    /// KDV in percent.
+    #[schema(value_type = f64)]
+    pub tax_rate: Money,
+    pub tax_amount: Money,
+    pub total_amount: Money,
+    pub currency: Currency,
+    /// The organization's credit (before KDV) once it is issued.
+    pub credit_balance: Money,
+    pub lines: Vec<InvoiceLine>,
+}
+
+/// The next invoice of `org`, on the next day anything is due: with `change`, as if that plan
+/// were chosen now (the unused days of the current plan credited, the new plan charged from
+/// the day it is billed from). `None` when nothing would be invoiced (a trial, a free plan).
+pub async fn upcoming(
+    db: &PgPool,
     org: i64,
-    period: &billing::Period,
-    draft: &Draft,
-    due_on: NaiveDate,
-) -> sqlx::Result<Option<i64>> {
-    let id: Option<i64> = sqlx::query_scalar(
+    change: Option<&billing::Price>,
+    tax_rate: TaxRate,
+) -> sqlx::Result<Option<UpcomingInvoice>> {
+    let mut conn = db.acquire().await?;
+    let today = terms::today(&mut conn).await?;
+    let mut held = terms::live(&mut conn, org, today).await?;
+    if let Some(price) = change {
+        let around: Vec<Held> = held.iter().filter(|t| t.ends_on.is_none_or(|e| e >= today)).cloned().collect();
+        let wanted = terms::wanted_after_choice(&mut conn, org, &around, price).await?;
+        billing::apply(&mut held, &billing::follow(&around, today, wanted.as_ref()));
+    }
+    // The next day anything is due: today when something is, else the next charge or credit.
+    let Some(day) = billing::next_due(&held).map(|d| d.max(today)) else { return Ok(None) };
+    let overage = usage::unbilled_overage(&mut conn, org, first_of_month(day)).await?;
+    let balance = balance(&mut conn, org, false).await?;
+    let (draft, _) = assemble(&held, &overage, day, balance, tax_rate);
+    Ok(draft.map(|d| UpcomingInvoice {
+        issue_on: day,
+        plan_code: held.iter().find(|t| t.ends_on.is_none()).map(|t| t.price.code.clone()),
+        period_start: d.period.0,
+        period_end: d.period.1,
+        subtotal: d.subtotal,
+        tax_rate: Money(d.tax_rate.as_percent()),
+        tax_amount: d.tax,
+        total_amount: d.total,
+        currency: Currency::Try,
+        credit_balance: d.balance,
+        lines: d.lines.iter().map(InvoiceLine::from).collect(),
+    }))
+}
+
+async fn insert(tx: &mut PgConnection, org: i64, draft: &Draft, due_on: NaiveDate) -> sqlx::Result<i64> {
+    // Nothing to pay (credits cover it): issued settled, never chased.
+    let status = if draft.total.is_zero() { InvoiceStatus::Paid } else { InvoiceStatus::Open };
+    let id: i64 = sqlx::query_scalar(
         "INSERT INTO invoices (org_id, period_start, period_end, subtotal, tax_rate, tax_amount, total_amount, due_on,
-                               billed_name, billed_tax_number)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, name, tax_number FROM organizations WHERE id = $1
-         ON CONFLICT (org_id, period_start) DO NOTHING RETURNING id",
+                               status, billed_name, billed_tax_number)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, name, tax_number FROM organizations WHERE id = $1
+         RETURNING id",
     )
     .bind(org)
-    .bind(period.start)
-    .bind(period.end)
+    .bind(draft.period.0)
+    .bind(draft.period.1)
     .bind(draft.subtotal)
     .bind(draft.tax_rate.as_percent())
     .bind(draft.tax)
     .bind(draft.total)
     .bind(due_on)
-    .fetch_optional(&mut *tx)
+    .bind(status)
+    .fetch_one(&mut *tx)
     .await?;
-    let Some(id) = id else { return Ok(None) };
     let mut qb = QueryBuilder::<Postgres>::new(
         "INSERT INTO invoice_lines (invoice_id, position, kind, description, quantity, unit_price, period_days,
-                                    usage_month, amount) ",
+                                    usage_month, covers_from, covers_to, amount) ",
     );
-    qb.push_values(draft.lines.iter().enumerate(), |mut b, (i, l)| {
+    qb.push_values(draft.lines.iter().map(InvoiceLine::from).enumerate(), |mut b, (i, l)| {
         b.push_bind(id)
             .push_bind(i as i16)
             .push_bind(l.kind)
-            .push_bind(&l.description)
+            .push_bind(l.description)
             .push_bind(l.quantity)
             .push_bind(l.unit_price)
-            .push_bind(l.period_days.map(|d| d as i32))
+            .push_bind(l.period_days)
             .push_bind(l.usage_month)
+            .push_bind(l.covers_from)
+            .push_bind(l.covers_to)
             .push_bind(l.amount);
     });
     qb.build().execute(&mut *tx).await?;
-    Ok(Some(id))
+    Ok(id)
 }
 
 /// Invoice `id` as it stands, locked for a change of status: (organization, status).

@@ -88,6 +88,13 @@ async fn write(db: &PgPool, batch: Vec<Job>) {
                 let _ = job.reply.send(Ok(result));
             }
         }
+        // An unreachable database fails every journey alike: writing each alone would make
+        // the last wait the pool's acquire timeout once for every journey before it.
+        Err(e) if crate::health::unreachable(&e) => {
+            for job in batch {
+                let _ = job.reply.send(Err(same_outage(&e)));
+            }
+        }
         // One bad row (a vehicle or person deleted meanwhile) fails the whole statement: then
         // each journey is written alone, so only its own request sees the error.
         Err(_) if batch.len() > 1 => {
@@ -101,5 +108,14 @@ async fn write(db: &PgPool, batch: Vec<Job>) {
                 let _ = job.reply.send(Err(e));
             }
         }
+    }
+}
+
+/// The error each request of a batch is answered with when the database could not be reached
+/// (a `sqlx::Error` is not `Clone`): the same kind of failure, so it is judged the same.
+fn same_outage(e: &sqlx::Error) -> sqlx::Error {
+    match e {
+        sqlx::Error::Io(io) => sqlx::Error::Io(std::io::Error::new(io.kind(), io.to_string())),
+        _ => sqlx::Error::PoolTimedOut,
     }
 }

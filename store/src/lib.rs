@@ -8,11 +8,13 @@ pub mod api_keys;
 pub mod audit;
 pub mod cargo;
 pub mod downstream;
+pub mod health;
 pub mod idempotency;
 pub mod invoices;
 pub mod journey_writer;
 pub mod journeys;
 pub mod leases;
+pub mod members;
 pub mod operator_tokens;
 pub mod pagination;
 pub mod passengers;
@@ -54,6 +56,8 @@ pub struct DbSettings {
     pub url: String,
     /// The pool of the API role (the scheduler has its own, smaller setting).
     pub max_connections: u32,
+    /// How long a request of the API role waits for one of the pool's connections.
+    pub acquire_timeout: Duration,
     /// Apply pending migrations at start-up (under an advisory lock, so replicas may race).
     pub migrate_on_start: bool,
 }
@@ -62,6 +66,7 @@ impl std::fmt::Debug for DbSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DbSettings")
             .field("max_connections", &self.max_connections)
+            .field("acquire_timeout", &self.acquire_timeout)
             .field("migrate_on_start", &self.migrate_on_start)
             .finish_non_exhaustive()
     }
@@ -76,6 +81,7 @@ impl DbSettings {
                 &["postgres://", "postgresql://"],
             )?,
             max_connections: vars.parse_int("TNS_DB_MAX_CONNECTIONS", 20, 1, 1000)? as u32,
+            acquire_timeout: vars.parse_secs("TNS_DB_ACQUIRE_TIMEOUT_SECS", ACQUIRE_TIMEOUT.as_secs(), 1, 300)?,
             migrate_on_start: vars.parse_bool("TNS_MIGRATE_ON_START", true)?,
         })
     }
@@ -92,23 +98,36 @@ pub async fn prepare(
     if create {
         ensure_database(&settings.url).await?;
     }
-    let pool = connect(&settings.url, max_connections, application_name).await?;
+    let pool = open(&settings.url, max_connections, application_name, settings.acquire_timeout).await?;
     if settings.migrate_on_start {
         migrate(&pool).await?;
     }
     Ok(pool)
 }
 
+/// How long a caller waits for a connection of a pool, unless `TNS_DB_ACQUIRE_TIMEOUT_SECS`
+/// says otherwise for the API's.
+pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// A pool whose sessions carry `application_name`, so operators (and tests) can tell the roles'
 /// connections apart in `pg_stat_activity`.
 pub async fn connect(url: &str, max_connections: u32, application_name: &str) -> anyhow::Result<PgPool> {
+    open(url, max_connections, application_name, ACQUIRE_TIMEOUT).await
+}
+
+async fn open(
+    url: &str,
+    max_connections: u32,
+    application_name: &str,
+    acquire_timeout: Duration,
+) -> anyhow::Result<PgPool> {
     let opts = PgConnectOptions::from_str(url)
         .context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?
         .application_name(application_name);
     PgPoolOptions::new()
         .max_connections(max_connections)
         .min_connections(1)
-        .acquire_timeout(Duration::from_secs(5))
+        .acquire_timeout(acquire_timeout)
         .connect_with(opts.log_statements(tracing::log::LevelFilter::Trace))
         .await
         .context("cannot connect to PostgreSQL")

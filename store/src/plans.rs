@@ -3,9 +3,12 @@
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::{
+    billing::Price,
     kinds::{BillingCycle, OrgStatus},
     money::Money,
 };
+
+use crate::accounts::Standing;
 use utoipa::ToSchema;
 
 /// A plan as the plan list shows it. `monthly_quota` is -1 for unlimited.
@@ -65,18 +68,23 @@ pub async fn subscription(db: &PgPool, org: i64) -> sqlx::Result<Option<Subscrip
     .await
 }
 
-/// Move `org` to plan `code`. Choosing a plan ends a trial, and lifts a suspension that only
-/// the trial's end caused (an operator's suspension stays). Billing follows: the old plan's
-/// term ends today and the new one's begins.
-pub async fn change(db: &PgPool, org: i64, code: &str) -> sqlx::Result<()> {
-    let mut tx = db.begin().await?;
-    switch(&mut tx, org, code).await?;
-    tx.commit().await
+/// What moving to a plan did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Switched {
+    /// The plan before.
+    pub before: String,
+    /// The standing before and after, when choosing the plan changed it (a trial ended).
+    pub standing: Option<(Standing, Standing)>,
 }
 
-/// [`change`] inside the caller's transaction; the plan before, `None` for no such
-/// organization.
-pub async fn switch(tx: &mut PgConnection, org: i64, code: &str) -> sqlx::Result<Option<String>> {
+/// Move `org` to plan `code` (inside the caller's transaction, which audits it). Choosing a
+/// plan ends a trial, and lifts a suspension that only the trial's end caused (an operator's
+/// suspension stays). Billing follows (`terms::follow`). `None` for no such organization.
+pub(crate) async fn switch(tx: &mut PgConnection, org: i64, code: &str) -> sqlx::Result<Option<Switched>> {
+    // The organization first, as every change of its standing or billing locks it.
+    if crate::accounts::standing_for_update(&mut *tx, org).await?.is_none() {
+        return Ok(None);
+    }
     let before: Option<String> = sqlx::query_scalar("SELECT plan_code FROM subscriptions WHERE org_id = $1 FOR UPDATE")
         .bind(org)
         .fetch_optional(&mut *tx)
@@ -92,9 +100,27 @@ pub async fn switch(tx: &mut PgConnection, org: i64, code: &str) -> sqlx::Result
     .bind(code)
     .execute(&mut *tx)
     .await?;
-    crate::accounts::activate_on_plan_choice(tx, org, crate::standing::TRIAL_ENDED).await?;
+    let standing = crate::accounts::activate_on_plan_choice(tx, org).await?;
     crate::terms::follow(tx, org).await?;
-    Ok(before)
+    Ok(before.map(|before| Switched { before, standing }))
+}
+
+/// Columns of a plan's prices over `plans p`, as [`price_of`] takes them.
+pub(crate) const PRICE_COLUMNS: &str = "p.code, p.name, p.billing_period, p.price_try, p.overage_unit_try";
+
+type PriceRow = (String, String, BillingCycle, Money, Option<Money>);
+
+pub(crate) fn price_of((code, name, cycle, price, overage_unit): PriceRow) -> Price {
+    Price { code, name, cycle, price, overage_unit }
+}
+
+/// Plan `code`'s prices, `None` for no such plan.
+pub async fn price(db: &PgPool, code: &str) -> sqlx::Result<Option<Price>> {
+    let row: Option<PriceRow> = sqlx::query_as(&format!("SELECT {PRICE_COLUMNS} FROM plans p WHERE p.code = $1"))
+        .bind(code)
+        .fetch_optional(db)
+        .await?;
+    Ok(row.map(price_of))
 }
 
 /// What admission needs of an organization: its plan's quota (`None` = unlimited), whether

@@ -7,6 +7,7 @@ use tns_core::domain::kinds::{AuditAction, InvoiceStatus, OrgStatus};
 use crate::{
     accounts::{self, Standing},
     audit::{self, Actor, Entry},
+    plans::Switched,
 };
 
 /// Set `org`'s status; the standing before and after, `None` for no such organization.
@@ -38,20 +39,29 @@ async fn set_status(
         return Ok(None);
     };
     crate::terms::follow(&mut *tx, org).await?;
-    let entry = Entry {
-        actor,
-        action: AuditAction::SetStatus,
-        org: Some(org),
-        before: serde_json::to_value(&before).unwrap_or_default(),
-        after: serde_json::to_value(&after).unwrap_or_default(),
-        reason,
-    };
-    audit::record(&mut *tx, entry).await?;
+    audit::record(&mut *tx, status_entry(actor, org, &before, &after, reason)).await?;
     Ok(Some((before, after)))
 }
 
-/// Why the jobs suspend an ended trial (shown to the organization).
-pub const TRIAL_ENDED: &str = "the trial period has ended: choose a plan (POST /portal/billing/subscription/change)";
+/// The audit entry of a change of status, whatever caused it.
+fn status_entry<'a>(
+    actor: &'a Actor,
+    org: i64,
+    before: &Standing,
+    after: &Standing,
+    reason: Option<&'a str>,
+) -> Entry<'a> {
+    Entry {
+        actor,
+        action: AuditAction::SetStatus,
+        org: Some(org),
+        before: serde_json::to_value(before).unwrap_or_default(),
+        after: serde_json::to_value(after).unwrap_or_default(),
+        reason,
+    }
+}
+
+use crate::accounts::TRIAL_ENDED;
 
 /// Suspend every trial that has ended, audited as the jobs'; the organizations suspended.
 pub async fn expire_trials(db: &PgPool) -> sqlx::Result<Vec<i64>> {
@@ -72,30 +82,37 @@ pub async fn expire_trials(db: &PgPool) -> sqlx::Result<Vec<i64>> {
     Ok(ended)
 }
 
-/// Move `org` to plan `code` for an operator (audited); the plans before and after, `None` for
-/// no such organization.
+/// Why a status changed when a plan was chosen without a reason given (a tenant's choice).
+pub const PLAN_CHOSEN: &str = "a plan was chosen";
+
+/// Move `org` to plan `code` for `actor` (an operator, with a reason, or the organization
+/// itself): the plan, billing following it, and the audit entries (the plan, and the status
+/// when choosing the plan ended a trial) in one transaction. `None` for no such organization.
 pub async fn change_plan(
     db: &PgPool,
     actor: &Actor,
     org: i64,
     code: &str,
-    reason: &str,
-) -> sqlx::Result<Option<(String, String)>> {
+    reason: Option<&str>,
+) -> sqlx::Result<Option<Switched>> {
     let mut tx = db.begin().await?;
-    let Some(before) = crate::plans::switch(&mut tx, org, code).await? else {
+    let Some(switched) = crate::plans::switch(&mut tx, org, code).await? else {
         return Ok(None);
     };
     let entry = Entry {
         actor,
         action: AuditAction::ChangePlan,
         org: Some(org),
-        before: serde_json::json!({"plan_code": before}),
+        before: serde_json::json!({"plan_code": switched.before}),
         after: serde_json::json!({"plan_code": code}),
-        reason: Some(reason),
+        reason,
     };
     audit::record(&mut tx, entry).await?;
+    if let Some((before, after)) = &switched.standing {
+        audit::record(&mut tx, status_entry(actor, org, before, after, Some(reason.unwrap_or(PLAN_CHOSEN)))).await?;
+    }
     tx.commit().await?;
-    Ok(Some((before, code.to_string())))
+    Ok(Some(switched))
 }
 
 /// Record that an operator looked at what a submission sent (personal data), and why.

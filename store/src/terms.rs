@@ -1,135 +1,157 @@
-//! The `plan_terms` table: the days each organization spent on each plan, what invoices are
-//! cut from. A term follows the organization's plan and standing: none while on trial, one
-//! open term on the current plan otherwise, ended on the day of a change.
+//! The `plan_terms` table: the days each organization spends on each plan, what invoices are
+//! cut from. A term follows the organization's plan and standing (none while on trial, one on
+//! the current plan otherwise); which term holds the day of a change, and what each owes, are
+//! the pure rules of [`tns_core::domain::billing`].
 
 use chrono::NaiveDate;
 use sqlx::PgConnection;
 use tns_core::domain::{
-    billing,
+    billing::{self, Billed, Edit, Held, Price},
     kinds::{BillingCycle, OrgStatus},
     money::Money,
 };
 
-/// Today in UTC, the calendar billing counts days by.
-const TODAY: &str = "(now() AT TIME ZONE 'UTC')::date";
+use crate::plans::{price_of, PRICE_COLUMNS};
 
-/// Bring `org`'s terms in line with its plan and standing, in the transaction that changed
-/// them: a trial has no open term; an active organization has one on its current plan, started
-/// today if the plan changed (the day of a change is billed at the new plan). Terms of no days
-/// are dropped, and changing back on the same day continues the term it had ended.
-pub async fn follow(tx: &mut PgConnection, org: i64) -> sqlx::Result<()> {
-    let wanted: Option<(String, OrgStatus)> = sqlx::query_as(
-        "SELECT s.plan_code, o.status FROM subscriptions s JOIN organizations o ON o.id = s.org_id
-          WHERE s.org_id = $1",
-    )
-    .bind(org)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let Some((plan, status)) = wanted else { return Ok(()) };
-    let open: Option<(i64, String, bool)> = sqlx::query_as(&format!(
-        "SELECT id, plan_code, starts_on = {TODAY} FROM plan_terms WHERE org_id = $1 AND ends_on IS NULL FOR UPDATE"
+/// Today in UTC, the calendar billing counts days by.
+pub async fn today(conn: &mut PgConnection) -> sqlx::Result<NaiveDate> {
+    sqlx::query_scalar("SELECT (now() AT TIME ZONE 'UTC')::date").fetch_one(conn).await
+}
+
+/// A term's columns, then [`PRICE_COLUMNS`].
+/// The UTC day it was `lag` ago by the database's clock: the day the invoicing job bills up to.
+pub async fn today_settled(db: &sqlx::PgPool, lag: std::time::Duration) -> sqlx::Result<NaiveDate> {
+    sqlx::query_scalar("SELECT ((now() - make_interval(secs => $1)) AT TIME ZONE 'UTC')::date")
+        .bind(lag.as_secs_f64())
+        .fetch_one(db)
+        .await
+}
+
+type Row =
+    (i64, NaiveDate, Option<NaiveDate>, NaiveDate, Option<Money>, String, String, BillingCycle, Money, Option<Money>);
+
+fn held(r: Row) -> Held {
+    let (id, starts_on, ends_on, billed_until, charged, code, name, cycle, price, overage_unit) = r;
+    Held { id, price: price_of((code, name, cycle, price, overage_unit)), starts_on, ends_on, billed_until, charged }
+}
+
+/// The terms of `org` matching `filter` (over `plan_terms t`), locked (in id order, as every
+/// writer locks them) when `lock`.
+async fn read(conn: &mut PgConnection, org: i64, filter: &str, day: NaiveDate, lock: bool) -> sqlx::Result<Vec<Held>> {
+    let lock = if lock { "FOR UPDATE OF t" } else { "" };
+    let rows: Vec<Row> = sqlx::query_as(&format!(
+        "SELECT t.id, t.starts_on, t.ends_on, t.billed_until, t.charged_price, {PRICE_COLUMNS}
+           FROM plan_terms t JOIN plans p ON p.code = t.plan_code
+          WHERE t.org_id = $1 AND ({filter}) ORDER BY t.id {lock}"
     ))
     .bind(org)
-    .fetch_optional(&mut *tx)
+    .bind(day)
+    .fetch_all(conn)
     .await?;
-    // Billed while active, and while suspended after having been active (a suspension stops
-    // the service, not the plan); a trial, and a suspension that ended a trial, are not.
-    let billed = match status {
+    Ok(rows.into_iter().map(held).collect())
+}
+
+/// Terms not ended before `today` ([`billing::follow`]'s input).
+const AROUND: &str = "t.ends_on IS NULL OR t.ends_on >= $2";
+/// Terms with something to invoice by `today`: a period begun and not charged, or days
+/// charged beyond a cut.
+const DUE: &str =
+    "(t.billed_until <= $2 AND (t.ends_on IS NULL OR t.billed_until < t.ends_on)) OR t.billed_until > t.ends_on";
+
+/// Terms around `today` and those with something due: everything a preview needs.
+pub async fn live(conn: &mut PgConnection, org: i64, today: NaiveDate) -> sqlx::Result<Vec<Held>> {
+    read(conn, org, &format!("{AROUND} OR {DUE}"), today, false).await
+}
+
+/// Terms with something to invoice by `today`, locked for the invoice's transaction.
+pub async fn due(tx: &mut PgConnection, org: i64, today: NaiveDate) -> sqlx::Result<Vec<Held>> {
+    read(tx, org, DUE, today, true).await
+}
+
+/// What `org`'s plan and standing say it is billed for from now on, `None` when not billed:
+/// a trial is not, an active organization is, and a suspended one only if it was billed when
+/// suspended (a suspension stops the service, not the plan; one that ended a trial stops
+/// nothing that had begun).
+pub async fn wanted(conn: &mut PgConnection, org: i64, held: &[Held]) -> sqlx::Result<Option<Price>> {
+    let row: Option<(OrgStatus, String, String, BillingCycle, Money, Option<Money>)> = sqlx::query_as(&format!(
+        "SELECT o.status, {PRICE_COLUMNS}
+           FROM subscriptions s JOIN plans p ON p.code = s.plan_code JOIN organizations o ON o.id = s.org_id
+          WHERE s.org_id = $1"
+    ))
+    .bind(org)
+    .fetch_optional(conn)
+    .await?;
+    let Some((status, code, name, cycle, price, overage_unit)) = row else { return Ok(None) };
+    Ok(is_billed(status, held).then(|| price_of((code, name, cycle, price, overage_unit))))
+}
+
+fn is_billed(status: OrgStatus, held: &[Held]) -> bool {
+    match status {
         OrgStatus::Trial => false,
         OrgStatus::Active => true,
-        OrgStatus::Suspended => open.is_some(),
-    };
-    if let Some((id, current, started_today)) = &open {
-        if billed && *current == plan {
-            return Ok(());
-        }
-        let end = if *started_today {
-            "DELETE FROM plan_terms WHERE id = $1".to_string()
-        } else {
-            format!("UPDATE plan_terms SET ends_on = {TODAY} WHERE id = $1")
+        OrgStatus::Suspended => held.iter().any(|t| t.ends_on.is_none()),
+    }
+}
+
+/// What `org` would be billed for from now on if it chose `price`'s plan now (choosing a plan
+/// ends a trial; see [`crate::accounts::Standing::after_plan_choice`]).
+pub async fn wanted_after_choice(
+    conn: &mut PgConnection,
+    org: i64,
+    held: &[Held],
+    price: &Price,
+) -> sqlx::Result<Option<Price>> {
+    let Some(standing) = crate::accounts::standing(conn, org).await? else { return Ok(None) };
+    Ok(is_billed(standing.after_plan_choice(), held).then(|| price.clone()))
+}
+
+/// Bring `org`'s terms in line with its plan and standing, in the transaction that changed
+/// them ([`billing::follow`] says how).
+pub async fn follow(tx: &mut PgConnection, org: i64) -> sqlx::Result<()> {
+    let today = today(&mut *tx).await?;
+    let held = read(&mut *tx, org, AROUND, today, true).await?;
+    let wanted = wanted(&mut *tx, org, &held).await?;
+    for edit in billing::follow(&held, today, wanted.as_ref()) {
+        let q = match &edit {
+            Edit::Delete(id) => sqlx::query("DELETE FROM plan_terms WHERE id = $1").bind(id),
+            Edit::End(id, end) => sqlx::query("UPDATE plan_terms SET ends_on = $2 WHERE id = $1").bind(id).bind(end),
+            Edit::Insert { price, starts_on } => sqlx::query(
+                "INSERT INTO plan_terms (org_id, plan_code, starts_on, billed_until) VALUES ($1, $2, $3, $3)",
+            )
+            .bind(org)
+            .bind(&price.code)
+            .bind(starts_on),
         };
-        sqlx::query(&end).bind(id).execute(&mut *tx).await?;
-    }
-    if !billed {
-        return Ok(());
-    }
-    let reopened = sqlx::query(&format!(
-        "UPDATE plan_terms SET ends_on = NULL WHERE org_id = $1 AND plan_code = $2 AND ends_on = {TODAY}"
-    ))
-    .bind(org)
-    .bind(&plan)
-    .execute(&mut *tx)
-    .await?;
-    if reopened.rows_affected() == 0 {
-        sqlx::query(&format!(
-            "INSERT INTO plan_terms (org_id, plan_code, starts_on, billed_until) VALUES ($1, $2, {TODAY}, {TODAY})"
-        ))
-        .bind(org)
-        .bind(&plan)
-        .execute(&mut *tx)
-        .await?;
+        q.execute(&mut *tx).await?;
     }
     Ok(())
 }
 
-/// A term with days not invoiced yet, and its plan's prices.
-#[derive(Debug, Clone)]
-pub struct Unbilled {
-    pub id: i64,
-    pub org: i64,
-    pub term: billing::Term,
-    pub price: billing::Price,
-}
-
-type Row = (i64, i64, NaiveDate, Option<NaiveDate>, NaiveDate, String, String, BillingCycle, Money, Option<Money>);
-
-const COLUMNS: &str = "t.id, t.org_id, t.starts_on, t.ends_on, t.billed_until, p.code, p.name, p.billing_period,
-    p.price_try, p.overage_unit_try";
-
-fn unbilled(r: Row) -> Unbilled {
-    let (id, org, starts_on, ends_on, billed_until, code, name, cycle, price, overage_unit) = r;
-    Unbilled {
-        id,
-        org,
-        term: billing::Term { cycle, starts_on, ends_on, billed_until },
-        price: billing::Price { code, name, cycle, price, overage_unit },
-    }
-}
-
-/// Terms that may have a period over by `today`, at most `limit` of them after term `after`
-/// (a superset, narrowed in SQL so that a quiet day reads little: the jobs ask each for its
-/// next period).
-pub async fn unbilled_page(db: &sqlx::PgPool, today: NaiveDate, after: i64, limit: i64) -> sqlx::Result<Vec<Unbilled>> {
-    let rows: Vec<Row> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM plan_terms t JOIN plans p ON p.code = t.plan_code
-          WHERE (t.ends_on IS NULL OR t.billed_until < t.ends_on) AND t.billed_until < $1 AND t.id > $2
-            AND (t.ends_on <= $1
-                 OR (p.billing_period = 'monthly' AND t.billed_until < date_trunc('month', $1)::date)
-                 OR (p.billing_period = 'yearly' AND (t.billed_until + interval '1 year')::date <= $1))
-          ORDER BY t.id LIMIT $3"
-    ))
+/// Organizations with a term that has something to invoice by `today`, after `after`, at most
+/// `limit` of them, in id order.
+pub async fn orgs_due(db: &sqlx::PgPool, today: NaiveDate, after: i64, limit: i64) -> sqlx::Result<Vec<i64>> {
+    // Two scans, each on its partial index: periods begun and not charged; cuts not credited.
+    sqlx::query_scalar(
+        "SELECT org_id FROM (
+            SELECT org_id FROM plan_terms WHERE billed_until <= $1 AND (ends_on IS NULL OR billed_until < ends_on)
+            UNION
+            SELECT org_id FROM plan_terms WHERE billed_until > ends_on AND ends_on <= $1
+         ) due WHERE org_id > $2 ORDER BY org_id LIMIT $3",
+    )
     .bind(today)
     .bind(after)
     .bind(limit)
     .fetch_all(db)
-    .await?;
-    Ok(rows.into_iter().map(unbilled).collect())
+    .await
 }
 
-/// Term `id` as it is now, locked until the transaction ends (so two runners invoice it one
-/// after the other, the second seeing what the first billed).
-pub async fn lock(tx: &mut PgConnection, id: i64) -> sqlx::Result<Option<Unbilled>> {
-    let row: Option<Row> = sqlx::query_as(&format!(
-        "SELECT {COLUMNS} FROM plan_terms t JOIN plans p ON p.code = t.plan_code WHERE t.id = $1 FOR UPDATE OF t"
-    ))
-    .bind(id)
-    .fetch_optional(&mut *tx)
-    .await?;
-    Ok(row.map(unbilled))
-}
-
-/// Record that term `id` is invoiced up to (not including) `until`.
-pub async fn billed(tx: &mut PgConnection, id: i64, until: NaiveDate) -> sqlx::Result<()> {
-    sqlx::query("UPDATE plan_terms SET billed_until = $2 WHERE id = $1").bind(id).bind(until).execute(tx).await?;
+/// Record where a term stands once an invoice is issued.
+pub async fn billed(tx: &mut PgConnection, b: &Billed) -> sqlx::Result<()> {
+    sqlx::query("UPDATE plan_terms SET billed_until = $2, charged_price = $3 WHERE id = $1")
+        .bind(b.id)
+        .bind(b.billed_until)
+        .bind(b.charged)
+        .execute(tx)
+        .await?;
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use chrono::NaiveDate;
 use sqlx::PgPool;
 use tns_core::{
-    domain::month::Month,
+    domain::{money::Money, month::Month},
     env::{usage_keys_of_month, RedisSettings},
 };
 
@@ -97,6 +97,66 @@ pub async fn overage(conn: impl sqlx::PgExecutor<'_>, org: i64, month: NaiveDate
         .fetch_optional(conn)
         .await?;
     Ok(n.unwrap_or(0))
+}
+
+/// Overage rows `u` with the soft-plan terms `t` (and plans `p`) held in their month: what
+/// prices them. A month without one (its soft plan never held a day: dropped the day it began
+/// for a dearer plan, which that day is billed at) is not billed.
+const PRICED_OVERAGE: &str = "usage_overage u
+    JOIN plan_terms t ON t.org_id = u.org_id AND t.starts_on < (u.month + interval '1 month')::date
+                     AND (t.ends_on IS NULL OR t.ends_on > u.month) AND (t.ends_on IS NULL OR t.ends_on > t.starts_on)
+    JOIN plans p ON p.code = t.plan_code AND p.overage_unit_try IS NOT NULL";
+
+/// Calls beyond a soft quota in months before `before` not invoiced yet, oldest first, each
+/// with the price per call of the soft plan held last in that month (months without one, which
+/// cannot have counted overage, are left out).
+pub async fn unbilled_overage(
+    conn: &mut sqlx::PgConnection,
+    org: i64,
+    before: NaiveDate,
+) -> sqlx::Result<Vec<(Month, i64, Money)>> {
+    let rows: Vec<(NaiveDate, i64, Money)> = sqlx::query_as(&format!(
+        "SELECT DISTINCT ON (u.month) u.month, u.calls - u.billed_calls, p.overage_unit_try
+               FROM {PRICED_OVERAGE}
+              WHERE u.org_id = $1 AND u.month < $2 AND u.calls > u.billed_calls
+              ORDER BY u.month, t.starts_on DESC, t.id DESC"
+    ))
+    .bind(org)
+    .bind(before)
+    .fetch_all(conn)
+    .await?;
+    Ok(rows.into_iter().map(|(m, calls, unit)| (Month::of_day(m), calls, unit)).collect())
+}
+
+/// Record that `calls` more of `org`'s overage in `month` are invoiced.
+pub async fn overage_billed(tx: &mut sqlx::PgConnection, org: i64, month: Month, calls: i64) -> sqlx::Result<()> {
+    sqlx::query("UPDATE usage_overage SET billed_calls = billed_calls + $3 WHERE org_id = $1 AND month = $2")
+        .bind(org)
+        .bind(month.first_day())
+        .bind(calls)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
+/// Organizations with overage of a month before `before` not invoiced yet, after `after`, at
+/// most `limit`, in id order.
+pub async fn orgs_with_unbilled_overage(
+    db: &PgPool,
+    before: NaiveDate,
+    after: i64,
+    limit: i64,
+) -> sqlx::Result<Vec<i64>> {
+    sqlx::query_scalar(&format!(
+        "SELECT DISTINCT u.org_id FROM {PRICED_OVERAGE}
+          WHERE u.calls > u.billed_calls AND u.month < $1 AND u.org_id > $2
+          ORDER BY u.org_id LIMIT $3"
+    ))
+    .bind(before)
+    .bind(after)
+    .bind(limit)
+    .fetch_all(db)
+    .await
 }
 
 pub enum Upsert {

@@ -7,9 +7,12 @@ Schema's own vocabulary, taught to the generator from the document itself.
 - `x-tns-not-before` on a request schema: pairs of (earlier, later) lists of JSON pointers that a
   valid body orders (arrival not before departure). Positive bodies that break the order are not
   generated; negative ones are left alone.
+
+And one thing the run must not do: let the server's webhook deliveries leave the machine. Every
+endpoint URL the document admits is sent with its host and port made loopback's discard port.
 """
 
-import random
+import re
 
 import schemathesis
 from hypothesis import strategies as st
@@ -92,3 +95,27 @@ def filter_body(context, body):
         if b < a:
             return False
     return True
+
+
+# Nothing listens there: a delivery fails at once, and nothing leaves the machine.
+LOOPBACK = "http://127.0.0.1:9"
+
+
+def endpoint_rule(case):
+    schema = case.operation.schema.raw_schema["components"]["schemas"]["EndpointUrl"]
+    return re.compile(schema["pattern"]), schema["maxLength"]
+
+
+@schemathesis.hook
+def before_call(context, case, **kwargs):
+    """Send a webhook endpoint the document admits to loopback (path and query kept). Only an
+    admitted one: an invalid URL stays as generated, so a negative case stays negative."""
+    body = case.body
+    if not isinstance(body, dict) or not isinstance(body.get("endpoint_url"), str):
+        return
+    url = body["endpoint_url"]
+    pattern, longest = endpoint_rule(case)
+    if len(url) > longest or not pattern.fullmatch(url):
+        return
+    rest = re.sub(r"^https?://[^/?]*", "", url)
+    body["endpoint_url"] = LOOPBACK + rest

@@ -205,10 +205,10 @@ async fn operators_suspend_reactivate_and_change_plans_and_the_tenant_api_follow
         (Some("trial"), Some("suspended"))
     );
     assert_eq!(changed["published"], true);
-    // At once: the tenant's next call is refused, with the reason.
-    let res = p.api.get("/portal/vehicles", &tenant.key).await;
+    // At once: the tenant's next change is refused, with the reason.
+    let res = p.api.post("/portal/vehicles", Some(&tenant.key), json!({})).await;
     assert!(error_body(res, 403).await["detail"].as_str().unwrap().contains("invoice 2026-10 unpaid"));
-    assert_eq!(p.api.get("/portal/vehicles", &other.key).await.status(), 200, "others are untouched");
+    assert_eq!(p.api.post("/portal/vehicles", Some(&other.key), json!({})).await.status(), 422, "others are untouched");
     let suspended = json_of(admin.get("/organizations?status=suspended", &op).await, 200).await;
     assert_eq!(
         suspended["data"].as_array().unwrap().iter().map(|o| o["id"].as_i64().unwrap()).collect::<Vec<_>>(),
@@ -216,7 +216,7 @@ async fn operators_suspend_reactivate_and_change_plans_and_the_tenant_api_follow
     );
 
     admin.post(&path("status"), &op, json!({"status": "active", "reason": "paid"})).await.error_for_status().unwrap();
-    assert_eq!(p.api.get("/portal/vehicles", &tenant.key).await.status(), 200);
+    assert_eq!(p.api.post("/portal/vehicles", Some(&tenant.key), json!({})).await.status(), 422);
 
     let changed =
         json_of(admin.post(&path("plan"), &op, json!({"plan_code": "growth", "reason": "sales deal"})).await, 200)
@@ -377,19 +377,25 @@ async fn operators_list_an_organizations_invoices_and_record_one_paid_or_void() 
     let (_, writer) = token(&env, "deniz", "write").await;
     let org = p.register().await;
     let db = env.pool().await;
-    sqlx::query(
-        "INSERT INTO plan_terms (org_id, plan_code, starts_on, ends_on, billed_until)
-         VALUES ($1, 'starter', '2026-09-01', '2026-11-01', '2026-09-01')",
-    )
-    .bind(org.id)
-    .execute(&db)
-    .await
-    .unwrap();
     let terms = tns_store::invoices::Terms {
         tax_rate: tns_core::domain::billing::TaxRate::percent(20.into()).unwrap(),
         due_days: 14,
     };
-    let ids = tns_store::invoices::issue_due(&db, "2026-11-25".parse().unwrap(), terms, true).await.unwrap();
+    // Two months, invoiced one at a time: two invoices.
+    let mut ids = vec![];
+    for (from, to) in [("2026-09-01", "2026-10-01"), ("2026-10-01", "2026-11-01")] {
+        sqlx::query(
+            "INSERT INTO plan_terms (org_id, plan_code, starts_on, ends_on, billed_until)
+             VALUES ($1, 'starter', $2::date, $3::date, $2::date)",
+        )
+        .bind(org.id)
+        .bind(from)
+        .bind(to)
+        .execute(&db)
+        .await
+        .unwrap();
+        ids.extend(tns_store::invoices::issue_due(&db, "2026-11-25".parse().unwrap(), terms, true).await.unwrap());
+    }
 
     let listed = json_of(admin.get(&format!("/organizations/{}/invoices", org.id), &reader).await, 200).await;
     let data = listed["data"].as_array().unwrap();
@@ -420,4 +426,103 @@ async fn operators_list_an_organizations_invoices_and_record_one_paid_or_void() 
     let log = json_of(admin.get(&format!("/audit?org={}", org.id), &reader).await, 200).await;
     let first = &log["data"][0];
     assert_eq!((first["actor"].as_str(), first["action"].as_str()), (Some("operator:deniz"), Some("settle_invoice")));
+}
+
+/// The audit log says which token made a change (two operators may share a name), records
+/// every change of status whatever caused it, and cannot be changed in the database.
+#[tokio::test]
+async fn the_audit_log_names_the_token_records_every_status_change_and_is_append_only() {
+    let env = Env::new().await;
+    let (p, admin) = start(&env).await;
+    let (first_id, first) = token(&env, "ayse", "read,write").await;
+    let (second_id, second) = token(&env, "ayse", "read,write").await;
+    let org = p.register().await;
+    let path = format!("/organizations/{}/status", org.id);
+    json_of(admin.post(&path, &first, json!({"status": "suspended", "reason": "fraud check"})).await, 200).await;
+    json_of(admin.post(&path, &second, json!({"status": "trial", "reason": "cleared"})).await, 200).await;
+    // A plan set by an operator ends the trial: both the plan and the status are on the record.
+    let plan = format!("/organizations/{}/plan", org.id);
+    json_of(admin.post(&plan, &first, json!({"plan_code": "growth", "reason": "deal"})).await, 200).await;
+
+    let log = json_of(admin.get(&format!("/audit?org={}", org.id), &first).await, 200).await;
+    let rows: Vec<(&str, &str, Option<i64>)> = log["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["action"].as_str().unwrap(), e["actor"].as_str().unwrap(), e["operator_token_id"].as_i64()))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("set_status", "operator:ayse", Some(first_id)),
+            ("change_plan", "operator:ayse", Some(first_id)),
+            ("set_status", "operator:ayse", Some(second_id)),
+            ("set_status", "operator:ayse", Some(first_id)),
+        ]
+    );
+    assert_eq!(log["data"][0]["after"]["status"], "active");
+
+    // Append-only in the database itself, for the role the application uses.
+    let db = env.pool().await;
+    for refused in [
+        "UPDATE audit_log SET reason = 'nothing happened'",
+        "DELETE FROM audit_log",
+        "TRUNCATE audit_log",
+        "UPDATE audit_log SET actor = 'jobs', org_id = NULL",
+        // Detaching entries from an organization that exists is refused too.
+        "UPDATE audit_log SET org_id = NULL",
+    ] {
+        let e = sqlx::query(refused).execute(&db).await.unwrap_err();
+        assert!(e.to_string().contains("append-only"), "{refused}: {e}");
+    }
+    // The entries outlive their organization (the schema's own ON DELETE SET NULL passes).
+    sqlx::query("DELETE FROM organizations WHERE id = $1").bind(org.id).execute(&db).await.unwrap();
+    let kept: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE org_id IS NULL AND action <> 'create_operator_token'")
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    assert_eq!(kept, 4);
+}
+
+#[tokio::test]
+async fn a_client_past_its_refused_tokens_is_answered_429_without_a_lookup_and_others_go_on() {
+    let env = Env::new().await.with(&[("TNS_AUTH_RATE_LIMIT", "3")]);
+    let (p, admin) = start(&env).await;
+    let (_, used) = token(&env, "ayse", "read").await;
+    let (_, unused) = token(&env, "deniz", "read").await;
+    // Another client: the same listener, reached from another loopback address.
+    let guesser = Admin {
+        root: admin.root.clone(),
+        client: reqwest::Client::builder().local_address(std::net::IpAddr::from([127, 0, 0, 2])).build().unwrap(),
+    };
+    let lookups = || async {
+        let m = p.api.metrics().await;
+        m.lines().find_map(|l| l.strip_prefix("tns_admin_token_lookups_total ")?.parse::<i64>().ok()).unwrap()
+    };
+    assert_eq!(admin.get("/organizations", &used).await.status(), 200);
+    let before = lookups().await;
+
+    for n in 0..3 {
+        let res = guesser.get("/organizations", &format!("tnsop_guess{n}")).await;
+        assert!(error_body(res, 401).await["detail"].as_str().unwrap().contains("invalid operator token"));
+    }
+    assert_eq!(lookups().await, before + 3, "each refused token so far was looked up");
+    for n in 3..6 {
+        let res = guesser.get("/organizations", &format!("tnsop_guess{n}")).await;
+        let retry_after: u64 = res.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=60).contains(&retry_after), "{retry_after}");
+        let refused = error_body(res, 429).await;
+        assert!(refused["detail"].as_str().unwrap().contains("refused operator tokens from this address"), "{refused}");
+    }
+    // Not even a real token is looked up for that client, unless it was answered here lately
+    // (colleagues behind one port-forward are one client).
+    assert_eq!(error_body(guesser.get("/organizations", &unused).await, 429).await["error"], "Too Many Requests");
+    assert_eq!(lookups().await, before + 3, "nothing looked up beyond the budget");
+    assert_eq!(guesser.get("/organizations", &used).await.status(), 200);
+
+    // Another client has its own budget: its valid tokens work, its bad guesses are looked up.
+    assert_eq!(admin.get("/organizations", &unused).await.status(), 200);
+    error_body(admin.get("/organizations", "tnsop_mine").await, 401).await;
+    assert_eq!(lookups().await, before + 6);
 }

@@ -20,7 +20,7 @@ async fn register_then_me_shows_user_organization_and_trial_starter() {
     assert_eq!(me["user"]["email"], org.email.as_str());
     assert_eq!(me["user"]["role"], "owner");
     assert_eq!(me["organization"]["id"], org.id);
-    assert_eq!(me["organization"]["tax_number"], "1234567890");
+    assert_eq!(me["organization"]["tax_number"], org.tax_number.as_str());
     assert_eq!(me["organization"]["status"], "trial");
     assert_eq!(me["organization"]["monthly_quota"], 1000);
     assert_eq!(me["organization"]["ws_username"], Value::Null);
@@ -57,13 +57,40 @@ async fn register_validates_every_field_and_writes_nothing_on_failure() {
     assert_eq!(b["field"], "email");
 
     assert_eq!(app.post("/auth/register", None, good.clone()).await.status(), 201);
-    // Same address in another case: taken, and the failed attempt leaves no organization behind.
+    // Same address in another case (another company): taken, and the failed attempt leaves no
+    // organization behind.
     let mut dup = good.clone();
     dup["email"] = json!("OPS@acme.com.tr");
+    dup["tax_number"] = json!("1234567891");
     let b = error_body(app.post("/auth/register", None, dup).await, 409).await;
-    assert!(b["detail"].as_str().unwrap().contains("email"));
+    assert!(b["detail"].as_str().unwrap().starts_with("email"), "{b}");
     let orgs: i64 = sqlx::query_scalar("SELECT count(*) FROM organizations").fetch_one(&app.db).await.unwrap();
     assert_eq!(orgs, 1);
+}
+
+#[tokio::test]
+async fn a_company_registers_once_whatever_the_address_and_even_when_suspended() {
+    let app = TestApp::spawn().await;
+    let first = app.register().await;
+    let again = |email: &str| {
+        json!({"organization_name": "Acme Again", "tax_number": first.tax_number, "full_name": "B C",
+               "email": email, "password": "12345678"})
+    };
+    // A new address is no way to a fresh trial: 409 naming the tax number, not who holds it.
+    let b = error_body(app.post("/auth/register", None, again("someone.else@example.com")).await, 409).await;
+    let detail = b["detail"].as_str().unwrap();
+    assert!(detail.starts_with("tax_number") && detail.contains("already has an account"), "{b}");
+    assert!(!detail.contains(&first.email) && !detail.contains("owner-"), "the holder's address stays hidden: {b}");
+    // Nor a way out of a suspension for unpaid invoices.
+    let id = first.id.to_string();
+    tns_admin(&app.env, &["set-status", &id, "suspended", "--reason", "invoice unpaid", "--operator", "deniz"])
+        .await
+        .unwrap();
+    error_body(app.post("/auth/register", None, again("third@example.com")).await, 409).await;
+    let orgs: i64 = sqlx::query_scalar("SELECT count(*) FROM organizations").fetch_one(&app.db).await.unwrap();
+    assert_eq!(orgs, 1, "nothing half-written");
+    // Another company registers as before.
+    app.register().await;
 }
 
 #[tokio::test]
@@ -239,4 +266,46 @@ async fn credentials_with_a_nul_character_are_refused_as_invalid_not_looked_up()
     crate::helpers::assert_invalid(res, "email").await;
     let res = app.api.post("/auth/token", None, json!({"client_id": "", "client_secret": "sk_live_\u{0}"})).await;
     crate::helpers::assert_invalid(res, "client_secret").await;
+}
+
+/// A database that already holds several organizations of one company (registered before the
+/// rule) migrates without failing: all are kept, the later ones marked, operators told which.
+#[tokio::test]
+async fn existing_duplicate_tax_numbers_are_kept_and_shown_to_operators() {
+    let env = Env::new().await;
+    let db = sqlx::PgPool::connect(env.get("TNS_DATABASE_URL")).await.unwrap();
+    let all = &tns_store::MIGRATOR;
+    let before = sqlx::migrate::Migrator {
+        migrations: all.migrations.iter().filter(|m| m.version < 20261127000017).cloned().collect::<Vec<_>>().into(),
+        ..sqlx::migrate::Migrator::DEFAULT
+    };
+    before.run(&db).await.unwrap();
+    let orgs: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO organizations (name, tax_number)
+         VALUES ('First', '5555555555'), ('Again', '5555555555'), ('Third', '5555555555'), ('Other', '6666666666')
+         RETURNING id",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    sqlx::query("INSERT INTO subscriptions (org_id, plan_code) SELECT id, 'starter' FROM unnest($1::int8[]) AS u(id)")
+        .bind(&orgs)
+        .execute(&db)
+        .await
+        .unwrap();
+    all.run(&db).await.unwrap();
+
+    let marked: Vec<bool> =
+        sqlx::query_scalar("SELECT tax_number_duplicate FROM organizations ORDER BY id").fetch_all(&db).await.unwrap();
+    assert_eq!(marked, [false, true, true, false], "the oldest holds the number");
+    let listed = tns_admin(&env, &["orgs"]).await.unwrap();
+    let shares: Vec<(i64, bool)> =
+        listed.iter().map(|o| (o["id"].as_i64().unwrap(), o["shares_tax_number"].as_bool().unwrap())).collect();
+    assert_eq!(shares, [(orgs[3], false), (orgs[2], true), (orgs[1], true), (orgs[0], true)]);
+    // From now on the rule holds, in the database too.
+    let refused = sqlx::query("INSERT INTO organizations (name, tax_number) VALUES ('Fourth', '5555555555')")
+        .execute(&db)
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains(tns_store::accounts::TAX_NUMBER_KEY), "{refused}");
 }

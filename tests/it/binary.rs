@@ -54,6 +54,45 @@ async fn bad_configuration_stops_start_up_with_one_clear_line() {
 }
 
 #[tokio::test]
+async fn u_etds_over_plain_http_stops_start_up_unless_allowed() {
+    let env = Env::new().await.with(&[("TNS_ADAPTER_DIR", plugin_dir().to_str().unwrap())]);
+    let without_opt_in = |vars: &[(&str, &str)]| {
+        let mut e = env.with(vars);
+        e.0.remove("TNS_UETDS_ALLOW_HTTP");
+        e
+    };
+    let plain = without_opt_in(&[("TNS_UETDS_BASE_URL", "http://127.0.0.1:8099")]);
+    for role in ["adapters", "scheduler", "api"] {
+        let (code, _, err) = run_to_end(role, &plain).await;
+        assert_eq!((code, err.trim().lines().count()), (2, 1), "{role}: {err}");
+        assert!(
+            err.starts_with("tns: configuration error: TNS_UETDS_BASE_URL: must be an https:// URL")
+                && err.contains("TNS_UETDS_ALLOW_HTTP"),
+            "{role}: {err}"
+        );
+    }
+    let (code, _, err) = run_to_end("adapters", &plain.with(&[("TNS_UETDS_ALLOW_HTTP", "maybe")])).await;
+    assert_eq!(code, 2);
+    assert!(err.starts_with("tns: configuration error: TNS_UETDS_ALLOW_HTTP: "), "{err}");
+    // An endpoint override is held to the same rule.
+    let plain_endpoint = without_opt_in(&[("TNS_UETDS_ENDPOINTS", "arizi.production=http://proxy.example/uetdsarizi")]);
+    let (code, _, err) = run_to_end("adapters", &plain_endpoint).await;
+    assert_eq!(code, 2);
+    assert!(err.starts_with("tns: configuration error: TNS_UETDS_ENDPOINTS: must be an https:// URL"), "{err}");
+
+    // Allowed explicitly (a simulator), or https: the plugin loads.
+    for allowed in [
+        plain.with(&[("TNS_UETDS_ALLOW_HTTP", "true")]),
+        plain_endpoint.with(&[("TNS_UETDS_ALLOW_HTTP", "true")]),
+        without_opt_in(&[("TNS_UETDS_BASE_URL", "https://egress.example:8443")]),
+    ] {
+        let (code, out, err) = run_to_end("adapters", &allowed).await;
+        assert_eq!(code, 0, "{err}");
+        assert!(out.lines().any(|l| l.starts_with("uetds\t")), "{out}");
+    }
+}
+
+#[tokio::test]
 async fn scheduler_without_adapters_refuses_to_start_and_migrate_is_idempotent() {
     let env = Env::new().await;
     let empty = state_dir();

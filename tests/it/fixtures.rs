@@ -66,6 +66,11 @@ pub fn cargo(vehicle_id: i64) -> Value {
     })
 }
 
+/// A webhook subscription whose deliveries go nowhere (loopback's discard port).
+pub fn subscription() -> Value {
+    json!({"event_type": "journey.created", "endpoint_url": "http://127.0.0.1:9/"})
+}
+
 /// An organization with one vehicle and one driver.
 pub struct Fleet {
     pub org: Org,

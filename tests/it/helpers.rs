@@ -1,6 +1,6 @@
 //! Test harness: a fresh PostgreSQL database and Redis key prefix per test, the API
 //! in-process on port 0 (`TestApp`) or as the real `tns` binary (`Proc`), and a TCP proxy
-//! that can cut Redis off (`ChaosProxy`).
+//! that can cut Redis or PostgreSQL off (`ChaosProxy`).
 
 use std::{
     collections::HashMap,
@@ -8,7 +8,7 @@ use std::{
     path::PathBuf,
     process::Stdio,
     sync::{
-        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
         Arc, OnceLock,
     },
     time::Duration,
@@ -68,6 +68,8 @@ impl Env {
         // Tests' receivers listen on loopback; the guard itself is tested with this off.
         m.insert("TNS_WEBHOOK_ALLOW_PRIVATE".into(), "true".into());
         m.insert("TNS_WEBHOOK_ALLOW_HTTP".into(), "true".into());
+        // The fake U-ETDS speaks plain http on loopback.
+        m.insert("TNS_UETDS_ALLOW_HTTP".into(), "true".into());
         m.insert("TNS_LISTEN_ADDR".into(), "127.0.0.1:0".into());
         m.insert("TNS_METRICS_ADDR".into(), "127.0.0.1:0".into());
         m.insert("TNS_AUTH_RATE_LIMIT".into(), "100000".into());
@@ -207,14 +209,16 @@ impl Api {
         res.text().await.unwrap()
     }
 
-    /// Register a new organization; returns its first key and ids.
+    /// Register a new organization (a tax number of its own: one organization per company);
+    /// returns its first key and ids.
     pub async fn register(&self) -> Org {
         let email = format!("owner-{}@example.com", unique());
+        let tax_number = unique_tax_number();
         let res = self
             .post(
                 "/auth/register",
                 None,
-                json!({"organization_name": "Acme Turizm", "tax_number": "1234567890", "full_name": "Ayşe Yılmaz",
+                json!({"organization_name": "Acme Turizm", "tax_number": tax_number, "full_name": "Ayşe Yılmaz",
                        "email": email, "password": "correct horse"}),
             )
             .await;
@@ -226,6 +230,7 @@ impl Api {
             key: body["api_key"].as_str().unwrap().to_string(),
             email,
             password: "correct horse".into(),
+            tax_number,
         }
     }
 
@@ -262,6 +267,13 @@ pub struct Org {
     pub key: String,
     pub email: String,
     pub password: String,
+    pub tax_number: String,
+}
+
+/// A tax number no other organization of this test process has (10 digits, starting with 9).
+pub fn unique_tax_number() -> String {
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!("9{:09}", N.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Read a numeric response header.
@@ -510,13 +522,22 @@ impl Proc {
     }
 }
 
-/// A TCP proxy in front of Redis that can be cut (an outage) and restored.
+/// A TCP proxy in front of Redis or PostgreSQL that can be cut (an outage) and restored: `cut`
+/// takes new connections and closes them at once, `refuse` stops listening (a stopped server:
+/// connecting is refused); both close the connections being relayed.
 pub struct ChaosProxy {
     pub addr: SocketAddr,
-    up: Arc<AtomicBool>,
+    mode: tokio::sync::watch::Sender<Mode>,
     generation: Arc<AtomicU64>,
     /// Connections being relayed now.
     live: Arc<AtomicUsize>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Relay,
+    Drop,
+    Refuse,
 }
 
 /// Counts one relayed connection while it lives.
@@ -532,19 +553,40 @@ impl ChaosProxy {
     pub async fn start(upstream: &'static str) -> ChaosProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let up = Arc::new(AtomicBool::new(true));
+        let (mode, mut modes) = tokio::sync::watch::channel(Mode::Relay);
         let generation = Arc::new(AtomicU64::new(0));
         let live = Arc::new(AtomicUsize::new(0));
-        let (u, g, l) = (up.clone(), generation.clone(), live.clone());
+        let (g, l) = (generation.clone(), live.clone());
         tokio::spawn(async move {
+            let mut listener = Some(listener);
             loop {
-                let Ok((mut inbound, _)) = listener.accept().await else {
+                let Some(open) = &listener else {
+                    // Refusing: listen on the same address again once told to.
+                    if modes.wait_for(|m| *m != Mode::Refuse).await.is_err() {
+                        return;
+                    }
+                    listener = Some(rebind(addr).await);
                     continue;
                 };
-                if !u.load(Ordering::SeqCst) {
-                    continue; // dropped: connection refused in effect
+                let mut inbound = tokio::select! {
+                    accepted = open.accept() => match accepted {
+                        Ok((inbound, _)) => inbound,
+                        Err(_) => continue,
+                    },
+                    changed = modes.changed() => {
+                        if changed.is_err() {
+                            return;
+                        }
+                        if *modes.borrow() == Mode::Refuse {
+                            listener = None;
+                        }
+                        continue;
+                    }
+                };
+                if *modes.borrow() != Mode::Relay {
+                    continue; // dropped: closed at once
                 }
-                let (u, g) = (u.clone(), g.clone());
+                let (g, mut relay_modes) = (g.clone(), modes.clone());
                 let born = g.load(Ordering::SeqCst);
                 l.fetch_add(1, Ordering::SeqCst);
                 let relayed = Relayed(l.clone());
@@ -555,15 +597,17 @@ impl ChaosProxy {
                     };
                     let copy = tokio::io::copy_bidirectional(&mut inbound, &mut outbound);
                     let cut = async {
-                        while u.load(Ordering::SeqCst) && g.load(Ordering::SeqCst) == born {
-                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        while relay_modes.changed().await.is_ok() {
+                            if *relay_modes.borrow() != Mode::Relay || g.load(Ordering::SeqCst) != born {
+                                return;
+                            }
                         }
                     };
                     tokio::select! { _ = copy => {}, _ = cut => {} }
                 });
             }
         });
-        ChaosProxy { addr, up, generation, live }
+        ChaosProxy { addr, mode, generation, live }
     }
 
     /// How many connections the proxy relays now (after `cut`, 0 once it has closed them all).
@@ -575,13 +619,41 @@ impl ChaosProxy {
         format!("redis://{}", self.addr)
     }
 
+    /// `url` (of the upstream) with the proxy in its place: `postgres://u@127.0.0.1:5432/db`
+    /// becomes `postgres://u@127.0.0.1:PROXY/db`.
+    pub fn url_for(&self, url: &str) -> String {
+        let mut u = reqwest::Url::parse(url).unwrap();
+        u.set_ip_host(self.addr.ip()).unwrap();
+        u.set_port(Some(self.addr.port())).unwrap();
+        u.to_string()
+    }
+
     pub fn cut(&self) {
-        self.up.store(false, Ordering::SeqCst);
-        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.set(Mode::Drop);
+    }
+
+    /// Stop listening: connecting is refused, as by a stopped server.
+    pub fn refuse(&self) {
+        self.set(Mode::Refuse);
     }
 
     pub fn restore(&self) {
-        self.up.store(true, Ordering::SeqCst);
+        self.mode.send_replace(Mode::Relay);
+    }
+
+    fn set(&self, mode: Mode) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.mode.send_replace(mode);
+    }
+}
+
+/// Listen on `addr` again (the port was ours a moment ago; retried while the kernel lets go of it).
+async fn rebind(addr: SocketAddr) -> TcpListener {
+    loop {
+        match TcpListener::bind(addr).await {
+            Ok(l) => return l,
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
     }
 }
 

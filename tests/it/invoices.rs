@@ -1,7 +1,8 @@
 //! Invoices end to end: what each kind of plan is charged (issued by the invoicing code on the
-//! real database, read back through the API as JSON and PDF), overage counted by the admission
-//! script, a self-service plan change billed by day, exactly one invoice per period with
-//! runners racing, and an overdue invoice suspending until an operator records it paid.
+//! real database, read back through the API as JSON and PDF), fixed fees in advance and credits
+//! on a change, a day billed at the dearest plan held in it (the same-day flip), the upcoming
+//! invoice, overage counted by the admission script, exactly once with runners racing, and an
+//! overdue invoice suspending until an operator records it paid.
 
 use chrono::{Datelike, NaiveDate};
 use reqwest::Method;
@@ -96,8 +97,10 @@ async fn each_kind_of_plan_is_invoiced_once_its_period_is_over_with_kdv_as_its_o
     // A yearly plan left after 100 days.
     term(db, left_yearly.id, "Y-10", "2026-01-01", Some("2026-04-11")).await;
 
+    // Invoicing behind (terms that ended before it ran) charges what each held, late: one
+    // invoice per organization.
     let issued = issue_due(db, d("2026-11-25"), terms(20), true).await.unwrap();
-    assert_eq!(issued.len(), 8);
+    assert_eq!(issued.len(), 6);
 
     let m = &invoices(&app, &monthly).await;
     assert_eq!(
@@ -126,22 +129,23 @@ async fn each_kind_of_plan_is_invoiced_once_its_period_is_over_with_kdv_as_its_o
     assert_eq!((line["kind"].as_str(), line["quantity"].as_i64()), (Some("overage"), Some(2000)));
     assert_eq!((line["unit_price"].as_f64(), line["amount"].as_f64()), (Some(0.05), Some(100.0)));
 
+    // 14 days of one plan and 16 of the other, each charged by day: 46.20 + 266.13, and
+    // 232.87 + 52.80.
     let u = invoices(&app, &upgrade).await;
     assert_eq!(
         u.iter().map(summary).collect::<Vec<_>>(),
-        [
-            row("2026-09-01", "2026-09-14", "46.20", "9.24", "55.44"),
-            row("2026-09-15", "2026-09-30", "266.13", "53.23", "319.36")
-        ]
+        [row("2026-09-01", "2026-09-30", "312.33", "62.47", "374.80")]
     );
+    let amounts = |i: &Value| -> Vec<f64> {
+        i["lines"].as_array().unwrap().iter().map(|l| l["amount"].as_f64().unwrap()).collect()
+    };
+    assert_eq!(amounts(&u[0]), [46.2, 266.13, 62.47]);
     let g = invoices(&app, &downgrade).await;
     assert_eq!(
         g.iter().map(summary).collect::<Vec<_>>(),
-        [
-            row("2026-09-01", "2026-09-14", "232.87", "46.57", "279.44"),
-            row("2026-09-15", "2026-09-30", "52.80", "10.56", "63.36")
-        ]
+        [row("2026-09-01", "2026-09-30", "285.67", "57.13", "342.80")]
     );
+    assert_eq!(amounts(&g[0]), [232.87, 52.8, 57.13]);
     let l = invoices(&app, &left_yearly).await;
     assert_eq!(
         l.iter().map(summary).collect::<Vec<_>>(),
@@ -194,61 +198,164 @@ async fn an_invoice_downloads_as_a_pdf_with_its_lines() {
     error_body(app.get(&format!("/portal/billing/invoices/{id}/pdf"), &other.key).await, 404).await;
 }
 
-#[tokio::test]
-async fn a_self_service_plan_change_ends_the_old_plan_that_day_and_bills_it_by_day() {
-    let app = TestApp::spawn().await;
-    let org = app.register().await;
-    let change = |plan: &'static str| {
-        let (app, key) = (&app, org.key.clone());
-        async move {
-            app.post_ok("/portal/billing/subscription/change", &key, serde_json::json!({"plan_code": plan}), 200).await
-        }
-    };
-    // On trial nothing is billed; choosing a plan starts billing today.
-    let today = today(&app.db).await;
-    change("starter").await;
-    let terms_now = || async {
-        sqlx::query_as::<_, (String, NaiveDate, Option<NaiveDate>)>(
-            "SELECT plan_code, starts_on, ends_on FROM plan_terms WHERE org_id = $1 ORDER BY starts_on",
-        )
-        .bind(org.id)
-        .fetch_all(&app.db)
+/// Change `org`'s plan through the API.
+async fn change_plan(app: &TestApp, org: &Org, plan: &str) {
+    app.post_ok("/portal/billing/subscription/change", &org.key, serde_json::json!({"plan_code": plan}), 200).await;
+}
+
+/// The terms of `org` as (plan, starts_on, ends_on, billed_until), in order.
+async fn plan_terms(db: &PgPool, org: i64) -> Vec<(String, NaiveDate, Option<NaiveDate>, NaiveDate)> {
+    sqlx::query_as("SELECT plan_code, starts_on, ends_on, billed_until FROM plan_terms WHERE org_id = $1 ORDER BY id")
+        .bind(org)
+        .fetch_all(db)
         .await
         .unwrap()
-    };
-    assert_eq!(terms_now().await, [("starter".to_string(), today, None)]);
-    // Changing twice on one day leaves one term on the last plan chosen.
-    change("growth").await;
-    change("starter").await;
-    assert_eq!(terms_now().await, [("starter".to_string(), today, None)]);
+}
 
-    // As if starter had been chosen at the start of last month; upgrade today.
-    let last_month = Month::of_day(today).previous();
+/// `price × days / full_days` to the kuruş, as the invoices charge by day.
+fn by_day(price: i64, days: i64, full_days: i64) -> f64 {
+    let v = Decimal::from(price * days) / Decimal::from(full_days);
+    v.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero).to_string().parse().unwrap()
+}
+
+/// The lines of every invoice of `org` on `plan`, as (kind, days, period_days, amount).
+fn plan_lines(all: &[Value], plan: &str) -> Vec<(String, i64, i64, f64)> {
+    all.iter()
+        .flat_map(|i| i["lines"].as_array().unwrap().clone())
+        .filter(|l| l["description"].as_str().unwrap().contains(&format!("({plan})")))
+        .map(|l| {
+            (
+                l["kind"].as_str().unwrap().to_string(),
+                l["quantity"].as_i64().unwrap(),
+                l["period_days"].as_i64().unwrap(),
+                l["amount"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn fees_are_charged_in_advance_and_a_change_credits_the_unused_days() {
+    let app = TestApp::spawn().await;
+    let org = app.register().await;
+    let change = |plan: &'static str| change_plan(&app, &org, plan);
+    let today = today(&app.db).await;
+    let month = Month::of_day(today);
+    let rest_of_month = month.days() - i64::from(today.day()) + 1;
+    // On trial nothing is billed, nothing is upcoming.
+    error_body(app.get("/portal/billing/invoices/upcoming", &org.key).await, 404).await;
+    // What choosing starter will cost, before choosing: the rest of this month, in advance.
+    let preview = app.get_ok("/portal/billing/invoices/upcoming?plan_code=starter", &org.key).await;
+    assert_eq!(
+        (preview["issue_on"].as_str(), preview["plan_code"].as_str()),
+        (Some(today.to_string().as_str()), Some("starter"))
+    );
+    assert_eq!(preview["subtotal"].as_f64(), Some(by_day(99, rest_of_month, month.days())));
+    assert!(invoices(&app, &org).await.is_empty(), "a preview issues nothing");
+    error_body(app.get("/portal/billing/invoices/upcoming?plan_code=nope", &org.key).await, 404).await;
+
+    // Choosing it: charged at once (the jobs issue it within minutes) for the rest of the month.
+    change("starter").await;
+    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    let got = invoices(&app, &org).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(summary(&got[0]).0, today.to_string());
+    assert_eq!(summary(&got[0]).1, month.last_day().to_string());
+    assert_eq!(summary(&got[0]).2, preview["subtotal"].as_f64().unwrap(), "the preview was the invoice");
+    assert_eq!(got[0]["lines"][0]["kind"], "plan");
+    // The next one is next month's fee, on its first day.
+    let next = app.get_ok("/portal/billing/invoices/upcoming", &org.key).await;
+    assert_eq!(next["issue_on"].as_str(), Some(month.next().first_day().to_string().as_str()));
+    assert_eq!(next["subtotal"].as_f64(), Some(99.0));
+    assert!(issue_due(&app.db, today, terms(20), true).await.unwrap().is_empty(), "charged once");
+
+    // Upgrade to a yearly plan: the starter days from today on come back, the year is charged
+    // now (not a year later).
+    let upgrade = app.get_ok("/portal/billing/invoices/upcoming?plan_code=Y-10", &org.key).await;
+    change("Y-10").await;
+    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    let got = invoices(&app, &org).await;
+    assert_eq!(got.len(), 2);
+    let lines = got[1]["lines"].as_array().unwrap();
+    assert_eq!((lines[0]["kind"].as_str(), lines[0]["quantity"].as_i64()), (Some("credit"), Some(rest_of_month)));
+    assert_eq!(lines[0]["amount"].as_f64(), Some(-by_day(99, rest_of_month, month.days())));
+    assert_eq!((lines[1]["kind"].as_str(), lines[1]["amount"].as_f64()), (Some("plan"), Some(14000.0)));
+    assert_eq!(summary(&got[1]).4, upgrade["total_amount"].as_f64().unwrap(), "the preview was the invoice");
+
+    // Down to starter: Y-10 keeps today (the dearer plan held in it), starter from tomorrow;
+    // the rest of the year comes back as credit, which pays the next invoices.
+    let year = got[1]["lines"][1]["period_days"].as_i64().unwrap();
+    change("starter").await;
+    let tomorrow = today + chrono::Days::new(1);
+    assert_eq!(
+        plan_terms(&app.db, org.id).await.iter().map(|t| (t.0.as_str(), t.1, t.2)).collect::<Vec<_>>(),
+        [("starter", today, Some(today)), ("Y-10", today, Some(tomorrow)), ("starter", tomorrow, None)]
+    );
+    // The credit comes with starter's first day, tomorrow, in one invoice; the preview says so.
+    assert!(issue_due(&app.db, today, terms(20), true).await.unwrap().is_empty());
+    let next = app.get_ok("/portal/billing/invoices/upcoming", &org.key).await;
+    assert_eq!(next["issue_on"].as_str(), Some(tomorrow.to_string().as_str()));
+    issue_due(&app.db, tomorrow, terms(20), true).await.unwrap();
+    let got = invoices(&app, &org).await;
+    assert_eq!(got.len(), 3);
+    let credited = by_day(14000, year - 1, year);
+    let starter_month = Month::of_day(tomorrow);
+    let starter_days = starter_month.days() - i64::from(tomorrow.day()) + 1;
+    let amounts: Vec<(&str, f64)> = got[2]["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| (l["kind"].as_str().unwrap(), l["amount"].as_f64().unwrap()))
+        .collect();
+    let charged = by_day(99, starter_days, starter_month.days());
+    let carried = ((credited - charged) * 100.0).round() / 100.0;
+    assert_eq!(amounts, [("credit", -credited), ("plan", charged), ("balance", carried), ("tax", 0.0)]);
+    assert_eq!(
+        (got[2]["total_amount"].as_f64(), got[2]["status"].as_str()),
+        (Some(0.0), Some("paid")),
+        "nothing to pay"
+    );
+    assert_eq!(next["lines"], got[2]["lines"], "the preview was the invoice");
+    assert_eq!(next["credit_balance"].as_f64(), Some(carried));
+}
+
+#[tokio::test]
+async fn flipping_to_the_unlimited_plan_for_a_day_costs_that_day_of_it() {
+    let app = TestApp::spawn().await;
+    let org = app.register().await;
+    let change = |plan: &'static str| change_plan(&app, &org, plan);
+    change("starter").await;
+    let today = today(&app.db).await;
+    // As if starter had been chosen at the start of last month; its fees are paid.
+    let since = Month::of_day(today).previous().first_day();
     sqlx::query("UPDATE plan_terms SET starts_on = $2, billed_until = $2 WHERE org_id = $1")
         .bind(org.id)
-        .bind(last_month.first_day())
+        .bind(since)
         .execute(&app.db)
         .await
         .unwrap();
-    change("growth").await;
-    assert_eq!(
-        terms_now().await,
-        [("starter".to_string(), last_month.first_day(), Some(today)), ("growth".to_string(), today, None)]
-    );
     issue_due(&app.db, today, terms(20), true).await.unwrap();
+    // Unlimited in the morning, with every call the day needs; starter again in the evening.
+    // The jobs invoice between the changes, as they run every few minutes.
+    change("Y-999").await;
+    assert_eq!(crate::helpers::header_i64(&app.get("/portal/vehicles", &org.key).await, "x-ratelimit-limit"), -1);
+    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    change("starter").await;
+    assert_eq!(crate::helpers::header_i64(&app.get("/portal/vehicles", &org.key).await, "x-ratelimit-limit"), 1000);
+    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    // The next day's run credits Y-999's other days and charges starter again.
+    issue_due(&app.db, today + chrono::Days::new(1), terms(20), true).await.unwrap();
     let got = invoices(&app, &org).await;
-    // Last month in full, then this month's days before today (none on the 1st).
-    assert_eq!(summary(&got[0]).2, 99.0);
-    let days = i64::from(today.day()) - 1;
-    assert_eq!(got.len(), if days > 0 { 2 } else { 1 });
-    if days > 0 {
-        let this_month = Month::of_day(today);
-        let expected = Decimal::from(99 * days) / Decimal::from(this_month.days());
-        let expected = expected.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
-        assert_eq!(got[1]["subtotal"].as_f64(), expected.to_string().parse::<f64>().ok());
-        assert_eq!(got[1]["lines"][0]["quantity"].as_i64(), Some(days));
-        assert_eq!(got[1]["period_end"].as_str(), Some((today - chrono::Days::new(1)).to_string().as_str()));
-    }
+    let y999 = plan_lines(&got, "Y-999");
+    let net: f64 = y999.iter().map(|l| l.3).sum();
+    let year = y999[0].2;
+    assert!(y999.iter().any(|l| l.0 == "credit"), "{y999:?}");
+    assert!((net - by_day(100000, 1, year)).abs() < 0.015, "one day of Y-999 billed: {net} ({y999:?})");
+    // Starter is not billed for today too: its credit starts today.
+    let starter = plan_lines(&got, "starter");
+    let credited: i64 = starter.iter().filter(|l| l.0 == "credit").map(|l| l.1).sum();
+    let rest = Month::of_day(today).days() - i64::from(today.day()) + 1;
+    assert_eq!(credited, rest, "starter's days from today on come back");
 }
 
 #[tokio::test]
@@ -282,15 +389,21 @@ async fn calls_beyond_a_soft_quota_are_counted_as_overage_and_billed() {
     assert!(usage.to_string().contains("/portal/vehicles"), "{usage}");
     assert!(!usage.to_string().contains("overage"), "{usage}");
 
-    // Once the month is over: the plan's month and 4 calls at 0.50.
+    // While the month lasts only its fee is charged (in advance); the 4 calls at 0.50 come
+    // once it is over, with the next month's fee.
+    issue_due(&app.db, this_month.first_day(), terms(20), true).await.unwrap();
+    let got = invoices(&app, &org).await;
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["lines"].as_array().unwrap().len(), 2, "the plan and KDV: no overage yet");
     issue_due(&app.db, this_month.next().first_day(), terms(20), true).await.unwrap();
     let got = invoices(&app, &org).await;
-    assert_eq!(summary(&got[0]).2, 3.0);
-    assert_eq!(
-        (got[0]["lines"][1]["kind"].as_str(), got[0]["lines"][1]["quantity"].as_i64()),
-        (Some("overage"), Some(4))
-    );
-    assert_eq!(summary(&got[0]).4, 3.6);
+    assert_eq!(got.len(), 2);
+    let lines = got[1]["lines"].as_array().unwrap();
+    assert_eq!((lines[0]["kind"].as_str(), lines[0]["amount"].as_f64()), (Some("plan"), Some(1.0)));
+    assert_eq!((lines[1]["kind"].as_str(), lines[1]["quantity"].as_i64()), (Some("overage"), Some(4)));
+    assert_eq!(summary(&got[1]).2, 3.0);
+    assert_eq!(summary(&got[1]).4, 3.6);
+    assert!(issue_due(&app.db, this_month.next().first_day(), terms(20), true).await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -302,9 +415,12 @@ async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_
     app.post_ok("/portal/billing/subscription/change", &org.key, serde_json::json!({"plan_code": "starter"}), 200)
         .await;
     sqlx::query("DELETE FROM plan_terms WHERE org_id = $1").bind(org.id).execute(&app.db).await.unwrap();
-    term(&app.db, org.id, "starter", "2026-09-01", Some("2026-11-01")).await;
-    // Issued today (the dunning job reads the real clock): due in 14 days.
-    let ids = issue_due(&app.db, today(&app.db).await, terms(20), true).await.unwrap();
+    // Two invoices, issued today (the dunning job reads the real clock): due in 14 days.
+    let mut ids = vec![];
+    for (from, to) in [("2026-09-01", "2026-10-01"), ("2026-10-01", "2026-11-01")] {
+        term(&app.db, org.id, "starter", from, Some(to)).await;
+        ids.extend(issue_due(&app.db, today(&app.db).await, terms(20), true).await.unwrap());
+    }
     assert_eq!(ids.len(), 2);
     assert_eq!(app.get("/portal/vehicles", &org.key).await.status(), 200);
 
@@ -317,7 +433,7 @@ async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_
         .unwrap();
     assert_eq!(Job::Dunning.run(&app.db, &redis).await.unwrap(), 1);
     assert_eq!(Job::Dunning.run(&app.db, &redis).await.unwrap(), 0, "suspended once");
-    let refused = error_body(app.get("/portal/vehicles", &org.key).await, 403).await;
+    let refused = error_body(app.post("/portal/vehicles", Some(&org.key), serde_json::json!({})).await, 403).await;
     assert!(refused["detail"].as_str().unwrap().contains("invoice is unpaid"), "{refused}");
     // Billing still answers, so the invoices can be seen.
     assert_eq!(app.get("/portal/billing/invoices", &org.key).await.status(), 200);
@@ -328,13 +444,13 @@ async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_
         .await
         .unwrap();
     assert_eq!(out[0]["reactivated"], false);
-    error_body(app.get("/portal/vehicles", &org.key).await, 403).await;
+    error_body(app.post("/portal/vehicles", Some(&org.key), serde_json::json!({})).await, 403).await;
     // Voiding the other lifts it, at once on the API.
     let out = admin(&app.env, &["invoice", &second, "void", "--reason", "billed in error", "--operator", "deniz"])
         .await
         .unwrap();
     assert_eq!((out[0]["reactivated"].as_bool(), out[0]["organization"].as_i64()), (Some(true), Some(org.id)));
-    assert_eq!(app.get("/portal/vehicles", &org.key).await.status(), 200);
+    assert_eq!(app.post("/portal/vehicles", Some(&org.key), serde_json::json!({})).await.status(), 422);
     let statuses: Vec<String> =
         invoices(&app, &org).await.iter().map(|i| i["status"].as_str().unwrap().to_string()).collect();
     assert_eq!(statuses, ["paid", "void"]);
@@ -352,6 +468,7 @@ async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_
     let log = admin(&app.env, &["audit", "--org", &org_id]).await.unwrap();
     let actions: Vec<(&str, &str)> =
         log.iter().map(|e| (e["actor"].as_str().unwrap(), e["action"].as_str().unwrap())).collect();
+    let key = format!("tenant:key:{}", log[5]["actor"].as_str().unwrap().trim_start_matches("tenant:key:"));
     assert_eq!(
         actions,
         [
@@ -359,8 +476,12 @@ async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_
             ("operator:deniz", "settle_invoice"),
             ("operator:deniz", "settle_invoice"),
             ("jobs", "invoice_overdue"),
+            // The tenant chose its plan: the end of its trial is on the record too.
+            (key.as_str(), "set_status"),
+            (key.as_str(), "change_plan"),
         ]
     );
+    assert!(key.trim_start_matches("tenant:key:").parse::<i64>().is_ok(), "{key}");
     assert_eq!(log[1]["after"]["status"], "void");
     assert_eq!(log[2]["reason"], "bank transfer 4711");
 
@@ -370,7 +491,7 @@ async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_
 }
 
 #[tokio::test]
-async fn overage_of_a_month_is_billed_once_even_when_two_runners_invoice_two_of_its_terms() {
+async fn overage_of_a_month_is_billed_once_even_when_two_runners_invoice_at_once() {
     let app = TestApp::spawn().await;
     let org = app.register().await;
     // Two terms on the soft plan in September (it was left and chosen again), 1000 calls beyond
@@ -387,7 +508,7 @@ async fn overage_of_a_month_is_billed_once_even_when_two_runners_invoice_two_of_
         issue_due(&app.db, d("2026-11-25"), terms(20), true),
         issue_due(&app.db, d("2026-11-25"), terms(20), true)
     );
-    assert_eq!(a.unwrap().len() + b.unwrap().len(), 3);
+    assert_eq!(a.unwrap().len() + b.unwrap().len(), 1, "one invoice for the organization");
     let billed: i64 = sqlx::query_scalar(
         "SELECT sum(quantity)::int8 FROM invoice_lines l JOIN invoices i ON i.id = l.invoice_id
           WHERE i.org_id = $1 AND l.kind = 'overage'",
@@ -429,13 +550,12 @@ async fn billing_follows_the_standing_an_operator_sets() {
     assert_eq!(open_terms().await, [("starter".to_string(), today)]);
     set("suspended").await;
     assert_eq!(open_terms().await, [("starter".to_string(), today)]);
-    // Back to trial: billing stops (a term of no days is dropped).
+    // Back to trial: billing stops, after today (it was held today).
     set("trial").await;
     assert!(open_terms().await.is_empty());
-    let all: i64 = sqlx::query_scalar("SELECT count(*) FROM plan_terms WHERE org_id = $1")
-        .bind(org.id)
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
-    assert_eq!(all, 0);
+    let tomorrow = today + chrono::Days::new(1);
+    assert_eq!(
+        plan_terms(&app.db, org.id).await.iter().map(|t| (t.0.as_str(), t.1, t.2)).collect::<Vec<_>>(),
+        [("starter", today, Some(tomorrow))]
+    );
 }

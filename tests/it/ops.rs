@@ -58,6 +58,7 @@ async fn openapi_document_covers_every_route() {
         ("get", "/portal/billing/subscription"),
         ("post", "/portal/billing/subscription/change"),
         ("get", "/portal/billing/invoices"),
+        ("get", "/portal/billing/invoices/upcoming"),
         ("get", "/portal/billing/invoices/{id}"),
         ("get", "/portal/billing/invoices/{id}/pdf"),
         ("get", "/openapi.json"),

@@ -225,7 +225,7 @@ async fn a_session_outlives_nothing_it_was_made_for() {
     let password = tns_core::domain::Password::parse("another horse".into()).unwrap();
     let hash = tns_api::auth::password::hash(password).await.unwrap();
     let user: i64 = sqlx::query_scalar(
-        "INSERT INTO users (org_id, email, full_name, password_hash) VALUES ($1, $2, 'U', $3) RETURNING id",
+        "INSERT INTO users (org_id, email, full_name, password_hash, role) VALUES ($1, $2, 'U', $3, 'dispatcher') RETURNING id",
     )
     .bind(org.id)
     .bind(format!("member-{}@example.com", org.id))

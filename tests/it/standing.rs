@@ -1,5 +1,6 @@
-//! Trials, suspension and the operators' commands: what a suspended organization may still do,
-//! its queued submissions held and released, trial expiry by the jobs, a plan choice lifting a
+//! Trials, suspension and the operators' commands: what a suspended organization may still do
+//! (read its data, revoke a key, billing, support) and may not (create, change, submit), its
+//! queued submissions held and released, trial expiry by the jobs, a plan choice lifting a
 //! trial's suspension (and not an operator's), and the audit log.
 
 use std::time::Duration;
@@ -10,7 +11,7 @@ use tns_core::env::RedisSettings;
 use tns_jobs::periodic::Job;
 
 use crate::{
-    fixtures::Fleet,
+    fixtures::{self, Fleet},
     helpers::{drain, error_body, json_of, tns_admin as admin, Api, Env, TestApp},
 };
 
@@ -27,6 +28,12 @@ async fn submit(api: &Api, key: &str, journey: i64) -> i64 {
 
 async fn status_of(api: &Api, path: &str, key: &str) -> u16 {
     api.req(Method::GET, path, Some(key)).send().await.unwrap().status().as_u16()
+}
+
+/// A change a suspended organization may not make: creating a vehicle (refused before the body
+/// is judged, so an empty one does).
+async fn create_vehicle(api: &Api, key: &str) -> reqwest::Response {
+    api.post("/portal/vehicles", Some(key), json!({})).await
 }
 
 #[tokio::test]
@@ -48,8 +55,8 @@ async fn a_suspended_organization_keeps_profile_billing_and_support_and_its_queu
 
     // At once, on every process.
     for p in [&app, &other_process] {
-        let res = p.api.req(Method::GET, "/portal/vehicles", Some(f.key())).send().await.unwrap();
-        let detail = error_body(res, 403).await["detail"].as_str().unwrap().to_string();
+        let detail =
+            error_body(create_vehicle(&p.api, f.key()).await, 403).await["detail"].as_str().unwrap().to_string();
         assert!(detail.contains("suspended") && detail.contains("invoice 2026-10 unpaid"), "{detail}");
     }
     let res = app.api.req(Method::POST, "/portal/journeys", Some(f.key())).json(&json!({})).send().await.unwrap();
@@ -60,7 +67,7 @@ async fn a_suspended_organization_keeps_profile_billing_and_support_and_its_queu
     let me = app.api.get_ok("/portal/me", f.key()).await;
     assert_eq!(me["organization"]["status"], "suspended");
     assert_eq!(me["organization"]["status_reason"], "invoice 2026-10 unpaid");
-    assert_eq!(status_of(&app.api, "/portal/vehicles", g.key()).await, 200, "other tenants are untouched");
+    assert_eq!(create_vehicle(&app.api, g.key()).await.status(), 422, "other tenants are untouched");
 
     // The scheduler's claim passes f's submission by; g's is taken.
     let claimed = tns_store::submissions::queue::claim(&app.db, 10, Duration::from_millis(1), 42, 0).await.unwrap();
@@ -71,7 +78,7 @@ async fn a_suspended_organization_keeps_profile_billing_and_support_and_its_queu
     assert_eq!((listed[0]["id"].as_i64(), listed[0]["queued"].as_i64()), (Some(f.org.id), Some(1)));
 
     set_status(&env, f.org.id, "active", "paid").await;
-    assert_eq!(status_of(&other_process.api, "/portal/vehicles", f.key()).await, 200);
+    assert_eq!(create_vehicle(&other_process.api, f.key()).await.status(), 422, "judged again, on every process");
     drain(&env).await;
     for (key, id) in [(f.key(), held), (g.key(), free)] {
         let s = app.api.get_ok(&format!("/portal/submissions/{id}"), key).await;
@@ -85,6 +92,111 @@ async fn a_suspended_organization_keeps_profile_billing_and_support_and_its_queu
     assert_eq!((&log[0]["before"]["status"], &log[0]["after"]["status"]), (&json!("suspended"), &json!("active")));
     assert_eq!(log[1]["reason"], "invoice 2026-10 unpaid");
     assert!(admin(&env, &["audit", "--org", &g.org.id.to_string()]).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_suspended_organization_reads_its_data_and_revokes_a_leaked_key_but_creates_changes_and_submits_nothing() {
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let f = Fleet::new(&app.api).await;
+    let key = f.key();
+    let delivered = f.journey(&app.api).await;
+    let submission = submit(&app.api, key, delivered).await;
+    drain(&env).await;
+    let draft = f.journey(&app.api).await;
+    let hook = json!({"event_type": "journey.created", "endpoint_url": "http://127.0.0.1:9/hook"});
+    let hook = app.api.post_ok("/portal/webhooks", key, hook, 201).await["id"].as_i64().unwrap();
+    let leaked =
+        app.api.post_ok("/portal/api-keys", key, json!({"name": "leaked", "scopes": ["journeys:read"]}), 201).await;
+    let (leaked_id, leaked) = (leaked["id"].as_i64().unwrap(), leaked["api_key"].as_str().unwrap().to_string());
+    assert_eq!(status_of(&app.api, "/portal/journeys", &leaked).await, 200);
+
+    set_status(&env, f.org.id, "suspended", "invoice 2026-10 unpaid").await;
+
+    // Every read of its own data answers.
+    let reads = [
+        "/portal/me".to_string(),
+        "/portal/vehicles".into(),
+        format!("/portal/vehicles/{}", f.vehicle_id),
+        "/portal/personnel".into(),
+        format!("/portal/personnel/{}", f.driver_id),
+        "/portal/journeys".into(),
+        format!("/portal/journeys/{delivered}"),
+        format!("/portal/journeys/{delivered}/passengers"),
+        "/portal/cargo".into(),
+        "/portal/submissions".into(),
+        format!("/portal/submissions/{submission}"),
+        "/portal/webhooks".into(),
+        format!("/portal/webhooks/{hook}"),
+        "/portal/webhooks/events".into(),
+        "/portal/downstream".into(),
+        "/portal/api-keys".into(),
+        "/portal/usage".into(),
+        "/portal/billing/invoices".into(),
+        "/portal/support/tickets".into(),
+        "/ref/cities".into(),
+    ];
+    for path in &reads {
+        assert_eq!(status_of(&app.api, path, key).await, 200, "GET {path}");
+    }
+    let head = app.api.req(Method::HEAD, "/portal/journeys", Some(key)).send().await.unwrap();
+    assert_eq!(head.status(), 200);
+    // The downstream's report of what was notified for it, fetched with its own credentials.
+    let report = app.api.get(&format!("/portal/journeys/{delivered}/report"), key).await;
+    assert_eq!(report.status(), 200);
+    assert_eq!(report.headers()["content-type"], "application/pdf");
+
+    // A leaked key can be revoked, and is refused from then on.
+    json_of(app.api.delete(&format!("/portal/api-keys/{leaked_id}"), key).await, 200).await;
+    let refused = error_body(app.api.get("/portal/journeys", &leaked).await, 401).await;
+    assert!(refused["detail"].as_str().unwrap().contains("revoked"), "{refused}");
+    // Support and billing answer, writes included.
+    let ticket = json!({"subject": "Askıya alındık", "body": "Fatura ödendi", "priority": "high"});
+    app.api.post_ok("/portal/support/tickets", key, ticket, 201).await;
+
+    // Nothing is created, changed or submitted, each refused with why and what to do.
+    let vehicle = fixtures::vehicle("34SUS01");
+    let changes = [
+        (Method::POST, "/portal/vehicles".to_string(), Some(vehicle)),
+        (Method::PUT, format!("/portal/journeys/{draft}"), Some(json!({"departure": {"time": "09:15"}}))),
+        (Method::POST, format!("/portal/journeys/{draft}/submit"), None),
+        (Method::DELETE, format!("/portal/journeys/{draft}"), None),
+        (Method::POST, "/portal/api-keys".into(), Some(json!({"name": "new", "scopes": ["journeys:read"]}))),
+        (
+            Method::POST,
+            "/portal/webhooks".into(),
+            Some(json!({"event_type": "journey.created", "endpoint_url": "http://127.0.0.1:9/x"})),
+        ),
+        (Method::DELETE, format!("/portal/webhooks/{hook}"), None),
+    ];
+    for (method, path, body) in changes {
+        let res = app.api.call(method.clone(), &path, key, body).await;
+        let detail = error_body(res, 403).await["detail"].as_str().unwrap().to_string();
+        assert!(
+            detail.contains("invoice 2026-10 unpaid") && detail.contains("reactivated"),
+            "{method} {path}: {detail}"
+        );
+    }
+    assert_eq!(app.api.get_ok("/portal/vehicles", key).await["data"].as_array().unwrap().len(), 1);
+    let journey = app.api.get_ok(&format!("/portal/journeys/{draft}"), key).await;
+    assert_eq!((&journey["status"], &journey["departure"]["time"]), (&json!("draft"), &json!("08:30")));
+    assert_eq!(app.api.get_ok("/portal/webhooks", key).await["data"].as_array().unwrap().len(), 1);
+    let keys = app.api.get_ok("/portal/api-keys", key).await;
+    assert!(keys["data"].as_array().unwrap().iter().all(|k| k["name"] != "new"), "{keys}");
+
+    // What it was served is counted; what it was refused is not.
+    let usage = app.api.get_ok("/portal/usage", key).await;
+    let calls = |endpoint: &str| {
+        usage["by_endpoint"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["endpoint"] == endpoint)
+            .map(|e| e["total_calls"].clone())
+    };
+    assert_eq!(calls("DELETE /portal/api-keys/{id}"), Some(json!(1)));
+    assert_eq!(calls("POST /portal/vehicles"), Some(json!(1)), "the fleet's own, not the refused one");
+    assert_eq!(calls("POST /portal/journeys/{id}/submit"), Some(json!(1)));
 }
 
 #[tokio::test]
@@ -123,20 +235,20 @@ async fn a_trial_that_ends_without_a_plan_is_suspended_and_choosing_a_plan_lifts
         .unwrap();
     assert_eq!(Job::TrialExpiry.run(&app.db, &redis).await.unwrap(), 1);
     assert_eq!(Job::TrialExpiry.run(&app.db, &redis).await.unwrap(), 0, "once");
-    let res = app.api.req(Method::GET, "/portal/vehicles", Some(f.key())).send().await.unwrap();
-    assert!(error_body(res, 403).await["detail"].as_str().unwrap().contains("trial period has ended"));
+    let refused = error_body(create_vehicle(&app.api, f.key()).await, 403).await;
+    assert!(refused["detail"].as_str().unwrap().contains("trial period has ended"), "{refused}");
     let log = admin(&app.env, &["audit"]).await.unwrap();
     assert_eq!((&log[0]["actor"], &log[0]["action"]), (&json!("jobs"), &json!("trial_expired")));
 
     // Choosing a plan (the same one counts) lifts the trial's suspension.
     app.api.post_ok("/portal/billing/subscription/change", f.key(), json!({"plan_code": "starter"}), 200).await;
-    assert_eq!(status_of(&app.api, "/portal/vehicles", f.key()).await, 200);
+    assert_eq!(create_vehicle(&app.api, f.key()).await.status(), 422);
     assert_eq!(app.api.get_ok("/portal/me", f.key()).await["organization"]["status"], "active");
 
     // An operator's suspension is not lifted by a plan change.
     set_status(&app.env, f.org.id, "suspended", "abuse").await;
     app.api.post_ok("/portal/billing/subscription/change", f.key(), json!({"plan_code": "growth"}), 200).await;
-    assert_eq!(status_of(&app.api, "/portal/vehicles", f.key()).await, 403);
+    assert_eq!(create_vehicle(&app.api, f.key()).await.status(), 403);
 }
 
 #[tokio::test]
@@ -174,6 +286,12 @@ async fn operators_change_plans_and_look_at_what_was_sent_on_the_record() {
 
     let log = admin(&env, &["audit", "--org", &org]).await.unwrap();
     let actions: Vec<&str> = log.iter().map(|l| l["action"].as_str().unwrap()).collect();
-    assert_eq!(actions, ["view_submission", "change_plan"]);
+    // The plan change, and the end of the trial it caused, each on the record.
+    assert_eq!(actions, ["view_submission", "set_status", "change_plan"]);
     assert_eq!(log[0]["reason"], "ticket 7");
+    assert_eq!(
+        (log[1]["before"]["status"].as_str(), log[1]["after"]["status"].as_str()),
+        (Some("trial"), Some("active"))
+    );
+    assert_eq!((log[1]["actor"].as_str(), log[1]["reason"].as_str()), (Some("operator:deniz"), Some("sales deal")));
 }

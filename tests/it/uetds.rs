@@ -25,8 +25,14 @@ impl Setup {
     }
 
     async fn with(overrides: &[(&str, &str)]) -> Setup {
+        Setup::as_firm(overrides, TEST_USER, TEST_PASSWORD).await
+    }
+
+    /// With the organization's U-ETDS account `user` / `password` (the fake knows it).
+    async fn as_firm(overrides: &[(&str, &str)], user: &str, password: &str) -> Setup {
         // On its own thread: the plugin's blocking calls must not wait on this test's runtime.
         let fake = FakeUetds::start_background();
+        fake.add_account(user, password);
         let base = fake.base_url();
         let env = Env::new()
             .await
@@ -36,8 +42,7 @@ impl Setup {
         let app = TestApp::start(env.clone()).await;
         let scheduler = InProcessScheduler::start(&env).await;
         let f = Fleet::new(&app).await;
-        let creds = json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER,
-                           "ws_password": TEST_PASSWORD});
+        let creds = json!({"adapter": "uetds", "environment": "test", "ws_username": user, "ws_password": password});
         json_of(app.put("/portal/downstream", f.key(), creds).await, 200).await;
         Setup { fake, app, _scheduler: scheduler, f }
     }
@@ -686,4 +691,137 @@ async fn a_continued_submission_withdraws_what_the_journey_no_longer_has_and_a_h
     // Its passengers take no more changes.
     let res = s.app.post(&format!("/portal/journeys/{other}/passengers"), Some(s.key()), passenger(72)).await;
     error_body(res, 409).await;
+}
+
+/// A firm whose password is special to XML and URLs, with a space and Turkish letters.
+const HOSTILE_USER: &str = "123456";
+const HOSTILE_PASSWORD: &str = "Gizli&<Ağaç> 2026";
+
+/// Every form of [`HOSTILE_PASSWORD`] an answer could carry out: as sent, XML-escaped,
+/// URL-encoded, its spaces collapsed, and the `Authorization: Basic` token (standard or
+/// URL-safe, padded or not).
+fn hostile_forms() -> Vec<String> {
+    use base64::{engine::general_purpose as g, Engine as _};
+    let pair = format!("{HOSTILE_USER}:{HOSTILE_PASSWORD}");
+    vec![
+        HOSTILE_PASSWORD.into(),
+        "Gizli&amp;&lt;Ağaç&gt; 2026".into(),
+        "Gizli%26%3CA%C4%9Fa%C3%A7%3E%202026".into(),
+        g::STANDARD.encode(&pair),
+        g::STANDARD_NO_PAD.encode(&pair),
+        g::URL_SAFE.encode(&pair),
+        g::URL_SAFE_NO_PAD.encode(&pair),
+    ]
+}
+
+/// `text` carries no form of [`HOSTILE_PASSWORD`], whatever whitespace it put inside one.
+fn assert_no_password(what: &str, text: &str) {
+    let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+    let squeezed = squeeze(text);
+    for form in hostile_forms() {
+        assert!(!squeezed.contains(&squeeze(&form)), "{what} carries the password as {form:?}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn a_u_etds_answer_quoting_the_credentials_never_shows_them_in_a_credential_check() {
+    let fake = FakeUetds::start_background();
+    fake.add_account(HOSTILE_USER, HOSTILE_PASSWORD);
+    let app = TestApp::start(Env::new().await.with_scheduler().with(&[("TNS_UETDS_BASE_URL", &fake.base_url())])).await;
+    let org = app.register().await;
+    let creds = json!({"adapter": "uetds", "environment": "test", "ws_username": HOSTILE_USER,
+                       "ws_password": HOSTILE_PASSWORD});
+    let check = |status: u16| {
+        let (app, org, creds) = (&app, &org, creds.clone());
+        async move { error_body(app.put("/portal/downstream", &org.key, creds).await, status).await }
+    };
+    let encoded = hostile_forms()[2].clone();
+    let token = hostile_forms()[3].clone();
+
+    // The service's own refusal repeating the login: a 422 with its words, the password masked.
+    fake.script(
+        "kullaniciKontrol",
+        1,
+        Behaviour::business(
+            1,
+            format!("KULLANICI ADI YADA SIFRE HATALI: {HOSTILE_USER}:{HOSTILE_PASSWORD} ({encoded})"),
+        ),
+    );
+    let b = check(422).await;
+    assert_no_password("a refusal", &b.to_string());
+    let detail = b["detail"].as_str().unwrap();
+    assert!(detail.contains(&format!("KULLANICI ADI YADA SIFRE HATALI: {HOSTILE_USER}:*** (***)")), "{b}");
+
+    // A gateway quoting the request (the Basic header, the envelope), a fault quoting both:
+    // 503s that still say what happened.
+    fake.script("kullaniciKontrol", 1, Behaviour::Echo(502));
+    let b = check(503).await;
+    assert_no_password("a gateway's echo", &b.to_string());
+    assert!(b["detail"].as_str().unwrap().contains("HTTP 502"), "{b}");
+    fake.script(
+        "kullaniciKontrol",
+        1,
+        Behaviour::fault("Server", format!("Basic {token} reddedildi (sifre {HOSTILE_PASSWORD})")),
+    );
+    let b = check(503).await;
+    assert_no_password("a fault", &b.to_string());
+    assert!(b["detail"].as_str().unwrap().contains("SOAP fault"), "{b}");
+    assert_eq!(app.get_ok("/portal/downstream", &org.key).await["adapter"], "sandbox", "nothing saved");
+
+    // Unscripted, the same credentials are right.
+    json_of(app.put("/portal/downstream", &org.key, creds.clone()).await, 200).await;
+    fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_u_etds_answer_quoting_the_credentials_never_reaches_a_submission_or_a_report() {
+    let s = Setup::as_firm(&[], HOSTILE_USER, HOSTILE_PASSWORD).await;
+    let quoted = format!("{HOSTILE_USER}:{HOSTILE_PASSWORD}");
+
+    // A passenger refused with a message quoting the password.
+    s.fake.refuse_passenger(&tckn(61), &format!("Yolcu reddedildi ({quoted})"));
+    let partial = s.submit(s.tarifesiz(&s.f.plate, &[passenger(61), passenger(62)]).await).await;
+    assert_eq!((partial["state"].as_str(), outcomes(&partial)), (Some("delivered"), vec!["partial".to_string()]));
+    assert!(partial["error_message"].as_str().unwrap().contains("Yolcu reddedildi"), "{partial}");
+
+    // A gateway quoting the request once (transient, retried), then delivered.
+    s.fake.script("seferEkle", 1, Behaviour::Echo(503));
+    let retried = s.submit(s.tarifesiz("34ECH001", &[]).await).await;
+    let retried = if retried["state"] == "pending" { final_state(&s, &retried).await } else { retried };
+    assert_eq!(retried["state"], "delivered", "{retried}");
+    assert_eq!(outcomes(&retried)[0], "transient");
+    assert!(retried["history"][0]["error"].as_str().unwrap().contains("HTTP 503"), "{retried}");
+
+    // A business refusal quoting it: failed, with U-ETDS's words.
+    s.fake.script("seferEkle", 1, Behaviour::business(34, format!("Plaka kayıtlı değil ({quoted})")));
+    let failed = s.submit(s.tarifesiz("34ECH002", &[]).await).await;
+    assert_eq!((failed["state"].as_str(), outcomes(&failed)), (Some("failed"), vec!["permanent".to_string()]));
+    assert!(failed["error_message"].as_str().unwrap().contains("Plaka kayıtlı değil"), "{failed}");
+
+    for sub in [&partial, &retried, &failed] {
+        let path = format!("/portal/submissions/{}", sub["id"]);
+        assert_no_password(&path, &s.app.get_ok(&path, s.key()).await.to_string());
+    }
+    assert_no_password("the list", &s.app.get_ok("/portal/submissions", s.key()).await.to_string());
+    // Nor anything stored: submissions (their progress too) and every attempt.
+    let stored: Vec<String> = sqlx::query_scalar(
+        "SELECT coalesce(string_agg(row_to_json(s)::text, ' '), '') FROM submissions s
+         UNION ALL SELECT coalesce(string_agg(row_to_json(a)::text, ' '), '') FROM submission_attempts a",
+    )
+    .fetch_all(&s.app.db)
+    .await
+    .unwrap();
+    let stored = stored.join(" ");
+    assert!(stored.contains("Yolcu reddedildi") && stored.contains("Plaka kayıtlı değil"), "{stored}");
+    assert_no_password("the stored submissions", &stored);
+
+    // A report refused with the same words: a 409 without them.
+    let journey = partial["target_id"].as_i64().unwrap();
+    s.fake.script("seferDetayCiktisiAl", 1, Behaviour::business(1, format!("Rapor yok ({quoted})")));
+    let res =
+        s.app.req(Method::GET, &format!("/portal/journeys/{journey}/report"), Some(s.key())).send().await.unwrap();
+    let b = error_body(res, 409).await;
+    assert!(b["detail"].as_str().unwrap().contains("Rapor yok"), "{b}");
+    assert_no_password("a report's refusal", &b.to_string());
+    s.fake.assert_no_violations();
 }

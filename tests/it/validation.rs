@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::{
-    fixtures::{cargo, journey, passenger, person, vehicle, Fleet},
+    fixtures::{cargo, journey, passenger, person, subscription, vehicle, Fleet},
     helpers::{assert_invalid, json_of, TestApp},
 };
 
@@ -185,4 +185,165 @@ async fn non_json_and_wrong_types() {
     )
     .await;
     assert_invalid(app.post("/portal/vehicles", Some(&org.key), json!([1])).await, "body").await;
+}
+
+/// Text XML cannot carry (U+FFFE, U+FFFF) never reaches U-ETDS's SOAP calls: every way a value
+/// can be written — create, bulk upsert, merge patch — refuses it with a 422 naming the field,
+/// and nothing is stored.
+#[tokio::test]
+async fn characters_xml_cannot_carry_are_refused_naming_the_field() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+    let j = fleet.journey(&app).await;
+    let passengers = format!("/portal/journeys/{j}/passengers");
+    let stored = json_of(app.post(&passengers, Some(k), passenger(1)).await, 201).await;
+    let one = format!("{passengers}/{}", stored["id"]);
+
+    for bad in ["Ali\u{FFFE}", "\u{FFFF}Ali"] {
+        let name = json!({"first_name": bad});
+        assert_invalid(app.post(&passengers, Some(k), with(passenger(2), name.clone())).await, "first_name").await;
+        let bulk = json!({"passengers": [passenger(3), with(passenger(4), name.clone())]});
+        assert_invalid(app.post(&format!("{passengers}:bulk-upsert"), Some(k), bulk).await, "passengers[1].first_name")
+            .await;
+        assert_invalid(app.put(&one, k, name).await, "first_name").await;
+    }
+    let names: Vec<String> = sqlx::query_scalar("SELECT first_name FROM passengers").fetch_all(&app.db).await.unwrap();
+    assert_eq!(names, ["Ali"], "only the valid passenger is stored, unchanged");
+
+    // The other texts a request writes that U-ETDS is sent.
+    let v = fleet.vehicle_id;
+    let cases: Vec<(reqwest::Method, String, Value, &str)> = vec![
+        (
+            reqwest::Method::POST,
+            "/portal/vehicles".into(),
+            with(vehicle("34XML1"), json!({"brand": "\u{FFFE}"})),
+            "brand",
+        ),
+        (reqwest::Method::PUT, format!("/portal/vehicles/{v}"), json!({"model": "X\u{FFFF}"}), "model"),
+        (
+            reqwest::Method::POST,
+            "/portal/personnel".into(),
+            with(person(7, "driver"), json!({"last_name": "D\u{FFFE}"})),
+            "last_name",
+        ),
+        (
+            reqwest::Method::PUT,
+            format!("/portal/personnel/{}", fleet.driver_id),
+            json!({"address": "\u{FFFF}"}),
+            "address",
+        ),
+        (
+            reqwest::Method::POST,
+            "/portal/cargo".into(),
+            with(cargo(v), json!({"sender_name": "A\u{FFFE}Ş"})),
+            "sender_name",
+        ),
+        (reqwest::Method::POST, passengers.clone(), with(passenger(5), json!({"seat_no": "1\u{FFFF}"})), "seat_no"),
+        (reqwest::Method::POST, format!("/portal/journeys/{j}/cancel"), json!({"reason": "\u{FFFE}"}), "reason"),
+        (
+            reqwest::Method::PUT,
+            "/portal/downstream".into(),
+            json!({"adapter": "uetds", "environment": "test", "ws_username": "999999", "ws_password": "pw\u{FFFE}"}),
+            "ws_password",
+        ),
+    ];
+    for (method, path, body, field) in cases {
+        assert_invalid(app.call(method.clone(), &path, k, Some(body.clone())).await, field).await;
+    }
+}
+
+/// The database's own bounds (column types, CHECKs) hold every value the document admits: each
+/// request that writes a bounded column, sent with the extreme the document states for it
+/// (read from the served document), is stored.
+#[tokio::test]
+async fn the_extremes_the_document_admits_are_stored() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+    let doc: Value = app.get_anon("/openapi.json").await.json().await.unwrap();
+    let schema = |name: &str| doc["components"]["schemas"][name].clone();
+    let max = |name: &str| schema(name)["maximum"].as_i64().unwrap_or_else(|| panic!("{name} has a maximum"));
+    // The largest number below an exclusive maximum.
+    let below = |name: &str| f64::from_bits(schema(name)["exclusiveMaximum"].as_f64().unwrap().to_bits() - 1);
+    let text = |name: &str| "ş".repeat(schema(name)["maxLength"].as_u64().unwrap() as usize);
+    // As long as a plate may be written: 20 letters and digits, spaces between some.
+    let plate = {
+        let n = schema("Plate")["maxLength"].as_u64().unwrap() as usize;
+        format!("{}{}", "7 ".repeat(n - 20), "Z".repeat(40 - n))
+    };
+
+    let vehicle = json!({"plate": plate, "vehicle_type": "tir", "brand": text("Text50"), "model": text("Text50"),
+                         "model_year": max("ModelYear"), "capacity": max("Capacity"),
+                         "phone": "+".repeat(17) + "123"});
+    let person = with(
+        person(9, "other"),
+        json!({"first_name": text("Text50"), "last_name": text("Text50"),
+                                                  "address": text("Text100"), "hes_code": text("Text50")}),
+    );
+    let mut journey = journey(json!(fleet.vehicle_id));
+    journey["tarifeli_context"] = json!({"firma_id": max("PositiveCode"), "unet_guzergah_kodu": max("PositiveCode"),
+                                         "kalkis_yer_id": crate::fixtures::KADIKOY, "varis_yer_id": crate::fixtures::CEYHAN,
+                                         "seyahat_suresi_saat": max("TravelHours")});
+    let j = fleet.journey(&app).await;
+    let passenger = with(
+        passenger(8),
+        json!({"amount": below("Fare"), "seat_no": text("Text10"),
+                                              "ticket_serial_no": text("Text30"), "first_name": text("Text50")}),
+    );
+    let cargo = with(
+        cargo(fleet.vehicle_id),
+        json!({"cargo_amount": below("CargoAmount"), "cargo_type": max("CargoTypeCode"),
+                                                     "transport_type": max("TransportType"),
+                                                     "sender_name": text("Text250"), "receiver_name": text("Text250")}),
+    );
+    let ticket = json!({"subject": text("Text200"), "body": text("Prose10000"), "priority": "urgent"});
+    let key = json!({"name": text("Text100"), "scopes": ["journeys:read"]});
+    // Each with the longest Idempotency-Key, which the key store keeps too.
+    for (i, (path, body)) in [
+        ("/portal/vehicles".to_string(), vehicle),
+        ("/portal/personnel".to_string(), person),
+        ("/portal/journeys".to_string(), journey),
+        (format!("/portal/journeys/{j}/passengers"), passenger),
+        ("/portal/cargo".to_string(), cargo),
+        ("/portal/support/tickets".to_string(), ticket),
+        ("/portal/api-keys".to_string(), key),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let idempotency_key = format!("{i}{}", "k".repeat(254));
+        let res = app.req(reqwest::Method::POST, &path, Some(k)).header("idempotency-key", idempotency_key);
+        json_of(res.json(&body).send().await.unwrap(), 201).await;
+    }
+}
+
+/// A record is a JSON object, as the document says, at the top of a body and inside it: an array
+/// of its fields in order (which serde alone would take) is a 422 naming where it stands, and
+/// nothing is stored or done.
+#[tokio::test]
+async fn a_record_is_an_object_never_an_array_of_its_fields() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let k = fleet.key();
+    let j = fleet.journey(&app).await;
+    let mut journey = journey(json!(fleet.vehicle_id));
+    journey["departure"] = json!(["2026-12-01", "08:30", crate::fixtures::KADIKOY]);
+    let in_order =
+        json!(["Ali", "Kaya", crate::helpers::tckn(5), "E", null, crate::fixtures::KADIKOY, crate::fixtures::CEYHAN]);
+    for (path, body, field) in [
+        ("/portal/webhooks/test-event".to_string(), json!([]), "body"),
+        ("/portal/vehicles".to_string(), json!(["34ARR1", "otobus"]), "body"),
+        ("/portal/journeys".to_string(), journey, "departure"),
+        (format!("/portal/journeys/{j}/passengers"), in_order.clone(), "body"),
+        (format!("/portal/journeys/{j}/passengers:bulk-upsert"), json!({"passengers": [in_order]}), "passengers[0]"),
+    ] {
+        assert_invalid(app.post(&path, Some(k), body).await, field).await;
+    }
+    let hook = app.post_ok("/portal/webhooks", k, subscription(), 201).await;
+    assert_invalid(app.put(&format!("/portal/webhooks/{}", hook["id"]), k, json!([])).await, "body").await;
+    for (table, expected) in [("vehicles", 1), ("journeys", 1), ("passengers", 0), ("webhook_deliveries", 0)] {
+        let n: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM {table}")).fetch_one(&app.db).await.unwrap();
+        assert_eq!(n, expected, "nothing stored in {table} by refused calls");
+    }
 }

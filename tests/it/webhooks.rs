@@ -349,7 +349,7 @@ async fn a_subscription_failing_for_the_configured_period_is_deactivated() {
             .await;
     assert!(err["detail"].as_str().unwrap().contains("inactive"));
     // Reactivating starts afresh.
-    let s = app.put(&format!("/portal/webhooks/{id}"), f.key(), json!({"active": 1})).await;
+    let s = app.put(&format!("/portal/webhooks/{id}"), f.key(), json!({"active": true})).await;
     let s = json_of(s, 200).await;
     assert_eq!((s["active"].as_i64(), s["failing_since"].is_null()), (Some(1), true), "{s}");
     assert_eq!(app.get_ok("/portal/webhooks/events", f.key()).await["data"].as_array().unwrap().len(), 1);
@@ -543,6 +543,45 @@ async fn subscriptions_validate_limit_scope_and_stop_on_delete() {
         409,
     )
     .await;
+}
+
+/// Every endpoint URL the document admits is stored, whichever way it is written (the database
+/// keeps at most 2048 characters, and a URL is stored normalized: one without a path gains `/`,
+/// a `'` in a query would become `%27`); a URL the document refuses is a 422 naming the field,
+/// never a 500. `active` is a boolean, nothing else.
+#[tokio::test]
+async fn endpoint_urls_the_document_admits_are_stored_and_others_refused() {
+    let app = TestApp::start(local_env().await).await;
+    let k = &app.register().await.key;
+    let doc: Value = app.get_anon("/openapi.json").await.json().await.unwrap();
+    let max = doc["components"]["schemas"]["EndpointUrl"]["maxLength"].as_u64().unwrap() as usize;
+    let head = "http://127.0.0.1:9?";
+    let longest = format!("{head}{}", "q".repeat(max - head.len()));
+    let stored = longest.replacen('?', "/?", 1);
+
+    let s = subscribe(&app, k, "journey.created", &longest, None).await;
+    assert_eq!(s["endpoint_url"], stored.as_str());
+    let id = s["id"].as_i64().unwrap();
+    let path = format!("/portal/webhooks/{id}");
+    json_of(app.put(&path, k, json!({"endpoint_url": "http://127.0.0.1:9/other"})).await, 200).await;
+    let changed = json_of(app.put(&path, k, json!({"endpoint_url": longest})).await, 200).await;
+    assert_eq!(changed["endpoint_url"], stored.as_str());
+
+    let too_long = format!("{longest}q");
+    let quoted = format!("http://127.0.0.1:9/p?{}", "'".repeat(max - 21));
+    for url in [too_long, quoted, "http://127.0.0.1:9/p?a='b'".to_string()] {
+        let body = json!({"event_type": "journey.created", "endpoint_url": url});
+        assert_eq!(error_body(app.post("/portal/webhooks", Some(k), body).await, 422).await["field"], "endpoint_url");
+        let body = json!({"endpoint_url": url});
+        assert_eq!(error_body(app.put(&path, k, body).await, 422).await["field"], "endpoint_url");
+    }
+    for active in [json!(1), json!(0), json!(1.0), json!("true")] {
+        let err = error_body(app.put(&path, k, json!({"active": active})).await, 422).await;
+        assert_eq!(err["field"], "active", "{active}: {err}");
+    }
+    let now: Vec<(String, bool)> =
+        sqlx::query_as("SELECT endpoint_url, active FROM webhook_subscriptions").fetch_all(&app.db).await.unwrap();
+    assert_eq!(now, [(stored, true)], "refused changes changed nothing");
 }
 
 /// A receiver answering every POST with a redirect to `to`.

@@ -614,6 +614,7 @@ fn scripted_reply(s: &mut Shared, req: &OwnedRequest, j: &Judged, b: &Behaviour)
         Behaviour::Status(status) => reply::html(*status),
         Behaviour::Html => reply::html(200),
         Behaviour::Empty => reply::empty(),
+        Behaviour::Echo(status) => reply::echo(*status, req.authorization.as_deref(), &req.body),
         Behaviour::LoseAnswer => {
             perform(s, req, j);
             return None;

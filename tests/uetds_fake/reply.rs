@@ -8,6 +8,7 @@ use super::xml::{self, Element};
 /// Content type of every SOAP answer (as Metro writes it).
 pub const SOAP_CONTENT_TYPE: &str = "text/xml;charset=utf-8";
 const HTML_CONTENT_TYPE: &str = "text/html; charset=UTF-8";
+const TEXT_CONTENT_TYPE: &str = "text/plain; charset=UTF-8";
 
 /// What an operation handler answers inside `<ns2:opResponse>`.
 #[derive(Debug, Clone)]
@@ -101,6 +102,17 @@ pub fn html(status: u16) -> HttpReply {
          <body><div class=\"hata\"><h1>{title}</h1><p>{text}</p><p>T.C. Cumhurbaşkanlığı e-Devlet Kapısı</p></div></body></html>\n"
     );
     HttpReply { status, content_type: Some(HTML_CONTENT_TYPE), body, challenge: status == 401 }
+}
+
+/// A plain-text page with this status quoting the request: its `Authorization` header and
+/// its body.
+pub fn echo(status: u16, authorization: Option<&str>, body: &[u8]) -> HttpReply {
+    let body = format!(
+        "Request refused.\nAuthorization: {}\n\n{}",
+        authorization.unwrap_or("(none)"),
+        String::from_utf8_lossy(body)
+    );
+    HttpReply { status, content_type: Some(TEXT_CONTENT_TYPE), body, challenge: false }
 }
 
 /// HTTP 200 with an empty body.

@@ -19,6 +19,10 @@ pub enum Behaviour {
     Html,
     /// HTTP 200 with an empty body. Nothing is stored.
     Empty,
+    /// This HTTP status with a plain-text page quoting the request as a careless gateway would:
+    /// its `Authorization` header (the Basic credentials) and its body (the password in
+    /// `<wsuser>`). Nothing is stored.
+    Echo(u16),
     /// Holds the request for this long, then performs it and answers normally (the performing
     /// happens after the delay even if the client has given up by then: pick a delay longer than
     /// the test for "never answered, never done").

@@ -460,6 +460,7 @@ async fn scripted_gateway_failures() {
     fake.script("seferEkle", 1, Behaviour::Empty);
     fake.script("seferEkle", 1, Behaviour::business(34, "Girilen plaka kayıtlı değil"));
     fake.script("seferEkle", 1, Behaviour::fault("Server", "Internal Error"));
+    fake.script("seferEkle", 1, Behaviour::Echo(502));
     let body = envelope(&format!("<uet:seferEkle>{}</uet:seferEkle>", trip_input("34ABC111", "s")));
     let soap_action = action(ARIZI, "seferEkle");
     let send = || post(&fake, ARIZI, Some(&soap_action), Some((TEST_USER, TEST_PASSWORD)), &body);
@@ -473,6 +474,9 @@ async fn scripted_gateway_failures() {
     let (status, _, text) = send().await.unwrap();
     assert_eq!(status, 500);
     assert!(text.contains("<faultcode>S:Server</faultcode><faultstring>Internal Error</faultstring>"), "{text}");
+    let (status, ct, text) = send().await.unwrap();
+    assert_eq!((status, ct.starts_with("text/plain")), (502, true), "{text}");
+    assert!(text.contains("Authorization: Basic ") && text.contains(&body), "the request quoted: {text}");
     assert!(fake.trips().is_empty());
     assert_eq!(fake.scripted_pending("seferEkle"), 0);
     let (status, _, _) = send().await.unwrap();

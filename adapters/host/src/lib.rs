@@ -11,7 +11,7 @@ use std::{
     time::Duration,
 };
 
-use tns_core::env::{ConfigError, Vars};
+use tns_core::env::{ConfigError, Profile, Vars};
 
 use tns_adapter::{
     host::{load_dir, LoadError, Plugin},
@@ -33,7 +33,7 @@ pub struct AdapterSettings {
 }
 
 impl AdapterSettings {
-    pub fn from_vars(vars: &Vars<'_>) -> Result<AdapterSettings, ConfigError> {
+    pub fn from_vars(vars: &Vars<'_>, profile: Profile) -> Result<AdapterSettings, ConfigError> {
         let call_timeout = vars.parse_secs("TNS_ADAPTER_TIMEOUT_SECS", 60, 1, 600)?;
         Ok(AdapterSettings {
             dir: match vars.get("TNS_ADAPTER_DIR") {
@@ -46,20 +46,33 @@ impl AdapterSettings {
             },
             call_timeout,
             sandbox_state_dir: vars.get("TNS_SANDBOX_STATE_DIR").map(PathBuf::from),
-            uetds: uetds_config(vars, call_timeout)?,
+            uetds: uetds_config(vars, profile, call_timeout)?,
         })
     }
 }
 
 /// The U-ETDS plugin's configuration (its JSON; the plugin checks it again when it loads).
-fn uetds_config(vars: &Vars<'_>, adapter_call_timeout: Duration) -> Result<serde_json::Value, ConfigError> {
+fn uetds_config(
+    vars: &Vars<'_>,
+    profile: Profile,
+    adapter_call_timeout: Duration,
+) -> Result<serde_json::Value, ConfigError> {
+    // Every call carries an organization's credentials in HTTP Basic and in its body: plain
+    // http is for simulators, on a laptop (`tns dev`) or where the operator says so.
+    let allow_http = vars.parse_bool("TNS_UETDS_ALLOW_HTTP", profile.is_dev())?;
     let http_url = |var: &'static str, v: &str| -> Result<String, ConfigError> {
         let ok = (v.starts_with("https://") || v.starts_with("http://")) && v.len() > "https://".len();
-        if ok {
-            Ok(v.trim_end_matches('/').to_string())
-        } else {
-            Err(vars.bad(var, "must be an http:// or https:// URL"))
+        if !ok {
+            return Err(vars.bad(var, "must be an http:// or https:// URL"));
         }
+        if v.starts_with("http://") && !allow_http {
+            return Err(vars.bad(
+                var,
+                "must be an https:// URL: plain http:// would send the organizations' U-ETDS credentials readable \
+                 (set TNS_UETDS_ALLOW_HTTP=true for a simulator)",
+            ));
+        }
+        Ok(v.trim_end_matches('/').to_string())
     };
     let base_url = match vars.get("TNS_UETDS_BASE_URL") {
         Some(v) => {
@@ -111,6 +124,7 @@ fn uetds_config(vars: &Vars<'_>, adapter_call_timeout: Duration) -> Result<serde
     }
     Ok(serde_json::json!({
         "base_url": base_url,
+        "allow_http": allow_http,
         "endpoints": endpoints,
         "connect_timeout_ms": vars.parse_secs("TNS_UETDS_CONNECT_TIMEOUT_SECS", 10, 1, 120)?.as_millis() as u64,
         "call_timeout_ms": call_timeout.as_millis() as u64,

@@ -216,9 +216,9 @@ impl TripService for Arizi<'_> {
         Ok((0..batch.len())
             .map(|i| match r.uetds_yolcu_sonuc.iter().find(|y| y.sira == i as i32 + base) {
                 Some(y) if y.sonuc_kodu == 0 => Pax::accepted(y.uetds_bilet_ref_no),
-                Some(y) => Pax::refused(y.sonuc_kodu, y.sonuc_mesaji.as_deref()),
+                Some(y) => Pax::refused(y.sonuc_kodu, y.sonuc_mesaji.as_deref(), &s.secrets),
                 None if r.sonuc_kodu == 0 => Pax::accepted(None),
-                None => Pax::refused(r.sonuc_kodu, r.sonuc_mesaji.as_deref()),
+                None => Pax::refused(r.sonuc_kodu, r.sonuc_mesaji.as_deref(), &s.secrets),
             })
             .collect())
     }

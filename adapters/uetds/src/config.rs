@@ -58,6 +58,9 @@ pub struct TarifeliNames {
 struct Raw {
     #[serde(default)]
     base_url: Option<String>,
+    /// Plain `http://` endpoints allowed (the host's `TNS_UETDS_ALLOW_HTTP`).
+    #[serde(default)]
+    allow_http: bool,
     #[serde(default)]
     endpoints: BTreeMap<String, String>,
     #[serde(default)]
@@ -93,14 +96,16 @@ impl Config {
         } else {
             serde_json::from_slice(raw).map_err(|e| bad(e.to_string()))?
         };
-        let url_ok = |u: &str| u.starts_with("https://") || u.starts_with("http://");
+        // Plain http would send the credentials readable: only when the host allows it.
+        let url_ok = |u: &str| u.starts_with("https://") || (raw.allow_http && u.starts_with("http://"));
         let base_url = raw.base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
+        let wanted = if raw.allow_http { "an http(s)" } else { "an https" };
         if !url_ok(&base_url) {
-            return Err(bad(format!("base_url `{base_url}` is not an http(s) URL")));
+            return Err(bad(format!("base_url `{base_url}` is not {wanted} URL")));
         }
         for (key, url) in &raw.endpoints {
             if !url_ok(url) {
-                return Err(bad(format!("endpoint {key}: `{url}` is not an http(s) URL")));
+                return Err(bad(format!("endpoint {key}: `{url}` is not {wanted} URL")));
             }
         }
         Ok(Config {
@@ -136,15 +141,19 @@ mod tests {
             c.url(Service::Esya, Environment::Production),
             "https://servis.turkiye.gov.tr/services/g2g/kdgm/uetdsesya"
         );
-        let c =
-            Config::parse(br#"{"base_url": "http://127.0.0.1:9999/", "endpoints": {"esya.test": "http://proxy:1/x"}}"#)
-                .unwrap();
+        let simulator = br#"{"base_url": "http://127.0.0.1:9999/", "endpoints": {"esya.test": "http://proxy:1/x"}"#;
+        let c = Config::parse(&[&simulator[..], br#", "allow_http": true}"#].concat()).unwrap();
         assert_eq!(
             c.url(Service::Arizi, Environment::Production),
             "http://127.0.0.1:9999/services/g2g/kdgm/uetdsarizi"
         );
         assert_eq!(c.url(Service::Esya, Environment::Test), "http://proxy:1/x");
         assert!(Config::parse(br#"{"base_url": "ftp://x"}"#).is_err());
+        // Plain http only when the host allows it, for the base URL and each endpoint alike.
+        assert!(Config::parse(&[&simulator[..], b"}"].concat()).is_err());
+        assert!(Config::parse(br#"{"base_url": "http://127.0.0.1:9999"}"#).is_err());
+        let e = Config::parse(br#"{"endpoints": {"arizi.test": "http://proxy:1/x"}}"#).unwrap_err();
+        assert!(e.to_string().contains("arizi.test") && e.to_string().contains("https"), "{e}");
         assert!(Config::parse(br#"{"nonsense": 1}"#).is_err(), "a typo in the configuration is refused");
     }
 }

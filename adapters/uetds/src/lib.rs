@@ -34,8 +34,11 @@ use crate::{
     arizi::Arizi,
     config::{Config, Service},
     tarifeli::Tarifeli,
-    wire::{Operation, Transport, TransportSettings, WsUser},
+    wire::{Operation, Secrets, Transport, TransportSettings, WsUser},
 };
+
+/// At most this many characters of an error's text reach the host.
+const ERROR_CHARS: usize = 600;
 
 fn no_goods_amendment() -> AdapterError {
     AdapterError::Permanent("goods shipments take no amendments".into())
@@ -72,10 +75,12 @@ impl Uetds {
                 "no U-ETDS credentials are set for this organization: set them with PUT /portal/downstream".into(),
             )
         })?;
+        let user = WsUser::new(c.username.clone(), c.password.clone());
         Ok(Session {
             transport: &self.transport,
             cfg: &self.cfg,
-            user: WsUser::new(c.username.clone(), c.password.clone()),
+            secrets: Secrets::of(&user),
+            user,
             env: c.environment,
             reference,
             earlier,
@@ -88,6 +93,8 @@ pub struct Session<'a> {
     transport: &'a Transport,
     cfg: &'a Config,
     user: WsUser,
+    /// What no text from U-ETDS may carry out (see [`wire::redact`]).
+    secrets: Secrets,
     env: Environment,
     /// Our reference of the submission (`tns-<id>`).
     reference: &'a str,
@@ -144,6 +151,44 @@ impl Adapter for Uetds {
     }
 
     fn advance(&self, n: &Notification) -> AdapterResult<Step> {
+        scrubbed(n.credentials.as_ref(), self.advance_unscrubbed(n))
+    }
+
+    fn reconcile(&self, n: &Notification) -> AdapterResult<Step> {
+        scrubbed(n.credentials.as_ref(), self.reconcile_unscrubbed(n))
+    }
+
+    fn verify_credentials(&self, req: &CredentialsCheck) -> AdapterResult<Account> {
+        let c = &req.credentials;
+        let secrets = Secrets::new(&c.username, &c.password);
+        let account = arizi::verify(&self.transport, &self.cfg, c).map_err(|e| scrub(&secrets, e))?;
+        let clean = |t: Option<String>| t.map(|t| secrets.excerpt(&t, ERROR_CHARS));
+        Ok(Account { name: clean(account.name), message: clean(account.message), ..account })
+    }
+
+    fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
+        scrubbed(req.credentials.as_ref(), self.report_unscrubbed(req))
+    }
+}
+
+/// A call's error with the credentials masked in its text and cut to [`ERROR_CHARS`]: the last
+/// guard, whichever way a text of U-ETDS's reached it (a `sonucMesaji`, a fault, a gateway's
+/// page), before the host logs, stores or shows it.
+fn scrubbed<T>(credentials: Option<&Credentials>, result: AdapterResult<T>) -> AdapterResult<T> {
+    result.map_err(|e| scrub(&credentials.map_or_else(Secrets::default, |c| Secrets::new(&c.username, &c.password)), e))
+}
+
+fn scrub(secrets: &Secrets, e: AdapterError) -> AdapterError {
+    let clean = |m: String| secrets.excerpt(&m, ERROR_CHARS);
+    match e {
+        AdapterError::Transient(m) => AdapterError::Transient(clean(m)),
+        AdapterError::Permanent(m) => AdapterError::Permanent(clean(m)),
+        AdapterError::Configuration(m) => AdapterError::Configuration(clean(m)),
+    }
+}
+
+impl Uetds {
+    fn advance_unscrubbed(&self, n: &Notification) -> AdapterResult<Step> {
         let s = self.session(n.credentials.as_ref(), &n.reference, &n.earlier_references)?;
         s.keeps_environment(&n.work)?;
         let (arizi, tarifeli) = (Arizi(&s), Tarifeli(&s));
@@ -164,7 +209,7 @@ impl Adapter for Uetds {
         }
     }
 
-    fn reconcile(&self, n: &Notification) -> AdapterResult<Step> {
+    fn reconcile_unscrubbed(&self, n: &Notification) -> AdapterResult<Step> {
         let s = self.session(n.credentials.as_ref(), &n.reference, &n.earlier_references)?;
         s.keeps_environment(&n.work)?;
         let (arizi, tarifeli) = (Arizi(&s), Tarifeli(&s));
@@ -185,11 +230,7 @@ impl Adapter for Uetds {
         }
     }
 
-    fn verify_credentials(&self, req: &CredentialsCheck) -> AdapterResult<Account> {
-        arizi::verify(&self.transport, &self.cfg, &req.credentials)
-    }
-
-    fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
+    fn report_unscrubbed(&self, req: &ReportRequest) -> AdapterResult<Document> {
         let s = self.session(req.credentials.as_ref(), "", &[])?;
         s.same_environment(&req.downstream_state)?;
         match req.kind {

@@ -7,6 +7,8 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::Value;
 use tns_adapter::{AdapterError, AdapterResult, Passenger, PassengerResult, Person};
 
+use crate::wire::{soap::EXCERPT, Secrets};
+
 /// Passengers sent per `yolcuEkleCoklu` call. U-ETDS publishes no limit; smaller batches also
 /// keep each call well inside its timeout.
 pub const PASSENGER_BATCH: usize = 100;
@@ -32,8 +34,10 @@ impl Pax {
         Pax { reference: reference.map(|r| r.to_string()), error: None, sent: None, by: None }
     }
 
-    pub fn refused(code: i32, message: Option<&str>) -> Pax {
-        let error = Some(format!("{code}: {}", message.unwrap_or("refused").trim()));
+    /// U-ETDS's message, kept (in the progress, then the passenger's result) only as an
+    /// excerpt with the credentials masked.
+    pub fn refused(code: i32, message: Option<&str>, secrets: &Secrets) -> Pax {
+        let error = Some(format!("{code}: {}", secrets.excerpt(message.unwrap_or("refused"), EXCERPT)));
         Pax { reference: None, error, sent: None, by: None }
     }
 }

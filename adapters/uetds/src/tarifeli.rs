@@ -211,7 +211,7 @@ impl TripService for Tarifeli<'_> {
                     _ if outcome::is_configuration(r.message().unwrap_or("")) => {
                         return Err(outcome::refused(r.code(), r.message()))
                     }
-                    code => Pax::refused(code, r.message()),
+                    code => Pax::refused(code, r.message(), &self.0.secrets),
                 })
             })
             .collect()

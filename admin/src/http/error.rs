@@ -23,9 +23,13 @@ pub enum AdminError {
         field: String,
         reason: String,
     },
+    /// `detail` says which limit.
     TooManyRequests {
+        detail: String,
         retry_after_secs: u64,
     },
+    /// PostgreSQL cannot be reached: retry shortly.
+    DatabaseUnavailable,
     Internal(anyhow::Error),
 }
 
@@ -47,6 +51,7 @@ impl AdminError {
             AdminError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             AdminError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             AdminError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AdminError::DatabaseUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             AdminError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -61,7 +66,8 @@ impl IntoResponse for AdminError {
     fn into_response(self) -> Response {
         let status = self.status();
         let retry_after = match self {
-            AdminError::TooManyRequests { retry_after_secs } => Some(retry_after_secs),
+            AdminError::TooManyRequests { retry_after_secs, .. } => Some(retry_after_secs),
+            AdminError::DatabaseUnavailable => Some(tns_store::health::RETRY_AFTER_SECS),
             _ => None,
         };
         let (detail, field) = match self {
@@ -75,9 +81,8 @@ impl IntoResponse for AdminError {
                 (format!("request body is larger than {} bytes", super::MAX_BODY_BYTES), None)
             }
             AdminError::Validation { field, reason } => (format!("{field}: {reason}"), Some(field)),
-            AdminError::TooManyRequests { retry_after_secs } => {
-                (format!("too many requests with this operator token; retry in {retry_after_secs} s"), None)
-            }
+            AdminError::TooManyRequests { detail, .. } => (detail, None),
+            AdminError::DatabaseUnavailable => ("the database cannot be reached; retry shortly".into(), None),
             AdminError::Internal(err) => {
                 // The chain of messages, not the debug form (a database error's detail can
                 // quote values).
@@ -96,6 +101,10 @@ impl IntoResponse for AdminError {
 
 impl From<sqlx::Error> for AdminError {
     fn from(e: sqlx::Error) -> Self {
+        if tns_store::health::unreachable(&e) {
+            tracing::warn!(error = %tns_store::redacted(&e), "admin request: the database cannot be reached");
+            return AdminError::DatabaseUnavailable;
+        }
         AdminError::Internal(anyhow::anyhow!(tns_store::redacted(&e)))
     }
 }

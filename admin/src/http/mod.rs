@@ -24,13 +24,14 @@ use axum::{
     response::{IntoResponse, Response},
     Router,
 };
+use prometheus::{IntCounter, Registry};
 use sqlx::PgPool;
-use tns_core::env::{dev_stays_local, ConfigError, Profile, RedisSettings, Vars};
+use tns_core::env::{dev_stays_local, AuthRate, ConfigError, Profile, RedisSettings, Vars};
 use tower_http::catch_panic::CatchPanicLayer;
 use utoipa::OpenApi;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use auth::{Throttle, RATE_LIMIT, RATE_WINDOW};
+use auth::Limits;
 use error::AdminError;
 
 /// Where the admin API is served.
@@ -43,6 +44,9 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
     pub addr: SocketAddr,
+    /// The refused tokens a client may send per window (the tenant API's budget of refused
+    /// credentials, by the same variables).
+    pub refused: AuthRate,
 }
 
 impl Settings {
@@ -53,7 +57,7 @@ impl Settings {
         }
         let addr = vars.parse("TNS_ADMIN_ADDR", "", "a socket address such as 10.0.0.5:8081")?;
         dev_stays_local(vars, profile, "TNS_ADMIN_ADDR", addr)?;
-        Ok(Some(Settings { addr }))
+        Ok(Some(Settings { addr, refused: AuthRate::from_vars(vars, profile)? }))
     }
 }
 
@@ -63,12 +67,21 @@ pub struct AdminState {
     pub db: PgPool,
     /// Where changes are published to the API processes.
     pub redis: RedisSettings,
-    pub throttle: Arc<Throttle>,
+    pub limits: Arc<Limits>,
 }
 
 impl AdminState {
-    pub fn new(db: PgPool, redis: RedisSettings) -> AdminState {
-        AdminState { db, redis, throttle: Arc::new(Throttle::new(RATE_LIMIT, RATE_WINDOW)) }
+    /// Its metrics are registered in `metrics` (the API process's registry).
+    pub fn new(db: PgPool, redis: RedisSettings, refused: AuthRate, metrics: &Registry) -> AdminState {
+        let lookups = IntCounter::new(
+            "tns_admin_token_lookups_total",
+            "Operator tokens looked up in PostgreSQL by the admin API",
+        )
+        .expect("valid metric");
+        if let Err(e) = metrics.register(Box::new(lookups.clone())) {
+            tracing::warn!(error = %e, "the admin API's metrics are not exposed");
+        }
+        AdminState { db, redis, limits: Arc::new(Limits::new(refused, lookups)) }
     }
 }
 
@@ -123,12 +136,18 @@ pub struct AdminApi {
 }
 
 impl AdminApi {
-    /// Bind `settings.addr` (port 0 picks one).
-    pub async fn bind(settings: Settings, db: PgPool, redis: RedisSettings) -> anyhow::Result<AdminApi> {
+    /// Bind `settings.addr` (port 0 picks one); its metrics go in `metrics`.
+    pub async fn bind(
+        settings: Settings,
+        db: PgPool,
+        redis: RedisSettings,
+        metrics: &Registry,
+    ) -> anyhow::Result<AdminApi> {
         let listener = tokio::net::TcpListener::bind(settings.addr)
             .await
             .with_context(|| format!("cannot listen on {} (TNS_ADMIN_ADDR)", settings.addr))?;
-        Ok(AdminApi { addr: listener.local_addr()?, listener, state: AdminState::new(db, redis) })
+        let state = AdminState::new(db, redis, settings.refused, metrics);
+        Ok(AdminApi { addr: listener.local_addr()?, listener, state })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -137,7 +156,8 @@ impl AdminApi {
 
     /// Serve until `shutdown` resolves, then let the requests in flight finish.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
-        axum::serve(self.listener, router(self.state))
+        // The peer's address is the client whose refused tokens are counted.
+        axum::serve(self.listener, router(self.state).into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shutdown)
             .await
             .context("the admin API's listener failed")
@@ -153,7 +173,9 @@ mod tests {
     fn state() -> AdminState {
         // A lazy pool: a request refused before its token is looked up touches nothing.
         let db = sqlx::postgres::PgPoolOptions::new().connect_lazy("postgres://127.0.0.1/unused").unwrap();
-        AdminState::new(db, RedisSettings { url: "redis://127.0.0.1:1".into(), prefix: "unit:".into() })
+        let redis = RedisSettings { url: "redis://127.0.0.1:1".into(), prefix: "unit:".into() };
+        let refused = AuthRate { limit: 60, window: std::time::Duration::from_secs(60) };
+        AdminState::new(db, redis, refused, &Registry::new())
     }
 
     async fn call(method: &str, path: &str) -> (u16, serde_json::Value) {

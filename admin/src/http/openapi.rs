@@ -22,7 +22,7 @@ personal data is written to the audit log as `operator:<the token's name>`.
 **Errors** are `{\"error\", \"detail\"}` (`field` too on 422): 400 a body that is not one JSON value \
 (or not `application/json`); 401 a missing, unknown or revoked token; 403 a token without the \
 operation's scope; 404 an unknown route or id; 413 a body over 64 KiB; 422 a field or query \
-parameter that breaks its rule, named; 429 too many requests with one token (`Retry-After`).";
+parameter that breaks its rule, named; 429 too many requests with one token, or too many refused tokens from one address (`Retry-After`).";
 
 #[derive(OpenApi)]
 #[openapi(
@@ -83,7 +83,8 @@ pub fn finish(doc: utoipa::openapi::OpenApi) -> Value {
             errors.extend([
                 ("401", "A missing, unknown or revoked operator token"),
                 ("403", "The token lacks the operation's scope"),
-                ("429", "Too many requests with this token (see `Retry-After`)"),
+                ("429", "Too many requests with this token, or too many refused tokens from this address (see `Retry-After`)"),
+                ("503", "The database cannot be reached; retry after `Retry-After` seconds"),
             ]);
         }
         if op.get("requestBody").is_some() {

@@ -29,8 +29,9 @@ pub struct KeyStore {
     lookups: prometheus::IntCounter,
     by_hash: TtlMap<[u8; 32], Option<KeyRecord>>,
     by_id: TtlMap<i64, Option<KeyRecord>>,
-    /// Whether a session's user still belongs to its organization.
-    members: TtlMap<(i64, i64), bool>,
+    /// A session's member: their role, and whether their sessions were ended; `None` once they
+    /// are removed (or never belonged).
+    members: TtlMap<(i64, i64), Option<tns_store::members::Standing>>,
 }
 
 impl KeyStore {
@@ -43,14 +44,19 @@ impl KeyStore {
         }
     }
 
-    /// Whether `user` is (still) a user of `org`: a session outlives nothing it was made for.
-    pub async fn is_member(&self, db: &PgPool, org: i64, user: i64) -> sqlx::Result<bool> {
+    /// `user` of `org` as a session needs them: a session outlives nothing it was made for.
+    pub async fn member(&self, db: &PgPool, org: i64, user: i64) -> sqlx::Result<Option<tns_store::members::Standing>> {
         if let Some(hit) = self.members.get(&(org, user)) {
             return Ok(hit);
         }
-        let found = tns_store::accounts::is_member(db, org, user).await?;
+        let found = tns_store::members::standing(db, org, user).await?;
         self.members.insert((org, user), found);
         Ok(found)
+    }
+
+    /// Forget what this process knows of `user` of `org` (their role or sessions changed here).
+    pub fn forget_member(&self, org: i64, user: i64) {
+        self.members.remove_where(|k, _| *k == (org, user));
     }
 
     pub async fn by_hash(&self, db: &PgPool, hash: [u8; 32]) -> sqlx::Result<Option<KeyRecord>> {
@@ -165,22 +171,33 @@ pub async fn authenticate(st: &AppState, headers: &HeaderMap) -> Result<Option<P
             .ok_or_else(|| ApiError::Unauthorized("Authorization must be `Bearer <api key or access token>`".into()))?;
         return bearer_principal(st, bearer).await.map(Some);
     }
+    Ok(signed_in(st, headers).await?.map(|(p, _)| p))
+}
+
+/// The portal session the request's cookie names, if any, with who it acts for. A session
+/// whose user is gone is refused (401).
+pub async fn signed_in(st: &AppState, headers: &HeaderMap) -> Result<Option<(Principal, session::Session)>, ApiError> {
     let Some(token) = session::cookie(headers, session::SESSION_COOKIE) else {
         return Ok(None);
     };
     match session::lookup(&st.redis, token).await {
-        Ok(Some(s)) if !st.keys.is_member(&st.db, s.org_id, s.user_id).await? => {
-            Err(ApiError::Unauthorized("this session's user no longer exists; sign in again".into()))
+        Ok(Some(s)) => {
+            let member = st.keys.member(&st.db, s.org_id, s.user_id).await?;
+            let Some(member) = member.filter(|m| !s.ended_by(m.sessions_valid_after)) else {
+                return Err(ApiError::Unauthorized(
+                    "this session has ended (its member was removed or changed their password); sign in again".into(),
+                ));
+            };
+            let p = Principal {
+                org_id: s.org_id,
+                user_id: s.user_id,
+                key_id: None,
+                // A member may do what their role allows.
+                scopes: Scopes::of_role(member.role),
+                credential: Credential::Session { csrf: s.csrf.clone() },
+            };
+            Ok(Some((p, s)))
         }
-        Ok(Some(s)) => Ok(Some(Principal {
-            org_id: s.org_id,
-            user_id: s.user_id,
-            key_id: None,
-            // A portal user is the organization's owner (one user per organization), so a session
-            // carries every scope.
-            scopes: Scopes::all(),
-            credential: Credential::Session { csrf: s.csrf },
-        })),
         Ok(None) => Ok(None),
         Err(e) => {
             tracing::warn!(error = %e, "session lookup failed");

@@ -20,6 +20,24 @@ pub struct Session {
     pub user_id: i64,
     pub org_id: i64,
     pub csrf: String,
+    /// When it ends (Unix time), for the portal to show; sessions made before it was kept
+    /// have none.
+    #[serde(default)]
+    pub expires_at: Option<i64>,
+    /// When it was opened (Unix time in milliseconds): a session opened before its member's
+    /// password changed is refused.
+    #[serde(default)]
+    pub issued_at_ms: Option<i64>,
+}
+
+impl Session {
+    /// Whether the session outlived a change that ended its member's sessions (`None`: none did).
+    pub fn ended_by(&self, valid_after: Option<chrono::DateTime<chrono::Utc>>) -> bool {
+        match valid_after {
+            None => false,
+            Some(t) => self.issued_at_ms.is_none_or(|issued| issued <= t.timestamp_millis()),
+        }
+    }
 }
 
 fn redis_key(store: &RedisStore, token: &str) -> String {
@@ -34,7 +52,10 @@ pub async fn create(
     org_id: i64,
 ) -> Result<(String, Session), RedisDown> {
     let token = random_token();
-    let session = Session { user_id, org_id, csrf: random_token() };
+    let now = chrono::Utc::now();
+    let expires_at = Some(now.timestamp() + ttl.as_secs() as i64);
+    let session =
+        Session { user_id, org_id, csrf: random_token(), expires_at, issued_at_ms: Some(now.timestamp_millis()) };
     let value = serde_json::to_string(&session).expect("session serializes");
     let key = redis_key(store, &token);
     store.call(|mut c| async move { c.set_ex::<_, _, ()>(key, value, ttl.as_secs()).await }).await?;

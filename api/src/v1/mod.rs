@@ -52,6 +52,7 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(billing::subscription))
         .routes(routes!(billing::change))
         .routes(routes!(billing::invoices))
+        .routes(routes!(billing::upcoming))
         .routes(routes!(billing::invoice))
         .routes(routes!(billing::invoice_pdf))
         .routes(routes!(vehicles::list, vehicles::create))

@@ -14,7 +14,7 @@ use utoipa::{
     Modify, OpenApi, ToSchema,
 };
 
-use crate::{error::ErrorBody, limits::MAX_BODY_BYTES};
+use crate::{admission, error::ErrorBody, limits::MAX_BODY_BYTES};
 use tns_store as db;
 
 /// Declare the schema of a partial update (`PUT` with any subset of fields) of `$input`: a
@@ -57,7 +57,7 @@ shipments, submitted to the Ministry's system and tracked by polling and signed 
 
 **Errors** are `{\"error\", \"detail\"}` (`field` too on 422): 400 a body that is not one JSON value \
 (or not `application/json`); 401 missing or invalid credentials; 403 a missing scope, or a suspended \
-organization (all but `/portal/me`, billing and support); 404 a record \
+organization creating, changing or submitting (it still reads, revokes keys, and uses billing and support); 404 a record \
 that does not exist for the organization, in the path or named by the body; 409 a valid request the \
 record's state refuses (not a draft, a duplicate, a limit, a partial update that would leave the \
 record breaking a rule across fields); 422 a field that breaks its rule; 429 a rate limit.
@@ -239,13 +239,14 @@ fn responses(doc: &mut Value) {
     let standard = [
         ("400", "BadRequest", "The body is not one JSON value (malformed, or followed by more than whitespace), or not sent as `application/json`."),
         ("401", "Unauthorized", "Missing or invalid credentials."),
-        ("403", "Forbidden", "The credential lacks the scope this needs, a cookie session sent no valid X-CSRF-Token, or the organization is suspended (`detail` says why; `/portal/me`, billing and support still answer)."),
+        ("403", "Forbidden", "The credential lacks the scope this needs, a cookie session sent no valid X-CSRF-Token, or the organization is suspended and this creates, changes or submits (`detail` says why; reads, revoking a key, billing and support still answer)."),
         ("404", "NotFound", "No such record for this organization."),
-        ("413", "PayloadTooLarge", "The body is larger than 1 MiB."),
-        ("422", "ValidationError", "A field breaks its rule; `field` names it and `detail` says why."),
+        ("409", "Conflict", "The record's state refuses the request; on a POST also a repeat of an `Idempotency-Key` whose first request is still being answered, or whose answer carried a secret (never replayed)."),
+        ("413", "PayloadTooLarge", "The body is larger than 1 MiB (whatever the operation)."),
+        ("422", "ValidationError", "A field breaks its rule; `field` names it and `detail` says why (on a POST, `Idempotency-Key` when it is malformed, was used with another request, or is sent to /auth/*)."),
         ("429", "TooManyRequests", "A rate limit: the monthly quota (authenticated) or too many unauthenticated calls from this address."),
         ("500", "InternalServerError", "An unexpected error; no details are given (they are logged)."),
-        ("503", "ServiceUnavailable", "A store the request needs is unavailable (the quota store in fail-closed mode, the session store); retry shortly."),
+        ("503", "ServiceUnavailable", "A store the request needs is unavailable (PostgreSQL, then with `Retry-After`; the quota store in fail-closed mode; the session store); retry shortly."),
     ];
     debug_assert_eq!(MAX_BODY_BYTES, 1 << 20, "the 413 description says 1 MiB");
     let mut components_responses = Map::new();
@@ -257,6 +258,9 @@ fn responses(doc: &mut Value) {
         }
         if status == "429" {
             response["headers"]["Retry-After"] = json!({"$ref": "#/components/headers/Retry-After"});
+        }
+        if status == "503" {
+            response["headers"] = json!({"Retry-After": {"description": "Seconds to wait: sent while PostgreSQL is unreachable.", "schema": {"type": "integer", "minimum": 0}}});
         }
         components_responses.insert(name.to_string(), response);
     }
@@ -275,25 +279,44 @@ fn responses(doc: &mut Value) {
     let paths = doc["paths"].as_object_mut().expect("paths");
     for (path, item) in paths.iter_mut() {
         for (method, op) in item.as_object_mut().expect("path item").iter_mut() {
-            let authenticated = op["security"].as_array().is_some_and(|s| s.iter().any(|r| r != &json!({})));
+            let requirements = op["security"].as_array().cloned().unwrap_or_default();
+            let authenticated = requirements.iter().any(|r| r != &json!({}));
+            let scoped = requirements
+                .iter()
+                .filter_map(Value::as_object)
+                .flat_map(|r| r.values())
+                .any(|scopes| scopes.as_array().is_some_and(|s| !s.is_empty()));
+            let unsafe_method = method != "get";
+            // Judged as anonymous whatever credential comes (no 401, 403 or suspension).
+            let anonymous = admission::ANONYMOUS.contains(&path.as_str());
             let has_body = op.get("requestBody").is_some();
             let params = op["parameters"].as_array().cloned().unwrap_or_default();
             let in_path = params.iter().any(|p| p["in"] == "path");
             let in_query = params.iter().any(|p| p["in"] == "query");
-            let mut statuses = vec![];
+            // The body limit stands in front of every route.
+            let mut statuses = vec!["413"];
             if has_body {
-                statuses.extend(["400", "413"]);
+                statuses.push("400");
             }
             if authenticated {
                 statuses.push("401");
-                if !(method == "get" && path == "/portal/me") {
-                    statuses.push("403");
-                }
+            }
+            // A missing scope, a cookie session's missing CSRF token, or a suspended
+            // organization's credential (on a public route too, when one is sent).
+            let verb = axum::http::Method::from_bytes(method.to_ascii_uppercase().as_bytes()).expect("an HTTP method");
+            let suspension = !anonymous && !admission::spared_when_suspended(&verb, path);
+            if suspension || (authenticated && (scoped || unsafe_method)) {
+                statuses.push("403");
             }
             if in_path {
                 statuses.push("404");
             }
-            if has_body || in_query {
+            // `Idempotency-Key` on a POST: kept for the credential (a repeat whose first request
+            // is running is 409), refused on the anonymous routes (422).
+            if method == "post" && authenticated {
+                statuses.push("409");
+            }
+            if has_body || in_query || method == "post" {
                 statuses.push("422");
             }
             statuses.extend(["429", "500", "503"]);

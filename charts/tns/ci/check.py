@@ -286,10 +286,11 @@ def check_ingress_and_policies(objs):
     return errs
 
 
-def check_admin_api(objs):
+def check_admin_api(objs, open_on_purpose=False):
     """The operators' admin API: served (TNS_ADMIN_ADDR) exactly when its Service exists; that
     Service is ClusterIP and the only one leading to the admin port; no Ingress routes to it;
-    a NetworkPolicy lets only named peers reach the port."""
+    a NetworkPolicy governs the api pods' ingress and lets only named peers reach the port,
+    unless the values said it may be open cluster-wide (admin.allowFromAnywhere)."""
     errs = []
     admin_svc = f"{RELEASE}-admin"
     services = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Service"}
@@ -317,6 +318,12 @@ def check_admin_api(objs):
         ports = [p for c in api[0]["spec"]["template"]["spec"]["containers"] for p in c.get("ports", []) if p["name"] == "admin"]
         if [p["containerPort"] for p in ports] != [want]:
             errs.append(f"the api pods' admin containerPort is {ports}, TNS_ADMIN_ADDR listens on {want}")
+        pod_labels = api[0]["spec"]["template"]["metadata"]["labels"]
+        governed = [np for np in objs if np["kind"] == "NetworkPolicy" and "Ingress" in np["spec"].get("policyTypes", [])
+                    and selects(np["spec"]["podSelector"], pod_labels)]
+        if not governed and not open_on_purpose:
+            errs.append("the admin port is open to every pod in the cluster: no NetworkPolicy governs the api pods' "
+                        "ingress, and admin.allowFromAnywhere does not say so on purpose")
     for np in (o for o in objs if o["kind"] == "NetworkPolicy"):
         for rule in np["spec"].get("ingress", []):
             if any(p.get("port") == "admin" for p in rule.get("ports", [])) and not rule.get("from"):
@@ -349,8 +356,9 @@ CHECKS = {
     "the Ingress routes only to the API's http port; no NetworkPolicy rule opens every port":
         lambda ctx: check_ingress_and_policies(ctx["objs"]),
     "a configuration change rolls the pods": lambda ctx: check_rollout(ctx["objs"]),
-    "the admin API: its own ClusterIP Service, never behind the Ingress, its port open to named peers only":
-        lambda ctx: check_admin_api(ctx["objs"]),
+    "the admin API: its own ClusterIP Service, never behind the Ingress, its port open to named peers only"
+    " (or, said so, cluster-wide)":
+        lambda ctx: check_admin_api(ctx["objs"], ctx["admin_open"]),
 }
 
 
@@ -545,8 +553,9 @@ def main():
         record(f"{len(objs)} objects validate strictly against Kubernetes {args.k8s_version}"
                + (" (ServiceMonitor against prometheus-operator's schema)" if any(o["kind"] == "ServiceMonitor" for o in objs) else ""),
                check_validates(objs, args.k8s_version, args.sm_validator))
+        admin_open = ((yaml.safe_load(vf.read_text()) or {}).get("admin") or {}).get("allowFromAnywhere", False)
         ctx = {"objs": objs, "app_version": str(chart["appVersion"]), "repository": values["image"]["repository"],
-               "binary_vars": binary_vars}
+               "binary_vars": binary_vars, "admin_open": admin_open}
         for what, check in CHECKS.items():
             record(what, check(ctx))
 
@@ -560,6 +569,15 @@ def main():
     record("the migration hook refuses a database URL the chart would create",
            [] if hook.returncode != 0 and "externalDatabase.existingSecret" in hook.stderr
            else [f"rendered anyway (exit {hook.returncode}) {hook.stderr.strip()}"])
+    for bad, what, says in (
+        ("admin-without-policy", "the admin API without a NetworkPolicy, not said to be open, is refused",
+         "admin.allowFromAnywhere=true"),
+        ("admin-anywhere-with-policy", "admin.allowFromAnywhere beside a NetworkPolicy is refused",
+         "networkPolicy.admin.from"),
+    ):
+        r = render(args.helm, CI / f"bad/{bad}-values.yaml")
+        record(what, [] if r.returncode != 0 and says in r.stderr
+               else [f"rendered anyway (exit {r.returncode}) {r.stderr.strip()}"])
     unknown = render(args.helm, CI / "bad/unknown-env-values.yaml")
     caught = check_env(docs_of(unknown.stdout), binary_vars) if unknown.returncode == 0 else []
     record("a variable the binary does not read is caught by the environment check",
@@ -606,6 +624,10 @@ def main():
     record("an admin Service that is not ClusterIP, and an Ingress routing to it, are caught",
            [] if len(check_admin_api(exposed)) == 1 and len(check_admin_api(routed)) == 1
            else [f"caught {check_admin_api(exposed)} and {check_admin_api(routed)}"])
+    ungoverned = [o for o in features if o["kind"] != "NetworkPolicy"]
+    record("an admin port no NetworkPolicy governs is caught, unless said to be open",
+           [] if len(check_admin_api(ungoverned)) == 1 and not check_admin_api(ungoverned, open_on_purpose=True)
+           else [f"caught {check_admin_api(ungoverned)}"])
     sm = [o for o in features if o["kind"] == "ServiceMonitor"]
     sm[0]["spec"]["endpoints"][0]["interval"] = "thirty seconds"
     record("a malformed ServiceMonitor is caught by its schema",

@@ -127,6 +127,13 @@ app.kubernetes.io/component: {{ .component }}
 {{- if and .Values.migrations.enabled (not .Values.externalDatabase.existingSecret) -}}
 {{- fail "\n\nmigrations.enabled runs `tns migrate` as a pre-install hook, before the chart's own Secrets exist: set externalDatabase.existingSecret, or migrations.enabled=false (the API then migrates at start-up)." -}}
 {{- end -}}
+{{- /* Without a NetworkPolicy every pod of the cluster reaches the admin port: only on request. */ -}}
+{{- if and .Values.admin.enabled (not .Values.networkPolicy.enabled) (not .Values.admin.allowFromAnywhere) -}}
+{{- fail "\n\nadmin.enabled serves the operators' admin API on the api pods' admin port, which without a NetworkPolicy every pod in the cluster can reach: set networkPolicy.enabled (then only the peers in networkPolicy.admin.from may), or admin.allowFromAnywhere=true to accept that it is open cluster-wide behind operator tokens alone." -}}
+{{- end -}}
+{{- if and .Values.admin.allowFromAnywhere .Values.networkPolicy.enabled -}}
+{{- fail "\n\nadmin.allowFromAnywhere opens nothing while networkPolicy.enabled: name who may reach the admin API in networkPolicy.admin.from, and unset admin.allowFromAnywhere." -}}
+{{- end -}}
 {{- end -}}
 
 {{/* A value as an env string: YAML numbers arrive as floats, so whole ones are printed whole. */}}

@@ -61,9 +61,29 @@ macro_rules! blank {
 }
 pub(crate) use blank;
 
+/// The characters outside XML 1.0's `Char` that are not control characters: U+FFFE and U+FFFF.
+/// (Surrogates, the only others, cannot occur in a decoded string.) Text that reaches U-ETDS
+/// travels in a SOAP document, which cannot carry them: a call with one fails downstream.
+macro_rules! not_xml {
+    () => {
+        r"\uFFFE\uFFFF"
+    };
+}
+pub(crate) use not_xml;
+
 pattern!(
-    /// Free text: no control characters, at least one character that is not whitespace.
-    TEXT = concat!(r"^[^\u0000-\u001F\u007F-\u009F]*[^", blank!(), r"][^\u0000-\u001F\u007F-\u009F]*$")
+    /// Free text: no control characters nor characters XML cannot carry, at least one character
+    /// that is not whitespace.
+    TEXT = concat!(
+        r"^[^\u0000-\u001F\u007F-\u009F",
+        not_xml!(),
+        r"]*[^",
+        blank!(),
+        not_xml!(),
+        r"][^\u0000-\u001F\u007F-\u009F",
+        not_xml!(),
+        r"]*$"
+    )
 );
 
 /// A JSON Schema (as JSON) in a utoipa schema: every keyword is carried as an extension, which
@@ -270,14 +290,16 @@ fn kind(v: &Value) -> &'static str {
 }
 
 /// Text of 1 to `MAX` characters (counted as Unicode scalar values, as JSON Schema counts
-/// them), not blank, without control characters; stored trimmed.
+/// them), not blank, without control characters or characters XML cannot carry; stored trimmed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Text<const MAX: usize>(String);
 
 impl<const MAX: usize> Text<MAX> {
     pub fn parse(raw: &str) -> Result<Self, String> {
         if raw.chars().count() > MAX || !TEXT.is_match(raw) {
-            return Err(format!("must be 1–{MAX} characters, not only whitespace, without control characters"));
+            return Err(format!(
+                "must be 1–{MAX} characters, not only whitespace, without control characters or U+FFFE/U+FFFF"
+            ));
         }
         Ok(Text(raw.trim().to_string()))
     }
@@ -302,7 +324,8 @@ impl<const MAX: usize> Field for Text<MAX> {
     }
     fn json_schema() -> Value {
         json!({"type": "string", "pattern": TEXT.source(), "maxLength": MAX,
-               "description": format!("1–{MAX} characters, not only whitespace, no control characters; stored trimmed.")})
+               "description": format!("1–{MAX} characters, not only whitespace, no control characters nor U+FFFE/U+FFFF; \
+                                       stored trimmed.")})
     }
     fn from_json(v: Value) -> Result<Self, String> {
         Self::parse(&string(v)?)
@@ -379,9 +402,14 @@ impl<const MAX: usize> fmt::Debug for Opaque<MAX> {
 pattern!(
     /// Free text over lines: like [`TEXT`], but tabs and line breaks are allowed.
     PROSE = concat!(
-        r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]*[^",
+        r"^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F",
+        not_xml!(),
+        r"]*[^",
         blank!(),
-        r"][^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]*$"
+        not_xml!(),
+        r"][^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F",
+        not_xml!(),
+        r"]*$"
     )
 );
 
@@ -393,7 +421,8 @@ impl<const MAX: usize> Prose<MAX> {
     pub fn parse(raw: &str) -> Result<Self, String> {
         if raw.chars().count() > MAX || !PROSE.is_match(raw) {
             return Err(format!(
-                "must be 1–{MAX} characters, not only whitespace, without control characters other than tabs and line breaks"
+                "must be 1–{MAX} characters, not only whitespace, without U+FFFE/U+FFFF or control characters other than tabs \
+                 and line breaks"
             ));
         }
         Ok(Prose(raw.trim().to_string()))
@@ -877,11 +906,42 @@ macro_rules! str_enum {
 }
 pub(crate) use str_enum;
 
+/// XML 1.0's `Char` production: what a SOAP document can carry.
+#[cfg(test)]
+pub(crate) fn is_xml_char(c: char) -> bool {
+    matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// True when `pattern` admits every character it admits inside a text only if XML can carry
+/// it; checked over every Unicode scalar value, so the rule cannot miss one.
+#[cfg(test)]
+pub(crate) fn admits_only_xml(pattern: &Pattern) -> Result<(), char> {
+    match ('\0'..=char::MAX).find(|c| pattern.is_match(&format!("a{c}b")) && !is_xml_char(*c)) {
+        Some(c) => Err(c),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     bounds!(Hours / HoursRange, 1, 72, "hours");
+
+    #[test]
+    fn texts_carry_only_what_xml_can() {
+        assert_eq!(admits_only_xml(&TEXT), Ok(()));
+        assert_eq!(admits_only_xml(&PROSE), Ok(()));
+        for bad in ["Ay\u{FFFE}şe", "\u{FFFF}", "a\u{FFFF}", "\u{FFFE} "] {
+            assert!(Text::<50>::parse(bad).is_err(), "{bad:?}");
+            assert!(Prose::<50>::parse(bad).is_err(), "{bad:?}");
+        }
+        // What XML does carry still passes: the last characters before and after the gap, and
+        // those beyond the Basic Multilingual Plane.
+        for ok in ["\u{FFFD}", "a\u{E000}b", "\u{D7FF}", "\u{10000}", "Ayşe \u{1F68C}", "\u{10FFFF}"] {
+            assert!(Text::<50>::parse(ok).is_ok(), "{ok:?}");
+        }
+    }
 
     #[test]
     fn text_rule() {

@@ -94,11 +94,14 @@ str_enum! {
 }
 
 str_enum! {
-    /// What a line of an invoice charges: days on a plan, calls beyond a soft quota, or the
-    /// tax (KDV) on the lines before it.
+    /// What a line of an invoice is: days on a plan charged in advance, days charged before
+    /// and no longer on that plan (credited, negative), calls beyond a soft quota, credit moved
+    /// to or from the organization's balance, or the tax (KDV) on the lines before it.
     pub enum InvoiceLineKind {
         Plan = "plan",
+        Credit = "credit",
         Overage = "overage",
+        Balance = "balance",
         Tax = "tax",
     }
 }
@@ -172,6 +175,44 @@ str_enum! {
     }
 }
 
+impl OrgStatus {
+    /// The status once a plan is chosen: a trial becomes `active`, and so does an organization
+    /// suspended only because its trial ended (`trial_ended`); an operator's suspension stays.
+    pub fn after_plan_choice(self, trial_ended: bool) -> OrgStatus {
+        match self {
+            OrgStatus::Trial | OrgStatus::Active => OrgStatus::Active,
+            OrgStatus::Suspended if trial_ended => OrgStatus::Active,
+            OrgStatus::Suspended => OrgStatus::Suspended,
+        }
+    }
+}
+
+str_enum! {
+    /// A member's role in their organization (README, "Team members"); what each may do is a
+    /// set of the API's scopes (`Scopes::of_role`).
+    pub enum Role {
+        /// Registered the organization; one per organization; everything, admins included.
+        Owner = "owner",
+        /// Everything, and dispatchers and viewers.
+        Admin = "admin",
+        /// Journeys, cargo, vehicles and personnel: read, change, submit.
+        Dispatcher = "dispatcher",
+        /// Submissions (personal data masked), webhooks and billing: read only.
+        Viewer = "viewer",
+    }
+}
+
+impl Role {
+    /// Whether a member with this role may invite, change or remove one with `other`.
+    pub fn manages(self, other: Role) -> bool {
+        match self {
+            Role::Owner => other != Role::Owner,
+            Role::Admin => matches!(other, Role::Dispatcher | Role::Viewer),
+            Role::Dispatcher | Role::Viewer => false,
+        }
+    }
+}
+
 str_enum! {
     /// What an operator (or a job) did, as the audit log names it.
     pub enum AuditAction {
@@ -185,6 +226,13 @@ str_enum! {
         Requeue = "requeue",
         CreateOperatorToken = "create_operator_token",
         RevokeOperatorToken = "revoke_operator_token",
+        /// A member invited someone (role and address in `after`).
+        InviteMember = "invite_member",
+        RevokeInvitation = "revoke_invitation",
+        /// Someone accepted an invitation and became a member.
+        AcceptInvitation = "accept_invitation",
+        ChangeMemberRole = "change_member_role",
+        RemoveMember = "remove_member",
     }
 }
 

@@ -29,6 +29,28 @@ impl Money {
     pub fn is_zero(self) -> bool {
         self.0.is_zero()
     }
+
+    pub fn abs(self) -> Money {
+        Money(self.0.abs())
+    }
+}
+
+impl std::ops::Neg for Money {
+    type Output = Money;
+    fn neg(self) -> Money {
+        let mut d = -self.0;
+        if d.is_zero() {
+            d.set_sign_positive(true);
+        }
+        Money(d)
+    }
+}
+
+impl std::ops::Sub for Money {
+    type Output = Money;
+    fn sub(self, o: Money) -> Money {
+        Money(self.0 - o.0)
+    }
 }
 
 impl std::ops::Add for Money {
@@ -52,8 +74,17 @@ impl std::fmt::Display for Money {
 
 impl Serialize for Money {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // A decimal's text is a valid JSON number; as a raw value it is written digit for digit.
-        let raw = serde_json::value::RawValue::from_string(self.0.to_string()).map_err(serde::ser::Error::custom)?;
+        // A decimal's text is a valid JSON number; as a raw value it is written digit for digit,
+        // with the kuruş always shown (PostgreSQL hands a zero back without its places) and
+        // never a negative zero.
+        let mut d = self.0;
+        if d.scale() < 2 {
+            d.rescale(2);
+        }
+        if d.is_zero() {
+            d.set_sign_positive(true);
+        }
+        let raw = serde_json::value::RawValue::from_string(d.to_string()).map_err(serde::ser::Error::custom)?;
         raw.serialize(s)
     }
 }
@@ -87,6 +118,10 @@ mod tests {
         assert_eq!(Money::kurus(m("-0.005")).to_string(), "-0.01");
         assert_eq!(serde_json::to_string(&Money::kurus(m("99"))).unwrap(), "99.00");
         assert_eq!(serde_json::to_string(&Money(m("0.0500"))).unwrap(), "0.0500");
+        // Zero as PostgreSQL hands it back, and negated: written with its places, unsigned.
+        assert_eq!(serde_json::to_string(&Money(Decimal::ZERO)).unwrap(), "0.00");
+        assert_eq!(serde_json::to_string(&-Money::kurus(m("0"))).unwrap(), "0.00");
+        assert_eq!(serde_json::to_string(&Money(m("7"))).unwrap(), "7.00");
         let v: serde_json::Value = serde_json::from_str(&serde_json::to_string(&Money(m("118.80"))).unwrap()).unwrap();
         assert_eq!(v.as_f64(), Some(118.8));
     }

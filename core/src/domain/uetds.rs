@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::fields::{as_given, bounds, field_impls, pattern, string_field, upper, Field, Text};
+use super::fields::{as_given, bounds, field_impls, not_xml, pattern, string_field, upper, Field, Text};
 use super::Invalid;
 use crate::refdata;
 
@@ -496,8 +496,9 @@ string_field! {
 }
 
 pattern!(
-    /// Printable ASCII or Turkish letters, no control characters: 1–100 of them.
-    WS_PASSWORD = r"^[^\u0000-\u001f\u007f]{1,100}$"
+    /// Any characters but control characters and those XML cannot carry (the password travels
+    /// in a SOAP document): 1–100 of them.
+    WS_PASSWORD = concat!(r"^[^\u0000-\u001f\u007f", not_xml!(), r"]{1,100}$")
 );
 
 string_field! {
@@ -505,7 +506,7 @@ string_field! {
     pub struct WsPassword as "WsPassword" {
         pattern: WS_PASSWORD,
         max: Some(100),
-        error: "must be 1–100 characters without control characters",
+        error: "must be 1–100 characters without control characters or U+FFFE/U+FFFF",
         normalize: as_given,
         schema: {"description": "The firm's U-ETDS web-service password: checked with U-ETDS before it is saved, \
                                  sealed at rest, never shown again.", "writeOnly": true},
@@ -548,6 +549,13 @@ mod tests {
         assert!(IdentityNumber::parse(&"A".repeat(31)).is_err());
         assert!(IdentityNumber::parse("").is_err());
         assert!(IdentityNumber::parse(" 17291716060").is_err());
+    }
+
+    #[test]
+    fn passwords_carry_only_what_xml_can() {
+        assert_eq!(super::super::fields::admits_only_xml(&WS_PASSWORD), Ok(()));
+        assert!(WsPassword::parse("pa\u{FFFE}ss").is_err() && WsPassword::parse("\u{FFFF}").is_err());
+        assert!(WsPassword::parse("Şifre-\u{85}-ü").is_ok(), "XML carries C1 characters; U-ETDS may have issued one");
     }
 
     #[test]

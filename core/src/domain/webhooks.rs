@@ -31,7 +31,7 @@ pub struct SubscriptionIn {
 #[serde(deny_unknown_fields)]
 pub struct SubscriptionPatch {
     /// Reactivate (its failure streak starts afresh) or deactivate (waiting deliveries then
-    /// fail).
+    /// fail): `true` or `false`.
     #[serde(default)]
     pub active: Option<Flag>,
     #[serde(default)]
@@ -61,12 +61,12 @@ pub struct TestEventIn {
 impl EndpointUrl {
     /// Who may be called: the well-formed URL (this type's rule), https unless the operator
     /// allows http, whose host is not internal now (DNS is checked again at every delivery).
-    /// `Err` names `endpoint_url`.
+    /// Answers the URL as stored (normalized). `Err` names `endpoint_url`.
     pub async fn admit(&self, policy: guard::Policy) -> Result<String, Invalid> {
         let refused = |e: guard::Refused| Invalid::new("endpoint_url", e.0);
         let url = guard::parse_endpoint(self.as_str(), policy).map_err(refused)?;
         guard::check_resolves(&url, policy).await.map_err(refused)?;
-        Ok(url.to_string())
+        stored_form(url)
     }
 }
 
@@ -85,21 +85,37 @@ pattern!(
         r"^https?://(?:(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?",
         r"|(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))",
         r"(?::(?:[0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?",
-        r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(?:\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?$"
+        r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*)?(?:\?[A-Za-z0-9._~!$&()*+,;=:@%/?-]*)?$"
     )
 );
-/// As the SSRF guard bounds it.
-const URL_MAX: usize = 2048;
+/// The longest URL stored (the database's bound, and the SSRF guard's).
+const STORED_MAX: usize = 2048;
+/// The longest URL taken. Stored normalized, a URL keeps its length but for the `/` a URL
+/// without a path gains (the pattern admits only characters normalizing leaves as they are:
+/// not `'` in a query, which would become `%27`), so every URL taken fits when stored.
+const URL_MAX: usize = STORED_MAX - 1;
+
+/// `url` as stored, within the stored bound (which [`URL_MAX`] keeps it in; refused, never
+/// stored over it, should normalizing ever lengthen a URL more).
+fn stored_form(url: url::Url) -> Result<String, Invalid> {
+    let stored = url.to_string();
+    if stored.len() > STORED_MAX {
+        return Err(Invalid::new("endpoint_url", format!("must be at most {STORED_MAX} characters once normalized")));
+    }
+    Ok(stored)
+}
 
 string_field! {
-    /// A webhook endpoint: an http(s) URL of at most 2048 characters.
+    /// A webhook endpoint: an http(s) URL of at most 2047 characters.
     pub struct EndpointUrl as "EndpointUrl" {
         pattern: URL,
         max: Some(URL_MAX),
-        error: "must be an http(s) URL: host, optional port, path and query; no credentials or fragment",
+        error: "must be an http(s) URL of at most 2047 characters: host, optional port, path and query (no `'`); \
+                no credentials or fragment",
         normalize: as_given,
         schema: {"description": "An https URL (http only where the operator allows it) without credentials or \
-                                 fragment, at most 2048 characters. Hosts that are or resolve to loopback, private, \
+                                 fragment, at most 2047 characters (stored normalized: a URL without a path gains `/`). \
+                                 A `'` in the query is written `%27`. Hosts that are or resolve to loopback, private, \
                                  link-local or other internal addresses are refused unless the operator allows them.",
                  "examples": ["https://hooks.acme.com.tr/tns"]},
     }
@@ -127,7 +143,8 @@ string_field! {
     }
 }
 
-/// On or off, written `true`/`false` or, as `active` is shown, `1`/`0`.
+/// On or off: a JSON boolean, nothing else (one type, so the document and the parser cannot
+/// disagree about what else might pass for one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Flag(pub bool);
 
@@ -136,14 +153,12 @@ impl Field for Flag {
         "Flag".into()
     }
     fn json_schema() -> Value {
-        json!({"anyOf": [{"type": "boolean"}, {"type": "integer", "enum": [0, 1]}], "description": "true/1 or false/0."})
+        json!({"type": "boolean", "description": "true or false."})
     }
     fn from_json(v: Value) -> Result<Self, String> {
         match v {
             Value::Bool(b) => Ok(Flag(b)),
-            Value::Number(_) if super::fields::whole(&v) == Some(1) => Ok(Flag(true)),
-            Value::Number(_) if super::fields::whole(&v) == Some(0) => Ok(Flag(false)),
-            _ => Err("must be true, false, 1 or 0".into()),
+            other => Err(format!("must be true or false, not {other}")),
         }
     }
 }
@@ -176,6 +191,38 @@ mod tests {
             "https://a.b/\n",
         ] {
             assert!(!URL.is_match(bad), "{bad}");
+        }
+    }
+
+    /// Every character the pattern admits in a path or a query is one normalizing keeps as it
+    /// is, so a URL grows when stored only by the `/` of an empty path: a URL of the longest
+    /// length taken fits the stored bound.
+    #[test]
+    fn every_url_taken_fits_once_stored() {
+        use crate::guard::{parse_endpoint, Policy};
+        let stored = |raw: &str| stored_form(parse_endpoint(raw, Policy::OPEN).unwrap());
+        for c in (' '..='~').filter(|c| !c.is_ascii_alphanumeric()) {
+            for base in ["https://a.b/p", "https://a.b/p?q", "https://a.b?q"] {
+                let raw = format!("{base}{c}");
+                if URL.is_match(&raw) {
+                    let grows = usize::from(base == "https://a.b?q");
+                    assert_eq!(stored(&raw).unwrap().len(), raw.len() + grows, "{raw}");
+                }
+            }
+        }
+        assert!(!URL.is_match("https://a.b/p?q'"), "a query's `'` would be stored as %27");
+        let longest = format!("http://a.b?{}", "q".repeat(URL_MAX - 11));
+        assert_eq!(EndpointUrl::parse(&longest).map(|u| u.as_str().len()), Ok(URL_MAX));
+        assert_eq!(stored(&longest).map(|s| s.len()), Ok(STORED_MAX));
+        assert!(EndpointUrl::parse(&format!("{longest}q")).is_err());
+    }
+
+    #[test]
+    fn a_flag_is_a_boolean_only() {
+        assert_eq!(Flag::from_json(json!(true)), Ok(Flag(true)));
+        assert_eq!(Flag::from_json(json!(false)), Ok(Flag(false)));
+        for bad in [json!(1), json!(0), json!(1.0), json!("true"), json!(null), json!([true])] {
+            assert!(Flag::from_json(bad.clone()).is_err(), "{bad}");
         }
     }
 

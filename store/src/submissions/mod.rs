@@ -66,6 +66,10 @@ pub struct Submission {
     /// refusal.
     #[sqlx(json)]
     pub warnings: Vec<Warning>,
+    /// Who queued it: `user:<id>` (a member in the portal, or with a session on the API),
+    /// `key:<id>` (an API key or its tokens), `operator:<name>` (re-queued by an operator);
+    /// `null` for submissions older than this field.
+    pub submitted_by: Option<String>,
 }
 
 impl Submission {
@@ -83,7 +87,8 @@ impl Keyed for Submission {
 }
 
 const COLUMNS: &str = "id, target_type, target_id, operation, adapter, state, downstream_reference, error_message, \
-     attempts, CASE WHEN state = 'pending' THEN run_at END AS next_attempt_at, created_at, finished_at, warnings";
+     attempts, CASE WHEN state = 'pending' THEN run_at END AS next_attempt_at, created_at, finished_at, warnings, \
+     submitted_by";
 
 /// One attempt of a submission.
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
@@ -206,6 +211,7 @@ pub async fn enqueue(
     adapter: &str,
     snapshot: &serde_json::Value,
     warnings: &[Warning],
+    by: &str,
 ) -> sqlx::Result<Submission> {
     let sub: Submission = sqlx::query_as(&format!(
         "WITH prior AS (
@@ -215,9 +221,9 @@ pub async fn enqueue(
              WHERE state = 'failed' AND operation = $4 AND adapter = $5 AND progress <> 'null'
          )
          INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings, progress,
-                                  earlier_references)
+                                  earlier_references, submitted_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE((SELECT progress FROM prior), 'null'),
-                 COALESCE((SELECT earlier FROM prior), '{{}}'))
+                 COALESCE((SELECT earlier FROM prior), '{{}}'), $8)
          RETURNING {COLUMNS}"
     ))
     .bind(org)
@@ -227,6 +233,7 @@ pub async fn enqueue(
     .bind(adapter)
     .bind(Json(snapshot))
     .bind(Json(warnings))
+    .bind(by)
     .fetch_one(&mut *tx)
     .await?;
     let table = match target {
@@ -309,4 +316,23 @@ pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::
     }
     page.push(&mut qb, "id");
     qb.build_query_as().fetch_all(db).await
+}
+
+/// `org`'s submissions of the last `days` days (Istanbul's calendar, the portal's), counted
+/// per day and state, oldest day first.
+pub async fn daily_states(
+    db: &PgPool,
+    org: i64,
+    days: i32,
+) -> sqlx::Result<Vec<(chrono::NaiveDate, SubmissionState, i64)>> {
+    sqlx::query_as(
+        "SELECT (created_at AT TIME ZONE 'Europe/Istanbul')::date AS day, state, count(*)
+           FROM submissions
+          WHERE org_id = $1 AND created_at >= now() - make_interval(days => $2)
+          GROUP BY 1, 2 ORDER BY 1, 2",
+    )
+    .bind(org)
+    .bind(days)
+    .fetch_all(db)
+    .await
 }

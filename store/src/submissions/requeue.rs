@@ -77,8 +77,9 @@ pub async fn requeue_failed(db: &PgPool, actor: &Actor, org: i64, reason: &str) 
         if !exists || !still_latest(&mut tx, org, target, failed.id).await? {
             continue;
         }
+        let by = actor.as_text();
         let sub =
-            enqueue(&mut tx, org, target, failed.operation, &failed.adapter, &failed.snapshot.0, &failed.warnings)
+            enqueue(&mut tx, org, target, failed.operation, &failed.adapter, &failed.snapshot.0, &failed.warnings, &by)
                 .await?;
         requeued.push(Requeued { failed_id: failed.id, submission_id: sub.id });
     }

@@ -21,6 +21,7 @@
 
 pub mod arizi;
 pub mod esya;
+pub mod redact;
 pub mod soap;
 pub mod transport;
 
@@ -28,6 +29,7 @@ use std::fmt;
 
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
+pub use redact::Secrets;
 pub use soap::{envelope, envelope_dynamic, parse_reply, parse_return, CallError};
 pub use transport::{Transport, TransportSettings};
 

@@ -19,12 +19,19 @@ use quick_xml::{
 };
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-use super::{Operation, Reply, NAMESPACE};
+use super::{redact::Secrets, Operation, Reply, NAMESPACE};
 
 /// The SOAP 1.1 envelope namespace.
 pub const SOAP11_ENVELOPE: &str = "http://schemas.xmlsoap.org/soap/envelope/";
 
+/// At most this many characters of a downstream text go into an error.
+pub const EXCERPT: usize = 300;
+
 /// Why a call produced no usable `<return>`.
+///
+/// The parsing here keeps the downstream's texts whole; [`CallError::redact`] masks the
+/// credentials in them and only then cuts them to an excerpt. The transport returns no error
+/// it has not redacted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallError {
     /// No usable answer at the transport level. `sent` is false only when the request certainly
@@ -32,7 +39,7 @@ pub enum CallError {
     /// timeout or reset after connecting is `sent: true` (outcome unknown).
     Unreachable { sent: bool, detail: String },
     /// An HTTP error status without a SOAP fault: 401/403 from the gateway, 5xx, an HTML error
-    /// page… (`detail`: a short, safe snippet — never echo credentials).
+    /// page… (`detail`: what the page says, see [`snippet`]).
     Http { status: u16, detail: String },
     /// A SOAP Fault (from the gateway or the service), with HTTP 500 or any status. `code` is
     /// the fault code's local part (`Server`, `Client`, `Receiver`…), without its prefix.
@@ -61,12 +68,11 @@ impl fmt::Display for CallError {
 impl std::error::Error for CallError {}
 
 impl CallError {
-    /// The same error with every occurrence of `secret` in its texts masked.
-    pub fn redact(self, secret: &str) -> CallError {
-        if secret.is_empty() {
-            return self;
-        }
-        let r = |s: String| if s.contains(secret) { s.replace(secret, "***") } else { s };
+    /// The same error with the credentials masked in its texts, in every form (see
+    /// [`Secrets`]), each text then cleaned and cut to an excerpt of at most [`EXCERPT`]
+    /// characters.
+    pub fn redact(self, secrets: &Secrets) -> CallError {
+        let r = |s: String| secrets.excerpt(&s, EXCERPT);
         match self {
             CallError::Unreachable { sent, detail } => CallError::Unreachable { sent, detail: r(detail) },
             CallError::Http { status, detail } => CallError::Http { status, detail: r(detail) },
@@ -339,20 +345,20 @@ fn read_fault(fault: &[u8]) -> CallError {
     let code = code.trim();
     let code = code.rsplit_once(':').map_or(code, |(_, local)| local).to_string();
     let message = content.faultstring.or(content.reason.and_then(|r| r.text.into_iter().next())).unwrap_or_default();
-    CallError::Fault { code, message: shorten(&message, 1000) }
+    CallError::Fault { code, message }
 }
 
 fn html(body: &[u8]) -> CallError {
     let title = snippet(body);
-    if title.is_empty() {
+    if title.trim().is_empty() {
         CallError::Malformed("an HTML page instead of a SOAP envelope".into())
     } else {
         CallError::Malformed(format!("an HTML page instead of a SOAP envelope: {title}"))
     }
 }
 
-/// A short, readable summary of an error body: an HTML page's title, else its first words of
-/// text. Read leniently (error pages are rarely well-formed).
+/// What an error body says: an HTML page's title, else its text. Read leniently (error pages
+/// are rarely well-formed). Whole: [`CallError::redact`] cuts it, after masking.
 pub(crate) fn snippet(body: &[u8]) -> String {
     let mut reader = Reader::from_reader(body);
     let config = reader.config_mut();
@@ -402,24 +408,10 @@ pub(crate) fn snippet(body: &[u8]) -> String {
                 }
             }
             Ok(Event::Eof) => break,
-            Err(_) if !saw_markup => return shorten(&String::from_utf8_lossy(body), 200),
+            Err(_) if !saw_markup => return String::from_utf8_lossy(body).into_owned(),
             Err(_) => break,
             _ => {}
         }
     }
-    let chosen = title.filter(|t| !t.trim().is_empty()).unwrap_or(text);
-    shorten(&chosen, 200)
-}
-
-/// Whitespace collapsed, control characters dropped, at most `max` characters.
-fn shorten(s: &str, max: usize) -> String {
-    let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let clean: String = collapsed.chars().filter(|c| !c.is_control()).collect();
-    if clean.chars().count() <= max {
-        clean
-    } else {
-        let mut cut: String = clean.chars().take(max).collect();
-        cut.push('…');
-        cut
-    }
+    title.filter(|t| !t.trim().is_empty()).unwrap_or(text)
 }

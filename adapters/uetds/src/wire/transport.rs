@@ -8,7 +8,8 @@
 //!
 //! Every request is authenticated twice, as U-ETDS wants: HTTP Basic with the web-service
 //! credentials, and the same pair in the body's `wsuser`. The password never appears in an
-//! error: texts from the server are masked before they are returned.
+//! error: every error is redacted ([`CallError::redact`]: each form of the credentials masked,
+//! then cut to a short excerpt) before it is returned.
 
 use std::{
     path::PathBuf,
@@ -31,6 +32,7 @@ use hyper_util::{
 use serde::{de::DeserializeOwned, Serialize};
 
 use super::{
+    redact::Secrets,
     soap::{self, CallError},
     Operation, WsUser,
 };
@@ -106,10 +108,12 @@ impl Transport {
 
     /// Calls a U-ETDS operation at `url` and returns its `<return>`.
     pub fn call<O: Operation>(&self, url: &str, user: &WsUser, op: &O) -> Result<O::Return, CallError> {
-        let body = soap::try_envelope(super::NAMESPACE, O::NAME, op)
-            .map_err(|detail| CallError::Unreachable { sent: false, detail })?;
-        let (status, reply) = self.exchange(url, user, O::ACTION, body)?;
-        answer(status, &reply, || soap::parse_reply::<O>(&reply)).map_err(|e| e.redact(&user.sifre))
+        redacted(user, || {
+            let body = soap::try_envelope(super::NAMESPACE, O::NAME, op)
+                .map_err(|detail| CallError::Unreachable { sent: false, detail })?;
+            let (status, reply) = self.exchange(url, user, O::ACTION, body)?;
+            answer(status, &reply, || soap::parse_reply::<O>(&reply))
+        })
     }
 
     /// Calls an operation known only at run time (namespace, wrapper element and SOAPAction
@@ -123,10 +127,12 @@ impl Transport {
         action: &str,
         body: &B,
     ) -> Result<R, CallError> {
-        let body = soap::try_envelope(namespace, name, body)
-            .map_err(|detail| CallError::Unreachable { sent: false, detail })?;
-        let (status, reply) = self.exchange(url, user, action, body)?;
-        answer(status, &reply, || soap::parse_return::<R>(&reply, name)).map_err(|e| e.redact(&user.sifre))
+        redacted(user, || {
+            let body = soap::try_envelope(namespace, name, body)
+                .map_err(|detail| CallError::Unreachable { sent: false, detail })?;
+            let (status, reply) = self.exchange(url, user, action, body)?;
+            answer(status, &reply, || soap::parse_return::<R>(&reply, name))
+        })
     }
 
     /// POSTs the envelope and returns the status and the body of the reply.
@@ -195,6 +201,11 @@ async fn send(
         }
     }
     Ok((status, Bytes::from(read)))
+}
+
+/// `call`'s error, whichever step it came from, redacted for `user`.
+fn redacted<R>(user: &WsUser, call: impl FnOnce() -> Result<R, CallError>) -> Result<R, CallError> {
+    call().map_err(|e| e.redact(&Secrets::of(user)))
 }
 
 /// A 2xx reply is parsed; any other is a Fault when it carries one, else an HTTP error.

@@ -53,14 +53,24 @@ pub struct RegisterOut {
 
 /// Register an organization with its owner and first API key.
 #[utoipa::path(post, path = "/auth/register", operation_id = "register", tag = "auth", request_body = RegisterIn,
-    responses((status = 201, body = RegisterOut), (status = 409, description = "e-mail already registered", body = ErrorBody)), security(()))]
+    responses((status = 201, body = RegisterOut), (status = 409, description = "e-mail already registered, or an organization with this tax number exists (one per company)", body = ErrorBody)), security(()))]
 pub async fn register(State(st): State<AppState>, ApiJson(input): ApiJson<RegisterIn>) -> ApiResult<impl IntoResponse> {
     let RegisterIn { organization_name, tax_number: tax, full_name, email, password } = input;
     let (org_name, full_name) = (organization_name.into_inner(), full_name.into_inner());
     let hash = password::hash(password).await?;
 
     let mut tx = st.db.begin().await?;
-    let org = db::accounts::insert_organization(&mut tx, &org_name, &tax, st.cfg.trial_days).await?;
+    let org = match db::accounts::insert_organization(&mut tx, &org_name, &tax, st.cfg.trial_days).await {
+        Ok(org) => org,
+        // Who holds it is not said: the company's owner invites its other people.
+        Err(e) if is_unique_violation(&e, db::accounts::TAX_NUMBER_KEY) => {
+            return Err(ApiError::Conflict(
+                "tax_number: the company with this tax number already has an account; ask its owner to invite you"
+                    .into(),
+            ))
+        }
+        Err(e) => return Err(e.into()),
+    };
     let user = match db::accounts::insert_owner(&mut tx, org, &email, &full_name, &hash).await {
         Ok(u) => u,
         Err(e) if is_unique_violation(&e, "users_email_key") => {
@@ -140,7 +150,33 @@ pub struct LoginOut {
     responses((status = 200, body = LoginOut, headers(("set-cookie" = String))), (status = 401, body = ErrorBody, description = "Wrong e-mail or password"),
               (status = 429, body = ErrorBody, description = "Too many failed sign-ins for this account (after 5, a wait of 1 s doubling up to 15 min; `Retry-After`), or from this address")), security(()))]
 pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>) -> ApiResult<impl IntoResponse> {
-    let email = input.email.as_str().trim();
+    let (user, token, sess) = sign_in(&st, input.email.as_str(), input.password.into_inner()).await?;
+    let [c1, c2] = session::cookies(&token, &sess, st.cfg.session_ttl, st.cfg.cookie_secure);
+    let mut res = Json(LoginOut { ok: true, user, csrf_token: sess.csrf }).into_response();
+    res.headers_mut().append(header::SET_COOKIE, c1);
+    res.headers_mut().append(header::SET_COOKIE, c2);
+    Ok(res)
+}
+
+/// Check an e-mail address and password and open a session (the portal's sign-in form does the
+/// same): the user, the session's cookie token and the session. 401 for a wrong address or
+/// password, alike; 429 while the account waits after failures.
+pub async fn sign_in(
+    st: &AppState,
+    email: &str,
+    password: String,
+) -> ApiResult<(db::accounts::User, String, session::Session)> {
+    let user = check_password(st, email, password).await?;
+    let (token, sess) = session::create(&st.redis, st.cfg.session_ttl, user.user_id, user.organization_id)
+        .await
+        .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;
+    Ok((user, token, sess))
+}
+
+/// The user an e-mail address and password are, checked as signing in checks them (the same
+/// back-off, the same answer for an unknown address and a wrong password).
+pub async fn check_password(st: &AppState, email: &str, password: String) -> ApiResult<db::accounts::User> {
+    let email = email.trim();
     let found = db::accounts::by_email(&st.db, email).await?;
     // Guessing one account's password from many addresses, or with many guesses at once, meets
     // this, whatever the per-address limit lets through: each attempt is counted before the
@@ -155,19 +191,22 @@ pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>)
         None => (None, None),
     };
     // Unknown e-mail and wrong password take the same time and give the same answer.
-    let ok = password::verify(hash, input.password.into_inner()).await?;
+    let ok = password::verify(hash, password).await?;
     let Some(user) = user.filter(|_| ok) else {
         return Err(ApiError::Unauthorized("wrong e-mail or password".into()));
     };
     st.signins.succeeded(&st.redis, &account).await;
-    let (token, sess) = session::create(&st.redis, st.cfg.session_ttl, user.user_id, user.organization_id)
-        .await
-        .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;
-    let [c1, c2] = session::cookies(&token, &sess, st.cfg.session_ttl, st.cfg.cookie_secure);
-    let mut res = Json(LoginOut { ok: true, user, csrf_token: sess.csrf }).into_response();
-    res.headers_mut().append(header::SET_COOKIE, c1);
-    res.headers_mut().append(header::SET_COOKIE, c2);
-    Ok(res)
+    Ok(user)
+}
+
+/// End the session `headers` name (on every API process at once); the cookies that clear it.
+pub async fn sign_out(st: &AppState, headers: &axum::http::HeaderMap) -> ApiResult<[axum::http::HeaderValue; 2]> {
+    if let Some(token) = session::cookie(headers, session::SESSION_COOKIE) {
+        session::destroy(&st.redis, token)
+            .await
+            .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;
+    }
+    Ok(session::cleared(st.cfg.cookie_secure))
 }
 
 /// End the portal session the `tns_session` cookie names (its entry is deleted at once, on every
@@ -176,13 +215,8 @@ pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>)
 #[utoipa::path(post, path = "/auth/logout", operation_id = "logout", tag = "auth",
     responses((status = 200, body = crate::v1::Ok, headers(("set-cookie" = String)))), security(()))]
 pub async fn logout(State(st): State<AppState>, headers: axum::http::HeaderMap) -> ApiResult<impl IntoResponse> {
-    if let Some(token) = session::cookie(&headers, session::SESSION_COOKIE) {
-        session::destroy(&st.redis, token)
-            .await
-            .map_err(|_| ApiError::Unavailable("the session store is unavailable; retry shortly".into()))?;
-    }
     let mut res = Json(crate::v1::Ok::default()).into_response();
-    for c in session::cleared(st.cfg.cookie_secure) {
+    for c in sign_out(&st, &headers).await? {
         res.headers_mut().append(header::SET_COOKIE, c);
     }
     Ok(res)

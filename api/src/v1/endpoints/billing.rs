@@ -2,7 +2,7 @@
 
 use axum::{extract::State, response::Response, Json};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     auth::Caller,
@@ -17,12 +17,13 @@ use crate::{
     },
 };
 use tns_core::{
-    domain::fields::Opaque64,
+    domain::{billing::Price, fields::Opaque64},
     scopes::need::{AccountRead, AccountWrite},
 };
 use tns_store::{
     self as db,
-    invoices::{Invoice, InvoiceDetail},
+    audit::Actor,
+    invoices::{Invoice, InvoiceDetail, UpcomingInvoice},
     pagination::Paged,
     plans::{Plan, Subscription},
 };
@@ -55,9 +56,12 @@ pub struct ChangeIn {
     plan_code: Opaque64,
 }
 
-/// Switch plan. The new quota applies at once on every API process; billing follows from the
-/// same day (the old plan is charged by day up to it, the new one from it; a trial ends).
-/// Scope `account:write`.
+/// Switch plan. The new quota applies at once on every API process, and a trial ends. Billing
+/// follows: a day is billed at the dearest plan held in it, so a dearer plan is billed from
+/// today and a cheaper one from tomorrow; the unused days the old plan was charged for are
+/// credited, the new plan's period is charged in advance (see `GET
+/// /portal/billing/invoices/upcoming?plan_code=` for what a change will cost). Scope
+/// `account:write`.
 #[utoipa::path(post, path = "/portal/billing/subscription/change", operation_id = "change_plan", tag = "billing", request_body = ChangeIn,
     responses((status = 200, body = OkBody), (status = 404, description = "no plan with that code", body = ErrorBody)),
     security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
@@ -66,20 +70,62 @@ pub async fn change(
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<ChangeIn>,
 ) -> ApiResult<Json<OkBody>> {
-    let code = input.plan_code.as_str().trim();
-    if !db::plans::exists(&st.db, code).await? {
-        return Err(ApiError::NotFound(format!("plan_code: no plan `{code}`; see GET /portal/billing/plans")));
-    }
-    db::plans::change(&st.db, p.org_id, code).await?;
+    let code = plan(&st, input.plan_code.as_str()).await?.code;
+    let actor = Actor::Tenant { user: p.user_id, key: p.key_id };
+    db::standing::change_plan(&st.db, &actor, p.org_id, &code, None).await?;
     st.quota.publish_limit(p.org_id).await?;
     st.profiles.remove_where(|(org, _), _| *org == p.org_id);
     tracing::info!(org = p.org_id, plan = code, "plan changed");
     Ok(Json(OkBody::default()))
 }
 
-/// The organization's invoices, newest first: one per billing period, issued once the period
-/// is over (monthly plans per calendar month, yearly plans per year from the plan's first
-/// day; a plan change ends a period early). Scope `account:read`; never refused for quota.
+/// The plan `code` names (trimmed), or a 404 naming `plan_code`.
+async fn plan(st: &AppState, code: &str) -> ApiResult<Price> {
+    let code = code.trim();
+    db::plans::price(&st.db, code)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("plan_code: no plan `{code}`; see GET /portal/billing/plans")))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct UpcomingQuery {
+    /// Preview a change to this plan (a `code` from `GET /portal/billing/plans`): the invoice
+    /// changing now would issue.
+    plan_code: Option<Opaque64>,
+}
+
+/// The next invoice as it would be issued, on the next day anything is due: today when
+/// something is (the jobs issue it within minutes), else the next period's first day (its fee
+/// in advance, the overage counted so far, credit used). With `plan_code`, as if that plan were
+/// chosen now: the unused days of the current plan credited and the new plan charged, today
+/// for a dearer plan, tomorrow for a cheaper one. Lines, KDV and total as an issued invoice has
+/// them. Scope `account:read`; never refused for quota.
+#[utoipa::path(get, path = "/portal/billing/invoices/upcoming", operation_id = "get_upcoming_invoice", tag = "billing", params(UpcomingQuery),
+    responses((status = 200, body = UpcomingInvoice),
+        (status = 404, description = "no plan with that `plan_code`, or nothing would be invoiced (a trial, a free plan)", body = ErrorBody)),
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
+pub async fn upcoming(
+    State(st): State<AppState>,
+    p: Caller<AccountRead>,
+    ApiQuery(q): ApiQuery<UpcomingQuery>,
+) -> ApiResult<Json<UpcomingInvoice>> {
+    let change = match &q.plan_code {
+        Some(code) => Some(plan(&st, code.as_str()).await?),
+        None => None,
+    };
+    db::invoices::upcoming(&st.db, p.org_id, change.as_ref(), st.cfg.invoices.tax_rate).await?.map(Json).ok_or_else(|| {
+        ApiError::NotFound(
+            "nothing would be invoiced: the organization is not billed (a trial, or a free plan); preview a plan with `plan_code`"
+                .into(),
+        )
+    })
+}
+
+/// The organization's invoices, newest first: each period's fee in advance on its first day
+/// (monthly plans per calendar month, yearly plans per year from the plan's first day), a plan
+/// change's credit and charge at the change, overage once its month is over. Scope
+/// `account:read`; never refused for quota.
 #[utoipa::path(get, path = "/portal/billing/invoices", operation_id = "list_invoices", tag = "billing", params(ListQuery),
     responses((status = 200, body = Paged<Invoice>)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
@@ -92,8 +138,8 @@ pub async fn invoices(
     Ok(Json(Paged::from_rows(db::invoices::list(&st.db, p.org_id, &page).await?, &page)))
 }
 
-/// One invoice with its lines: the plan's days, calls beyond a soft quota, and KDV. Scope
-/// `account:read`; never refused for quota.
+/// One invoice with its lines: the plan's days charged, unused days credited, calls beyond a
+/// soft quota, credit moved, and KDV. Scope `account:read`; never refused for quota.
 #[utoipa::path(get, path = "/portal/billing/invoices/{id}", operation_id = "get_invoice", tag = "billing", params(("id" = i64, Path)),
     responses((status = 200, body = InvoiceDetail), (status = 404, body = ErrorBody)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]

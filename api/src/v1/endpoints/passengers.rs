@@ -69,11 +69,11 @@ async fn check_capacity(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
     Ok(())
 }
 
-/// Add a passenger. 409 when the journey already has this identity number.
+/// Add a passenger. 409 when the journey already has this identity number, or is cancelled.
 /// Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/journeys/{id}/passengers", operation_id = "create_passenger", tag = "journeys", params(("id" = i64, Path)),
     request_body = PassengerIn,
-    responses((status = 201, body = Passenger), (status = 409, body = ErrorBody, description = "The journey already has a passenger with this identity number, or would exceed its passenger limit")),
+    responses((status = 201, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, already has a passenger with this identity number, or would exceed its passenger limit")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -110,11 +110,12 @@ pub async fn list(
     Ok(Json(Paged::from_rows(db::passengers::list(&st.db, p.org_id, journey, &page).await?, &page)))
 }
 
-/// Change any subset of a passenger's fields; answers the whole record. Scope `journeys:write`.
+/// Change any subset of a passenger's fields; answers the whole record. 409 once the journey is
+/// cancelled. Scope `journeys:write`.
 #[utoipa::path(put, path = "/portal/journeys/{id}/passengers/{passenger_id}", operation_id = "update_passenger", tag = "journeys",
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
     request_body = PassengerPatch,
-    responses((status = 200, body = Passenger), (status = 409, body = ErrorBody, description = "Another passenger of the journey has this identity number")),
+    responses((status = 200, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, another passenger of it has this identity number, or the merged passenger breaks a rule across fields")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -134,10 +135,10 @@ pub async fn update(
         .ok_or_else(|| not_found("passenger", id))
 }
 
-/// Remove a passenger. Scope `journeys:write`.
+/// Remove a passenger. 409 once the journey is cancelled. Scope `journeys:write`.
 #[utoipa::path(delete, path = "/portal/journeys/{id}/passengers/{passenger_id}", operation_id = "delete_passenger", tag = "journeys",
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
-    responses((status = 200, body = OkBody)),
+    responses((status = 200, body = OkBody), (status = 409, body = ErrorBody, description = "The journey is cancelled")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn delete(
     State(st): State<AppState>,
@@ -164,7 +165,7 @@ pub struct BulkOut {
 #[utoipa::path(post, path = "/portal/journeys/{id}/passengers:bulk-upsert", operation_id = "bulk_upsert_passengers", tag = "journeys", params(("id" = i64, Path)),
     request_body = BulkIn,
     responses((status = 200, body = BulkOut),
-              (status = 409, body = ErrorBody, description = "the journey would exceed its passenger limit")),
+              (status = 409, body = ErrorBody, description = "The journey is cancelled, or would exceed its passenger limit")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn bulk_upsert(
     State(st): State<AppState>,

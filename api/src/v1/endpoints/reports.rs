@@ -92,7 +92,8 @@ pub fn pdf_response(bytes: Vec<u8>, filename: &str) -> Response {
 /// `application/pdf`. 409 before the journey is delivered. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/journeys/{id}/report", operation_id = "get_journey_report", tag = "journeys", params(("id" = i64, Path)),
     responses((status = 200, content_type = "application/pdf", body = Pdf),
-              (status = 409, body = ErrorBody, description = "Not delivered downstream yet, the downstream refused the organization's credentials, or it does not give this report (its message in `detail`)")),
+              (status = 409, body = ErrorBody, description = "Not delivered downstream yet, the downstream refused the organization's credentials, or it does not give this report (its message in `detail`)"),
+              (status = 502, body = ErrorBody, description = "The downstream answered with a report that is not readable")),
     security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn journey(
     State(st): State<AppState>,
@@ -110,7 +111,8 @@ pub async fn journey(
 /// `application/pdf`. 409 before the shipment is delivered. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/cargo/{id}/report", operation_id = "get_cargo_report", tag = "cargo", params(("id" = i64, Path)),
     responses((status = 200, content_type = "application/pdf", body = Pdf),
-              (status = 409, body = ErrorBody, description = "Not delivered downstream yet, the downstream refused the organization's credentials, or it does not give this report (its message in `detail`)")),
+              (status = 409, body = ErrorBody, description = "Not delivered downstream yet, the downstream refused the organization's credentials, or it does not give this report (its message in `detail`)"),
+              (status = 502, body = ErrorBody, description = "The downstream answered with a report that is not readable")),
     security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn cargo(
     State(st): State<AppState>,

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::Caller,
+    auth::{Caller, Principal},
     error::{ApiResult, ErrorBody},
     extract::{optional_json, ApiPath, ApiQuery},
     state::AppState,
@@ -71,12 +71,12 @@ fn prefer_wait(headers: &HeaderMap) -> Option<u64> {
 
 async fn submit_and_answer(
     st: &AppState,
-    org: i64,
+    p: &Principal,
     target: Target,
     headers: &HeaderMap,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    let sub = submit(st, org, target).await?;
-    answer(st, org, sub, headers).await
+    let sub = submit(st, p.org_id, target, &p.credential_id()).await?;
+    answer(st, p.org_id, sub, headers).await
 }
 
 /// 202 with the submission, after waiting for its outcome when `Prefer: wait` asks.
@@ -119,7 +119,7 @@ pub async fn submit_journey(
     ApiPath(id): ApiPath<i64>,
     headers: HeaderMap,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    submit_and_answer(&st, p.org_id, Target::Journey(id), &headers).await
+    submit_and_answer(&st, &p, Target::Journey(id), &headers).await
 }
 
 /// Submit a cargo shipment: any shipment that exists. With a pending submission already, that
@@ -137,7 +137,7 @@ pub async fn submit_cargo(
     ApiPath(id): ApiPath<i64>,
     headers: HeaderMap,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    submit_and_answer(&st, p.org_id, Target::Cargo(id), &headers).await
+    submit_and_answer(&st, &p, Target::Cargo(id), &headers).await
 }
 
 /// Why a delivered journey or shipment is cancelled (sent downstream with the cancellation).
@@ -154,14 +154,14 @@ const DEFAULT_REASON: &str = "İptal edildi";
 
 async fn cancel_and_answer(
     st: &AppState,
-    org: i64,
+    p: &Principal,
     target: Target,
     body: Option<CancelIn>,
     headers: &HeaderMap,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
     let reason = body.and_then(|b| b.reason).map(CancelReason::into_inner);
-    let sub = cancel(st, org, target, reason.as_deref().unwrap_or(DEFAULT_REASON)).await?;
-    answer(st, org, sub, headers).await
+    let sub = cancel(st, p.org_id, target, reason.as_deref().unwrap_or(DEFAULT_REASON), &p.credential_id()).await?;
+    answer(st, p.org_id, sub, headers).await
 }
 
 /// Cancel a delivered journey downstream (U-ETDS `seferIptal`): queued as a submission
@@ -183,7 +183,7 @@ pub async fn cancel_journey(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    cancel_and_answer(&st, p.org_id, Target::Journey(id), optional_json(&body)?, &headers).await
+    cancel_and_answer(&st, &p, Target::Journey(id), optional_json(&body)?, &headers).await
 }
 
 /// Cancel a delivered cargo shipment downstream (U-ETDS `seferIptalEtV3`), as for journeys.
@@ -201,7 +201,7 @@ pub async fn cancel_cargo(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    cancel_and_answer(&st, p.org_id, Target::Cargo(id), optional_json(&body)?, &headers).await
+    cancel_and_answer(&st, &p, Target::Cargo(id), optional_json(&body)?, &headers).await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

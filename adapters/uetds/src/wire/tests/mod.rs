@@ -11,6 +11,49 @@ use quick_xml::{
     Reader, Writer,
 };
 
+/// The user and the password of the tests of a hostile downstream: special to XML and to URLs,
+/// with a space and a Turkish letter.
+pub(super) const USER: &str = "999999";
+pub(super) const PASSWORD: &str = "Gizli&<Şifre> 2026";
+
+/// Every form a hostile downstream may echo [`PASSWORD`] in, as it would write it, each with
+/// what it is.
+pub(super) fn echoes() -> Vec<(&'static str, String)> {
+    use base64::{engine::general_purpose as g, Engine as _};
+    let pair = format!("{USER}:{PASSWORD}");
+    let token = g::STANDARD.encode(&pair);
+    vec![
+        ("as sent", PASSWORD.to_string()),
+        ("XML-escaped", "Gizli&amp;&lt;Şifre&gt; 2026".to_string()),
+        ("numeric references", "Gizli&#38;&#60;Şifre&#62; 2026".to_string()),
+        ("URL-encoded", "Gizli%26%3C%C5%9Eifre%3E%202026".to_string()),
+        ("form-encoded, lower-case hex", "Gizli%26%3c%c5%9eifre%3e+2026".to_string()),
+        ("whitespace collapsed away", "Gizli&<Şifre>2026".to_string()),
+        ("folded across lines", "Gizli&<Şif\n   re> 2026".to_string()),
+        ("upper-cased", "GİZLİ&<ŞİFRE> 2026".to_string()),
+        ("a zero-width space inside", "Gizli&<Şi\u{200B}fre> 2026".to_string()),
+        ("user:password", pair.clone()),
+        ("Basic token", format!("Basic {token}")),
+        ("Basic token, unpadded", g::STANDARD_NO_PAD.encode(&pair)),
+        ("Basic token, URL-safe", g::URL_SAFE.encode(&pair)),
+        ("Basic token, URL-safe unpadded", g::URL_SAFE_NO_PAD.encode(&pair)),
+        ("Basic token, MIME-wrapped", format!("{}\r\n {}", &token[..10], &token[10..])),
+    ]
+}
+
+/// True when `text` holds any of the [`echoes`] (whitespace and invisible characters aside), or
+/// any four characters in a row of [`PASSWORD`] without a space.
+pub(super) fn leaks(text: &str) -> bool {
+    let squeeze = |s: &str| -> String {
+        s.chars().filter(|c| !c.is_whitespace() && *c != '\u{200B}').collect::<String>().to_lowercase()
+    };
+    let chars: Vec<char> = PASSWORD.chars().collect();
+    let pieces = chars.windows(4).map(|w| w.iter().collect::<String>()).filter(|w| !w.contains(' '));
+    let text_squeezed = squeeze(text);
+    echoes().iter().any(|(_, form)| text_squeezed.contains(&squeeze(form)))
+        || pieces.into_iter().any(|p| text.to_lowercase().contains(&p.to_lowercase()))
+}
+
 /// The element's structure as tokens: local names, and text with references resolved and
 /// adjacent pieces merged (whitespace-only text dropped). `<a/>` and `<a></a>` are the same.
 pub(super) fn canonical(xml: &str) -> Vec<String> {

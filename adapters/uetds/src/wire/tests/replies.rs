@@ -1,6 +1,8 @@
 //! Reading replies: Metro's prefixes and others', faults, and what a gateway sends instead.
 
-use crate::wire::{arizi, esya, parse_reply, parse_return, CallError, GenelIslemSonuc, GenelPdfSonuc, NAMESPACE};
+use crate::wire::{
+    arizi, esya, parse_reply, parse_return, CallError, GenelIslemSonuc, GenelPdfSonuc, Secrets, NAMESPACE,
+};
 
 const SOAP11: &str = "http://schemas.xmlsoap.org/soap/envelope/";
 
@@ -16,8 +18,9 @@ fn sefer_ekle(xml: &str) -> Result<arizi::AriziSeferBildirSonuc, CallError> {
     parse_reply::<arizi::SeferEkle>(xml.as_bytes())
 }
 
+/// `r`'s error as the transport returns it: redacted, its texts cleaned and cut.
 fn malformed(r: Result<impl std::fmt::Debug, CallError>, contains: &str) {
-    match r {
+    match r.map_err(|e| e.redact(&Secrets::default())) {
         Err(CallError::Malformed(m)) => assert!(m.contains(contains), "{m:?} lacks {contains:?}"),
         other => panic!("expected Malformed({contains}), got {other:?}"),
     }

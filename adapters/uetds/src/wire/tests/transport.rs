@@ -9,6 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use super::{echoes, leaks, PASSWORD as HOSTILE, USER};
 use crate::wire::{arizi, envelope, CallError, Transport, TransportSettings, WsUser, NAMESPACE};
 
 const SOAP11: &str = "http://schemas.xmlsoap.org/soap/envelope/";
@@ -277,6 +278,65 @@ fn faults_come_with_any_status_and_never_echo_the_password() {
         t.call(&format!("{url}/ok"), &user(), &iptal()),
         Err(CallError::Fault { code: "Client".into(), message: "bad".into() })
     );
+}
+
+/// A downstream that quotes what it got, each way an error can carry a text: a gateway page
+/// quoting the request (its `Authorization` header and its body), a fault and an HTML page
+/// quoting each form of the password, a page whose text is cut inside one, a page with the
+/// password folded across lines.
+#[test]
+fn a_hostile_downstream_never_gets_the_password_into_an_error() {
+    let (url, _) = serve(|seen| {
+        let path = seen.line.split(' ').nth(1).unwrap().to_string();
+        if path == "/request" {
+            let auth = seen.header("authorization").unwrap_or_default();
+            let page = format!("Denied.\nAuthorization: {auth}\n\n{}", seen.body);
+            return response("502 Bad Gateway", "text/plain", page.as_bytes());
+        }
+        let parts: Vec<&str> = path[1..].split('/').collect();
+        let (kind, (_, form)) = (parts[0], &echoes()[parts[1].parse::<usize>().unwrap()]);
+        let escaped = quick_xml::escape::escape(form.as_str());
+        match kind {
+            "fault" => fault(&format!("Oturum açılamadı: {USER} / {escaped}")),
+            "page" => response(
+                "403 Forbidden",
+                "text/html",
+                format!("<html><body><p>Kullanıcı {USER} ({escaped}) yetkisiz</p></body></html>").as_bytes(),
+            ),
+            // The form starts a few characters before the 200th or the 300th.
+            _ => {
+                let page = format!("{} {form} …", "x".repeat(parts[2].parse().unwrap()));
+                response("503 Service Unavailable", "text/plain", page.as_bytes())
+            }
+        }
+    });
+    let t = transport(Duration::from_secs(5));
+    let user = WsUser::new(USER, HOSTILE);
+    let op = arizi::SeferIptal { wsuser: user.clone(), ..iptal() };
+    let mut paths = vec!["/request".to_string()];
+    for n in 0..echoes().len() {
+        paths.extend([format!("/fault/{n}"), format!("/page/{n}"), format!("/cut/{n}/195"), format!("/cut/{n}/295")]);
+    }
+    let mut leaked = Vec::new();
+    for path in paths {
+        let e = t.call(&format!("{url}{path}"), &user, &op).unwrap_err();
+        let text = e.to_string();
+        if leaks(&text) {
+            leaked.push(format!("{path}: {text}"));
+            continue;
+        }
+        assert!(text.chars().count() < 400, "{path}: a short excerpt, not {text}");
+        match path.split('/').nth(1).unwrap() {
+            "fault" => assert!(text.contains(&format!("Oturum açılamadı: {USER} / ")) && text.ends_with("***")),
+            "page" => assert!(text.contains(&format!("Kullanıcı {USER} (")) && text.ends_with("***) yetkisiz")),
+            "cut" => assert!(text.ends_with('…'), "{path}: {text}"),
+            _ => assert!(
+                text.starts_with("HTTP 502 from U-ETDS: Denied. Authorization: Basic *** 999999 ***"),
+                "{path}: {text}"
+            ),
+        }
+    }
+    assert!(leaked.is_empty(), "{} errors carry the password:\n{}", leaked.len(), leaked.join("\n"));
 }
 
 #[test]

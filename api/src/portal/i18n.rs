@@ -1,0 +1,210 @@
+//! The portal's two languages: Turkish (the default) and English, chosen with a cookie. Every
+//! message exists in both, by construction ([`Msg`] is one enum, each variant with its two
+//! texts), so a page can never show a missing translation.
+
+use axum::http::HeaderMap;
+
+use crate::auth::session::cookie;
+
+/// The cookie that remembers the language (a year).
+pub const LANG_COOKIE: &str = "tns_lang";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lang {
+    #[default]
+    Tr,
+    En,
+}
+
+impl Lang {
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::Tr => "tr",
+            Lang::En => "en",
+        }
+    }
+
+    pub fn parse(code: &str) -> Option<Lang> {
+        match code {
+            "tr" => Some(Lang::Tr),
+            "en" => Some(Lang::En),
+            _ => None,
+        }
+    }
+
+    /// The language a request asks for: its cookie, else Turkish.
+    pub fn of(headers: &HeaderMap) -> Lang {
+        cookie(headers, LANG_COOKIE).and_then(Lang::parse).unwrap_or_default()
+    }
+
+    /// The other one, which the switch offers.
+    pub fn other(self) -> Lang {
+        match self {
+            Lang::Tr => Lang::En,
+            Lang::En => Lang::Tr,
+        }
+    }
+
+    pub fn t(self, m: Msg) -> &'static str {
+        m.text(self)
+    }
+}
+
+macro_rules! messages {
+    ($($key:ident => $tr:expr, $en:expr;)*) => {
+        /// A text of the portal.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Msg { $($key,)* }
+
+        impl Msg {
+            pub fn text(self, lang: Lang) -> &'static str {
+                match (self, lang) {
+                    $((Msg::$key, Lang::Tr) => $tr, (Msg::$key, Lang::En) => $en,)*
+                }
+            }
+        }
+    };
+}
+
+messages! {
+    Brand => "TNS — Taşıma Bildirim Servisi", "TNS — Transport Notification Service";
+    SkipToContent => "İçeriğe geç", "Skip to content";
+    Language => "English", "Türkçe";
+    MainMenu => "Ana menü", "Main menu";
+    Dashboard => "Pano", "Dashboard";
+    Journeys => "Seferler", "Journeys";
+    Cargo => "Yük", "Cargo";
+    Vehicles => "Araçlar", "Vehicles";
+    Personnel => "Personel", "Personnel";
+    Submissions => "Bildirimler", "Submissions";
+    Settings => "Ayarlar", "Settings";
+    SignIn => "Giriş yap", "Sign in";
+    SignOut => "Çıkış yap", "Sign out";
+    Email => "E-posta", "E-mail";
+    Password => "Parola", "Password";
+    WrongCredentials => "E-posta ya da parola yanlış.", "Wrong e-mail or password.";
+    SessionEnds => "Oturum bitişi", "Session ends";
+    SignInAgain => "Oturumunuz sona erdi; lütfen yeniden giriş yapın.", "Your session has ended; please sign in again.";
+    NotAllowed => "Bu işlem için yetkiniz yok.", "You are not allowed to do this.";
+    NotFound => "Aradığınız kayıt bulunamadı.", "The record you are looking for was not found.";
+    SomethingWrong => "Beklenmeyen bir hata oluştu; lütfen yeniden deneyin.", "Something went wrong; please try again.";
+    TryAgainLater => "Hizmete şu an ulaşılamıyor; biraz sonra yeniden deneyin.", "The service cannot be reached right now; try again shortly.";
+    ReloadPage => "Sayfa eskidi; lütfen yenileyip yeniden deneyin.", "The page is out of date; reload it and try again.";
+    Suspended => "Hesap askıda", "Account suspended";
+    UsageThisMonth => "Bu ayki kullanım", "Usage this month";
+    CallsOf => "çağrı, kota", "calls of a quota of";
+    Unlimited => "sınırsız", "unlimited";
+    SubmissionsLast30 => "Son 30 günün bildirimleri", "Submissions in the last 30 days";
+    FailedSubmissions => "Başarısız bildirimler", "Failed submissions";
+    NoFailures => "Başarısız bildirim yok.", "No failed submissions.";
+    Retry => "Yeniden gönder", "Retry";
+    Retried => "Yeniden kuyruğa alındı.", "Queued again.";
+    StatePending => "Bekliyor", "Pending";
+    StateDelivered => "İletildi", "Delivered";
+    StateFailed => "Başarısız", "Failed";
+    When => "Zaman", "When";
+    Record => "Kayıt", "Record";
+    Message => "Mesaj", "Message";
+    New => "Yeni", "New";
+    Save => "Kaydet", "Save";
+    Cancel => "Vazgeç", "Cancel";
+    Edit => "Düzenle", "Edit";
+    Delete => "Sil", "Delete";
+    ConfirmDelete => "Bu kayıt silinsin mi?", "Delete this record?";
+    Saved => "Kaydedildi.", "Saved.";
+    Deleted => "Silindi.", "Deleted.";
+    FixErrors => "Lütfen işaretli alanları düzeltin.", "Please correct the marked fields.";
+    NothingYet => "Henüz kayıt yok.", "Nothing here yet.";
+    Next => "Sonraki sayfa", "Next page";
+    Actions => "İşlemler", "Actions";
+    Required => "zorunlu", "required";
+    NewVehicle => "Yeni araç", "New vehicle";
+    EditVehicle => "Aracı düzenle", "Edit vehicle";
+    NewPerson => "Yeni personel", "New crew member";
+    EditPerson => "Personeli düzenle", "Edit crew member";
+    Masked => "gizli", "hidden";
+    // Team members and passwords.
+    Team => "Ekip", "Team";
+    Name => "Ad soyad", "Name";
+    Role => "Rol", "Role";
+    RoleOwner => "Sahip", "Owner";
+    RoleAdmin => "Yönetici", "Admin";
+    RoleDispatcher => "Operasyon", "Dispatcher";
+    RoleViewer => "İzleyici", "Viewer";
+    RolesExplained => "Yönetici her şeyi yapar; operasyon sefer, yük, araç ve personeli yönetir ve bildirir; izleyici bildirimleri (kişisel veriler gizli), webhook'ları ve faturaları görür.", "Admins may do everything; dispatchers manage and submit journeys, cargo, vehicles and personnel; viewers see submissions (personal data hidden), webhooks and invoices.";
+    Invite => "Davet et", "Invite";
+    Remove => "Çıkar", "Remove";
+    ConfirmRemove => "Bu kişi ekipten çıkarılsın mı? Oturumları kapanır, oluşturduğu API anahtarları iptal edilir.", "Remove this member? Their sessions end and the API keys they made are revoked.";
+    Revoke => "İptal et", "Revoke";
+    Until => "son gün", "until";
+    OpenInvitations => "Bekleyen davetler", "Open invitations";
+    InvitationMade => "Davet oluşturuldu.", "The invitation is made.";
+    InvitationMailed => "Bağlantı e-postayla da gönderildi.", "The link was also e-mailed.";
+    ShownOnce => "Bu bağlantı yalnızca şimdi gösteriliyor; davet ettiğiniz kişiye iletin:", "This link is shown only now; pass it on to the person you invite:";
+    AlreadyHasAccount => "Bu adresin zaten bir hesabı var.", "This address has an account already.";
+    InvitationSubject => "TNS ekibine davet", "An invitation to a TNS team";
+    InvitationMail => "TNS'te bir ekibe davet edildiniz. Katılmak için bağlantıyı açın:", "You are invited to a team on TNS. Open the link to join:";
+    LinkValidDays => "Bağlantı şu kadar gün geçerli:", "The link is valid for this many days:";
+    InvitationGone => "Bu davet artık geçerli değil.", "This invitation is no longer valid.";
+    JoinTitle => "Ekibe katılın:", "Join the team of";
+    Join => "Katıl", "Join";
+    ChangePassword => "Parolayı değiştir", "Change password";
+    CurrentPassword => "Şu anki parola", "Current password";
+    NewPassword => "Yeni parola (en az 8 karakter)", "New password (at least 8 characters)";
+    WrongPassword => "Parola yanlış.", "The password is wrong.";
+    PasswordChanged => "Parola değiştirildi; diğer oturumlarınız kapandı.", "The password is changed; your other sessions have ended.";
+    ForgotPassword => "Parolamı unuttum", "Forgot password";
+    SendResetLink => "Sıfırlama bağlantısı gönder", "Send a reset link";
+    ResetSent => "Bu adresin bir hesabı varsa, bir sıfırlama bağlantısı gönderildi (bir saat geçerli).", "If the address has an account, a reset link was sent to it (valid for an hour).";
+    NoResetHere => "Bu platform e-posta göndermiyor; parolanızı sıfırlamak için kuruluşunuzun sahibine başvurun.", "This platform sends no e-mail; ask your organization's owner to help you reset your password.";
+    ResetSubject => "TNS parola sıfırlama", "TNS password reset";
+    ResetMail => "Parolanızı sıfırlamak için bu bağlantıyı açın (bir saat içinde, bir kez):", "Open this link to reset your password (within an hour, once):";
+    ResetMailNotYou => "Bunu siz istemediyseniz bu iletiyi yok sayın.", "If you did not ask for this, ignore this message.";
+    ChooseNewPassword => "Yeni parola belirleyin", "Choose a new password";
+    ResetGone => "Bu sıfırlama bağlantısı artık geçerli değil.", "This reset link is no longer valid.";
+}
+
+/// A form field's label: the field's name in the language, else its name as the API spells it.
+pub fn field_label(lang: Lang, field: &str) -> String {
+    let (tr, en) = match field {
+        "plate" => ("Plaka", "Plate"),
+        "vehicle_type" => ("Araç türü", "Vehicle type"),
+        "brand" => ("Marka", "Brand"),
+        "model" => ("Model", "Model"),
+        "model_year" => ("Model yılı", "Model year"),
+        "capacity" => ("Kapasite", "Capacity"),
+        "phone" => ("Telefon", "Phone"),
+        "identity_number" => ("Kimlik numarası", "Identity number"),
+        "first_name" => ("Ad", "First name"),
+        "last_name" => ("Soyad", "Last name"),
+        "gender" => ("Cinsiyet", "Gender"),
+        "nationality" => ("Uyruk", "Nationality"),
+        "role_type" => ("Görev", "Role"),
+        "address" => ("Adres", "Address"),
+        "hes_code" => ("HES kodu", "HES code"),
+        "status" => ("Durum", "Status"),
+        _ => return field.replace('_', " "),
+    };
+    match lang {
+        Lang::Tr => tr.into(),
+        Lang::En => en.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn turkish_unless_the_cookie_says_english() {
+        let mut h = HeaderMap::new();
+        assert_eq!(Lang::of(&h), Lang::Tr);
+        h.insert("cookie", "a=b; tns_lang=en".parse().unwrap());
+        assert_eq!(Lang::of(&h), Lang::En);
+        h.insert("cookie", "tns_lang=de".parse().unwrap());
+        assert_eq!(Lang::of(&h), Lang::Tr, "an unknown language is the default");
+        assert_eq!(Lang::Tr.t(Msg::Vehicles), "Araçlar");
+        assert_eq!(Lang::En.t(Msg::Vehicles), "Vehicles");
+        assert_eq!(field_label(Lang::En, "unheard_of"), "unheard of");
+    }
+}

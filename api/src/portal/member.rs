@@ -1,0 +1,135 @@
+//! Who is using the portal, and what they may do: the session cookie the JSON API takes too,
+//! looked up once per request by [`resolve`]; the scope a page needs, checked by the [`Member`]
+//! extractor as the API's `Caller` checks it; and [`admit`], through which every action passes
+//! the API's own admission for the route it mirrors (quota, suspension), so the portal allows
+//! nothing the API would refuse. Page views are not metered.
+
+use std::marker::PhantomData;
+
+use axum::{
+    body::Body,
+    extract::{FromRequestParts, Request},
+    http::{request::Parts, Method},
+};
+use chrono::{DateTime, Utc};
+use subtle::ConstantTimeEq;
+use tns_core::scopes::Needed;
+
+use super::{i18n::Lang, page::PortalError};
+use crate::{
+    admission::{spared_when_suspended, QUOTA_EXEMPT},
+    auth::{self, Principal},
+    error::ApiError,
+    limits::MAX_BODY_BYTES,
+    quota::Exempt,
+    state::AppState,
+};
+
+/// The signed-in member of a request, placed by [`resolve`].
+#[derive(Debug, Clone)]
+pub struct SignedIn {
+    pub principal: Principal,
+    pub csrf: String,
+    pub session_ends: Option<DateTime<Utc>>,
+}
+
+/// The request's session (if any), looked up before the page runs. An unsafe request must echo
+/// its session's CSRF token, as on the API: in `X-CSRF-Token` (htmx sends it) or, from a plain
+/// form, in its `_csrf` field. The request comes back whole (its body read only for that).
+pub async fn resolve(st: &AppState, req: Request) -> Result<(Request, Option<SignedIn>), PortalError> {
+    let (principal, session) = match auth::signed_in(st, req.headers()).await {
+        Ok(Some(found)) => found,
+        Ok(None) | Err(ApiError::Unauthorized(_)) => return Ok((req, None)),
+        Err(e) => return Err(e.into()),
+    };
+    let req = if anonymous_form(req.uri().path()) || principal.csrf_ok(req.method(), req.headers()) {
+        req
+    } else {
+        let (parts, body) = req.into_parts();
+        let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+            .await
+            .map_err(|_| PortalError::Api(ApiError::PayloadTooLarge))?;
+        let sent = form_urlencoded::parse(&bytes).find(|(k, _)| k == "_csrf").map(|(_, v)| v.into_owned());
+        if !sent.is_some_and(|t| bool::from(t.as_bytes().ct_eq(session.csrf.as_bytes()))) {
+            return Err(PortalError::Stale);
+        }
+        Request::from_parts(parts, Body::from(bytes))
+    };
+    let session_ends = session.expires_at.and_then(|t| DateTime::from_timestamp(t, 0));
+    Ok((req, Some(SignedIn { principal, csrf: session.csrf, session_ends })))
+}
+
+/// Forms posted by visitors without a session, each carrying a secret of its own (the sign-in
+/// form's token, an invitation's or a reset's in the path), so no session's token is asked.
+fn anonymous_form(path: &str) -> bool {
+    path == "/login"
+        || path == "/password/forgot"
+        || path.starts_with("/invite/")
+        || path.starts_with("/password/reset/")
+}
+
+/// A page that needs scope `S` (a type of [`tns_core::scopes::need`]): a visitor who is not signed
+/// in is sent to sign in, a member without the scope gets a 403 page.
+pub struct Member<S: Needed> {
+    pub signed_in: SignedIn,
+    pub lang: Lang,
+    _scope: PhantomData<S>,
+}
+
+impl<S: Needed> Member<S> {
+    pub fn principal(&self) -> &Principal {
+        &self.signed_in.principal
+    }
+
+    pub fn org(&self) -> i64 {
+        self.signed_in.principal.org_id
+    }
+}
+
+impl<S: Needed> FromRequestParts<AppState> for Member<S> {
+    type Rejection = PortalError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, PortalError> {
+        let signed_in = parts.extensions.get::<SignedIn>().cloned().ok_or(PortalError::SignIn)?;
+        signed_in.principal.require(S::SCOPE)?;
+        Ok(Member { signed_in, lang: Lang::of(&parts.headers), _scope: PhantomData })
+    }
+}
+
+/// Any signed-in member, whatever their role (their own password, say).
+pub struct Me {
+    pub signed_in: SignedIn,
+    pub lang: Lang,
+}
+
+impl Me {
+    pub fn principal(&self) -> &Principal {
+        &self.signed_in.principal
+    }
+
+    pub fn org(&self) -> i64 {
+        self.signed_in.principal.org_id
+    }
+}
+
+impl FromRequestParts<AppState> for Me {
+    type Rejection = PortalError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Self, PortalError> {
+        let signed_in = parts.extensions.get::<SignedIn>().cloned().ok_or(PortalError::SignIn)?;
+        Ok(Me { signed_in, lang: Lang::of(&parts.headers) })
+    }
+}
+
+/// Admit an action of `member` as the API admits the call it mirrors (`method` and `route`, an
+/// `/api/v1` route template): counted against the month's quota, refused over a hard quota, and
+/// refused for a suspended organization unless the API spares that call.
+pub async fn admit(st: &AppState, member: &Principal, method: Method, route: &str) -> Result<(), PortalError> {
+    let exempt = Exempt { quota: QUOTA_EXEMPT.contains(&route), suspension: spared_when_suspended(&method, route) };
+    let decision = st.quota.admit(member.org_id, &format!("{method} {route}"), exempt).await?;
+    if decision.admitted {
+        Ok(())
+    } else {
+        Err(PortalError::QuotaUsedUp)
+    }
+}

@@ -1,0 +1,90 @@
+//! The web portal: pages for the people who do the work (dispatchers, operations staff), served
+//! by the API role under `/` beside the JSON API (`/api/v1`), rendered on the server (maud)
+//! with htmx for what changes in place. It holds no rule of its own: a page signs in with the
+//! API's sessions, needs the scope the matching API route needs ([`member::Member`]), parses
+//! with the API's parsers (its forms follow the API's document, [`forms`]), calls the same
+//! service functions, and each action is admitted as the API call it mirrors ([`member::admit`]:
+//! quota and suspension). Page views are not metered. Turkish first, English second
+//! ([`i18n`]); times in Europe/Istanbul ([`format`]).
+
+pub mod assets;
+mod dashboard;
+pub mod format;
+mod forms;
+pub mod i18n;
+mod member;
+mod page;
+mod password;
+mod records;
+mod signin;
+mod team;
+
+use axum::{
+    http::{header, HeaderMap, StatusCode},
+    middleware::from_fn_with_state,
+    response::{Html, IntoResponse, Response},
+    routing::{get, post},
+    Router,
+};
+
+use crate::{
+    state::AppState,
+    v1::endpoints::{personnel::Personnel, vehicles::Vehicles},
+};
+use records::Pages;
+
+/// The portal's routes.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/", get(signin::home))
+        .route("/login", get(signin::form).post(signin::submit))
+        .route("/logout", post(signin::logout))
+        .route("/lang/{code}", get(signin::language))
+        .route("/dashboard", get(dashboard::show))
+        .route("/submissions/{id}/retry", post(dashboard::retry))
+        .route("/settings/team", get(team::show))
+        .route("/settings/team/invite", post(team::invite))
+        .route("/settings/team/{user}/role", post(team::set_role))
+        .route("/settings/team/{user}/remove", post(team::remove))
+        .route("/settings/team/invitations/{id}/revoke", post(team::revoke))
+        .route("/invite/{token}", get(team::welcome).post(team::accept))
+        .route("/account/password", get(password::change_form).post(password::change))
+        .route("/password/forgot", get(password::forgot_form).post(password::forgot))
+        .route("/password/reset/{token}", get(password::reset_form).post(password::reset))
+        .merge(registry::<Vehicles>())
+        .merge(registry::<Personnel>())
+        .route("/assets/{name}", get(assets::serve))
+        .layer(from_fn_with_state(state.clone(), page::serve))
+        .with_state(state)
+}
+
+/// A registry's five pages.
+fn registry<R: Pages>() -> Router<AppState> {
+    let p = R::PATH;
+    Router::new()
+        .route(p, get(records::list::<R>).post(records::create::<R>))
+        .route(&format!("{p}/new"), get(records::new::<R>))
+        .route(&format!("{p}/{{id}}"), post(records::update::<R>))
+        .route(&format!("{p}/{{id}}/edit"), get(records::edit::<R>))
+        .route(&format!("{p}/{{id}}/delete"), post(records::delete::<R>))
+}
+
+/// Whether a request is a person's browser (it asks for HTML): unknown paths then get a page.
+pub fn wants_html(headers: &HeaderMap) -> bool {
+    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains("text/html"))
+}
+
+/// The page for a path that is nowhere.
+pub fn not_found(headers: &HeaderMap) -> Response {
+    let lang = i18n::Lang::of(headers);
+    let shell = page::Shell { lang, signed_in: None, path: "/" };
+    let body = page::page(
+        &shell,
+        lang.t(i18n::Msg::NotFound),
+        maud::html! {
+            h1 { (lang.t(i18n::Msg::NotFound)) }
+            p { a href="/" { "TNS" } }
+        },
+    );
+    (StatusCode::NOT_FOUND, Html(body.into_string())).into_response()
+}

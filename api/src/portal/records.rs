@@ -1,0 +1,291 @@
+//! The pages of the two registries, vehicles and personnel: a list, a form to add one, a form
+//! to change one, and deleting (retiring) one. Each runs the API's own registry flow
+//! (`v1::registry`: the same parse, the same store calls, the same 404s and 409s) and is
+//! admitted as the API call it mirrors.
+
+use std::collections::HashMap;
+
+use axum::{
+    extract::{Path, Query, State},
+    http::{HeaderMap, HeaderValue, Method, StatusCode},
+    response::{Html, IntoResponse, Redirect, Response},
+    Form,
+};
+use maud::{html, Markup};
+use serde::Serialize;
+use serde_json::Value;
+use tns_core::scopes::need::{JourneysRead, JourneysWrite};
+
+use super::{
+    forms::{self, FieldSpec, Typed},
+    i18n::{field_label, Msg},
+    member::{admit, Member},
+    page::{flash, page, PortalError, Shell},
+};
+use crate::{
+    error::ApiError,
+    extract::parse_value,
+    state::AppState,
+    v1::{
+        endpoints::{personnel::Personnel, vehicles::Vehicles},
+        registry::{self, Registry},
+        resource::ListQuery,
+    },
+};
+
+/// What a registry's pages say about it.
+pub trait Pages: Registry<Record: Serialize + Send, Input: Send, Value: Send> + Send + Sync + 'static {
+    /// The portal's path (`/vehicles`).
+    const PATH: &'static str;
+    /// The API's collection route (`/portal/vehicles`), whose calls the actions mirror.
+    const API: &'static str;
+    /// The request schema its forms follow.
+    const SCHEMA: &'static str;
+    const TITLE: Msg;
+    const NEW: Msg;
+    const EDIT: Msg;
+    /// The record's fields the list shows, in order.
+    const COLUMNS: &'static [&'static str];
+}
+
+impl Pages for Vehicles {
+    const PATH: &'static str = "/vehicles";
+    const API: &'static str = "/portal/vehicles";
+    const SCHEMA: &'static str = "VehicleIn";
+    const TITLE: Msg = Msg::Vehicles;
+    const NEW: Msg = Msg::NewVehicle;
+    const EDIT: Msg = Msg::EditVehicle;
+    const COLUMNS: &'static [&'static str] = &["plate", "vehicle_type", "brand", "model", "capacity"];
+}
+
+impl Pages for Personnel {
+    const PATH: &'static str = "/personnel";
+    const API: &'static str = "/portal/personnel";
+    const SCHEMA: &'static str = "PersonIn";
+    const TITLE: Msg = Msg::Personnel;
+    const NEW: Msg = Msg::NewPerson;
+    const EDIT: Msg = Msg::EditPerson;
+    const COLUMNS: &'static [&'static str] = &["first_name", "last_name", "identity_number", "role_type", "phone"];
+}
+
+/// A record's fields as the list and the edit form show them.
+fn shown(record: &impl Serialize) -> HashMap<String, String> {
+    let Ok(Value::Object(m)) = serde_json::to_value(record) else { return HashMap::new() };
+    m.into_iter()
+        .filter_map(|(k, v)| match v {
+            Value::String(s) => Some((k, s)),
+            Value::Number(n) => Some((k, n.to_string())),
+            Value::Bool(b) => Some((k, b.to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `GET /vehicles` (and `/personnel`): the active records, newest first, a page at a time.
+pub async fn list<R: Pages>(
+    State(st): State<AppState>,
+    m: Member<JourneysRead>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Html<String>, PortalError> {
+    let lang = m.lang;
+    let query: ListQuery = parse_value(serde_json::json!({"cursor": q.get("cursor"), "limit": 50}))?;
+    let paged = registry::list::<R>(&st, m.principal(), &query).await?;
+    let done = q.get("done").and_then(|d| match d.as_str() {
+        "saved" => Some(Msg::Saved),
+        "deleted" => Some(Msg::Deleted),
+        _ => None,
+    });
+    let shell = Shell { lang, signed_in: Some(&m.signed_in), path: R::PATH };
+    let body = html! {
+        div.toolbar {
+            h1 { (lang.t(R::TITLE)) }
+            a.button href=(format!("{}/new", R::PATH)) { (lang.t(R::NEW)) }
+        }
+        @if let Some(d) = done { (flash(lang.t(d), "ok")) }
+        @if paged.data.is_empty() {
+            p.muted { (lang.t(Msg::NothingYet)) }
+        } @else {
+            div.table-wrap {
+                table {
+                    thead { tr {
+                        @for c in R::COLUMNS { th scope="col" { (field_label(lang, c)) } }
+                        th scope="col" { (lang.t(Msg::Actions)) }
+                    } }
+                    tbody {
+                        @for r in &paged.data {
+                            @let f = shown(r);
+                            @let id = f.get("id").cloned().unwrap_or_default();
+                            tr {
+                                @for c in R::COLUMNS { td { (f.get(*c).map(String::as_str).unwrap_or("—")) } }
+                                td {
+                                    a href=(format!("{}/{id}/edit", R::PATH)) { (lang.t(Msg::Edit)) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if let Some(cursor) = &paged.next_cursor {
+                p { a href=(format!("{}?cursor={}", R::PATH, super::page::urlencode(cursor))) { (lang.t(Msg::Next)) } }
+            }
+        }
+    };
+    Ok(Html(page(&shell, lang.t(R::TITLE), body).into_string()))
+}
+
+/// The form of a record: empty for a new one (`id` none), else its values; an error of the
+/// API's beside the field it names, or above the form.
+fn form<R: Pages>(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> Markup {
+    let lang = m.lang;
+    let csrf = &m.signed_in.csrf;
+    let specs = forms::fields(R::SCHEMA);
+    let named = error.and_then(|e| forms::field_error(specs, e));
+    let action = match id {
+        Some(id) => format!("{}/{id}", R::PATH),
+        None => R::PATH.to_string(),
+    };
+    html! {
+        form.record #record method="post" action=(action) hx-post=(action) hx-target="#record" hx-swap="outerHTML" novalidate {
+            input type="hidden" name="_csrf" value=(csrf);
+            @if let Some(e) = error {
+                @let text = match &named { Some(_) => lang.t(Msg::FixErrors).to_string(), None => e.to_string() };
+                div role="alert" { (flash(&text, "error")) }
+            }
+            (forms::inputs(lang, specs, typed, named.as_ref()))
+            div.toolbar {
+                button type="submit" { (lang.t(Msg::Save)) }
+                a.button.secondary href=(R::PATH) { (lang.t(Msg::Cancel)) }
+            }
+        }
+        @if let Some(id) = id {
+            form method="post" action=(format!("{}/{id}/delete", R::PATH)) hx-post=(format!("{}/{id}/delete", R::PATH))
+                hx-confirm=(lang.t(Msg::ConfirmDelete)) {
+                input type="hidden" name="_csrf" value=(csrf);
+                button.danger type="submit" { (lang.t(Msg::Delete)) }
+            }
+        }
+    }
+}
+
+fn form_page<R: Pages>(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> String {
+    let lang = m.lang;
+    let title = lang.t(if id.is_some() { R::EDIT } else { R::NEW });
+    let shell = Shell { lang, signed_in: Some(&m.signed_in), path: R::PATH };
+    page(&shell, title, html! { h1 { (title) } (form::<R>(m, id, typed, error)) }).into_string()
+}
+
+/// `GET /vehicles/new`.
+pub async fn new<R: Pages>(m: Member<JourneysWrite>) -> Html<String> {
+    Html(form_page::<R>(&m, None, &Typed::new(), None))
+}
+
+/// `GET /vehicles/{id}/edit`: the form with the record's values.
+pub async fn edit<R: Pages>(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    Path(id): Path<i64>,
+) -> Result<Html<String>, PortalError> {
+    let record = registry::get::<R>(&st, m.principal(), id).await?;
+    if !R::is_active(&record) {
+        return Err(ApiError::not_found(R::KIND, id).into());
+    }
+    let specs = forms::fields(R::SCHEMA);
+    let values = shown(&R::Input::from(&record));
+    let typed = specs.iter().filter_map(|s| values.get(&s.name).map(|v| (s.name.clone(), v.clone()))).collect();
+    Ok(Html(form_page::<R>(&m, Some(id), &typed, None)))
+}
+
+/// Saved: back to the list (htmx is told to go there; a plain form is redirected).
+fn saved(path: &str, headers: &HeaderMap, done: &str) -> Response {
+    let to = format!("{path}?done={done}");
+    if headers.contains_key("hx-request") {
+        let mut res = StatusCode::NO_CONTENT.into_response();
+        res.headers_mut().insert("hx-redirect", HeaderValue::from_str(&to).expect("a path"));
+        res
+    } else {
+        Redirect::to(&to).into_response()
+    }
+}
+
+/// The form again, with what was typed and why it was refused (a fragment for htmx, else the
+/// page).
+fn refused<R: Pages>(
+    m: &Member<JourneysWrite>,
+    headers: &HeaderMap,
+    id: Option<i64>,
+    typed: &Typed,
+    e: ApiError,
+) -> Response {
+    let status = e.status();
+    let body = if headers.contains_key("hx-request") {
+        form::<R>(m, id, typed, Some(&e)).into_string()
+    } else {
+        form_page::<R>(m, id, typed, Some(&e))
+    };
+    (status, Html(body)).into_response()
+}
+
+/// Whether an API error is the member's to put right in the form (a field, a duplicate).
+fn correctable(e: &ApiError) -> bool {
+    matches!(e, ApiError::Validation { .. } | ApiError::Conflict(_) | ApiError::BadRequest(_))
+}
+
+/// `POST /vehicles`: create, as `POST /api/v1/portal/vehicles`.
+pub async fn create<R: Pages>(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::POST, R::API).await?;
+    let specs: &[FieldSpec] = forms::fields(R::SCHEMA);
+    let typed = forms::typed(specs, pairs);
+    let outcome = match parse_value::<R::Input>(forms::json(specs, &typed, false)) {
+        Ok(input) => registry::create::<R>(&st, m.principal(), input).await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    answer::<R, _>(&m, &headers, None, &typed, outcome)
+}
+
+/// Saved, or the form again when the member can put it right, or the failure.
+fn answer<R: Pages, T>(
+    m: &Member<JourneysWrite>,
+    headers: &HeaderMap,
+    id: Option<i64>,
+    typed: &Typed,
+    outcome: Result<T, ApiError>,
+) -> Result<Response, PortalError> {
+    match outcome {
+        Ok(_) => Ok(saved(R::PATH, headers, "saved")),
+        Err(e) if correctable(&e) => Ok(refused::<R>(m, headers, id, typed, e)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `POST /vehicles/{id}`: change, as `PUT /api/v1/portal/vehicles/{id}` with the whole form
+/// (fields left empty are removed).
+pub async fn update<R: Pages>(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::PUT, &format!("{}/{{id}}", R::API)).await?;
+    let specs = forms::fields(R::SCHEMA);
+    let typed = forms::typed(specs, pairs);
+    let outcome = registry::update::<R>(&st, m.principal(), id, &forms::json(specs, &typed, true)).await;
+    answer::<R, _>(&m, &headers, Some(id), &typed, outcome)
+}
+
+/// `POST /vehicles/{id}/delete`: delete (or retire), as `DELETE /api/v1/portal/vehicles/{id}`.
+pub async fn delete<R: Pages>(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::DELETE, &format!("{}/{{id}}", R::API)).await?;
+    registry::delete::<R>(&st, m.principal(), id).await?;
+    Ok(saved(R::PATH, &headers, "deleted"))
+}

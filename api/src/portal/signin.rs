@@ -1,0 +1,199 @@
+//! Signing in and out of the portal, and choosing its language. Signing in is the API's own
+//! (`POST /auth/login`'s checks, back-off and session), behind the same per-address limit; the
+//! form carries a token of its own (a cookie and a hidden field that must match), so no other
+//! site can sign a visitor in to an account of its choosing.
+
+use axum::{
+    extract::{Path, Query, Request, State},
+    http::{header, HeaderMap, HeaderValue, StatusCode},
+    response::{Html, IntoResponse, Redirect, Response},
+    Form,
+};
+use maud::html;
+use serde::Deserialize;
+
+use super::{
+    i18n::{Lang, Msg, LANG_COOKIE},
+    member::SignedIn,
+    page::{flash, page, PortalError, Shell},
+};
+use crate::{
+    auth::session::{cookie, Session},
+    error::ApiError,
+    state::AppState,
+    v1::endpoints::auth::{sign_in, sign_out},
+};
+use tns_core::keys::random_token;
+
+/// The sign-in form's own token (see the module's comment).
+const FORM_COOKIE: &str = "tns_signin";
+
+#[derive(Deserialize)]
+pub struct Next {
+    next: Option<String>,
+}
+
+/// Only a path of this site is a place to come back to.
+fn local(next: Option<&str>) -> &str {
+    match next {
+        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n,
+        _ => "/dashboard",
+    }
+}
+
+/// `GET /`: the dashboard for a member, the sign-in form for anyone else.
+pub async fn home(req: Request) -> Redirect {
+    if req.extensions().get::<SignedIn>().is_some() {
+        Redirect::to("/dashboard")
+    } else {
+        Redirect::to("/login")
+    }
+}
+
+/// `GET /login`.
+pub async fn form(State(st): State<AppState>, headers: HeaderMap, Query(q): Query<Next>) -> Response {
+    let lang = Lang::of(&headers);
+    let token = random_token();
+    let mut res = Html(render(lang, local(q.next.as_deref()), &token, "", None).into_string()).into_response();
+    res.headers_mut().append(header::SET_COOKIE, form_cookie(&token, st.cfg.cookie_secure));
+    res
+}
+
+fn form_cookie(token: &str, secure: bool) -> HeaderValue {
+    let secure = if secure { "; Secure" } else { "" };
+    HeaderValue::from_str(&format!(
+        "{FORM_COOKIE}={token}; Path=/login; Max-Age=3600; HttpOnly; SameSite=Strict{secure}"
+    ))
+    .expect("cookie is ASCII")
+}
+
+fn render(lang: Lang, next: &str, token: &str, email: &str, error: Option<&str>) -> maud::Markup {
+    let shell = Shell { lang, signed_in: None, path: "/login" };
+    page(
+        &shell,
+        lang.t(Msg::SignIn),
+        html! {
+            div.signin.card {
+                h1 { (lang.t(Msg::SignIn)) }
+                @if let Some(e) = error { (flash(e, "error")) }
+                form.record method="post" action="/login" {
+                    input type="hidden" name="token" value=(token);
+                    input type="hidden" name="next" value=(next);
+                    div.field {
+                        label for="email" { (lang.t(Msg::Email)) }
+                        input #email type="email" name="email" value=(email) autocomplete="username" required
+                            autofocus[email.is_empty()];
+                    }
+                    div.field {
+                        label for="password" { (lang.t(Msg::Password)) }
+                        input #password type="password" name="password" autocomplete="current-password" required
+                            autofocus[!email.is_empty()];
+                    }
+                    div { button type="submit" { (lang.t(Msg::SignIn)) } }
+                }
+                p { a href="/password/forgot" { (lang.t(Msg::ForgotPassword)) } }
+            }
+        },
+    )
+}
+
+#[derive(Deserialize)]
+pub struct SignInForm {
+    email: String,
+    password: String,
+    token: String,
+    next: Option<String>,
+}
+
+/// `POST /login`: a session, and back where the member was going; the form again, with what
+/// was typed (but the password) and why, otherwise.
+pub async fn submit(State(st): State<AppState>, headers: HeaderMap, req: Request) -> Result<Response, PortalError> {
+    let lang = Lang::of(&headers);
+    let ip = st.throttle.client_ip(&req);
+    let Form(f) = Form::<SignInForm>::from_request(req, &st)
+        .await
+        .map_err(|e| PortalError::Api(ApiError::BadRequest(e.body_text())))?;
+    if !st.throttle.hit(&st.redis, ip).await.admitted {
+        return Err(PortalError::Api(ApiError::TooManyRequests {
+            detail: "too many sign-ins from this address; wait a minute".into(),
+            retry_after_secs: 60,
+        }));
+    }
+    let next = local(f.next.as_deref()).to_string();
+    let again = |message: &str, status: StatusCode| {
+        let token = random_token();
+        let mut res =
+            (status, Html(render(lang, &next, &token, &f.email, Some(message)).into_string())).into_response();
+        res.headers_mut().append(header::SET_COOKIE, form_cookie(&token, st.cfg.cookie_secure));
+        res
+    };
+    if cookie(&headers, FORM_COOKIE) != Some(f.token.as_str()) {
+        return Ok(again(lang.t(Msg::ReloadPage), StatusCode::FORBIDDEN));
+    }
+    match sign_in(&st, &f.email, f.password.clone()).await {
+        Ok((_, token, sess)) => Ok(with_session(&st, &token, &sess, Redirect::to(&next).into_response())),
+        Err(ApiError::Unauthorized(_)) => Ok(again(lang.t(Msg::WrongCredentials), StatusCode::UNAUTHORIZED)),
+        Err(e @ ApiError::TooManyRequests { .. }) => Ok(again(&e.to_string(), StatusCode::TOO_MANY_REQUESTS)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `res` setting a session's cookies.
+pub fn with_session(st: &AppState, token: &str, sess: &Session, mut res: Response) -> Response {
+    for c in crate::auth::session::cookies(token, sess, st.cfg.session_ttl, st.cfg.cookie_secure) {
+        res.headers_mut().append(header::SET_COOKIE, c);
+    }
+    res
+}
+
+/// `res` with a new session for `user` of `org` (who just joined, or whose other sessions just
+/// ended).
+pub async fn open_session(st: &AppState, user: i64, org: i64, res: Response) -> Result<Response, PortalError> {
+    let (token, sess) = crate::auth::session::create(&st.redis, st.cfg.session_ttl, user, org).await.map_err(|_| {
+        PortalError::Api(ApiError::Unavailable("the session store is unavailable; sign in shortly".into()))
+    })?;
+    Ok(with_session(st, &token, &sess, res))
+}
+
+/// `POST /logout`: the session ends on every API process, the cookies are cleared.
+pub async fn logout(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, PortalError> {
+    let cleared = sign_out(&st, &headers).await?;
+    let mut res = Redirect::to("/login").into_response();
+    // htmx follows this header rather than swapping the redirect's page in.
+    res.headers_mut().insert("hx-redirect", HeaderValue::from_static("/login"));
+    for c in cleared {
+        res.headers_mut().append(header::SET_COOKIE, c);
+    }
+    Ok(res)
+}
+
+#[derive(Deserialize)]
+pub struct Back {
+    back: Option<String>,
+}
+
+/// `GET /lang/{code}`: switch language (remembered for a year) and go back.
+pub async fn language(State(st): State<AppState>, Path(code): Path<String>, Query(q): Query<Back>) -> Response {
+    let Some(lang) = Lang::parse(&code) else { return StatusCode::NOT_FOUND.into_response() };
+    let secure = if st.cfg.cookie_secure { "; Secure" } else { "" };
+    let mut res = Redirect::to(local(q.back.as_deref())).into_response();
+    let c = format!("{LANG_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax{secure}", lang.code());
+    res.headers_mut().append(header::SET_COOKIE, HeaderValue::from_str(&c).expect("cookie is ASCII"));
+    res
+}
+
+use axum::extract::FromRequest;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_paths_of_this_site_are_followed() {
+        assert_eq!(local(Some("/vehicles")), "/vehicles");
+        for bad in ["https://evil.example/", "//evil.example", "/\\evil.example", "vehicles"] {
+            assert_eq!(local(Some(bad)), "/dashboard", "{bad}");
+        }
+        assert_eq!(local(None), "/dashboard");
+    }
+}
