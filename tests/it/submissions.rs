@@ -81,6 +81,9 @@ async fn every_sandbox_scenario_end_to_end() {
     assert_eq!(d["history"][0]["downstream_reference"], reference.as_str());
     assert!(d["passengers"].as_array().unwrap().iter().all(|p| p["downstream_reference"].is_string()));
     assert_eq!(d["snapshot"]["plate"], "34ABC123");
+    // Who queued it: the API key that called.
+    let key_id = app.get_ok("/portal/api-keys", key).await["data"][0]["id"].as_i64().unwrap();
+    assert_eq!(d["submitted_by"], format!("key:{key_id}"));
     assert_eq!(d["snapshot"]["crew"][0]["role"], "driver");
     assert_eq!(d["snapshot"]["passengers"].as_array().unwrap().len(), 2);
     assert_eq!(d["snapshot"]["departure"]["city_id"], ISTANBUL, "district resolved to its province");

@@ -206,7 +206,8 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
              -- to walk every pending row through the partial indexes instead of looking ids up.)
              WHERE s.id = r.id AND s.lease_token = r.token
             RETURNING s.id, s.org_id, s.target_type, s.target_id, s.operation, s.adapter, s.state,
-                      s.downstream_reference, s.error_message, s.attempts, s.created_at, s.finished_at, s.warnings
+                      s.downstream_reference, s.error_message, s.attempts, s.created_at, s.finished_at, s.warnings,
+                      s.submitted_by
          ), attempts AS (
             INSERT INTO submission_attempts (submission_id, org_id, started_at, outcome, error, downstream_reference)
             SELECT r.id, s.org_id, r.started_at, r.outcome, r.error, r.reference FROM r JOIN s ON s.id = r.id
@@ -234,7 +235,8 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
                                           'downstream_reference', s.downstream_reference,
                                           'error_message', s.error_message, 'attempts', s.attempts,
                                           'next_attempt_at', NULL, 'created_at', s.created_at,
-                                          'finished_at', s.finished_at, 'warnings', s.warnings)))
+                                          'finished_at', s.finished_at, 'warnings', s.warnings,
+                                          'submitted_by', s.submitted_by)))
               FROM s WHERE s.state <> 'pending'
          )
          SELECT s.id, s.state FROM s LEFT JOIN notified ON true CROSS JOIN events",
