@@ -47,6 +47,11 @@ pub struct Cargo {
     pub downstream_reference: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// Who created it: `user:<id>` (a member) or `key:<id>` (an API key); `null` for records
+    /// older than this field.
+    pub created_by: Option<String>,
+    /// Who changed it last (created or edited it), named the same way.
+    pub changed_by: Option<String>,
 }
 
 fn hh_mm<S: serde::Serializer>(t: &NaiveTime, s: S) -> Result<S::Ok, S::Error> {
@@ -128,7 +133,7 @@ const COLUMNS: &str =
     "id, vehicle_id, driver_id, transport_type, cargo_type, transport_mode, cargo_amount::float8 AS cargo_amount, \
      cargo_unit, sender_tax_number, sender_name, receiver_tax_number, receiver_name, loading_date, loading_time, \
      loading_city_id, loading_district_id, unloading_date, unloading_time, unloading_city_id, unloading_district_id, \
-     status, downstream_reference, created_at, updated_at";
+     status, downstream_reference, created_at, updated_at, created_by, changed_by";
 
 /// The columns both writes set, bound in this order by [`bind_fields`].
 const FIELDS: [&str; 19] = [
@@ -175,24 +180,25 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::
         .bind(c.unloading.3)
 }
 
-pub async fn insert(db: &PgPool, org: i64, c: &CargoFields) -> sqlx::Result<Cargo> {
-    let placeholders: Vec<String> = (2..2 + FIELDS.len()).map(|i| format!("${i}")).collect();
+pub async fn insert(db: &PgPool, org: i64, c: &CargoFields, by: &str) -> sqlx::Result<Cargo> {
+    let placeholders: Vec<String> = (3..3 + FIELDS.len()).map(|i| format!("${i}")).collect();
     let sql = format!(
-        "INSERT INTO cargo (org_id, {}) VALUES ($1, {}) RETURNING {COLUMNS}",
+        "INSERT INTO cargo (org_id, created_by, changed_by, {}) VALUES ($1, $2, $2, {}) RETURNING {COLUMNS}",
         FIELDS.join(", "),
         placeholders.join(", ")
     );
-    bind_fields(sqlx::query_as(&sql).bind(org), c).fetch_one(db).await
+    bind_fields(sqlx::query_as(&sql).bind(org).bind(by), c).fetch_one(db).await
 }
 
 /// Replace a draft's fields; `None` when there is no such draft.
-pub async fn update_draft(db: &PgPool, org: i64, id: i64, c: &CargoFields) -> sqlx::Result<Option<Cargo>> {
-    let sets: Vec<String> = FIELDS.iter().enumerate().map(|(i, f)| format!("{f} = ${}", i + 3)).collect();
+pub async fn update_draft(db: &PgPool, org: i64, id: i64, c: &CargoFields, by: &str) -> sqlx::Result<Option<Cargo>> {
+    let sets: Vec<String> = FIELDS.iter().enumerate().map(|(i, f)| format!("{f} = ${}", i + 4)).collect();
     let sql = format!(
-        "UPDATE cargo SET {}, updated_at = now() WHERE org_id = $1 AND id = $2 AND status = 'draft' RETURNING {COLUMNS}",
+        "UPDATE cargo SET {}, updated_at = now(), changed_by = $3
+          WHERE org_id = $1 AND id = $2 AND status = 'draft' RETURNING {COLUMNS}",
         sets.join(", ")
     );
-    bind_fields(sqlx::query_as(&sql).bind(org).bind(id), c).fetch_optional(db).await
+    bind_fields(sqlx::query_as(&sql).bind(org).bind(id).bind(by), c).fetch_optional(db).await
 }
 
 pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Cargo>> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot, Mutex};
 
-use super::journeys::{insert_many, Journey, JourneyFields};
+use super::journeys::{insert_many, Journey, JourneyFields, ToCreate};
 
 /// Journeys one statement carries at most.
 const MAX_BATCH: usize = 64;
@@ -18,6 +18,7 @@ type Reply = oneshot::Sender<sqlx::Result<Option<Journey>>>;
 struct Job {
     org: i64,
     fields: JourneyFields,
+    by: String,
     reply: Reply,
 }
 
@@ -58,11 +59,18 @@ impl JourneyWriter {
         (JourneyWriter { queue }, writers)
     }
 
-    /// Insert one journey; `None` when its vehicle record is not an active vehicle of `org`.
-    pub async fn insert(&self, org: i64, fields: JourneyFields) -> sqlx::Result<Option<Journey>> {
+    /// Insert one journey, created `by` a credential; `None` when its vehicle record is not an
+    /// active vehicle of `org`.
+    pub async fn insert(&self, org: i64, fields: JourneyFields, by: &str) -> sqlx::Result<Option<Journey>> {
         let (reply, answer) = oneshot::channel();
-        self.queue.send(Job { org, fields, reply }).await.map_err(|_| sqlx::Error::PoolClosed)?;
+        self.queue.send(Job { org, fields, by: by.to_string(), reply }).await.map_err(|_| sqlx::Error::PoolClosed)?;
         answer.await.map_err(|_| sqlx::Error::WorkerCrashed)?
+    }
+}
+
+impl Job {
+    fn row(&self) -> ToCreate<'_> {
+        ToCreate { org: self.org, fields: &self.fields, by: &self.by }
     }
 }
 
@@ -81,7 +89,7 @@ async fn next_batch(rx: &Mutex<mpsc::Receiver<Job>>) -> Option<Vec<Job>> {
 }
 
 async fn write(db: &PgPool, batch: Vec<Job>) {
-    let rows: Vec<(i64, &JourneyFields)> = batch.iter().map(|j| (j.org, &j.fields)).collect();
+    let rows: Vec<ToCreate<'_>> = batch.iter().map(Job::row).collect();
     match insert_many(db, &rows).await {
         Ok(results) => {
             for (job, result) in batch.into_iter().zip(results) {
@@ -99,7 +107,7 @@ async fn write(db: &PgPool, batch: Vec<Job>) {
         // each journey is written alone, so only its own request sees the error.
         Err(_) if batch.len() > 1 => {
             for job in batch {
-                let result = insert_many(db, &[(job.org, &job.fields)]).await.map(|mut r| r.pop().flatten());
+                let result = insert_many(db, &[job.row()]).await.map(|mut r| r.pop().flatten());
                 let _ = job.reply.send(result);
             }
         }

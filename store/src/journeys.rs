@@ -65,6 +65,12 @@ pub struct Journey {
     pub downstream_reference: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// Who created it: `user:<id>` (a member) or `key:<id>` (an API key); `null` for records
+    /// older than this field.
+    pub created_by: Option<String>,
+    /// Who changed its fields or crew last (or created it), named the same way. Passengers
+    /// name their own.
+    pub changed_by: Option<String>,
 }
 
 impl Keyed for Journey {
@@ -92,6 +98,8 @@ struct Row {
     downstream_reference: Option<String>,
     created_at: chrono::DateTime<chrono::Utc>,
     updated_at: chrono::DateTime<chrono::Utc>,
+    created_by: Option<String>,
+    changed_by: Option<String>,
 }
 
 fn stop(date: NaiveDate, time: NaiveTime, district: i32) -> Stop {
@@ -115,6 +123,8 @@ impl From<Row> for Journey {
             downstream_reference: r.downstream_reference,
             created_at: r.created_at,
             updated_at: r.updated_at,
+            created_by: r.created_by,
+            changed_by: r.changed_by,
         }
     }
 }
@@ -215,7 +225,7 @@ impl From<&Journey> for JourneyIn {
 const SELECT: &str = "SELECT j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
        j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context, j.trip_kind,
        j.status,
-       j.downstream_reference, j.created_at, j.updated_at,
+       j.downstream_reference, j.created_at, j.updated_at, j.created_by, j.changed_by,
        ARRAY(SELECT c.personnel_id FROM journey_crew c WHERE c.journey_id = j.id ORDER BY c.position) AS personnel_ids
   FROM journeys j";
 
@@ -277,6 +287,13 @@ fn bind_fields<'q, O>(q: crate::RowQuery<'q, O>, f: &'q JourneyFields) -> crate:
         .bind(f.trip_kind)
 }
 
+/// A journey to create: its organization, its fields and who creates it.
+pub struct ToCreate<'a> {
+    pub org: i64,
+    pub fields: &'a JourneyFields,
+    pub by: &'a str,
+}
+
 /// A journey row with the position of its input in a batch.
 #[derive(sqlx::FromRow)]
 struct Numbered {
@@ -289,13 +306,14 @@ struct Numbered {
 /// a transaction; one round trip and one commit for the whole batch). The answer lines up
 /// with `batch`: `None` where the named vehicle record is not an active vehicle of that
 /// organization. Journey ids are drawn first so crew rows can name them.
-pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::Result<Vec<Option<Journey>>> {
-    fn col<T>(batch: &[(i64, &JourneyFields)], f: impl Fn(&JourneyFields) -> T) -> Vec<T> {
-        batch.iter().map(|(_, j)| f(j)).collect()
+pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Vec<Option<Journey>>> {
+    fn col<T>(batch: &[ToCreate<'_>], f: impl Fn(&JourneyFields) -> T) -> Vec<T> {
+        batch.iter().map(|n| f(n.fields)).collect()
     }
-    let orgs: Vec<i64> = batch.iter().map(|(org, _)| *org).collect();
+    let orgs: Vec<i64> = batch.iter().map(|n| n.org).collect();
+    let by: Vec<&str> = batch.iter().map(|n| n.by).collect();
     let (mut crew_n, mut crew_id, mut crew_pos) = (vec![], vec![], vec![]);
-    for (n, (_, j)) in batch.iter().enumerate() {
+    for (n, j) in batch.iter().map(|n| n.fields).enumerate() {
         for (pos, id) in j.personnel_ids.iter().enumerate() {
             crew_n.push(n as i64 + 1);
             crew_id.push(*id);
@@ -306,9 +324,9 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
         "WITH input AS (
             SELECT i.*, nextval(pg_get_serial_sequence('journeys', 'id')) AS new_id
               FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::date[], $6::time[], $7::int[],
-                          $8::date[], $9::time[], $10::int[], $11::jsonb[], $15::text[])
+                          $8::date[], $9::time[], $10::int[], $11::jsonb[], $15::text[], $16::text[])
                    WITH ORDINALITY AS i(org, rec, plate, ref, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx,
-                                        kind, n)
+                                        kind, by, n)
          ), v AS (
             SELECT i.*, COALESCE(rec.plate, i.plate) AS v_plate, rec.id AS v_id
               FROM input i
@@ -320,8 +338,9 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
          ), j AS (
             INSERT INTO journeys (id, org_id, vehicle_ref, plate, vehicle_record_id, departure_date, departure_time,
                                   departure_district_id, arrival_date, arrival_time, arrival_district_id, tarifeli_context,
-                                  trip_kind)
-            SELECT new_id, org, ref, v_plate, v_id, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx, kind
+                                  trip_kind, created_by, changed_by)
+            SELECT new_id, org, ref, v_plate, v_id, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx, kind,
+                   by, by
               FROM v ORDER BY n
             RETURNING *
          ), crew_rows AS (
@@ -343,12 +362,13 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
                                           'personnel_ids', ARRAY(SELECT c.personnel_id FROM crew c JOIN v ON v.n = c.n
                                                                   WHERE v.new_id = j.id ORDER BY c.position),
                                           'status', j.status, 'downstream_reference', j.downstream_reference,
-                                          'created_at', j.created_at, 'updated_at', j.updated_at))) AS deliveries
+                                          'created_at', j.created_at, 'updated_at', j.updated_at,
+                                          'created_by', j.created_by, 'changed_by', j.changed_by))) AS deliveries
               FROM j
          )
          SELECT v.n AS ordinal, j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
                 j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context,
-                j.trip_kind, j.status, j.downstream_reference, j.created_at, j.updated_at,
+                j.trip_kind, j.status, j.downstream_reference, j.created_at, j.updated_at, j.created_by, j.changed_by,
                 ARRAY(SELECT c.personnel_id FROM crew c WHERE c.n = v.n ORDER BY c.position) AS personnel_ids
            FROM j JOIN v ON v.new_id = j.id CROSS JOIN events",
     )
@@ -367,6 +387,7 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
     .bind(&crew_id)
     .bind(&crew_pos)
     .bind(col(batch, |j| j.trip_kind))
+    .bind(&by)
     .fetch_all(db)
     .await?;
     let mut out: Vec<Option<Journey>> = (0..batch.len()).map(|_| None).collect();
@@ -381,18 +402,25 @@ pub async fn insert_many(db: &PgPool, batch: &[(i64, &JourneyFields)]) -> sqlx::
 /// Replace an editable journey's fields and crew (see `RecordStatus::is_editable`). False
 /// when it is not editable (any more) or the named vehicle record is not an active vehicle of
 /// the organization.
-pub async fn update_editable(tx: &mut PgConnection, org: i64, id: i64, f: &JourneyFields) -> sqlx::Result<bool> {
+pub async fn update_editable(
+    tx: &mut PgConnection,
+    org: i64,
+    id: i64,
+    f: &JourneyFields,
+    by: &str,
+) -> sqlx::Result<bool> {
     let sql = format!(
         "{VEHICLE_CTE}
          UPDATE journeys j SET vehicle_ref = $4, plate = v.plate, vehicle_record_id = v.id, departure_date = $5,
                 departure_time = $6, departure_district_id = $7, arrival_date = $8, arrival_time = $9,
-                arrival_district_id = $10, tarifeli_context = $11, trip_kind = $12, updated_at = now()
+                arrival_district_id = $10, tarifeli_context = $11, trip_kind = $12, updated_at = now(),
+                changed_by = $14
            FROM v
           WHERE j.org_id = $1 AND j.id = $13 AND j.status IN ('draft', 'delivered', 'failed')
          RETURNING j.id"
     );
     let updated: Option<(i64,)> =
-        bind_fields(sqlx::query_as(&sql).bind(org), f).bind(id).fetch_optional(&mut *tx).await?;
+        bind_fields(sqlx::query_as(&sql).bind(org), f).bind(id).bind(by).fetch_optional(&mut *tx).await?;
     if updated.is_none() {
         return Ok(false);
     }

@@ -35,6 +35,11 @@ pub struct Passenger {
     pub phone: Option<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// Who added them: `user:<id>` (a member) or `key:<id>` (an API key); `null` for rows
+    /// older than this field.
+    pub created_by: Option<String>,
+    /// Who changed them last (or added them), named the same way.
+    pub changed_by: Option<String>,
 }
 
 impl Keyed for Passenger {
@@ -64,7 +69,8 @@ impl From<&Passenger> for PassengerIn {
 }
 
 const COLUMNS: &str = "id, journey_id, first_name, last_name, identity_number, gender, nationality, boarding_place_code, \
-     destination_place_code, ticket_serial_no, ticket_issue_date, amount::float8 AS amount, seat_no, phone, created_at, updated_at";
+     destination_place_code, ticket_serial_no, ticket_issue_date, amount::float8 AS amount, seat_no, phone, created_at, updated_at, \
+     created_by, changed_by";
 
 /// Column arrays for `unnest`, one entry per passenger.
 #[derive(Default)]
@@ -120,6 +126,7 @@ pub async fn write(
     journey: i64,
     rows: &[NewPassenger],
     upsert: bool,
+    by: &str,
 ) -> sqlx::Result<Vec<Upserted>> {
     let c = Columns::of(rows);
     let on_conflict = if upsert {
@@ -127,15 +134,16 @@ pub async fn write(
             last_name = EXCLUDED.last_name, gender = EXCLUDED.gender, nationality = EXCLUDED.nationality,
             boarding_place_code = EXCLUDED.boarding_place_code, destination_place_code = EXCLUDED.destination_place_code,
             ticket_serial_no = EXCLUDED.ticket_serial_no, ticket_issue_date = EXCLUDED.ticket_issue_date,
-            amount = EXCLUDED.amount, seat_no = EXCLUDED.seat_no, phone = EXCLUDED.phone, updated_at = now()"
+            amount = EXCLUDED.amount, seat_no = EXCLUDED.seat_no, phone = EXCLUDED.phone, updated_at = now(),
+            changed_by = EXCLUDED.changed_by"
     } else {
         ""
     };
     sqlx::query_as(&format!(
         "INSERT INTO passengers (org_id, journey_id, first_name, last_name, identity_number, gender, nationality,
                                  boarding_place_code, destination_place_code, ticket_serial_no, ticket_issue_date,
-                                 amount, seat_no, phone)
-         SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[],
+                                 amount, seat_no, phone, created_by, changed_by)
+         SELECT $1, $2, *, $15, $15 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[],
                                       $10::text[], $11::date[], $12::float8[], $13::text[], $14::text[])
          {on_conflict}
          RETURNING {COLUMNS}, (xmax = 0) AS inserted"
@@ -154,6 +162,7 @@ pub async fn write(
     .bind(&c.amount)
     .bind(&c.seat_no)
     .bind(&c.phone)
+    .bind(by)
     .fetch_all(tx)
     .await
 }
@@ -171,11 +180,18 @@ pub async fn get(db: &PgPool, org: i64, journey: i64, id: i64) -> sqlx::Result<O
         .await
 }
 
-pub async fn update(db: &PgPool, org: i64, journey: i64, id: i64, p: &NewPassenger) -> sqlx::Result<Option<Passenger>> {
+pub async fn update(
+    db: &PgPool,
+    org: i64,
+    journey: i64,
+    id: i64,
+    p: &NewPassenger,
+    by: &str,
+) -> sqlx::Result<Option<Passenger>> {
     sqlx::query_as(&format!(
         "UPDATE passengers SET first_name = $4, last_name = $5, identity_number = $6, gender = $7, nationality = $8,
                 boarding_place_code = $9, destination_place_code = $10, ticket_serial_no = $11, ticket_issue_date = $12,
-                amount = $13, seat_no = $14, phone = $15, updated_at = now()
+                amount = $13, seat_no = $14, phone = $15, updated_at = now(), changed_by = $16
           WHERE org_id = $1 AND journey_id = $2 AND id = $3 RETURNING {COLUMNS}"
     ))
     .bind(org)
@@ -193,6 +209,7 @@ pub async fn update(db: &PgPool, org: i64, journey: i64, id: i64, p: &NewPasseng
     .bind(p.amount)
     .bind(&p.seat_no)
     .bind(&p.phone)
+    .bind(by)
     .fetch_optional(db)
     .await
 }

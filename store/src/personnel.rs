@@ -28,6 +28,11 @@ pub struct Person {
     pub status: RegistryStatus,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// Who created it: `user:<id>` (a member) or `key:<id>` (an API key); `null` for records
+    /// older than this field.
+    pub created_by: Option<String>,
+    /// Who changed it last (created, edited or retired it), named the same way.
+    pub changed_by: Option<String>,
 }
 
 impl Keyed for Person {
@@ -54,7 +59,7 @@ impl From<&Person> for PersonIn {
 }
 
 const COLUMNS: &str = "id, identity_number, first_name, last_name, gender, nationality, role_type, phone, address, \
-                       hes_code, status, created_at, updated_at";
+                       hes_code, status, created_at, updated_at, created_by, changed_by";
 pub const IDENTITY_KEY: &str = "personnel_org_identity_key";
 
 /// The person's fields, in the order of the insert's and the update's parameters.
@@ -70,23 +75,23 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Person>, p: &'q NewPerson) -> crate::R
         .bind(&p.hes_code)
 }
 
-pub async fn insert(db: &PgPool, org: i64, p: &NewPerson) -> sqlx::Result<Person> {
+pub async fn insert(db: &PgPool, org: i64, p: &NewPerson, by: &str) -> sqlx::Result<Person> {
     let sql = format!(
-        "INSERT INTO personnel (org_id, identity_number, first_name, last_name, gender, nationality, role_type, phone,
-                                address, hes_code)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING {COLUMNS}"
+        "INSERT INTO personnel (org_id, created_by, changed_by, identity_number, first_name, last_name, gender,
+                                nationality, role_type, phone, address, hes_code)
+         VALUES ($1, $2, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {COLUMNS}"
     );
-    let q = sqlx::query_as(&sql).bind(org);
+    let q = sqlx::query_as(&sql).bind(org).bind(by);
     bind_fields(q, p).fetch_one(db).await
 }
 
-pub async fn update(db: &PgPool, org: i64, id: i64, p: &NewPerson) -> sqlx::Result<Option<Person>> {
+pub async fn update(db: &PgPool, org: i64, id: i64, p: &NewPerson, by: &str) -> sqlx::Result<Option<Person>> {
     let sql = format!(
-        "UPDATE personnel SET identity_number = $3, first_name = $4, last_name = $5, gender = $6, nationality = $7,
-                role_type = $8, phone = $9, address = $10, hes_code = $11, updated_at = now()
+        "UPDATE personnel SET changed_by = $3, identity_number = $4, first_name = $5, last_name = $6, gender = $7,
+                nationality = $8, role_type = $9, phone = $10, address = $11, hes_code = $12, updated_at = now()
           WHERE org_id = $1 AND id = $2 AND status = 'active' RETURNING {COLUMNS}"
     );
-    let q = sqlx::query_as(&sql).bind(org).bind(id);
+    let q = sqlx::query_as(&sql).bind(org).bind(id).bind(by);
     bind_fields(q, p).fetch_optional(db).await
 }
 

@@ -31,14 +31,16 @@ impl Retirable {
 }
 
 /// False when the organization has no such active record.
-pub async fn retire(db: &PgPool, what: Retirable, org: i64, id: i64) -> sqlx::Result<bool> {
+pub async fn retire(db: &PgPool, what: Retirable, org: i64, id: i64, by: &str) -> sqlx::Result<bool> {
     let table = what.table();
     let mut tx = db.begin().await?;
     let hit = sqlx::query(&format!(
-        "UPDATE {table} SET status = 'inactive', updated_at = now() WHERE org_id = $1 AND id = $2 AND status = 'active'"
+        "UPDATE {table} SET status = 'inactive', updated_at = now(), changed_by = $3
+          WHERE org_id = $1 AND id = $2 AND status = 'active'"
     ))
     .bind(org)
     .bind(id)
+    .bind(by)
     .execute(&mut *tx)
     .await?;
     if hit.rows_affected() == 0 {

@@ -26,6 +26,11 @@ pub struct Vehicle {
     pub status: RegistryStatus,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
+    /// Who created it: `user:<id>` (a member) or `key:<id>` (an API key); `null` for records
+    /// older than this field.
+    pub created_by: Option<String>,
+    /// Who changed it last (created, edited or retired it), named the same way.
+    pub changed_by: Option<String>,
 }
 
 impl Keyed for Vehicle {
@@ -50,7 +55,7 @@ impl From<&Vehicle> for VehicleIn {
 }
 
 const COLUMNS: &str =
-    "id, plate, vehicle_type, brand, model, model_year, capacity, phone, status, created_at, updated_at";
+    "id, plate, vehicle_type, brand, model, model_year, capacity, phone, status, created_at, updated_at, created_by, changed_by";
 pub const PLATE_KEY: &str = "vehicles_org_plate_key";
 
 /// The vehicle's fields, in the order of the insert's and the update's parameters.
@@ -64,23 +69,24 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Vehicle>, v: &'q NewVehicle) -> crate:
         .bind(&v.phone)
 }
 
-pub async fn insert(db: &PgPool, org: i64, v: &NewVehicle) -> sqlx::Result<Vehicle> {
+pub async fn insert(db: &PgPool, org: i64, v: &NewVehicle, by: &str) -> sqlx::Result<Vehicle> {
     let sql = format!(
-        "INSERT INTO vehicles (org_id, plate, vehicle_type, brand, model, model_year, capacity, phone)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLUMNS}"
+        "INSERT INTO vehicles (org_id, created_by, changed_by, plate, vehicle_type, brand, model, model_year, capacity,
+                               phone)
+         VALUES ($1, $2, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {COLUMNS}"
     );
-    let q = sqlx::query_as(&sql).bind(org);
+    let q = sqlx::query_as(&sql).bind(org).bind(by);
     bind_fields(q, v).fetch_one(db).await
 }
 
 /// Replace the fields of an active vehicle; `None` when there is none with that id.
-pub async fn update(db: &PgPool, org: i64, id: i64, v: &NewVehicle) -> sqlx::Result<Option<Vehicle>> {
+pub async fn update(db: &PgPool, org: i64, id: i64, v: &NewVehicle, by: &str) -> sqlx::Result<Option<Vehicle>> {
     let sql = format!(
-        "UPDATE vehicles SET plate = $3, vehicle_type = $4, brand = $5, model = $6, model_year = $7, capacity = $8,
-                phone = $9, updated_at = now()
+        "UPDATE vehicles SET changed_by = $3, plate = $4, vehicle_type = $5, brand = $6, model = $7, model_year = $8,
+                capacity = $9, phone = $10, updated_at = now()
           WHERE org_id = $1 AND id = $2 AND status = 'active' RETURNING {COLUMNS}"
     );
-    let q = sqlx::query_as(&sql).bind(org).bind(id);
+    let q = sqlx::query_as(&sql).bind(org).bind(id).bind(by);
     bind_fields(q, v).fetch_optional(db).await
 }
 

@@ -308,14 +308,17 @@ async fn a_failing_row_fails_only_its_own_create() {
     // A crew member that does not exist breaks its row's foreign key (validation normally
     // stops this; here it stands for a person deleted between validation and the write).
     let results = futures::future::join_all([
-        writer.insert(fleet.org.id, fields(vec![fleet.driver_id])),
-        writer.insert(fleet.org.id, fields(vec![987_654_321])),
-        writer.insert(fleet.org.id, fields(vec![])),
+        writer.insert(fleet.org.id, fields(vec![fleet.driver_id]), "key:1"),
+        writer.insert(fleet.org.id, fields(vec![987_654_321]), "key:2"),
+        writer.insert(fleet.org.id, fields(vec![]), "user:3"),
     ])
     .await;
-    assert_eq!(results[0].as_ref().unwrap().as_ref().unwrap().personnel_ids, vec![fleet.driver_id]);
+    let first = results[0].as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(first.personnel_ids, vec![fleet.driver_id]);
     assert!(results[1].is_err());
-    assert!(results[2].as_ref().unwrap().is_some());
+    // Each journey of a batch names its own creator.
+    let third = results[2].as_ref().unwrap().as_ref().unwrap();
+    assert_eq!((first.created_by.as_deref(), third.created_by.as_deref()), (Some("key:1"), Some("user:3")));
     let n: i64 = sqlx::query_scalar("SELECT count(*) FROM journeys").fetch_one(&app.db).await.unwrap();
     assert_eq!(n, 2);
 }

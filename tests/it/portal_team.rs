@@ -12,7 +12,7 @@ use tokio::{
 };
 
 use crate::{
-    helpers::{tns_admin, TestApp},
+    helpers::{json_of, tns_admin, TestApp},
     portal::Visitor,
 };
 
@@ -112,6 +112,23 @@ async fn an_invited_dispatcher_joins_and_does_what_the_role_allows_on_pages_and_
     let made =
         dispatcher.submit("/vehicles/new", "/vehicles", &[("plate", "34 CAN 1"), ("vehicle_type", "otobus")]).await;
     assert_eq!(made.status, StatusCode::SEE_OTHER);
+    // The vehicle names who made it; a change through the API names the key.
+    let member: i64 =
+        sqlx::query_scalar("SELECT id FROM users WHERE email = $1").bind(&email).fetch_one(&app.db).await.unwrap();
+    let listed = app.get_ok("/portal/vehicles", &org.key).await["data"][0].clone();
+    assert_eq!(
+        (listed["plate"].as_str(), listed["created_by"].clone()),
+        (Some("34CAN1"), serde_json::json!(format!("user:{member}")))
+    );
+    let id = listed["id"].as_i64().unwrap();
+    let changed =
+        json_of(app.put(&format!("/portal/vehicles/{id}"), &org.key, serde_json::json!({"brand": "Temsa"})).await, 200)
+            .await;
+    let key_id = app.get_ok("/portal/api-keys", &org.key).await["data"][0]["id"].as_i64().unwrap();
+    assert_eq!(
+        (changed["created_by"].as_str(), changed["changed_by"].clone()),
+        (Some(format!("user:{member}").as_str()), serde_json::json!(format!("key:{key_id}")))
+    );
     assert_eq!(dispatcher.get("/settings/team").await.status, StatusCode::FORBIDDEN);
     // The same on the API, with the session: journeys:write yes, account:read no.
     let me = app.client.get(format!("{}/api/v1/portal/vehicles", app.root));

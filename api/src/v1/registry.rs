@@ -39,12 +39,19 @@ pub trait Registry {
     /// The 409 detail for a duplicate.
     fn duplicate(value: &Self::Value) -> String;
     fn is_active(record: &Self::Record) -> bool;
-    fn insert(db: &PgPool, org: i64, f: &Self::Value) -> impl Future<Output = sqlx::Result<Self::Record>> + Send;
+    /// Insert, created `by` a credential (`Principal::credential_id`).
+    fn insert(
+        db: &PgPool,
+        org: i64,
+        f: &Self::Value,
+        by: &str,
+    ) -> impl Future<Output = sqlx::Result<Self::Record>> + Send;
     fn update(
         db: &PgPool,
         org: i64,
         id: i64,
         f: &Self::Value,
+        by: &str,
     ) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
     fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
     fn list(db: &PgPool, org: i64, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Self::Record>>> + Send;
@@ -52,7 +59,9 @@ pub trait Registry {
 
 pub async fn create<R: Registry>(st: &AppState, p: &Principal, input: R::Input) -> ApiResult<Created<R::Record>> {
     let f = R::parse(input)?;
-    let rec = R::insert(&st.db, p.org_id, &f).await.map_err(|e| conflict_on(e, R::UNIQUE_KEY, || R::duplicate(&f)))?;
+    let rec = R::insert(&st.db, p.org_id, &f, &p.credential_id())
+        .await
+        .map_err(|e| conflict_on(e, R::UNIQUE_KEY, || R::duplicate(&f)))?;
     Ok(created(rec))
 }
 
@@ -77,7 +86,7 @@ pub async fn update<R: Registry>(
     let current = R::get(&st.db, p.org_id, id).await?.filter(R::is_active).ok_or_else(|| not_found(R::KIND, id))?;
     let merged = patched(&R::Input::from(&current), patch)?;
     let f = R::parse(merged).map_err(merged_conflict)?;
-    R::update(&st.db, p.org_id, id, &f)
+    R::update(&st.db, p.org_id, id, &f, &p.credential_id())
         .await
         .map_err(|e| conflict_on(e, R::UNIQUE_KEY, || R::duplicate(&f)))?
         .ok_or_else(|| not_found(R::KIND, id))
@@ -85,7 +94,7 @@ pub async fn update<R: Registry>(
 
 /// Delete, or retire as `inactive` when history refers to the record.
 pub async fn delete<R: Registry>(st: &AppState, p: &Principal, id: i64) -> ApiResult<()> {
-    if !retire(&st.db, R::RETIRE, p.org_id, id).await? {
+    if !retire(&st.db, R::RETIRE, p.org_id, id, &p.credential_id()).await? {
         return Err(not_found(R::KIND, id));
     }
     Ok(())

@@ -95,7 +95,11 @@ pub async fn create(
     ApiJson(input): ApiJson<CargoIn>,
 ) -> ApiResult<Created<Cargo>> {
     let f = resolve(&st, p.org_id, &CargoShipment::try_from(input)?).await?;
-    Ok(created(db::cargo::insert(&st.db, p.org_id, &f).await.map_err(|e| vanished_reference(e, "vehicle_id"))?))
+    Ok(created(
+        db::cargo::insert(&st.db, p.org_id, &f, &p.credential_id())
+            .await
+            .map_err(|e| vanished_reference(e, "vehicle_id"))?,
+    ))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -156,7 +160,7 @@ pub async fn update(
     }
     let merged = patched(&CargoIn::from(&current), &patch)?;
     let f = resolve(&st, p.org_id, &CargoShipment::try_from(merged).map_err(merged_conflict)?).await?;
-    db::cargo::update_draft(&st.db, p.org_id, id, &f)
+    db::cargo::update_draft(&st.db, p.org_id, id, &f, &p.credential_id())
         .await
         .map_err(|e| vanished_reference(e, "vehicle_id"))?
         .map(Json)

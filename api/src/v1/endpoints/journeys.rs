@@ -71,7 +71,12 @@ pub async fn create(
 ) -> ApiResult<Created<Journey>> {
     let f = resolve(&st, p.org_id, &NewJourney::try_from(input)?).await?;
     let missing = no_vehicle(&f);
-    st.journeys.insert(p.org_id, f).await.map_err(|e| vanished_reference(e, "vehicle_id"))?.map(created).ok_or(missing)
+    st.journeys
+        .insert(p.org_id, f, &p.credential_id())
+        .await
+        .map_err(|e| vanished_reference(e, "vehicle_id"))?
+        .map(created)
+        .ok_or(missing)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -172,7 +177,7 @@ pub async fn update(
         }
     }
     let mut tx = st.db.begin().await?;
-    if !db::journeys::update_editable(&mut tx, p.org_id, id, &f)
+    if !db::journeys::update_editable(&mut tx, p.org_id, id, &f, &p.credential_id())
         .await
         .map_err(|e| vanished_reference(e, "vehicle_id"))?
     {

@@ -84,9 +84,10 @@ pub async fn create(
     let passenger = NewPassenger::try_from(input)?;
     let mut tx = st.db.begin().await?;
     lock_journey(&mut tx, p.org_id, journey).await?;
-    let mut rows = db::passengers::write(&mut tx, p.org_id, journey, std::slice::from_ref(&passenger), false)
-        .await
-        .map_err(|e| conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(passenger.identity.number())))?;
+    let mut rows =
+        db::passengers::write(&mut tx, p.org_id, journey, std::slice::from_ref(&passenger), false, &p.credential_id())
+            .await
+            .map_err(|e| conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(passenger.identity.number())))?;
     check_capacity(&mut tx, journey).await?;
     tx.commit().await?;
     let row = rows.pop().ok_or_else(|| anyhow::anyhow!("insert returned no row"))?;
@@ -128,7 +129,7 @@ pub async fn update(
         db::passengers::get(&st.db, p.org_id, journey, id).await?.ok_or_else(|| not_found("passenger", id))?;
     let merged = patched(&PassengerIn::from(&current), &patch)?;
     let passenger = NewPassenger::try_from(merged).map_err(merged_conflict)?;
-    db::passengers::update(&st.db, p.org_id, journey, id, &passenger)
+    db::passengers::update(&st.db, p.org_id, journey, id, &passenger, &p.credential_id())
         .await
         .map_err(|e| conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(passenger.identity.number())))?
         .map(Json)
@@ -176,7 +177,8 @@ pub async fn bulk_upsert(
     let manifest = Manifest::try_from(input)?;
     let mut tx = st.db.begin().await?;
     lock_journey(&mut tx, p.org_id, journey).await?;
-    let mut rows = db::passengers::write(&mut tx, p.org_id, journey, manifest.entries(), true).await?;
+    let mut rows =
+        db::passengers::write(&mut tx, p.org_id, journey, manifest.entries(), true, &p.credential_id()).await?;
     check_capacity(&mut tx, journey).await?;
     tx.commit().await?;
     rows.sort_by_key(|r| manifest.position(&r.passenger.identity_number));

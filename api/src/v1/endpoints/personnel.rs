@@ -56,16 +56,17 @@ impl Registry for Personnel {
     fn is_active(r: &Person) -> bool {
         r.status == RegistryStatus::Active
     }
-    fn insert(db: &PgPool, org: i64, f: &NewPerson) -> impl Future<Output = sqlx::Result<Person>> + Send {
-        db::personnel::insert(db, org, f)
+    fn insert(db: &PgPool, org: i64, f: &NewPerson, by: &str) -> impl Future<Output = sqlx::Result<Person>> + Send {
+        db::personnel::insert(db, org, f, by)
     }
     fn update(
         db: &PgPool,
         org: i64,
         id: i64,
         f: &NewPerson,
+        by: &str,
     ) -> impl Future<Output = sqlx::Result<Option<Person>>> + Send {
-        db::personnel::update(db, org, id, f)
+        db::personnel::update(db, org, id, f, by)
     }
     fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Person>>> + Send {
         db::personnel::get(db, org, id)

@@ -50,16 +50,17 @@ impl Registry for Vehicles {
     fn is_active(r: &Vehicle) -> bool {
         r.status == RegistryStatus::Active
     }
-    fn insert(db: &PgPool, org: i64, f: &NewVehicle) -> impl Future<Output = sqlx::Result<Vehicle>> + Send {
-        db::vehicles::insert(db, org, f)
+    fn insert(db: &PgPool, org: i64, f: &NewVehicle, by: &str) -> impl Future<Output = sqlx::Result<Vehicle>> + Send {
+        db::vehicles::insert(db, org, f, by)
     }
     fn update(
         db: &PgPool,
         org: i64,
         id: i64,
         f: &NewVehicle,
+        by: &str,
     ) -> impl Future<Output = sqlx::Result<Option<Vehicle>>> + Send {
-        db::vehicles::update(db, org, id, f)
+        db::vehicles::update(db, org, id, f, by)
     }
     fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Vehicle>>> + Send {
         db::vehicles::get(db, org, id)
