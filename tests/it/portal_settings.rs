@@ -9,10 +9,13 @@ use std::{
 };
 
 use axum::{body::Bytes, extract::State, http::HeaderMap, Router};
+use chrono::NaiveDate;
 use reqwest::{header, StatusCode};
 use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 use tns_api::portal::{format::money, i18n::Lang};
+use tns_core::domain::billing::TaxRate;
+use tns_store::invoices::{issue_due, Terms};
 
 use crate::{
     helpers::{drain, tns_admin, Env, Org, TestApp},
@@ -270,6 +273,26 @@ async fn a_plan_change_shows_its_invoice_first_and_happens_once_confirmed() {
     let change = log.iter().find(|e| e["action"] == "change_plan").expect("the change is audited");
     assert_eq!(change["actor"], format!("tenant:user:{}", org.user_id));
     assert!(v.get("/settings/billing").await.body.contains(r#"id="current-plan""#));
+
+    // Once issued, the invoice is listed with its document, the one the API serves.
+    let today: NaiveDate =
+        sqlx::query_scalar("SELECT (now() AT TIME ZONE 'UTC')::date").fetch_one(&app.db).await.unwrap();
+    let terms = Terms { tax_rate: TaxRate::percent(Decimal::from(20)).unwrap(), due_days: 14 };
+    issue_due(&app.db, today, terms, true).await.unwrap();
+    let invoice = app.get_ok("/portal/billing/invoices", &org.key).await["data"][0]["id"].as_i64().unwrap();
+    let link = format!("/settings/billing/invoices/{invoice}/pdf");
+    assert!(v.get("/settings/billing").await.body.contains(&link));
+    let pdf = v.get(&link).await;
+    assert_eq!(pdf.status, StatusCode::OK);
+    assert_eq!(pdf.headers[header::CONTENT_TYPE], "application/pdf");
+    assert!(pdf.body.starts_with("%PDF"));
+    assert_eq!(other_pdf(&app, &link).await, StatusCode::NOT_FOUND, "another organization's invoice");
+}
+
+/// What another organization's owner gets for `path`.
+async fn other_pdf(app: &TestApp, path: &str) -> StatusCode {
+    let other = app.register().await;
+    Visitor::owner(app, &other).await.get(path).await.status
 }
 
 #[tokio::test]
