@@ -16,6 +16,7 @@ mod member;
 mod page;
 mod password;
 mod records;
+mod settings;
 mod signin;
 mod team;
 
@@ -53,6 +54,18 @@ pub fn router(state: AppState) -> Router {
         .route("/password/reset/{token}", get(password::reset_form).post(password::reset))
         .merge(registry::<Vehicles>())
         .merge(registry::<Personnel>())
+        .route("/settings/downstream", get(settings::downstream::show).post(settings::downstream::save))
+        .route("/settings/keys", get(settings::keys::show).post(settings::keys::create))
+        .route("/settings/keys/{id}/revoke", post(settings::keys::revoke))
+        .route("/settings/webhooks", get(settings::webhooks::list).post(settings::webhooks::create))
+        .route("/settings/webhooks/{id}", get(settings::webhooks::show))
+        .route("/settings/webhooks/{id}/rotate", post(settings::webhooks::rotate))
+        .route("/settings/webhooks/{id}/test", post(settings::webhooks::test_event))
+        .route("/settings/webhooks/deliveries/{id}", get(settings::webhooks::delivery))
+        .route("/settings/billing", get(settings::billing::show))
+        .route("/settings/billing/change", get(settings::billing::preview).post(settings::billing::change))
+        .route("/settings/billing/invoices/{id}/pdf", get(settings::billing::pdf))
+        .route("/settings/support", get(settings::support::show).post(settings::support::open))
         .route("/assets/{name}", get(assets::serve))
         .layer(from_fn_with_state(state.clone(), page::serve))
         .with_state(state)

@@ -27,8 +27,18 @@ pub struct Shell<'a> {
 }
 
 /// The sections the navigation offers, with their paths.
-const SECTIONS: &[(Msg, &str)] =
-    &[(Msg::Dashboard, "/dashboard"), (Msg::Vehicles, "/vehicles"), (Msg::Personnel, "/personnel")];
+const SECTIONS: &[(Msg, &str)] = &[
+    (Msg::Dashboard, "/dashboard"),
+    (Msg::Vehicles, "/vehicles"),
+    (Msg::Personnel, "/personnel"),
+    (Msg::Settings, "/settings/downstream"),
+];
+
+/// Whether the section at `section` holds the page at `path` (every settings page is in
+/// Settings, whose entry leads to its first page).
+fn current(path: &str, section: &str) -> bool {
+    path.starts_with(section) || (section.starts_with("/settings/") && path.starts_with("/settings/"))
+}
 
 /// A whole page: `title` (already in the page's language) and its `content`.
 pub fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {
@@ -56,7 +66,7 @@ pub fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {
                             ul {
                                 @for (name, path) in SECTIONS {
                                     li {
-                                        a href=(path) aria-current=[shell.path.starts_with(path).then_some("page")] {
+                                        a href=(path) aria-current=[current(shell.path, path).then_some("page")] {
                                             (lang.t(*name))
                                         }
                                     }

@@ -59,6 +59,7 @@ async fn render(st: &AppState, m: &Member<AccountWrite>, notice: Option<Markup>)
     let csrf = &m.signed_in.csrf;
     let shell = Shell { lang, signed_in: Some(&m.signed_in), path: "/settings/team" };
     let body = html! {
+        (super::settings::nav(lang, m.principal().scopes, "/settings/team"))
         h1 { (lang.t(Msg::Team)) }
         @if let Some(n) = notice { (n) }
         div.table-wrap {

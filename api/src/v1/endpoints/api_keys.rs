@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::{
-    auth::Caller,
+    auth::{Caller, Principal},
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath},
     idempotency::NoReplay,
@@ -57,6 +57,14 @@ pub async fn create(
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<CreateKeyIn>,
 ) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedKey>)> {
+    let key = create_key(&st, &p, input).await?;
+    // The key is shown once: an Idempotency-Key repeat must not store or replay it.
+    Ok((StatusCode::CREATED, Extension(NoReplay), Json(key)))
+}
+
+/// Create a key for `p`'s organization with a subset of `p`'s scopes (what `POST
+/// /portal/api-keys` does; the portal's page calls it too).
+pub async fn create_key(st: &AppState, p: &Principal, input: CreateKeyIn) -> ApiResult<CreatedKey> {
     if input.scopes.is_empty() || input.scopes.len() > MAX_SCOPES {
         return Err(ApiError::validation("scopes", format!("must name 1 to {MAX_SCOPES} scopes")));
     }
@@ -73,8 +81,7 @@ pub async fn create(
     }
     let key = db::api_keys::insert(&mut tx, p.org_id, p.user_id, &name, scopes).await?;
     tx.commit().await?;
-    // The key is shown once: an Idempotency-Key repeat must not store or replay it.
-    Ok((StatusCode::CREATED, Extension(NoReplay), Json(key)))
+    Ok(key)
 }
 
 /// Revoke a key: it and every token minted from it stop working on every API process
@@ -87,10 +94,16 @@ pub async fn revoke(
     p: Caller<AccountWrite>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<OkBody>> {
+    revoke_key(&st, &p, id).await?;
+    Ok(Json(OkBody::default()))
+}
+
+/// Revoke key `id` of `p`'s organization (what `DELETE /portal/api-keys/{id}` does).
+pub async fn revoke_key(st: &AppState, p: &Principal, id: i64) -> ApiResult<()> {
     if !db::api_keys::revoke(&st.db, p.org_id, id).await? {
         return Err(ApiError::NotFound(format!("no API key with id {id}")));
     }
     st.keys.forget(id);
     tracing::info!(org = p.org_id, key = id, "api key revoked");
-    Ok(Json(OkBody::default()))
+    Ok(())
 }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::Caller,
+    auth::{Caller, Principal},
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     pdf::{self, Line},
@@ -44,16 +44,20 @@ pub async fn plans(State(st): State<AppState>) -> ApiResult<Json<PlanList>> {
     responses((status = 200, body = Subscription)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn subscription(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<Subscription>> {
-    db::plans::subscription(&st.db, p.org_id)
+    Ok(Json(current_plan(&st, p.org_id).await?))
+}
+
+/// `org`'s current plan (what `GET /portal/billing/subscription` answers).
+pub async fn current_plan(st: &AppState, org: i64) -> ApiResult<Subscription> {
+    db::plans::subscription(&st.db, org)
         .await?
-        .map(Json)
         .ok_or_else(|| ApiError::NotFound("the organization has no subscription".into()))
 }
 
 #[derive(Deserialize, ToSchema)]
 pub struct ChangeIn {
     /// A plan's `code` from `GET /portal/billing/plans`.
-    plan_code: Opaque64,
+    pub plan_code: Opaque64,
 }
 
 /// Switch plan. The new quota applies at once on every API process, and a trial ends. Billing
@@ -70,13 +74,20 @@ pub async fn change(
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<ChangeIn>,
 ) -> ApiResult<Json<OkBody>> {
-    let code = plan(&st, input.plan_code.as_str()).await?.code;
+    change_plan(&st, &p, input).await?;
+    Ok(Json(OkBody::default()))
+}
+
+/// Switch `p`'s organization to another plan, audited as `p` (what `POST
+/// /portal/billing/subscription/change` does; the portal's page calls it too).
+pub async fn change_plan(st: &AppState, p: &Principal, input: ChangeIn) -> ApiResult<()> {
+    let code = plan(st, input.plan_code.as_str()).await?.code;
     let actor = Actor::Tenant { user: p.user_id, key: p.key_id };
     db::standing::change_plan(&st.db, &actor, p.org_id, &code, None).await?;
     st.quota.publish_limit(p.org_id).await?;
     st.profiles.remove_where(|(org, _), _| *org == p.org_id);
     tracing::info!(org = p.org_id, plan = code, "plan changed");
-    Ok(Json(OkBody::default()))
+    Ok(())
 }
 
 /// The plan `code` names (trimmed), or a 404 naming `plan_code`.
@@ -92,7 +103,7 @@ async fn plan(st: &AppState, code: &str) -> ApiResult<Price> {
 pub struct UpcomingQuery {
     /// Preview a change to this plan (a `code` from `GET /portal/billing/plans`): the invoice
     /// changing now would issue.
-    plan_code: Option<Opaque64>,
+    pub plan_code: Option<Opaque64>,
 }
 
 /// The next invoice as it would be issued, on the next day anything is due: today when
@@ -110,11 +121,17 @@ pub async fn upcoming(
     p: Caller<AccountRead>,
     ApiQuery(q): ApiQuery<UpcomingQuery>,
 ) -> ApiResult<Json<UpcomingInvoice>> {
+    Ok(Json(upcoming_invoice(&st, p.org_id, &q).await?))
+}
+
+/// The next invoice of `org`, or with `plan_code` the one a change to that plan would issue
+/// (what `GET /portal/billing/invoices/upcoming` answers; the portal's page shows it too).
+pub async fn upcoming_invoice(st: &AppState, org: i64, q: &UpcomingQuery) -> ApiResult<UpcomingInvoice> {
     let change = match &q.plan_code {
-        Some(code) => Some(plan(&st, code.as_str()).await?),
+        Some(code) => Some(plan(st, code.as_str()).await?),
         None => None,
     };
-    db::invoices::upcoming(&st.db, p.org_id, change.as_ref(), st.cfg.invoices.tax_rate).await?.map(Json).ok_or_else(|| {
+    db::invoices::upcoming(&st.db, org, change.as_ref(), st.cfg.invoices.tax_rate).await?.ok_or_else(|| {
         ApiError::NotFound(
             "nothing would be invoiced: the organization is not billed (a trial, or a free plan); preview a plan with `plan_code`"
                 .into(),
@@ -160,7 +177,13 @@ pub async fn invoice_pdf(
     p: Caller<AccountRead>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Response> {
-    let detail = find(&st, p.org_id, id).await?;
+    invoice_document(&st, p.org_id, id).await
+}
+
+/// Invoice `id` of `org` as a PDF response (what `GET /portal/billing/invoices/{id}/pdf`
+/// answers; the portal's link serves it too).
+pub async fn invoice_document(st: &AppState, org: i64, id: i64) -> ApiResult<Response> {
+    let detail = find(st, org, id).await?;
     Ok(pdf_response(render(&detail), &format!("tns-invoice-{id}.pdf")))
 }
 

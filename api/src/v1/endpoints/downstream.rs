@@ -6,7 +6,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::Caller,
+    auth::{Caller, Principal},
     error::{ApiError, ApiResult, ErrorBody},
     extract::ApiJson,
     state::{AppState, CREDENTIAL_CHECKS_PER_HOUR},
@@ -47,8 +47,8 @@ impl crate::v1::openapi::AcrossFields for DownstreamIn {
     }
 }
 
-fn answer(setting: Option<Setting>) -> Json<Downstream> {
-    Json(match setting {
+fn answer(setting: Option<Setting>) -> Downstream {
+    match setting {
         Some(s) => Downstream {
             adapter: s.adapter,
             available: AdapterName::ALL,
@@ -63,7 +63,12 @@ fn answer(setting: Option<Setting>) -> Json<Downstream> {
             ws_username: None,
             updated_at: None,
         },
-    })
+    }
+}
+
+/// The organization's setting, as `GET /portal/downstream` answers it.
+pub async fn current(st: &AppState, org: i64) -> ApiResult<Downstream> {
+    Ok(answer(db::downstream::get(&st.db, org).await?))
 }
 
 /// The organization's downstream setting. Scope `account:read`.
@@ -71,7 +76,7 @@ fn answer(setting: Option<Setting>) -> Json<Downstream> {
     responses((status = 200, body = Downstream)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn get(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<Downstream>> {
-    Ok(answer(db::downstream::get(&st.db, p.org_id).await?))
+    Ok(Json(current(&st, p.org_id).await?))
 }
 
 /// Choose the downstream for new submissions (pending ones keep theirs; amendments and
@@ -89,6 +94,12 @@ pub async fn put(
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<DownstreamIn>,
 ) -> ApiResult<Json<Downstream>> {
+    Ok(Json(set(&st, &p, input).await?))
+}
+
+/// Choose the downstream for `p`'s organization, the credentials checked with U-ETDS first
+/// (what `PUT /portal/downstream` does; the portal's page calls it too).
+pub async fn set(st: &AppState, p: &Principal, input: DownstreamIn) -> ApiResult<Downstream> {
     let choice = Choice::try_from(input)?;
     let creds = match &choice {
         Choice::Uetds(login) => {

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::Caller,
+    auth::{Caller, Principal},
     error::ApiResult,
     extract::{ApiJson, ApiQuery},
     state::AppState,
@@ -38,8 +38,14 @@ pub async fn create(
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<TicketIn>,
 ) -> ApiResult<Created<Ticket>> {
+    Ok(created(open_ticket(&st, &p, input).await?))
+}
+
+/// Open a ticket for `p`'s organization (what `POST /portal/support/tickets` does; the
+/// portal's page calls it too).
+pub async fn open_ticket(st: &AppState, p: &Principal, input: TicketIn) -> ApiResult<Ticket> {
     let (subject, body) = (input.subject.into_inner(), input.body.into_inner());
-    Ok(created(db::tickets::insert(&st.db, p.org_id, p.user_id, &subject, &body, input.priority).await?))
+    Ok(db::tickets::insert(&st.db, p.org_id, p.user_id, &subject, &body, input.priority).await?)
 }
 
 /// The organization's tickets, newest first. Scope `account:read`.

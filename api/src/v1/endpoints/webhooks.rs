@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
-    auth::Caller,
+    auth::{Caller, Principal},
     error::{ApiError, ApiResult, ErrorBody},
     extract::{optional_json, ApiJson, ApiPath, ApiQuery},
     idempotency::NoReplay,
@@ -40,10 +40,10 @@ use tns_store::{
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CreatedSubscription {
     #[serde(flatten)]
-    subscription: Subscription,
+    pub subscription: Subscription,
     /// Signs every delivery: `X-Webhook-Signature` (hex HMAC-SHA256 of the body keyed with the
     /// whole secret) and `webhook-signature` (Standard Webhooks). Not shown again.
-    secret: String,
+    pub secret: String,
 }
 
 /// Subscribe an endpoint to an event type. The answer carries the signing secret once (an
@@ -57,6 +57,12 @@ pub async fn create(
     p: Caller<WebhooksWrite>,
     ApiJson(input): ApiJson<SubscriptionIn>,
 ) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedSubscription>)> {
+    Ok((StatusCode::CREATED, Extension(NoReplay), Json(subscribe(&st, &p, input).await?)))
+}
+
+/// Subscribe for `p`'s organization (what `POST /portal/webhooks` does; the portal's page
+/// calls it too).
+pub async fn subscribe(st: &AppState, p: &Principal, input: SubscriptionIn) -> ApiResult<CreatedSubscription> {
     let url = input.endpoint_url.admit(st.cfg.webhook_policy).await?;
     let secret = WebhookSecret::or_generated(input.secret);
     let sealed = st.cfg.data_key.seal(p.org_id, secret.as_bytes());
@@ -64,7 +70,7 @@ pub async fn create(
         db::webhooks::insert(&st.db, p.org_id, input.event_type, &url, &sealed).await?.ok_or_else(|| {
             ApiError::Conflict(format!("an organization keeps at most {MAX_SUBSCRIPTIONS} subscriptions"))
         })?;
-    Ok((StatusCode::CREATED, Extension(NoReplay), Json(CreatedSubscription { subscription, secret })))
+    Ok(CreatedSubscription { subscription, secret })
 }
 
 /// The organization's subscriptions, newest first (secrets are never shown again).
@@ -90,7 +96,12 @@ pub async fn get(
     p: Caller<WebhooksRead>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<Subscription>> {
-    db::webhooks::get(&st.db, p.org_id, id).await?.map(Json).ok_or_else(|| not_found("webhook subscription", id))
+    Ok(Json(subscription(&st, p.org_id, id).await?))
+}
+
+/// Subscription `id` of `org`, or a 404.
+pub async fn subscription(st: &AppState, org: i64, id: i64) -> ApiResult<Subscription> {
+    db::webhooks::get(&st.db, org, id).await?.ok_or_else(|| not_found("webhook subscription", id))
 }
 
 /// Change a subscription: any of `active`, `event_type`, `endpoint_url`. Answers the whole
@@ -135,12 +146,18 @@ pub async fn rotate_secret(
 ) -> ApiResult<(Extension<NoReplay>, Json<CreatedSubscription>)> {
     // The body is optional: empty (or `null`) means "generate one".
     let input: RotateSecretIn = optional_json(&body)?.unwrap_or_default();
+    Ok((Extension(NoReplay), Json(rotate(&st, &p, id, input).await?)))
+}
+
+/// Replace subscription `id`'s signing secret (what `POST /portal/webhooks/{id}/rotate-secret`
+/// does; the portal's page calls it too).
+pub async fn rotate(st: &AppState, p: &Principal, id: i64, input: RotateSecretIn) -> ApiResult<CreatedSubscription> {
     let secret = WebhookSecret::or_generated(input.secret);
     let sealed = st.cfg.data_key.seal(p.org_id, secret.as_bytes());
     let subscription = db::webhooks::rotate_secret(&st.db, p.org_id, id, &sealed)
         .await?
         .ok_or_else(|| not_found("webhook subscription", id))?;
-    Ok((Extension(NoReplay), Json(CreatedSubscription { subscription, secret })))
+    Ok(CreatedSubscription { subscription, secret })
 }
 
 /// Delete a subscription: deliveries stop at once (waiting ones fail); its delivery records
@@ -196,12 +213,12 @@ pub async fn deliveries(
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeliveryDetail {
     #[serde(flatten)]
-    record: DeliveryRecord,
+    pub record: DeliveryRecord,
     /// The body POSTed, byte for byte as signed: `{"id", "type", "created_at", "data"}`. To a
     /// credential without `journeys:read`, any personal field in it comes masked.
-    payload: String,
+    pub payload: String,
     /// Attempts, oldest first.
-    history: Vec<DeliveryAttempt>,
+    pub history: Vec<DeliveryAttempt>,
 }
 
 /// One delivery record with its payload and attempts. Scope `webhooks:read`.
@@ -213,13 +230,19 @@ pub async fn delivery(
     p: Caller<WebhooksRead>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<DeliveryDetail>> {
+    Ok(Json(delivery_detail(&st, &p, id).await?))
+}
+
+/// Delivery record `id` of `p`'s organization with its payload (masked as `p` may see it) and
+/// attempts (what `GET /portal/webhooks/events/{id}` answers).
+pub async fn delivery_detail(st: &AppState, p: &Principal, id: i64) -> ApiResult<DeliveryDetail> {
     // The record first, then its attempts: an attempt is recorded in the same statement as the
     // record's change, so read in this order the history holds every attempt the record counts
     // (read concurrently, a final record could come with its last attempt missing).
     let d = db::webhooks::delivery(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("webhook delivery", id))?;
     let history = db::webhooks::delivery_attempts(&st.db, p.org_id, id).await?;
     let payload = if p.scopes.allows(Scope::JourneysRead) { d.body } else { masked(d.body) };
-    Ok(Json(DeliveryDetail { record: d.record, payload, history }))
+    Ok(DeliveryDetail { record: d.record, payload, history })
 }
 
 /// Today's events carry record ids, never people; masking what a credential without
@@ -236,9 +259,9 @@ fn masked(body: String) -> String {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct TestEventOut {
-    ok: bool,
+    pub ok: bool,
     /// Deliveries created (0 when there is no active subscription).
-    deliveries: i32,
+    pub deliveries: i32,
 }
 
 /// Send a `test` event (optional body `{"subscription_id"}`), delivered like any other.
@@ -254,6 +277,11 @@ pub async fn test_event(
 ) -> ApiResult<Json<TestEventOut>> {
     // The body is optional: empty (or `null`) means "every active subscription".
     let input: TestEventIn = optional_json(&body)?.unwrap_or_default();
+    Ok(Json(send_test(&st, &p, input).await?))
+}
+
+/// Send a `test` event for `p`'s organization (what `POST /portal/webhooks/test-event` does).
+pub async fn send_test(st: &AppState, p: &Principal, input: TestEventIn) -> ApiResult<TestEventOut> {
     let target = input.subscription_id.map(Int::get);
     if let Some(id) = target {
         let sub = db::webhooks::get(&st.db, p.org_id, id)
@@ -264,5 +292,5 @@ pub async fn test_event(
         }
     }
     let deliveries = db::webhooks::emit_test(&st.db, p.org_id, target).await?;
-    Ok(Json(TestEventOut { ok: true, deliveries }))
+    Ok(TestEventOut { ok: true, deliveries })
 }

@@ -1,0 +1,97 @@
+//! The settings pages: where submissions go (the downstream and its U-ETDS credentials), the
+//! team, API keys, webhooks, billing and support, under one sub-navigation ([`nav`]). Each is
+//! the API's `/portal/...` resource of the same name, through its own service functions.
+
+pub mod billing;
+pub mod downstream;
+pub mod keys;
+pub mod support;
+pub mod webhooks;
+
+use axum::{
+    http::{HeaderMap, HeaderValue, StatusCode},
+    response::{IntoResponse, Redirect, Response},
+};
+use maud::{html, Markup};
+use tns_core::scopes::{Scope, Scopes};
+
+use super::{
+    i18n::{Lang, Msg},
+    member::SignedIn,
+    page::{page, Shell},
+};
+use crate::error::ApiError;
+
+/// The settings pages, each shown to a member holding the scope its API route reads with.
+const PAGES: [(Msg, &str, Scope); 6] = [
+    (Msg::Downstream, "/settings/downstream", Scope::AccountRead),
+    (Msg::Team, "/settings/team", Scope::AccountWrite),
+    (Msg::ApiKeys, "/settings/keys", Scope::AccountRead),
+    (Msg::Webhooks, "/settings/webhooks", Scope::WebhooksRead),
+    (Msg::Billing, "/settings/billing", Scope::AccountRead),
+    (Msg::Support, "/settings/support", Scope::AccountRead),
+];
+
+/// The settings' own navigation, the page at `current` marked.
+pub fn nav(lang: Lang, scopes: Scopes, current: &str) -> Markup {
+    html! {
+        nav.subnav aria-label=(lang.t(Msg::SettingsMenu)) {
+            ul {
+                @for (name, path, scope) in PAGES {
+                    @if scopes.allows(scope) {
+                        li { a href=(path) aria-current=[current.starts_with(path).then_some("page")] { (lang.t(name)) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A settings page: the shell, the settings' navigation, the title and `content`.
+fn settings_page(lang: Lang, signed_in: &SignedIn, path: &str, title: &str, content: Markup) -> String {
+    let shell = Shell { lang, signed_in: Some(signed_in), path };
+    let body = html! {
+        (nav(lang, signed_in.principal.scopes, path))
+        h1 { (title) }
+        (content)
+    };
+    page(&shell, title, body).into_string()
+}
+
+/// Whether the member can put an API error right in the form it came from (a field, a
+/// duplicate, a limit to wait out, a service to try again).
+fn correctable(e: &ApiError) -> bool {
+    matches!(
+        e.status(),
+        StatusCode::BAD_REQUEST
+            | StatusCode::UNPROCESSABLE_ENTITY
+            | StatusCode::CONFLICT
+            | StatusCode::TOO_MANY_REQUESTS
+            | StatusCode::SERVICE_UNAVAILABLE
+    )
+}
+
+/// What to tell the member about an error shown above a form (a 5xx's detail stays hidden).
+fn problem(lang: Lang, e: &ApiError) -> String {
+    match e.status() {
+        StatusCode::SERVICE_UNAVAILABLE => lang.t(Msg::TryAgainLater).to_string(),
+        s if s.is_server_error() => lang.t(Msg::SomethingWrong).to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// Done: to `to` (htmx is told to go there; a plain form is redirected).
+fn done(to: &str, headers: &HeaderMap) -> Response {
+    if headers.contains_key("hx-request") {
+        let mut res = StatusCode::NO_CONTENT.into_response();
+        res.headers_mut().insert("hx-redirect", HeaderValue::from_str(to).expect("a path"));
+        res
+    } else {
+        Redirect::to(to).into_response()
+    }
+}
+
+/// A field's error beside it, linked for assistive technology.
+fn field_error(id: &str, error: Option<&str>) -> Markup {
+    html! { @if let Some(r) = error { p.error-text id=(format!("{id}-error")) { (r) } } }
+}

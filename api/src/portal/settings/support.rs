@@ -1,0 +1,163 @@
+//! Support: the organization's tickets, and a new one opened with a subject, a message and a
+//! priority. The API keeps no replies and shows no single ticket, so neither does the portal.
+
+use std::collections::HashMap;
+
+use axum::{
+    extract::{Query, State},
+    http::{HeaderMap, Method},
+    response::{Html, IntoResponse, Response},
+    Form,
+};
+use maud::html;
+use serde::Deserialize;
+use serde_json::json;
+use tns_core::{
+    domain::kinds::Priority,
+    scopes::{
+        need::{AccountRead, AccountWrite},
+        Scope,
+    },
+};
+use tns_store::{self as db, pagination::Page};
+
+use super::{correctable, done, field_error, problem, settings_page};
+use crate::{
+    error::ApiError,
+    extract::parse_value,
+    portal::{
+        format,
+        i18n::{Lang, Msg},
+        member::{admit, Member, SignedIn},
+        page::{flash, PortalError},
+    },
+    state::AppState,
+    v1::endpoints::support::{self as api, TicketIn},
+};
+
+const PATH: &str = "/settings/support";
+
+#[derive(Debug, Default, Deserialize)]
+pub struct TicketForm {
+    #[serde(default)]
+    subject: String,
+    #[serde(default)]
+    body: String,
+    #[serde(default)]
+    priority: String,
+}
+
+async fn render(
+    st: &AppState,
+    lang: Lang,
+    signed_in: &SignedIn,
+    typed: &TicketForm,
+    error: Option<&ApiError>,
+    opened: bool,
+) -> Result<String, PortalError> {
+    let tickets = db::tickets::list(&st.db, signed_in.principal.org_id, &Page { limit: 50, before: None }).await?;
+    let may_open = signed_in.principal.scopes.allows(Scope::AccountWrite);
+    let named = match error {
+        Some(ApiError::Validation { field, reason }) if ["subject", "body", "priority"].contains(&field.as_str()) => {
+            Some((field.as_str(), reason.as_str()))
+        }
+        _ => None,
+    };
+    let err = |f: &str| named.filter(|(n, _)| *n == f).map(|(_, r)| r);
+    let described = |f: &str| err(f).map(|_| format!("t-{f}-error"));
+    let chosen = if typed.priority.is_empty() { Priority::Normal.as_str() } else { typed.priority.as_str() };
+    let body = html! {
+        @if opened { (flash(lang.t(Msg::TicketOpened), "ok")) }
+        h2 { (lang.t(Msg::Tickets)) }
+        @if tickets.is_empty() {
+            p.muted { (lang.t(Msg::NothingYet)) }
+        } @else {
+            div.table-wrap {
+                table {
+                    thead { tr {
+                        th scope="col" { "#" }
+                        th scope="col" { (lang.t(Msg::Subject)) }
+                        th scope="col" { (lang.t(Msg::Priority)) }
+                        th scope="col" { (lang.t(Msg::Status)) }
+                        th scope="col" { (lang.t(Msg::Created)) }
+                    } }
+                    tbody {
+                        @for t in &tickets {
+                            tr {
+                                td { (t.id) }
+                                td { (t.subject) }
+                                td { (t.priority.as_str()) }
+                                td { (t.status.as_str()) }
+                                td { (format::datetime(lang, t.created_at)) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @if may_open {
+            h2 #new-ticket-h { (lang.t(Msg::NewTicket)) }
+            form.record method="post" action=(PATH) aria-labelledby="new-ticket-h" novalidate {
+                input type="hidden" name="_csrf" value=(signed_in.csrf);
+                @if let Some(e) = error {
+                    @let text = if named.is_some() { lang.t(Msg::FixErrors).to_string() } else { problem(lang, e) };
+                    div role="alert" { (flash(&text, "error")) }
+                }
+                div.field {
+                    label for="t-subject" { (lang.t(Msg::Subject)) }
+                    input #t-subject type="text" name="subject" value=(typed.subject) maxlength="200" required
+                        aria-invalid=[err("subject").map(|_| "true")] aria-describedby=[described("subject")];
+                    (field_error("t-subject", err("subject")))
+                }
+                div.field {
+                    label for="t-body" { (lang.t(Msg::Message)) }
+                    textarea #t-body name="body" rows="6" maxlength="10000" required
+                        aria-invalid=[err("body").map(|_| "true")] aria-describedby=[described("body")] { (typed.body) }
+                    (field_error("t-body", err("body")))
+                }
+                div.field {
+                    label for="t-priority" { (lang.t(Msg::Priority)) }
+                    select #t-priority name="priority"
+                        aria-invalid=[err("priority").map(|_| "true")] aria-describedby=[described("priority")] {
+                        @for p in Priority::ALL { option value=(p.as_str()) selected[p.as_str() == chosen] { (p.as_str()) } }
+                    }
+                    (field_error("t-priority", err("priority")))
+                }
+                div { button type="submit" { (lang.t(Msg::NewTicket)) } }
+            }
+        }
+    };
+    Ok(settings_page(lang, signed_in, PATH, lang.t(Msg::Support), body))
+}
+
+/// `GET /settings/support`.
+pub async fn show(
+    State(st): State<AppState>,
+    m: Member<AccountRead>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Html<String>, PortalError> {
+    let opened = q.get("done").is_some_and(|d| d == "opened");
+    Ok(Html(render(&st, m.lang, &m.signed_in, &TicketForm::default(), None, opened).await?))
+}
+
+/// `POST /settings/support`: as `POST /api/v1/portal/support/tickets`.
+pub async fn open(
+    State(st): State<AppState>,
+    m: Member<AccountWrite>,
+    headers: HeaderMap,
+    Form(f): Form<TicketForm>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::POST, "/portal/support/tickets").await?;
+    let outcome = match parse_value::<TicketIn>(json!({"subject": f.subject, "body": f.body, "priority": f.priority})) {
+        Ok(input) => api::open_ticket(&st, m.principal(), input).await,
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(_) => Ok(done(&format!("{PATH}?done=opened"), &headers)),
+        Err(e) if correctable(&e) => {
+            let page = render(&st, m.lang, &m.signed_in, &f, Some(&e), false).await?;
+            Ok((e.status(), Html(page)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
