@@ -162,6 +162,32 @@ messages! {
     ResetMailNotYou => "Bunu siz istemediyseniz bu iletiyi yok sayın.", "If you did not ask for this, ignore this message.";
     ChooseNewPassword => "Yeni parola belirleyin", "Choose a new password";
     ResetGone => "Bu sıfırlama bağlantısı artık geçerli değil.", "This reset link is no longer valid.";
+    // Submissions, reference pickers and cargo.
+    SubmissionNo => "Bildirim", "Submission";
+    State => "Durum", "State";
+    TargetType => "Kayıt türü", "Record type";
+    TargetJourney => "Sefer", "Journey";
+    TargetCargo => "Yük", "Cargo shipment";
+    CreatedFrom => "Başlangıç günü", "From (day)";
+    CreatedTo => "Bitiş günü", "To (day)";
+    Filter => "Süz", "Filter";
+    All => "Tümü", "All";
+    Reference => "Referans", "Reference";
+    Operation => "İşlem", "Operation";
+    Downstream => "Hedef sistem", "Downstream";
+    Attempts => "Denemeler", "Attempts";
+    NoAttempts => "Henüz deneme yok.", "No attempts yet.";
+    Outcome => "Sonuç", "Outcome";
+    Started => "Başladı", "Started";
+    Finished => "Bitti", "Finished";
+    SubmittedBy => "Gönderen", "Submitted by";
+    Warnings => "Uyarılar", "Warnings";
+    Passengers => "Yolcular", "Passengers";
+    Sent => "Gönderilen veri", "What was sent";
+    Details => "Ayrıntılar", "Details";
+    CancelDownstream => "Kaydı U-ETDS'te iptal et", "Cancel the record downstream";
+    CancelReason => "İptal gerekçesi (isteğe bağlı)", "Reason for cancelling (optional)";
+    CancelQueued => "İptal kuyruğa alındı.", "The cancellation is queued.";
 }
 
 /// A form field's label: the field's name in the language, else its name as the API spells it.

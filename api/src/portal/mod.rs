@@ -15,8 +15,10 @@ pub mod i18n;
 mod member;
 mod page;
 mod password;
+mod places;
 mod records;
 mod signin;
+mod submissions;
 mod team;
 
 use axum::{
@@ -41,7 +43,6 @@ pub fn router(state: AppState) -> Router {
         .route("/logout", post(signin::logout))
         .route("/lang/{code}", get(signin::language))
         .route("/dashboard", get(dashboard::show))
-        .route("/submissions/{id}/retry", post(dashboard::retry))
         .route("/settings/team", get(team::show))
         .route("/settings/team/invite", post(team::invite))
         .route("/settings/team/{user}/role", post(team::set_role))
@@ -53,6 +54,13 @@ pub fn router(state: AppState) -> Router {
         .route("/password/reset/{token}", get(password::reset_form).post(password::reset))
         .merge(registry::<Vehicles>())
         .merge(registry::<Personnel>())
+        // Submissions, reference pickers and cargo.
+        .route("/submissions", get(submissions::list))
+        .route("/submissions/{id}", get(submissions::show))
+        .route("/submissions/{id}/status", get(submissions::live))
+        .route("/submissions/{id}/retry", post(submissions::retry))
+        .route("/submissions/{id}/cancel", post(submissions::cancel))
+        .route("/reference/places", get(places::places))
         .route("/assets/{name}", get(assets::serve))
         .layer(from_fn_with_state(state.clone(), page::serve))
         .with_state(state)
