@@ -191,3 +191,105 @@ async fn the_place_pickers_offer_matching_provinces_and_a_provinces_districts() 
     assert_eq!(v.get("/reference/places?kind=planet&q=a").await.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(v.get("/reference/places?kind=district&city=99").await.status, StatusCode::UNPROCESSABLE_ENTITY);
 }
+
+/// `cargo()` as a form's fields.
+fn cargo_form(vehicle_id: i64) -> Vec<(String, String)> {
+    let body = cargo(vehicle_id);
+    body.as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().map(String::from).unwrap_or_else(|| v.to_string())))
+        .collect()
+}
+
+fn pairs(fields: &[(String, String)]) -> Vec<(&str, &str)> {
+    fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+}
+
+/// The link of an invitation in the page that made it.
+fn link(text: &str, prefix: &str) -> String {
+    let at = text.find(prefix).unwrap_or_else(|| panic!("no {prefix} in {text}"));
+    text[at..].split(|c: char| c.is_whitespace() || c == '<' || c == '"').next().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_shipment_through_its_form_is_submitted_and_delivered() {
+    let (app, _scheduler, f) = delivering().await;
+    let v = Visitor::owner(&app, &f.org).await;
+    // The form follows the document; its places are picked by name.
+    let form = v.get("/cargo/new").await;
+    assert_eq!(form.status, StatusCode::OK);
+    assert!(form.body.contains(r#"<label for="f-loading_city_id">"#), "{}", form.body);
+    assert!(form.body.contains(r#"list="f-loading_city_id-options" data-picker="city""#), "{}", form.body);
+    assert!(form.body.contains(r#"data-picker="district" data-city-field="unloading_city_id""#), "{}", form.body);
+    assert!(form.body.contains(r#"<datalist id="f-loading_city_id-options">"#));
+
+    // A refused field: the form again, the error beside it, what was typed kept, nothing stored.
+    let mut fields = cargo_form(f.vehicle_id);
+    fields.iter_mut().find(|(k, _)| k == "cargo_amount").unwrap().1 = "lots".into();
+    let bad = v.submit("/cargo/new", "/cargo", &pairs(&fields)).await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.body);
+    assert!(bad.body.contains(r#"id="f-cargo_amount-error""#), "{}", bad.body);
+    assert!(bad.body.contains(r#"value="lots""#) && bad.body.contains(r#"value="Gönderen A.Ş.""#), "{}", bad.body);
+    // A rule across fields, with the API's words: Kadıköy is not in Adana.
+    let mut fields = cargo_form(f.vehicle_id);
+    fields.iter_mut().find(|(k, _)| k == "loading_city_id").unwrap().1 = ADANA.to_string();
+    let across = v.submit("/cargo/new", "/cargo", &pairs(&fields)).await;
+    assert_eq!(across.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", across.body);
+    assert!(across.body.contains(r#"id="f-loading_district_id-error""#), "{}", across.body);
+    assert_eq!(app.get_ok("/portal/cargo", f.key()).await["data"].as_array().unwrap().len(), 0);
+
+    let ok = v.submit("/cargo/new", "/cargo", &pairs(&cargo_form(f.vehicle_id))).await;
+    assert_eq!(ok.status, StatusCode::SEE_OTHER, "{}", ok.body);
+    let id: i64 = ok.location().strip_prefix("/cargo/").unwrap().split('?').next().unwrap().parse().unwrap();
+    let stored = app.get_ok(&format!("/portal/cargo/{id}"), f.key()).await;
+    assert_eq!((stored["cargo_amount"].as_f64(), stored["status"].as_str()), (Some(1250.5), Some("draft")));
+    assert_eq!(stored["loading_district_id"], KADIKOY);
+    let list = v.get("/cargo?status=draft").await;
+    assert!(list.body.contains(&format!(r#"href="/cargo/{id}""#)), "{}", list.body);
+    assert!(!v.get("/cargo?status=delivered").await.body.contains(&format!(r#"href="/cargo/{id}""#)));
+    assert!(v.get(&format!("/cargo/{id}/edit")).await.body.contains(r#"value="1250.5""#));
+
+    // Submitted: the shipment's page shows the submission's live status until delivered.
+    let sent = v.submit(&format!("/cargo/{id}"), &format!("/cargo/{id}/submit"), &[]).await;
+    assert_eq!((sent.status, sent.location()), (StatusCode::SEE_OTHER, format!("/cargo/{id}?done=submitted").as_str()));
+    let subs = app.get_ok(&format!("/portal/submissions?target_type=cargo&target_id={id}"), f.key()).await;
+    let sub = subs["data"][0].clone();
+    let sid = sub["id"].as_i64().unwrap();
+    assert_eq!(sub["submitted_by"], format!("user:{}", f.org.user_id));
+    let page = v.get(&format!("/cargo/{id}?done=submitted")).await;
+    assert!(page.body.contains(&format!(r#"<div id="submission-{sid}" aria-live="polite""#)), "{}", page.body);
+    assert!(until_final(&v, sid).await.body.contains("state-delivered"));
+    let delivered = v.get(&format!("/cargo/{id}")).await;
+    assert!(delivered.body.contains(&format!(r#"href="/cargo/{id}/report""#)), "{}", delivered.body);
+    let pdf = v.get(&format!("/cargo/{id}/report")).await;
+    assert_eq!(pdf.status, StatusCode::OK, "{}", pdf.body);
+    assert_eq!(pdf.headers["content-type"], "application/pdf");
+    // A delivered shipment is no longer a draft to change: the API's 409.
+    let late = v.submit(&format!("/cargo/{id}"), &format!("/cargo/{id}"), &pairs(&cargo_form(f.vehicle_id))).await;
+    assert_eq!(late.status, StatusCode::CONFLICT, "{}", late.body);
+
+    // Another organization's shipment is nowhere.
+    let other = app.register().await;
+    let stranger = Visitor::owner(&app, &other).await;
+    for path in [format!("/cargo/{id}"), format!("/cargo/{id}/edit"), format!("/submissions/{sid}")] {
+        assert_eq!(stranger.get(&path).await.status, StatusCode::NOT_FOUND, "{path}");
+    }
+    let theirs = stranger.submit("/cargo/new", &format!("/cargo/{id}/submit"), &[]).await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND);
+
+    // A viewer reads submissions but makes no shipment.
+    let email = format!("viewer-{}@example.com", f.org.id);
+    let made = v.submit("/settings/team", "/settings/team/invite", &[("email", &email), ("role", "viewer")]).await;
+    let viewer = Visitor::new(&app);
+    let joined =
+        viewer.post(&link(&made.body, "/invite/"), &[("full_name", "Ece Su"), ("password", "correct horse")]).await;
+    assert_eq!(joined.status, StatusCode::SEE_OTHER);
+    assert_eq!(viewer.get("/submissions").await.status, StatusCode::OK);
+    assert_eq!(viewer.get(&format!("/submissions/{sid}")).await.status, StatusCode::OK);
+    assert_eq!(viewer.get(&format!("/submissions/{sid}/status")).await.status, StatusCode::OK);
+    assert_eq!(viewer.get("/cargo/new").await.status, StatusCode::FORBIDDEN);
+    let refused = viewer.submit("/submissions", "/cargo", &pairs(&cargo_form(f.vehicle_id))).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_eq!(app.get_ok("/portal/cargo", f.key()).await["data"].as_array().unwrap().len(), 1);
+}

@@ -8,6 +8,7 @@
 //! ([`i18n`]); times in Europe/Istanbul ([`format`]).
 
 pub mod assets;
+mod cargo;
 mod dashboard;
 pub mod format;
 mod forms;
@@ -61,6 +62,13 @@ pub fn router(state: AppState) -> Router {
         .route("/submissions/{id}/retry", post(submissions::retry))
         .route("/submissions/{id}/cancel", post(submissions::cancel))
         .route("/reference/places", get(places::places))
+        .route("/cargo", get(cargo::list).post(cargo::create))
+        .route("/cargo/new", get(cargo::new))
+        .route("/cargo/{id}", get(cargo::show).post(cargo::update))
+        .route("/cargo/{id}/edit", get(cargo::edit))
+        .route("/cargo/{id}/delete", post(cargo::delete))
+        .route("/cargo/{id}/submit", post(cargo::submit_shipment))
+        .route("/cargo/{id}/report", get(cargo::report))
         .route("/assets/{name}", get(assets::serve))
         .layer(from_fn_with_state(state.clone(), page::serve))
         .with_state(state)

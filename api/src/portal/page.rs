@@ -32,6 +32,7 @@ const SECTIONS: &[(Msg, &str)] = &[
     (Msg::Vehicles, "/vehicles"),
     (Msg::Personnel, "/personnel"),
     (Msg::Submissions, "/submissions"),
+    (Msg::Cargo, "/cargo"),
 ];
 
 /// A whole page: `title` (already in the page's language) and its `content`.
