@@ -12,3 +12,35 @@ document.addEventListener("htmx:afterSwap", (event) => {
     target.focus();
   }
 });
+
+// Place pickers: an input marked data-picker="city" or "district" fills its <datalist> with
+// the places matching what is typed (GET /reference/places). A district input with
+// data-city-field looks only in the province typed in that field of its form.
+(() => {
+  const waiting = new WeakMap();
+  const lookUp = async (input) => {
+    const params = new URLSearchParams({ kind: input.dataset.picker, q: input.value.trim().slice(0, 40) });
+    const cityField = input.dataset.cityField;
+    const city = cityField && input.form ? input.form.elements.namedItem(cityField) : null;
+    if (city && city.value.trim()) {
+      params.set("city", city.value.trim());
+    }
+    const res = await fetch("/reference/places?" + params.toString(), { credentials: "same-origin" });
+    if (!res.ok || !input.list) {
+      return;
+    }
+    // The answer is the server's escaped markup of <option>s only.
+    const parsed = new DOMParser().parseFromString("<datalist>" + (await res.text()) + "</datalist>", "text/html");
+    input.list.replaceChildren(...parsed.querySelectorAll("option"));
+  };
+  const soon = (event) => {
+    const input = event.target;
+    if (!(input instanceof HTMLInputElement) || !input.dataset.picker || !input.list) {
+      return;
+    }
+    clearTimeout(waiting.get(input));
+    waiting.set(input, setTimeout(() => lookUp(input).catch(() => {}), 200));
+  };
+  document.addEventListener("input", soon);
+  document.addEventListener("focusin", soon);
+})();

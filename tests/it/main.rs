@@ -22,6 +22,7 @@ mod ops;
 mod outage;
 mod portal;
 mod portal_settings;
+mod portal_records;
 mod portal_team;
 mod quota;
 mod reference;

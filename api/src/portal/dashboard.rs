@@ -3,29 +3,19 @@
 
 use std::collections::BTreeMap;
 
-use axum::{
-    extract::{Path, State},
-    http::Method,
-    response::Html,
-};
+use axum::{extract::State, response::Html};
 use chrono::{Days, Utc};
 use maud::{html, Markup};
-use tns_core::{
-    domain::kinds::{SubmissionState, TargetType},
-    scopes::need::{JourneysWrite, SubmissionsRead},
-};
-use tns_store::{
-    pagination::Page,
-    submissions::{self as store, Target},
-};
+use tns_core::{domain::kinds::SubmissionState, scopes::need::SubmissionsRead};
+use tns_store::{pagination::Page, submissions as store};
 
 use super::{
     format,
     i18n::{Lang, Msg},
-    member::{admit, Member},
-    page::{flash, page, PortalError, Shell},
+    member::Member,
+    page::{page, PortalError, Shell},
 };
-use crate::{quota::Month, state::AppState, submit::submit};
+use crate::{quota::Month, state::AppState};
 
 const DAYS: i32 = 30;
 
@@ -155,32 +145,4 @@ fn failures(lang: Lang, failed: &[store::Submission]) -> Markup {
             }
         }
     }
-}
-
-/// `POST /submissions/{id}/retry`: submit the failed submission's journey or shipment again,
-/// as `POST /api/v1/portal/{journeys|cargo}/{id}/submit` would.
-pub async fn retry(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    Path(id): Path<i64>,
-) -> Result<Html<String>, PortalError> {
-    let lang = m.lang;
-    let failed = store::get(&st.db, m.org(), id).await?.ok_or(crate::error::ApiError::not_found("submission", id))?;
-    let (route, target) = match failed.target_type {
-        TargetType::Journey => ("/portal/journeys/{id}/submit", Target::Journey(failed.target_id)),
-        TargetType::Cargo => ("/portal/cargo/{id}/submit", Target::Cargo(failed.target_id)),
-    };
-    admit(&st, m.principal(), Method::POST, route).await?;
-    let again = submit(&st, m.org(), target, &m.principal().credential_id()).await?;
-    Ok(Html(
-        html! {
-            tr #(format!("failed-{id}")) {
-                td colspan="4" {
-                    (flash(lang.t(Msg::Retried), "ok"))
-                    " " span class=(format!("badge state-{}", again.state.as_str())) { (state_label(lang, again.state)) }
-                }
-            }
-        }
-        .into_string(),
-    ))
 }

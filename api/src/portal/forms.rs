@@ -15,8 +15,15 @@ use crate::{error::ApiError, v1::openapi_document};
 /// What a field takes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind {
-    Text { max: Option<u64> },
-    Integer { min: Option<i64>, max: Option<i64> },
+    Text {
+        max: Option<u64>,
+    },
+    Integer {
+        min: Option<i64>,
+        max: Option<i64>,
+    },
+    /// A number with decimals (an amount).
+    Number,
     Choice(Vec<String>),
     Flag,
 }
@@ -28,6 +35,47 @@ pub struct FieldSpec {
     pub kind: Kind,
     pub required: bool,
     pub hint: Option<String>,
+    /// A place the member picks by typing its name (a province or a district id).
+    pub picker: Option<Picker>,
+}
+
+/// What a place field's type-ahead looks up (`GET /reference/places`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Picker {
+    City,
+    /// A district or airport, of the province typed in `city_field` when the form has one.
+    District {
+        city_field: Option<String>,
+    },
+}
+
+impl Picker {
+    fn kind(&self) -> &'static str {
+        match self {
+            Picker::City => "city",
+            Picker::District { .. } => "district",
+        }
+    }
+}
+
+/// The picker of property `name`, from the reference type its schema names: a province
+/// (`CityId`) or a place (`PlaceId`, whose province is the sibling `…_city_id`).
+fn picker(props: &Map<String, Value>, name: &str, p: &Value) -> Option<Picker> {
+    let refs = std::iter::once(p)
+        .chain(["oneOf", "anyOf"].iter().flat_map(|k| p[*k].as_array().into_iter().flatten()))
+        .filter_map(|v| v["$ref"].as_str())
+        .map(|r| r.rsplit('/').next().unwrap_or_default());
+    for r in refs {
+        match r {
+            "CityId" => return Some(Picker::City),
+            "PlaceId" => {
+                let city = name.strip_suffix("_district_id").map(|stem| format!("{stem}_city_id"));
+                return Some(Picker::District { city_field: city.filter(|c| props.contains_key(c)) });
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The fields of request schema `schema` (a component of the document), in its order.
@@ -46,13 +94,14 @@ fn specs(schemas: &Map<String, Value>, schema: &Value) -> Vec<FieldSpec> {
     let Some(props) = schema["properties"].as_object() else { return vec![] };
     props
         .iter()
-        .map(|(name, p)| {
-            let p = resolve(schemas, p);
+        .map(|(name, raw)| {
+            let p = resolve(schemas, raw);
             FieldSpec {
                 name: name.clone(),
                 kind: kind(&p),
                 required: required.contains(&name.as_str()),
                 hint: p["description"].as_str().map(|d| d.lines().next().unwrap_or(d).to_string()),
+                picker: picker(props, name, raw),
             }
         })
         .collect()
@@ -84,7 +133,8 @@ fn resolve(schemas: &Map<String, Value>, p: &Value) -> Value {
 }
 
 fn kind(p: &Value) -> Kind {
-    if let Some(values) = p["enum"].as_array() {
+    // A list of words is a choice; a list of ids (provinces, places) is a number to type.
+    if let Some(values) = p["enum"].as_array().filter(|v| !v.is_empty() && v.iter().all(Value::is_string)) {
         return Kind::Choice(values.iter().filter_map(|v| v.as_str().map(String::from)).collect());
     }
     let ty = match &p["type"] {
@@ -95,6 +145,7 @@ fn kind(p: &Value) -> Kind {
     match ty.as_str() {
         "integer" => Kind::Integer { min: p["minimum"].as_i64(), max: p["maximum"].as_i64() },
         "boolean" => Kind::Flag,
+        "number" => Kind::Number,
         _ => Kind::Text { max: p["maxLength"].as_u64() },
     }
 }
@@ -122,6 +173,13 @@ pub fn json(specs: &[FieldSpec], typed: &Typed, clear: bool) -> Value {
             (Some(v), Kind::Integer { .. }) => {
                 v.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::from(v.as_str()))
             }
+            (Some(v), Kind::Number) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|n| n.is_finite())
+                .and_then(serde_json::Number::from_f64)
+                .map(Value::Number)
+                .unwrap_or_else(|| Value::from(v.as_str())),
             (Some(v), Kind::Flag) => Value::Bool(v == "on" || v == "true"),
             (Some(v), _) => Value::from(v.as_str()),
             (None, Kind::Flag) => Value::Bool(false),
@@ -176,9 +234,24 @@ pub fn inputs(lang: Lang, specs: &[FieldSpec], typed: &Typed, error: Option<&(St
                         input #(id) type="checkbox" name=(spec.name) checked[value.is_some()]
                             aria-invalid=[err.map(|_| "true")] aria-describedby=[(!described.is_empty()).then_some(&described)];
                     }
+                    Kind::Integer { .. } if spec.picker.is_some() => {
+                        @let picker = spec.picker.as_ref().expect("matched");
+                        @let city_field = match picker { Picker::District { city_field } => city_field.as_deref(), Picker::City => None };
+                        // Text, so that a name can be typed; the options' values are the ids.
+                        input #(id) type="text" name=(spec.name) value=[value] required[spec.required]
+                            autocomplete="off" list=(format!("{id}-options"))
+                            data-picker=(picker.kind()) data-city-field=[city_field]
+                            aria-invalid=[err.map(|_| "true")] aria-describedby=[(!described.is_empty()).then_some(&described)];
+                        datalist #(format!("{id}-options")) {}
+                    }
                     Kind::Integer { min, max } => {
                         input #(id) type="number" inputmode="numeric" name=(spec.name) value=[value]
                             min=[min] max=[max] required[spec.required]
+                            aria-invalid=[err.map(|_| "true")] aria-describedby=[(!described.is_empty()).then_some(&described)];
+                    }
+                    Kind::Number => {
+                        input #(id) type="text" inputmode="decimal" name=(spec.name) value=[value] required[spec.required]
+                            autocomplete="off"
                             aria-invalid=[err.map(|_| "true")] aria-describedby=[(!described.is_empty()).then_some(&described)];
                     }
                     Kind::Text { max } => {
@@ -199,7 +272,7 @@ mod tests {
     use super::*;
 
     fn spec(name: &str, kind: Kind, required: bool) -> FieldSpec {
-        FieldSpec { name: name.into(), kind, required, hint: None }
+        FieldSpec { name: name.into(), kind, required, hint: None, picker: None }
     }
 
     #[test]
@@ -234,5 +307,23 @@ mod tests {
         assert!(matches!(&ty.kind, Kind::Choice(o) if !o.is_empty()), "{ty:?}");
         let cap = specs.iter().find(|s| s.name == "capacity").unwrap();
         assert!(matches!(cap.kind, Kind::Integer { .. }) && !cap.required, "{cap:?}");
+    }
+
+    #[test]
+    fn a_shipments_places_are_picked_by_name() {
+        let specs = fields("CargoIn");
+        let spec = |n: &str| specs.iter().find(|s| s.name == n).unwrap();
+        assert_eq!(spec("loading_city_id").picker, Some(Picker::City));
+        assert!(matches!(spec("loading_city_id").kind, Kind::Integer { .. }), "{:?}", spec("loading_city_id"));
+        assert_eq!(
+            spec("unloading_district_id").picker,
+            Some(Picker::District { city_field: Some("unloading_city_id".into()) })
+        );
+        assert!(matches!(spec("unloading_district_id").kind, Kind::Integer { .. }));
+        assert_eq!(spec("cargo_unit").picker, None);
+        assert_eq!(spec("cargo_amount").kind, Kind::Number);
+        let typed = typed(&specs, vec![("cargo_amount".into(), "1250.5".into())]);
+        assert_eq!(json(specs, &typed, false), serde_json::json!({"cargo_amount": 1250.5}));
+        assert!(matches!(&spec("cargo_unit").kind, Kind::Choice(o) if o.contains(&"KG".to_string())));
     }
 }

@@ -240,6 +240,39 @@ messages! {
     Priority => "Öncelik", "Priority";
     TicketOpened => "Destek talebiniz açıldı.", "Your ticket is open.";
     Tickets => "Destek talepleri", "Support tickets";
+    // Submissions, reference pickers and cargo.
+    SubmissionNo => "Bildirim", "Submission";
+    State => "Durum", "State";
+    TargetType => "Kayıt türü", "Record type";
+    TargetJourney => "Sefer", "Journey";
+    TargetCargo => "Yük", "Cargo shipment";
+    CreatedFrom => "Başlangıç günü", "From (day)";
+    CreatedTo => "Bitiş günü", "To (day)";
+    Filter => "Süz", "Filter";
+    All => "Tümü", "All";
+    Reference => "Referans", "Reference";
+    Operation => "İşlem", "Operation";
+    Adapter => "Hedef sistem", "Downstream";
+    NoAttempts => "Henüz deneme yok.", "No attempts yet.";
+    Started => "Başladı", "Started";
+    Finished => "Bitti", "Finished";
+    SubmittedBy => "Gönderen", "Submitted by";
+    Warnings => "Uyarılar", "Warnings";
+    Passengers => "Yolcular", "Passengers";
+    Sent => "Gönderilen veri", "What was sent";
+    CancelDownstream => "Kaydı U-ETDS'te iptal et", "Cancel the record downstream";
+    CancelReason => "İptal gerekçesi (isteğe bağlı)", "Reason for cancelling (optional)";
+    CancelQueued => "İptal kuyruğa alındı.", "The cancellation is queued.";
+    NewCargo => "Yeni yük", "New shipment";
+    EditCargo => "Yükü düzenle", "Edit shipment";
+    From => "Yükleme yeri", "Loading place";
+    To => "Boşaltma yeri", "Unloading place";
+    RecordDraft => "Taslak", "Draft";
+    RecordSubmitted => "Gönderildi", "Submitted";
+    RecordCancelled => "İptal edildi", "Cancelled";
+    SubmitDownstream => "U-ETDS'e bildir", "Submit downstream";
+    SubmissionQueued => "Bildirim kuyruğa alındı.", "The submission is queued.";
+    ReportPdf => "Bildirim raporu (PDF)", "Downstream report (PDF)";
 }
 
 /// A form field's label: the field's name in the language, else its name as the API spells it.
@@ -261,6 +294,25 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "address" => ("Adres", "Address"),
         "hes_code" => ("HES kodu", "HES code"),
         "status" => ("Durum", "Status"),
+        "vehicle_id" => ("Araç no", "Vehicle id"),
+        "driver_id" => ("Sürücü no", "Driver id"),
+        "transport_type" => ("Taşıma türü", "Transport type"),
+        "cargo_type" => ("Yük türü kodu", "Cargo type code"),
+        "transport_mode" => ("Yükleme şekli", "Load mode"),
+        "cargo_amount" => ("Miktar", "Amount"),
+        "cargo_unit" => ("Birim", "Unit"),
+        "sender_tax_number" => ("Gönderen vergi/kimlik no", "Sender tax number"),
+        "sender_name" => ("Gönderen", "Sender"),
+        "receiver_tax_number" => ("Alıcı vergi/kimlik no", "Receiver tax number"),
+        "receiver_name" => ("Alıcı", "Receiver"),
+        "loading_date" => ("Yükleme tarihi", "Loading date"),
+        "loading_time" => ("Yükleme saati", "Loading time"),
+        "loading_city_id" => ("Yükleme ili", "Loading province"),
+        "loading_district_id" => ("Yükleme ilçesi", "Loading district"),
+        "unloading_date" => ("Boşaltma tarihi", "Unloading date"),
+        "unloading_time" => ("Boşaltma saati", "Unloading time"),
+        "unloading_city_id" => ("Boşaltma ili", "Unloading province"),
+        "unloading_district_id" => ("Boşaltma ilçesi", "Unloading district"),
         _ => return field.replace('_', " "),
     };
     match lang {

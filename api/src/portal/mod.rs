@@ -8,6 +8,7 @@
 //! ([`i18n`]); times in Europe/Istanbul ([`format`]).
 
 pub mod assets;
+mod cargo;
 mod dashboard;
 pub mod format;
 mod forms;
@@ -15,9 +16,11 @@ pub mod i18n;
 mod member;
 mod page;
 mod password;
+mod places;
 mod records;
 mod settings;
 mod signin;
+mod submissions;
 mod team;
 
 use axum::{
@@ -42,7 +45,6 @@ pub fn router(state: AppState) -> Router {
         .route("/logout", post(signin::logout))
         .route("/lang/{code}", get(signin::language))
         .route("/dashboard", get(dashboard::show))
-        .route("/submissions/{id}/retry", post(dashboard::retry))
         .route("/settings/team", get(team::show))
         .route("/settings/team/invite", post(team::invite))
         .route("/settings/team/{user}/role", post(team::set_role))
@@ -66,6 +68,20 @@ pub fn router(state: AppState) -> Router {
         .route("/settings/billing/change", get(settings::billing::preview).post(settings::billing::change))
         .route("/settings/billing/invoices/{id}/pdf", get(settings::billing::pdf))
         .route("/settings/support", get(settings::support::show).post(settings::support::open))
+        // Submissions, reference pickers and cargo.
+        .route("/submissions", get(submissions::list))
+        .route("/submissions/{id}", get(submissions::show))
+        .route("/submissions/{id}/status", get(submissions::live))
+        .route("/submissions/{id}/retry", post(submissions::retry))
+        .route("/submissions/{id}/cancel", post(submissions::cancel))
+        .route("/reference/places", get(places::places))
+        .route("/cargo", get(cargo::list).post(cargo::create))
+        .route("/cargo/new", get(cargo::new))
+        .route("/cargo/{id}", get(cargo::show).post(cargo::update))
+        .route("/cargo/{id}/edit", get(cargo::edit))
+        .route("/cargo/{id}/delete", post(cargo::delete))
+        .route("/cargo/{id}/submit", post(cargo::submit_shipment))
+        .route("/cargo/{id}/report", get(cargo::report))
         .route("/assets/{name}", get(assets::serve))
         .layer(from_fn_with_state(state.clone(), page::serve))
         .with_state(state)

@@ -31,6 +31,8 @@ const SECTIONS: &[(Msg, &str)] = &[
     (Msg::Dashboard, "/dashboard"),
     (Msg::Vehicles, "/vehicles"),
     (Msg::Personnel, "/personnel"),
+    (Msg::Submissions, "/submissions"),
+    (Msg::Cargo, "/cargo"),
     (Msg::Settings, "/settings/downstream"),
 ];
 

@@ -69,7 +69,7 @@ impl Pages for Personnel {
 }
 
 /// A record's fields as the list and the edit form show them.
-fn shown(record: &impl Serialize) -> HashMap<String, String> {
+pub(super) fn shown(record: &impl Serialize) -> HashMap<String, String> {
     let Ok(Value::Object(m)) = serde_json::to_value(record) else { return HashMap::new() };
     m.into_iter()
         .filter_map(|(k, v)| match v {

@@ -299,6 +299,10 @@ pub struct Filter {
     pub state: Option<SubmissionState>,
     pub target_type: Option<TargetType>,
     pub target_id: Option<i64>,
+    /// Created on this day or later, on Europe/Istanbul's calendar (the portal's).
+    pub created_from: Option<chrono::NaiveDate>,
+    /// Created on this day or earlier, on Europe/Istanbul's calendar.
+    pub created_to: Option<chrono::NaiveDate>,
 }
 
 pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Submission>> {
@@ -313,6 +317,13 @@ pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::
     }
     if let Some(id) = filter.target_id {
         qb.push(" AND target_id = ").push_bind(id);
+    }
+    // Bounds on the instant (not on a computed day) so the primary key's order stays usable.
+    if let Some(d) = filter.created_from {
+        qb.push(" AND created_at >= (").push_bind(d).push("::timestamp AT TIME ZONE 'Europe/Istanbul')");
+    }
+    if let Some(d) = filter.created_to {
+        qb.push(" AND created_at < ((").push_bind(d).push(" + 1)::timestamp AT TIME ZONE 'Europe/Istanbul')");
     }
     page.push(&mut qb, "id");
     qb.build_query_as().fetch_all(db).await

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::{
-    auth::Caller,
+    auth::{Caller, Principal},
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     state::AppState,
@@ -94,12 +94,13 @@ pub async fn create(
     p: Caller<JourneysWrite>,
     ApiJson(input): ApiJson<CargoIn>,
 ) -> ApiResult<Created<Cargo>> {
-    let f = resolve(&st, p.org_id, &CargoShipment::try_from(input)?).await?;
-    Ok(created(
-        db::cargo::insert(&st.db, p.org_id, &f, &p.credential_id())
-            .await
-            .map_err(|e| vanished_reference(e, "vehicle_id"))?,
-    ))
+    Ok(created(create_shipment(&st, &p, input).await?))
+}
+
+/// Create a shipment of `input` (status `draft`) in `p`'s organization, made by `p`.
+pub async fn create_shipment(st: &AppState, p: &Principal, input: CargoIn) -> ApiResult<Cargo> {
+    let f = resolve(st, p.org_id, &CargoShipment::try_from(input)?).await?;
+    db::cargo::insert(&st.db, p.org_id, &f, &p.credential_id()).await.map_err(|e| vanished_reference(e, "vehicle_id"))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -121,11 +122,17 @@ pub async fn list(
     p: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<CargoQuery>,
 ) -> ApiResult<Json<Paged<Cargo>>> {
-    let page = Page::new(q.limit, q.cursor);
-    Ok(Json(Paged::from_rows(db::cargo::list(&st.db, p.org_id, q.status, &page).await?, &page)))
+    list_page(&st, p.org_id, &q).await.map(Json)
 }
 
-async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Cargo> {
+/// A page of `org`'s shipments, newest first, by the filter of `q`.
+pub async fn list_page(st: &AppState, org: i64, q: &CargoQuery) -> ApiResult<Paged<Cargo>> {
+    let page = Page::new(q.limit, q.cursor);
+    Ok(Paged::from_rows(db::cargo::list(&st.db, org, q.status, &page).await?, &page))
+}
+
+/// `org`'s shipment `id` (404 for another organization's).
+pub async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Cargo> {
     db::cargo::get(&st.db, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))
 }
 
@@ -154,16 +161,20 @@ pub async fn update(
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Cargo>> {
-    let current = load(&st, p.org_id, id).await?;
+    update_shipment(&st, &p, id, &patch).await.map(Json)
+}
+
+/// Change `p`'s organization's draft shipment `id` by the merge patch `patch`, changed by `p`.
+pub async fn update_shipment(st: &AppState, p: &Principal, id: i64, patch: &serde_json::Value) -> ApiResult<Cargo> {
+    let current = load(st, p.org_id, id).await?;
     if current.status != RecordStatus::Draft {
         return Err(not_draft("cargo shipment", id, current.status, "changed"));
     }
-    let merged = patched(&CargoIn::from(&current), &patch)?;
-    let f = resolve(&st, p.org_id, &CargoShipment::try_from(merged).map_err(merged_conflict)?).await?;
+    let merged = patched(&CargoIn::from(&current), patch)?;
+    let f = resolve(st, p.org_id, &CargoShipment::try_from(merged).map_err(merged_conflict)?).await?;
     db::cargo::update_draft(&st.db, p.org_id, id, &f, &p.credential_id())
         .await
         .map_err(|e| vanished_reference(e, "vehicle_id"))?
-        .map(Json)
         .ok_or_else(|| ApiError::Conflict(format!("cargo shipment {id} is no longer a draft")))
 }
 

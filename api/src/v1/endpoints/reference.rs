@@ -6,8 +6,8 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{auth::Caller, error::ApiResult, extract::ApiQuery, state::AppState};
 use tns_core::{
-    domain::uetds::CityId,
-    refdata::{City, District},
+    domain::{fields::Text, uetds::CityId},
+    refdata::{City, District, RefData},
     scopes::need::JourneysRead,
 };
 
@@ -45,6 +45,91 @@ pub async fn districts(
     _: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<DistrictQuery>,
 ) -> ApiResult<Json<DistrictList>> {
-    let data = st.refdata.districts.iter().filter(|d| q.city_id.is_none_or(|c| d.city_id == c.0)).cloned().collect();
+    let data = districts_of(st.refdata, q.city_id).cloned().collect();
     Ok(Json(DistrictList { data }))
+}
+
+/// The districts and airports of `city` (all when `None`), by province then name.
+pub fn districts_of(refdata: &RefData, city: Option<CityId>) -> impl Iterator<Item = &District> {
+    refdata.districts.iter().filter(move |d| city.is_none_or(|c| d.city_id == c.0))
+}
+
+/// At most this many places answer a look-up.
+pub const LOOKUP_LIMIT: usize = 20;
+
+/// A look-up of places by what a person types: a province, or a district or airport (of one
+/// province when `city` is given).
+#[derive(Debug, Deserialize)]
+pub struct PlaceQuery {
+    pub kind: PlaceKind,
+    /// Part of the name (Turkish letters or their plain Latin ones, any case), or the leading
+    /// digits of the id; at most 40 characters.
+    #[serde(default)]
+    pub q: Option<Text<40>>,
+    pub city: Option<CityId>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlaceKind {
+    City,
+    District,
+}
+
+/// `s` folded for matching what a person types: lower case, Turkish letters as their plain
+/// Latin ones (`İstanbul`, `istanbul` and `Istanbul` are one), combining marks dropped.
+fn fold(s: &str) -> String {
+    s.chars()
+        .filter(|c| !('\u{300}'..='\u{36f}').contains(c))
+        .flat_map(|c| match c {
+            'İ' | 'I' | 'ı' => vec!['i'],
+            'Ş' | 'ş' => vec!['s'],
+            'Ğ' | 'ğ' => vec!['g'],
+            'Ü' | 'ü' => vec!['u'],
+            'Ö' | 'ö' => vec!['o'],
+            'Ç' | 'ç' => vec!['c'],
+            'Â' | 'â' => vec!['a'],
+            'Î' | 'î' => vec!['i'],
+            'Û' | 'û' => vec!['u'],
+            c => c.to_lowercase().collect(),
+        })
+        .collect()
+}
+
+/// The places of `q`, best first (names that start with the text, then those that contain it,
+/// each by name), at most [`LOOKUP_LIMIT`]: `(id, name, province id)`.
+pub fn look_up(refdata: &RefData, q: &PlaceQuery) -> Vec<(i32, String, i32)> {
+    let text = q.q.as_ref().map(|t| fold(t.as_str())).unwrap_or_default();
+    let digits = !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
+    let places: Vec<(i32, &str, i32)> = match q.kind {
+        PlaceKind::City => refdata.cities.iter().map(|c| (c.id, c.name.as_str(), c.id)).collect(),
+        PlaceKind::District => districts_of(refdata, q.city).map(|d| (d.id, d.name.as_str(), d.city_id)).collect(),
+    };
+    let mut found: Vec<(bool, String, (i32, String, i32))> = places
+        .into_iter()
+        .filter_map(|(id, name, city)| {
+            let folded = fold(name);
+            let (starts, hit) = if digits {
+                let id = id.to_string();
+                (id == text, id.starts_with(&text))
+            } else {
+                (folded.starts_with(&text), folded.contains(&text))
+            };
+            hit.then(|| (!starts, folded, (id, name.to_string(), city)))
+        })
+        .collect();
+    found.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    found.into_iter().take(LOOKUP_LIMIT).map(|(_, _, p)| p).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_look_up_folds_turkish_letters_and_case() {
+        assert_eq!(fold("İSTANBUL"), "istanbul");
+        assert_eq!(fold("Şanlıurfa"), "sanliurfa");
+        assert_eq!(fold("Çanakkale Ğ Ü Ö"), "canakkale g u o");
+    }
 }

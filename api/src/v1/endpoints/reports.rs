@@ -119,6 +119,11 @@ pub async fn cargo(
     p: Caller<JourneysRead>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Response> {
-    let c = db::cargo::get(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
-    report(&st, p.org_id, Target::Cargo(id), c.downstream_reference, Kind::Goods).await
+    cargo_report(&st, p.org_id, id).await
+}
+
+/// The downstream's PDF report of `org`'s delivered shipment `id`.
+pub async fn cargo_report(st: &AppState, org: i64, id: i64) -> ApiResult<Response> {
+    let c = db::cargo::get(&st.db, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
+    report(st, org, Target::Cargo(id), c.downstream_reference, Kind::Goods).await
 }

@@ -23,7 +23,7 @@ use crate::{
 };
 use tns_core::{
     domain::{
-        fields::{Cursor, Int, Limit, RecordId},
+        fields::{Cursor, Day, Int, Limit, RecordId},
         kinds::{SubmissionState, TargetType},
         personal::{mask_numbers, mask_personal},
         uetds::CancelReason,
@@ -152,6 +152,18 @@ pub struct CancelIn {
 /// The reason when none is given.
 const DEFAULT_REASON: &str = "İptal edildi";
 
+/// Queue the cancellation of `target` for `p`, with the reason of `body` (the default when
+/// none).
+pub async fn cancel_target(
+    st: &AppState,
+    p: &Principal,
+    target: Target,
+    body: Option<CancelIn>,
+) -> ApiResult<Submission> {
+    let reason = body.and_then(|b| b.reason).map(CancelReason::into_inner);
+    cancel(st, p.org_id, target, reason.as_deref().unwrap_or(DEFAULT_REASON), &p.credential_id()).await
+}
+
 async fn cancel_and_answer(
     st: &AppState,
     p: &Principal,
@@ -159,8 +171,7 @@ async fn cancel_and_answer(
     body: Option<CancelIn>,
     headers: &HeaderMap,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    let reason = body.and_then(|b| b.reason).map(CancelReason::into_inner);
-    let sub = cancel(st, p.org_id, target, reason.as_deref().unwrap_or(DEFAULT_REASON), &p.credential_id()).await?;
+    let sub = cancel_target(st, p, target, body).await?;
     answer(st, p.org_id, sub, headers).await
 }
 
@@ -215,6 +226,39 @@ pub struct SubmissionsQuery {
     target_type: Option<TargetType>,
     /// The journey or shipment id.
     target_id: Option<RecordId>,
+    /// Created on this day or later (Europe/Istanbul's calendar).
+    created_from: Option<Day>,
+    /// Created on this day or earlier (Europe/Istanbul's calendar).
+    created_to: Option<Day>,
+}
+
+/// What a credential may read of a submission: the downstream's message with any number it
+/// quotes masked unless it may see who travels.
+fn shown(p: &Principal, mut sub: Submission) -> Submission {
+    if !p.scopes.allows(Scope::JourneysRead) {
+        sub.mask_messages();
+    }
+    sub
+}
+
+/// A page of `p`'s organization's submissions, newest first, by the filters of `q`.
+pub async fn list_page(st: &AppState, p: &Principal, q: &SubmissionsQuery) -> ApiResult<Paged<Submission>> {
+    let page = Page::new(q.limit, q.cursor);
+    let filter = Filter {
+        state: q.state,
+        target_type: q.target_type,
+        target_id: q.target_id.map(Int::get),
+        created_from: q.created_from.map(|d| d.0),
+        created_to: q.created_to.map(|d| d.0),
+    };
+    let rows = db::submissions::list(&st.db, p.org_id, &filter, &page).await?;
+    Ok(Paged::from_rows(rows.into_iter().map(|s| shown(p, s)).collect(), &page))
+}
+
+/// One submission as `p` may read it (404 for another organization's).
+pub async fn one(st: &AppState, p: &Principal, id: i64) -> ApiResult<Submission> {
+    let sub = db::submissions::get(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("submission", id))?;
+    Ok(shown(p, sub))
 }
 
 /// Submissions, newest first, with filters. Scope `submissions:read`.
@@ -226,13 +270,7 @@ pub async fn list(
     p: Caller<SubmissionsRead>,
     ApiQuery(q): ApiQuery<SubmissionsQuery>,
 ) -> ApiResult<Json<Paged<Submission>>> {
-    let page = Page::new(q.limit, q.cursor);
-    let filter = Filter { state: q.state, target_type: q.target_type, target_id: q.target_id.map(Int::get) };
-    let mut rows = db::submissions::list(&st.db, p.org_id, &filter, &page).await?;
-    if !p.scopes.allows(Scope::JourneysRead) {
-        rows.iter_mut().for_each(Submission::mask_messages);
-    }
-    Ok(Json(Paged::from_rows(rows, &page)))
+    list_page(&st, &p, &q).await.map(Json)
 }
 
 /// One passenger's outcome downstream (the adapter contract's `PassengerResult`, described here:
@@ -274,6 +312,11 @@ pub async fn get(
     p: Caller<SubmissionsRead>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<SubmissionDetail>> {
+    detail(&st, &p, id).await.map(Json)
+}
+
+/// One submission with what it sent and its attempts, as `p` may read them.
+pub async fn detail(st: &AppState, p: &Principal, id: i64) -> ApiResult<SubmissionDetail> {
     // The submission first, then its attempts (recorded in the same statement as its change):
     // read concurrently, a final submission could come with its last attempt missing.
     let d = db::submissions::detail(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("submission", id))?;
@@ -291,7 +334,7 @@ pub async fn get(
             r.error = r.error.as_deref().map(mask_numbers);
         }
     }
-    Ok(Json(SubmissionDetail { submission, history, passengers, snapshot }))
+    Ok(SubmissionDetail { submission, history, passengers, snapshot })
 }
 
 #[cfg(test)]

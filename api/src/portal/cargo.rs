@@ -1,0 +1,383 @@
+//! The cargo pages: shipments listed by the API's status filter, a shipment's form built from
+//! its request schema (`CargoIn`, its provinces and districts picked by name), its page with
+//! the submit action and the live status of its latest submission, and the downstream's PDF
+//! once delivered. Each action runs the cargo endpoints' own service functions and is admitted
+//! as the API call it mirrors.
+
+use axum::{
+    extract::{Path, RawQuery, State},
+    http::{HeaderMap, HeaderValue, Method, StatusCode},
+    response::{Html, IntoResponse, Redirect, Response},
+    Form,
+};
+use maud::{html, Markup};
+use tns_core::{
+    domain::kinds::{RecordStatus, TargetType},
+    scopes::{
+        need::{JourneysRead, JourneysWrite},
+        Scope,
+    },
+};
+use tns_store::{cargo::Cargo, submissions::Target};
+
+use super::{
+    forms::{self, Typed},
+    i18n::{field_label, Lang, Msg},
+    member::{admit, Member},
+    page::{flash, page, urlencode, PortalError, Shell},
+    records::shown,
+    submissions::status,
+};
+use crate::{
+    error::ApiError,
+    extract::{parse_query, parse_value},
+    state::AppState,
+    submit::submit,
+    v1::{
+        endpoints::{
+            cargo::{self as api, CargoIn, CargoQuery},
+            reports,
+            submissions::{self as subs, SubmissionsQuery},
+        },
+        resource::delete_draft,
+    },
+};
+
+const SCHEMA: &str = "CargoIn";
+
+pub fn status_label(lang: Lang, s: RecordStatus) -> &'static str {
+    lang.t(match s {
+        RecordStatus::Draft => Msg::RecordDraft,
+        RecordStatus::Submitted => Msg::RecordSubmitted,
+        RecordStatus::Delivered => Msg::StateDelivered,
+        RecordStatus::Failed => Msg::StateFailed,
+        RecordStatus::Cancelled => Msg::RecordCancelled,
+    })
+}
+
+fn place(st: &AppState, city: i32, district: i32) -> String {
+    let c = st.refdata.city(city).map(|c| c.name.as_str()).unwrap_or("?");
+    let d = st.refdata.district(district).map(|d| d.name.as_str()).unwrap_or("?");
+    format!("{d} / {c}")
+}
+
+/// `GET /cargo`: shipments, newest first, by the API's status filter (`GET /api/v1/portal/cargo`).
+pub async fn list(
+    State(st): State<AppState>,
+    m: Member<JourneysRead>,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, PortalError> {
+    let lang = m.lang;
+    let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.unwrap_or_default().as_bytes())
+        .filter(|(k, v)| !v.trim().is_empty() && (k == "status" || k == "cursor"))
+        .map(|(k, v)| (k.into_owned(), v.trim().to_string()))
+        .collect();
+    let chosen = pairs.iter().find(|(k, _)| k == "status").map(|(_, v)| v.clone());
+    let mut asked = pairs.clone();
+    asked.push(("limit".into(), "50".into()));
+    let query = form_urlencoded::Serializer::new(String::new()).extend_pairs(&asked).finish();
+    let (paged, error) = match parse_query::<CargoQuery>(&query) {
+        Ok(q) => (Some(api::list_page(&st, m.org(), &q).await?), None),
+        Err(ApiError::Validation { field, reason }) if field == "status" => (None, Some(reason)),
+        Err(e) => return Err(e.into()),
+    };
+    let may_write = m.principal().scopes.allows(Scope::JourneysWrite);
+    let shell = Shell { lang, signed_in: Some(&m.signed_in), path: "/cargo" };
+    let body = html! {
+        div.toolbar {
+            h1 { (lang.t(Msg::Cargo)) }
+            @if may_write { a.button href="/cargo/new" { (lang.t(Msg::NewCargo)) } }
+        }
+        form.filters method="get" action="/cargo" {
+            div.field {
+                label for="q-status" { (field_label(lang, "status")) }
+                select #q-status name="status" aria-invalid=[error.as_ref().map(|_| "true")]
+                    aria-describedby=[error.as_ref().map(|_| "q-status-error")] {
+                    option value="" { (lang.t(Msg::All)) }
+                    @for s in RecordStatus::ALL {
+                        option value=(s.as_str()) selected[chosen.as_deref() == Some(s.as_str())] { (status_label(lang, *s)) }
+                    }
+                }
+                @if let Some(r) = &error { p.error-text #q-status-error { (r) } }
+            }
+            div.field { button type="submit" { (lang.t(Msg::Filter)) } }
+        }
+        @if let Some(paged) = &paged {
+            @if paged.data.is_empty() {
+                p.muted { (lang.t(Msg::NothingYet)) }
+            } @else {
+                div.table-wrap {
+                    table {
+                        thead { tr {
+                            th scope="col" { "#" }
+                            th scope="col" { (field_label(lang, "status")) }
+                            th scope="col" { (field_label(lang, "loading_date")) }
+                            th scope="col" { (lang.t(Msg::From)) }
+                            th scope="col" { (lang.t(Msg::To)) }
+                            th scope="col" { (field_label(lang, "sender_name")) }
+                            th scope="col" { (field_label(lang, "cargo_amount")) }
+                        } }
+                        tbody {
+                            @for c in &paged.data {
+                                tr {
+                                    td { a href=(format!("/cargo/{}", c.id)) { (c.id) } }
+                                    td { span class=(format!("badge status-{}", c.status.as_str())) { (status_label(lang, c.status)) } }
+                                    td { (super::format::date(lang, c.loading_date)) }
+                                    td { (place(&st, c.loading_city_id, c.loading_district_id)) }
+                                    td { (place(&st, c.unloading_city_id, c.unloading_district_id)) }
+                                    td { (c.sender_name) }
+                                    td.num { (c.cargo_amount) " " (c.cargo_unit.as_str()) }
+                                }
+                            }
+                        }
+                    }
+                }
+                @if let Some(next) = &paged.next_cursor {
+                    @let status_q = chosen.as_deref().map(|s| format!("status={}&", urlencode(s))).unwrap_or_default();
+                    p { a href=(format!("/cargo?{status_q}cursor={}", urlencode(next))) rel="next" { (lang.t(Msg::Next)) } }
+                }
+            }
+        }
+    };
+    let code = if error.is_some() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
+    Ok((code, Html(page(&shell, lang.t(Msg::Cargo), body).into_string())).into_response())
+}
+
+/// A shipment's form: empty for a new one, else its values; an error of the API's beside the
+/// field it names, or above the form.
+fn form(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> Markup {
+    let lang = m.lang;
+    let specs = forms::fields(SCHEMA);
+    let named = error.and_then(|e| forms::field_error(specs, e));
+    let action = match id {
+        Some(id) => format!("/cargo/{id}"),
+        None => "/cargo".to_string(),
+    };
+    let back = id.map(|id| format!("/cargo/{id}")).unwrap_or_else(|| "/cargo".into());
+    html! {
+        form.record #record method="post" action=(action) hx-post=(action) hx-target="#record" hx-swap="outerHTML" novalidate {
+            input type="hidden" name="_csrf" value=(m.signed_in.csrf);
+            @if let Some(e) = error {
+                @let text = match &named { Some(_) => lang.t(Msg::FixErrors).to_string(), None => e.to_string() };
+                div role="alert" { (flash(&text, "error")) }
+            }
+            (forms::inputs(lang, specs, typed, named.as_ref()))
+            div.toolbar {
+                button type="submit" { (lang.t(Msg::Save)) }
+                a.button.secondary href=(back) { (lang.t(Msg::Cancel)) }
+            }
+        }
+    }
+}
+
+fn form_page(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> String {
+    let lang = m.lang;
+    let title = lang.t(if id.is_some() { Msg::EditCargo } else { Msg::NewCargo });
+    let shell = Shell { lang, signed_in: Some(&m.signed_in), path: "/cargo" };
+    page(&shell, title, html! { h1 { (title) } (form(m, id, typed, error)) }).into_string()
+}
+
+/// `GET /cargo/new`.
+pub async fn new(m: Member<JourneysWrite>) -> Html<String> {
+    Html(form_page(&m, None, &Typed::new(), None))
+}
+
+/// `GET /cargo/{id}/edit`: the form with the draft's values.
+pub async fn edit(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    Path(id): Path<i64>,
+) -> Result<Html<String>, PortalError> {
+    let c = api::load(&st, m.org(), id).await?;
+    let specs = forms::fields(SCHEMA);
+    let values = shown(&CargoIn::from(&c));
+    let typed = specs.iter().filter_map(|s| values.get(&s.name).map(|v| (s.name.clone(), v.clone()))).collect();
+    Ok(Html(form_page(&m, Some(id), &typed, None)))
+}
+
+/// Whether an API error is the member's to put right in the form (a field, a rule across
+/// fields, a vehicle or driver the organization does not have).
+fn correctable(e: &ApiError) -> bool {
+    matches!(e, ApiError::Validation { .. } | ApiError::Conflict(_) | ApiError::BadRequest(_) | ApiError::NotFound(_))
+}
+
+/// Saved: the shipment's page; or the form again with what was typed and why it was refused.
+fn answer(
+    m: &Member<JourneysWrite>,
+    headers: &HeaderMap,
+    id: Option<i64>,
+    typed: &Typed,
+    outcome: Result<Cargo, ApiError>,
+) -> Result<Response, PortalError> {
+    match outcome {
+        Ok(c) => Ok(go(headers, &format!("/cargo/{}?done=saved", c.id))),
+        Err(e) if correctable(&e) => {
+            let body = if headers.contains_key("hx-request") {
+                form(m, id, typed, Some(&e)).into_string()
+            } else {
+                form_page(m, id, typed, Some(&e))
+            };
+            Ok((e.status(), Html(body)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// To `to`: htmx is told to go there; a plain form is redirected.
+fn go(headers: &HeaderMap, to: &str) -> Response {
+    if headers.contains_key("hx-request") {
+        let mut res = StatusCode::NO_CONTENT.into_response();
+        res.headers_mut().insert("hx-redirect", HeaderValue::from_str(to).expect("a path"));
+        res
+    } else {
+        Redirect::to(to).into_response()
+    }
+}
+
+/// `POST /cargo`: create, as `POST /api/v1/portal/cargo`.
+pub async fn create(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::POST, "/portal/cargo").await?;
+    let specs = forms::fields(SCHEMA);
+    let typed = forms::typed(specs, pairs);
+    let outcome = match parse_value::<CargoIn>(forms::json(specs, &typed, false)) {
+        Ok(input) => api::create_shipment(&st, m.principal(), input).await,
+        Err(e) => Err(e),
+    };
+    answer(&m, &headers, None, &typed, outcome)
+}
+
+/// `POST /cargo/{id}`: change a draft, as `PUT /api/v1/portal/cargo/{id}` with the whole form
+/// (optional fields left empty are removed).
+pub async fn update(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::PUT, "/portal/cargo/{id}").await?;
+    let specs = forms::fields(SCHEMA);
+    let typed = forms::typed(specs, pairs);
+    let outcome = api::update_shipment(&st, m.principal(), id, &forms::json(specs, &typed, true)).await;
+    answer(&m, &headers, Some(id), &typed, outcome)
+}
+
+/// `POST /cargo/{id}/delete`: delete a draft, as `DELETE /api/v1/portal/cargo/{id}`.
+pub async fn delete(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::DELETE, "/portal/cargo/{id}").await?;
+    delete_draft(&st.db, TargetType::Cargo, m.org(), id).await?;
+    Ok(go(&headers, "/cargo?done=deleted"))
+}
+
+/// `GET /cargo/{id}`: the shipment, its actions, and the live status of its latest submission.
+pub async fn show(
+    State(st): State<AppState>,
+    m: Member<JourneysRead>,
+    Path(id): Path<i64>,
+    RawQuery(raw): RawQuery,
+) -> Result<Html<String>, PortalError> {
+    let lang = m.lang;
+    let c = api::load(&st, m.org(), id).await?;
+    let p = m.principal();
+    let latest = if p.scopes.allows(Scope::SubmissionsRead) {
+        let q: SubmissionsQuery = parse_query(&format!("target_type=cargo&target_id={id}&limit=1"))?;
+        subs::list_page(&st, p, &q).await?.data.into_iter().next()
+    } else {
+        None
+    };
+    let done = raw.as_deref().and_then(|q| {
+        form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "done").and_then(|(_, v)| match v.as_ref() {
+            "saved" => Some(Msg::Saved),
+            "submitted" => Some(Msg::SubmissionQueued),
+            _ => None,
+        })
+    });
+    let may_write = p.scopes.allows(Scope::JourneysWrite);
+    let csrf = &m.signed_in.csrf;
+    let title = format!("{} #{id}", lang.t(Msg::TargetCargo));
+    let values = shown(&c);
+    let shell = Shell { lang, signed_in: Some(&m.signed_in), path: "/cargo" };
+    let body = html! {
+        h1 { (title) }
+        @if let Some(d) = done { (flash(lang.t(d), "ok")) }
+        p { span class=(format!("badge status-{}", c.status.as_str())) { (status_label(lang, c.status)) }
+            @if let Some(r) = &c.downstream_reference { " " (lang.t(Msg::Reference)) ": " code { (r) } } }
+        div #latest-submission {
+            @if let Some(s) = &latest { (status(lang, s)) }
+        }
+        @if may_write {
+            div.actions {
+                @if c.status != RecordStatus::Cancelled {
+                    form method="post" action=(format!("/cargo/{id}/submit")) hx-post=(format!("/cargo/{id}/submit"))
+                        hx-target="#latest-submission" hx-swap="innerHTML" {
+                        input type="hidden" name="_csrf" value=(csrf);
+                        button type="submit" { (lang.t(Msg::SubmitDownstream)) }
+                    }
+                }
+                @if c.status == RecordStatus::Draft {
+                    a.button.secondary href=(format!("/cargo/{id}/edit")) { (lang.t(Msg::Edit)) }
+                    form method="post" action=(format!("/cargo/{id}/delete")) hx-post=(format!("/cargo/{id}/delete"))
+                        hx-confirm=(lang.t(Msg::ConfirmDelete)) {
+                        input type="hidden" name="_csrf" value=(csrf);
+                        button.danger type="submit" { (lang.t(Msg::Delete)) }
+                    }
+                }
+            }
+        }
+        @if c.downstream_reference.is_some() {
+            p { a href=(format!("/cargo/{id}/report")) download { (lang.t(Msg::ReportPdf)) } }
+        }
+        dl.facts {
+            @for spec in forms::fields(SCHEMA) {
+                dt { (field_label(lang, &spec.name)) }
+                dd {
+                    @match (spec.name.as_str(), values.get(&spec.name)) {
+                        ("loading_district_id", _) => (place(&st, c.loading_city_id, c.loading_district_id)),
+                        ("unloading_district_id", _) => (place(&st, c.unloading_city_id, c.unloading_district_id)),
+                        (_, Some(v)) => (v),
+                        (_, None) => "—",
+                    }
+                }
+            }
+        }
+    };
+    Ok(Html(page(&shell, &title, body).into_string()))
+}
+
+/// `POST /cargo/{id}/submit`: submit, as `POST /api/v1/portal/cargo/{id}/submit`; the
+/// submission's live status (to htmx), else the shipment's page.
+pub async fn submit_shipment(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::POST, "/portal/cargo/{id}/submit").await?;
+    let sub = submit(&st, m.org(), Target::Cargo(id), &m.principal().credential_id()).await?;
+    if headers.contains_key("hx-request") {
+        let sub = subs::one(&st, m.principal(), sub.id).await?;
+        return Ok(Html(status(m.lang, &sub).into_string()).into_response());
+    }
+    Ok(Redirect::to(&format!("/cargo/{id}?done=submitted")).into_response())
+}
+
+/// `GET /cargo/{id}/report`: the downstream's PDF of a delivered shipment, as `GET
+/// /api/v1/portal/cargo/{id}/report` (admitted as that call: it asks the downstream).
+pub async fn report(
+    State(st): State<AppState>,
+    m: Member<JourneysRead>,
+    Path(id): Path<i64>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::GET, "/portal/cargo/{id}/report").await?;
+    Ok(reports::cargo_report(&st, m.org(), id).await?)
+}
