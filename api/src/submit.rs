@@ -21,7 +21,7 @@ use tns_core::domain::{
 };
 use tns_store::{
     self as db,
-    submissions::{Submission, Target},
+    submissions::{Queued, Submission, Target},
 };
 
 /// Where submissions go until the organization chooses otherwise.
@@ -63,7 +63,13 @@ pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiRes
     let sub = match plan {
         Plan::Existing(sub) => sub,
         Plan::Send { operation, adapter, snapshot, warnings } => {
-            db::submissions::enqueue(&mut tx, org, target, operation, &adapter, &snapshot, &warnings, by).await?
+            db::submissions::enqueue(
+                &mut tx,
+                org,
+                target,
+                Queued { operation, adapter: &adapter, snapshot: &snapshot, warnings: &warnings, by },
+            )
+            .await?
         }
     };
     tx.commit().await?;
@@ -148,7 +154,13 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &
     };
     let snapshot = Cancellation { kind, downstream_reference, downstream_state: state, reason: reason.to_string() };
     let snapshot = serde_json::to_value(&snapshot).map_err(anyhow::Error::from)?;
-    let sub = db::submissions::enqueue(&mut tx, org, target, Operation::Cancel, &adapter, &snapshot, &[], by).await?;
+    let sub = db::submissions::enqueue(
+        &mut tx,
+        org,
+        target,
+        Queued { operation: Operation::Cancel, adapter: &adapter, snapshot: &snapshot, warnings: &[], by },
+    )
+    .await?;
     tx.commit().await?;
     Ok(sub)
 }

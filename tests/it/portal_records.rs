@@ -86,7 +86,7 @@ async fn the_submissions_list_filters_as_the_api_does() {
     let wrong = v.get("/submissions?state=lost&created_to=2026-13-01").await;
     assert_eq!(wrong.status, StatusCode::UNPROCESSABLE_ENTITY);
     assert!(wrong.body.contains(r#"id="q-state-error""#), "{}", wrong.body);
-    assert_eq!(app.get(&format!("/portal/submissions?state=lost"), f.key()).await.status(), 422);
+    assert_eq!(app.get("/portal/submissions?state=lost", f.key()).await.status(), 422);
 }
 
 #[tokio::test]

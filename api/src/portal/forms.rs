@@ -322,7 +322,7 @@ mod tests {
         assert!(matches!(spec("unloading_district_id").kind, Kind::Integer { .. }));
         assert_eq!(spec("cargo_unit").picker, None);
         assert_eq!(spec("cargo_amount").kind, Kind::Number);
-        let typed = typed(&specs, vec![("cargo_amount".into(), "1250.5".into())]);
+        let typed = typed(specs, vec![("cargo_amount".into(), "1250.5".into())]);
         assert_eq!(json(specs, &typed, false), serde_json::json!({"cargo_amount": 1250.5}));
         assert!(matches!(&spec("cargo_unit").kind, Kind::Choice(o) if o.contains(&"KG".to_string())));
     }

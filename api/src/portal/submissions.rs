@@ -122,8 +122,7 @@ pub async fn list(
                     }
                 }
                 @if let Some(next) = &paged.next_cursor {
-                    @let mut more = filters.clone();
-                    @let _ = more.push(("cursor".into(), next.clone()));
+                    @let more: Vec<(String, String)> = filters.iter().cloned().chain([("cursor".to_string(), next.clone())]).collect();
                     p { a href=(format!("/submissions?{}", query_string(&more))) rel="next" { (lang.t(Msg::Next)) } }
                 }
             }

@@ -197,22 +197,24 @@ pub async fn delivered_history(tx: &mut PgConnection, org: i64, journey: i64) ->
     .await
 }
 
+/// What a new submission sends, where, and who queued it.
+pub struct Queued<'a> {
+    pub operation: Operation,
+    pub adapter: &'a str,
+    pub snapshot: &'a serde_json::Value,
+    pub warnings: &'a [Warning],
+    /// `Principal::credential_id` of the caller, or `operator:<name>`.
+    pub by: &'a str,
+}
+
 /// Queue a submission, mark its record `submitted`, and wake the schedulers (the NOTIFY is
 /// delivered when the transaction commits).
 ///
 /// When the record's latest submission failed with the same operation and adapter, its
 /// progress is where this one starts: what the downstream already holds from it (a trip
 /// declared before a later step was refused, say) is used, never sent twice.
-pub async fn enqueue(
-    tx: &mut PgConnection,
-    org: i64,
-    target: Target,
-    operation: Operation,
-    adapter: &str,
-    snapshot: &serde_json::Value,
-    warnings: &[Warning],
-    by: &str,
-) -> sqlx::Result<Submission> {
+pub async fn enqueue(tx: &mut PgConnection, org: i64, target: Target, s: Queued<'_>) -> sqlx::Result<Submission> {
+    let Queued { operation, adapter, snapshot, warnings, by } = s;
     let sub: Submission = sqlx::query_as(&format!(
         "WITH prior AS (
             SELECT progress, earlier_references || ('tns-' || id) AS earlier FROM (

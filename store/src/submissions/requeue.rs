@@ -11,7 +11,7 @@ use tns_core::domain::{
 };
 use utoipa::ToSchema;
 
-use super::{enqueue, Target};
+use super::{enqueue, Queued, Target};
 use crate::{
     accounts,
     audit::{self, Actor, Entry},
@@ -78,9 +78,19 @@ pub async fn requeue_failed(db: &PgPool, actor: &Actor, org: i64, reason: &str) 
             continue;
         }
         let by = actor.as_text();
-        let sub =
-            enqueue(&mut tx, org, target, failed.operation, &failed.adapter, &failed.snapshot.0, &failed.warnings, &by)
-                .await?;
+        let sub = enqueue(
+            &mut tx,
+            org,
+            target,
+            Queued {
+                operation: failed.operation,
+                adapter: &failed.adapter,
+                snapshot: &failed.snapshot.0,
+                warnings: &failed.warnings,
+                by: &by,
+            },
+        )
+        .await?;
         requeued.push(Requeued { failed_id: failed.id, submission_id: sub.id });
     }
     if requeued.is_empty() {
