@@ -162,6 +162,14 @@ messages! {
     ResetMailNotYou => "Bunu siz istemediyseniz bu iletiyi yok sayın.", "If you did not ask for this, ignore this message.";
     ChooseNewPassword => "Yeni parola belirleyin", "Choose a new password";
     ResetGone => "Bu sıfırlama bağlantısı artık geçerli değil.", "This reset link is no longer valid.";
+    // Registration.
+    Register => "Kayıt ol", "Register";
+    RegisterTitle => "Kuruluşunuzu kaydedin", "Register your organization";
+    OrganizationName => "Kuruluş adı", "Organization name";
+    TaxNumber => "Vergi numarası (10 hane)", "Tax number (10 digits)";
+    PasswordMin => "Parola (en az 8 karakter)", "Password (at least 8 characters)";
+    NoAccountYet => "Hesabınız yok mu?", "No account yet?";
+    HaveAccount => "Hesabınız var mı?", "Have an account?";
 }
 
 /// A form field's label: the field's name in the language, else its name as the API spells it.

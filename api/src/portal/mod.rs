@@ -16,6 +16,7 @@ mod member;
 mod page;
 mod password;
 mod records;
+mod register;
 mod signin;
 mod team;
 
@@ -53,6 +54,8 @@ pub fn router(state: AppState) -> Router {
         .route("/password/reset/{token}", get(password::reset_form).post(password::reset))
         .merge(registry::<Vehicles>())
         .merge(registry::<Personnel>())
+        // Registration.
+        .route("/register", get(register::form).post(register::submit))
         .route("/assets/{name}", get(assets::serve))
         .layer(from_fn_with_state(state.clone(), page::serve))
         .with_state(state)
