@@ -36,7 +36,11 @@ export PATH
 export TNS_BENCH_SMOKE=1
 failed=()
 total_start=$(date +%s)
-for bench in auth_quota operations submissions webhooks uetds; do
+# portal.sh: Lighthouse in Debian's chromium.
+if [ ! -x /usr/bin/chromium ]; then apt_install chromium; fi
+command -v npm >/dev/null 2>&1 || apt_install npm
+
+for bench in auth_quota operations submissions webhooks uetds portal; do
   log "bench/$bench.sh"
   start=$(date +%s)
   # Inside `if`, a failure does not stop this script; pipefail gives the benchmark's status.

@@ -273,6 +273,14 @@ messages! {
     SubmitDownstream => "U-ETDS'e bildir", "Submit downstream";
     SubmissionQueued => "Bildirim kuyruğa alındı.", "The submission is queued.";
     ReportPdf => "Bildirim raporu (PDF)", "Downstream report (PDF)";
+    // Registration.
+    Register => "Kayıt ol", "Register";
+    RegisterTitle => "Kuruluşunuzu kaydedin", "Register your organization";
+    OrganizationName => "Kuruluş adı", "Organization name";
+    TaxNumber => "Vergi numarası (10 hane)", "Tax number (10 digits)";
+    PasswordMin => "Parola (en az 8 karakter)", "Password (at least 8 characters)";
+    NoAccountYet => "Hesabınız yok mu?", "No account yet?";
+    HaveAccount => "Hesabınız var mı?", "Have an account?";
 }
 
 /// A form field's label: the field's name in the language, else its name as the API spells it.

@@ -59,10 +59,12 @@ pub async fn resolve(st: &AppState, req: Request) -> Result<(Request, Option<Sig
     Ok((req, Some(SignedIn { principal, csrf: session.csrf, session_ends })))
 }
 
-/// Forms posted by visitors without a session, each carrying a secret of its own (the sign-in
-/// form's token, an invitation's or a reset's in the path), so no session's token is asked.
+/// Forms posted by visitors without a session, each carrying a secret of its own (the sign-in and
+/// registration forms' tokens, an invitation's or a reset's in the path), so no session's token
+/// is asked.
 fn anonymous_form(path: &str) -> bool {
     path == "/login"
+        || path == "/register"
         || path == "/password/forgot"
         || path.starts_with("/invite/")
         || path.starts_with("/password/reset/")

@@ -19,6 +19,7 @@ mod password;
 mod places;
 mod records;
 mod settings;
+mod register;
 mod signin;
 mod submissions;
 mod team;
@@ -82,6 +83,8 @@ pub fn router(state: AppState) -> Router {
         .route("/cargo/{id}/delete", post(cargo::delete))
         .route("/cargo/{id}/submit", post(cargo::submit_shipment))
         .route("/cargo/{id}/report", get(cargo::report))
+        // Registration.
+        .route("/register", get(register::form).post(register::submit))
         .route("/assets/{name}", get(assets::serve))
         .layer(from_fn_with_state(state.clone(), page::serve))
         .with_state(state)

@@ -54,6 +54,8 @@ pub fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {
                 // Every answer is swapped in, errors too (they carry the message to show).
                 meta name="htmx-config" content=r#"{"includeIndicatorStyles":false,"allowScriptTags":false,"allowEval":false,"responseHandling":[{"code":"204","swap":false},{"code":"...","swap":true}]}"#;
                 title { (title) " · TNS" }
+                // No icon: said here, so browsers do not ask for /favicon.ico (a 404 in their console).
+                link rel="icon" href="data:,";
                 link rel="stylesheet" href=(assets::STYLE.path());
                 script src=(assets::HTMX.path()) defer {}
                 script src=(assets::SCRIPT.path()) defer {}

@@ -55,16 +55,15 @@ pub async fn form(State(st): State<AppState>, headers: HeaderMap, Query(q): Quer
     let lang = Lang::of(&headers);
     let token = random_token();
     let mut res = Html(render(lang, local(q.next.as_deref()), &token, "", None).into_string()).into_response();
-    res.headers_mut().append(header::SET_COOKIE, form_cookie(&token, st.cfg.cookie_secure));
+    res.headers_mut().append(header::SET_COOKIE, form_cookie(FORM_COOKIE, "/login", &token, st.cfg.cookie_secure));
     res
 }
 
-fn form_cookie(token: &str, secure: bool) -> HeaderValue {
+/// The cookie `name` that holds an anonymous form's own token, sent back only to `path`.
+pub fn form_cookie(name: &str, path: &str, token: &str, secure: bool) -> HeaderValue {
     let secure = if secure { "; Secure" } else { "" };
-    HeaderValue::from_str(&format!(
-        "{FORM_COOKIE}={token}; Path=/login; Max-Age=3600; HttpOnly; SameSite=Strict{secure}"
-    ))
-    .expect("cookie is ASCII")
+    HeaderValue::from_str(&format!("{name}={token}; Path={path}; Max-Age=3600; HttpOnly; SameSite=Strict{secure}"))
+        .expect("cookie is ASCII")
 }
 
 fn render(lang: Lang, next: &str, token: &str, email: &str, error: Option<&str>) -> maud::Markup {
@@ -92,6 +91,7 @@ fn render(lang: Lang, next: &str, token: &str, email: &str, error: Option<&str>)
                     div { button type="submit" { (lang.t(Msg::SignIn)) } }
                 }
                 p { a href="/password/forgot" { (lang.t(Msg::ForgotPassword)) } }
+                p { (lang.t(Msg::NoAccountYet)) " " a href="/register" { (lang.t(Msg::Register)) } }
             }
         },
     )
@@ -124,7 +124,7 @@ pub async fn submit(State(st): State<AppState>, headers: HeaderMap, req: Request
         let token = random_token();
         let mut res =
             (status, Html(render(lang, &next, &token, &f.email, Some(message)).into_string())).into_response();
-        res.headers_mut().append(header::SET_COOKIE, form_cookie(&token, st.cfg.cookie_secure));
+        res.headers_mut().append(header::SET_COOKIE, form_cookie(FORM_COOKIE, "/login", &token, st.cfg.cookie_secure));
         res
     };
     if cookie(&headers, FORM_COOKIE) != Some(f.token.as_str()) {

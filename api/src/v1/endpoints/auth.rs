@@ -44,8 +44,8 @@ pub struct RegisterIn {
 #[derive(Serialize, ToSchema)]
 pub struct RegisterOut {
     ok: bool,
-    organization_id: i64,
-    user_id: i64,
+    pub organization_id: i64,
+    pub user_id: i64,
     /// The first API key (all scopes). Shown once.
     api_key: String,
     api_key_prefix: String,
@@ -55,6 +55,13 @@ pub struct RegisterOut {
 #[utoipa::path(post, path = "/auth/register", operation_id = "register", tag = "auth", request_body = RegisterIn,
     responses((status = 201, body = RegisterOut), (status = 409, description = "e-mail already registered, or an organization with this tax number exists (one per company)", body = ErrorBody)), security(()))]
 pub async fn register(State(st): State<AppState>, ApiJson(input): ApiJson<RegisterIn>) -> ApiResult<impl IntoResponse> {
+    Ok((StatusCode::CREATED, Json(register_organization(&st, input).await?)))
+}
+
+/// Register an organization with its owner, its subscription and first API key, in one
+/// transaction (the portal's registration page does the same). 409 naming `tax_number` or
+/// `email` when either is taken.
+pub async fn register_organization(st: &AppState, input: RegisterIn) -> ApiResult<RegisterOut> {
     let RegisterIn { organization_name, tax_number: tax, full_name, email, password } = input;
     let (org_name, full_name) = (organization_name.into_inner(), full_name.into_inner());
     let hash = password::hash(password).await?;
@@ -90,7 +97,7 @@ pub async fn register(State(st): State<AppState>, ApiJson(input): ApiJson<Regist
         api_key: key.api_key,
         api_key_prefix: key.api_key_prefix,
     };
-    Ok((StatusCode::CREATED, Json(out)))
+    Ok(out)
 }
 
 #[derive(Deserialize, ToSchema)]

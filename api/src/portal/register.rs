@@ -1,0 +1,162 @@
+//! Registering an organization from the portal: the API's own registration
+//! (`POST /auth/register`'s parser and service function, behind the same per-address limit),
+//! then the new owner signed in and sent to the dashboard. Like the sign-in form, the form
+//! carries a token of its own (a cookie and a hidden field that must match), so no other site
+//! can register a visitor and sign them in to an account of its choosing.
+
+use axum::{
+    extract::{FromRequest, Request, State},
+    http::{header, HeaderMap, StatusCode},
+    response::{Html, IntoResponse, Redirect, Response},
+    Form,
+};
+use maud::{html, Markup};
+use tns_core::keys::random_token;
+
+use super::{
+    forms::{self, FieldSpec, Typed},
+    i18n::{Lang, Msg},
+    page::{flash, page, PortalError, Shell},
+    signin::{form_cookie, open_session},
+};
+use crate::{
+    auth::session::cookie,
+    error::ApiError,
+    extract::parse_value,
+    state::AppState,
+    v1::endpoints::auth::{register_organization, RegisterIn},
+};
+
+/// The registration form's own token (see the module's comment).
+const FORM_COOKIE: &str = "tns_register";
+const PATH: &str = "/register";
+/// The request schema the form follows.
+const SCHEMA: &str = "RegisterIn";
+
+/// Each field: its label, input type and `autocomplete` (the password is never shown again).
+const FIELDS: &[(&str, Msg, &str, &str)] = &[
+    ("organization_name", Msg::OrganizationName, "text", "organization"),
+    ("tax_number", Msg::TaxNumber, "text", "off"),
+    ("full_name", Msg::Name, "text", "name"),
+    ("email", Msg::Email, "email", "email"),
+    ("password", Msg::PasswordMin, "password", "new-password"),
+];
+
+fn render(lang: Lang, token: &str, typed: &Typed, error: Option<&ApiError>) -> Markup {
+    let shell = Shell { lang, signed_in: None, path: PATH };
+    let specs = forms::fields(SCHEMA);
+    let named = error.and_then(|e| forms::field_error(specs, e));
+    page(
+        &shell,
+        lang.t(Msg::RegisterTitle),
+        html! {
+            div.signin.card {
+                h1 { (lang.t(Msg::RegisterTitle)) }
+                @if let Some(e) = error {
+                    @let text = match &named { Some(_) => lang.t(Msg::FixErrors).to_string(), None => e.to_string() };
+                    div role="alert" { (flash(&text, "error")) }
+                }
+                form.record method="post" action=(PATH) novalidate {
+                    input type="hidden" name="token" value=(token);
+                    @for (name, label, kind, autocomplete) in FIELDS {
+                        (field(lang, specs, name, *label, kind, autocomplete, typed, named.as_ref()))
+                    }
+                    div { button type="submit" { (lang.t(Msg::Register)) } }
+                }
+                p { (lang.t(Msg::HaveAccount)) " " a href="/login" { (lang.t(Msg::SignIn)) } }
+            }
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn field(
+    lang: Lang,
+    specs: &[FieldSpec],
+    name: &str,
+    label: Msg,
+    kind: &str,
+    autocomplete: &str,
+    typed: &Typed,
+    error: Option<&(String, String)>,
+) -> Markup {
+    let spec = specs.iter().find(|s| s.name == name);
+    let max = spec.and_then(|s| match s.kind {
+        forms::Kind::Text { max } => max,
+        _ => None,
+    });
+    let err = error.filter(|(f, _)| f == name).map(|(_, r)| r);
+    let id = format!("f-{name}");
+    let value = if kind == "password" { None } else { typed.get(name) };
+    html! {
+        div.field {
+            label for=(id) { (lang.t(label)) }
+            input #(id) type=(kind) name=(name) value=[value] maxlength=[max] required autocomplete=(autocomplete)
+                inputmode=[(name == "tax_number").then_some("numeric")]
+                aria-invalid=[err.map(|_| "true")] aria-describedby=[err.map(|_| format!("{id}-error"))];
+            @if let Some(r) = err { p.error-text id=(format!("{id}-error")) { (r) } }
+        }
+    }
+}
+
+fn with_form_cookie(st: &AppState, token: &str, mut res: Response) -> Response {
+    res.headers_mut().append(header::SET_COOKIE, form_cookie(FORM_COOKIE, PATH, token, st.cfg.cookie_secure));
+    res
+}
+
+/// `GET /register`.
+pub async fn form(State(st): State<AppState>, headers: HeaderMap) -> Response {
+    let token = random_token();
+    let body = render(Lang::of(&headers), &token, &Typed::new(), None).into_string();
+    with_form_cookie(&st, &token, Html(body).into_response())
+}
+
+/// `POST /register`: the organization registered as `POST /api/v1/auth/register` registers it,
+/// its owner signed in and sent to the dashboard; the form again, with what was typed (but the
+/// password) and the API's reason beside its field, otherwise.
+pub async fn submit(State(st): State<AppState>, headers: HeaderMap, req: Request) -> Result<Response, PortalError> {
+    let lang = Lang::of(&headers);
+    let ip = st.throttle.client_ip(&req);
+    let Form(pairs) = Form::<Vec<(String, String)>>::from_request(req, &st)
+        .await
+        .map_err(|e| PortalError::Api(ApiError::BadRequest(e.body_text())))?;
+    // The API admits its unauthenticated routes by this limit; so is this form.
+    if !st.throttle.hit(&st.redis, ip).await.admitted {
+        return Err(PortalError::Api(ApiError::TooManyRequests {
+            detail: "too many requests from this address; wait a minute".into(),
+            retry_after_secs: 60,
+        }));
+    }
+    let sent_token = pairs.iter().find(|(k, _)| k == "token").map(|(_, v)| v.clone()).unwrap_or_default();
+    // A password is taken as typed (spaces are characters of it); the rest trimmed, as forms are.
+    let password = pairs.iter().find(|(k, _)| k == "password").map(|(_, v)| v.clone()).filter(|p| !p.is_empty());
+    let specs = forms::fields(SCHEMA);
+    let mut typed = forms::typed(specs, pairs);
+    typed.remove("password");
+    let again = |status: StatusCode, typed: &Typed, error: &ApiError| {
+        let token = random_token();
+        let body = render(lang, &token, typed, Some(error)).into_string();
+        with_form_cookie(&st, &token, (status, Html(body)).into_response())
+    };
+    if cookie(&headers, FORM_COOKIE) != Some(sent_token.as_str()) {
+        let stale = ApiError::Forbidden(lang.t(Msg::ReloadPage).into());
+        return Ok(again(StatusCode::FORBIDDEN, &typed, &stale));
+    }
+    let mut all = typed.clone();
+    if let Some(p) = password {
+        all.insert("password".into(), p);
+    }
+    let outcome = match parse_value::<RegisterIn>(forms::json(specs, &all, false)) {
+        Ok(input) => register_organization(&st, input).await,
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(made) => {
+            open_session(&st, made.user_id, made.organization_id, Redirect::to("/dashboard").into_response()).await
+        }
+        Err(e @ (ApiError::Validation { .. } | ApiError::Conflict(_) | ApiError::BadRequest(_))) => {
+            Ok(again(e.status(), &typed, &e))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
