@@ -137,13 +137,17 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
-        let query = parts.uri.query().unwrap_or("");
-        let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
-        serde_path_to_error::deserialize(de).map(ApiQuery).map_err(|err| {
-            let path = err.path().to_string();
-            ApiError::validation(if path == "." { "query".into() } else { path }, err.into_inner().to_string())
-        })
+        parse_query(parts.uri.query().unwrap_or("")).map(ApiQuery)
     }
+}
+
+/// A query string parsed as [`ApiQuery`] parses it (the portal's filters use it too).
+pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+    serde_path_to_error::deserialize(de).map_err(|err| {
+        let path = err.path().to_string();
+        ApiError::validation(if path == "." { "query".into() } else { path }, err.into_inner().to_string())
+    })
 }
 
 #[cfg(test)]

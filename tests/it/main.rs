@@ -21,6 +21,7 @@ mod journeys;
 mod ops;
 mod outage;
 mod portal;
+mod portal_journeys;
 mod portal_team;
 mod quota;
 mod reference;

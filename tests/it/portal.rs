@@ -9,8 +9,8 @@ use crate::helpers::{tns_admin, Org, TestApp};
 
 /// A browser: cookies kept, redirects not followed (the tests look at them).
 pub struct Visitor {
-    root: String,
-    client: Client,
+    pub root: String,
+    pub client: Client,
 }
 
 /// An answer: status, headers and the page.
@@ -39,7 +39,7 @@ impl Visitor {
         Visitor { root: app.root.clone(), client }
     }
 
-    async fn seen(res: reqwest::Response) -> Seen {
+    pub async fn seen(res: reqwest::Response) -> Seen {
         let (status, headers) = (res.status(), res.headers().clone());
         Seen { status, headers, body: res.text().await.unwrap() }
     }

@@ -27,8 +27,12 @@ pub struct Shell<'a> {
 }
 
 /// The sections the navigation offers, with their paths.
-const SECTIONS: &[(Msg, &str)] =
-    &[(Msg::Dashboard, "/dashboard"), (Msg::Vehicles, "/vehicles"), (Msg::Personnel, "/personnel")];
+const SECTIONS: &[(Msg, &str)] = &[
+    (Msg::Dashboard, "/dashboard"),
+    (Msg::Journeys, "/journeys"),
+    (Msg::Vehicles, "/vehicles"),
+    (Msg::Personnel, "/personnel"),
+];
 
 /// A whole page: `title` (already in the page's language) and its `content`.
 pub fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {

@@ -203,6 +203,7 @@ pub async fn delivered_history(tx: &mut PgConnection, org: i64, journey: i64) ->
 /// When the record's latest submission failed with the same operation and adapter, its
 /// progress is where this one starts: what the downstream already holds from it (a trip
 /// declared before a later step was refused, say) is used, never sent twice.
+#[allow(clippy::too_many_arguments)] // each is a column of the queued row
 pub async fn enqueue(
     tx: &mut PgConnection,
     org: i64,
