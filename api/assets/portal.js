@@ -44,3 +44,40 @@ document.addEventListener("htmx:afterSwap", (event) => {
   document.addEventListener("input", soon);
   document.addEventListener("focusin", soon);
 })();
+// Journeys: the passenger table's "add a row" copies the last row (emptied, renumbered) in
+// place instead of asking the server; "remove" hides a row at once (its checkbox still tells
+// the server, so the table works the same without scripts).
+document.addEventListener("click", (event) => {
+  const add = event.target.closest("button[data-add-row]");
+  if (!add) return;
+  const body = add.form && add.form.querySelector("tbody[data-rows]");
+  const rows = body ? body.querySelectorAll("tr[id^='row-']") : [];
+  if (!rows.length) return;
+  event.preventDefault();
+  const next = rows.length;
+  const copy = rows[rows.length - 1].cloneNode(true);
+  copy.id = `row-${next + 1}`;
+  copy.classList.remove("error-row");
+  copy.querySelector("th").textContent = String(next + 1);
+  copy.querySelectorAll("[name]").forEach((el) => {
+    el.name = el.name.replace(/^r\d+\./, `r${next}.`);
+    if (el.id) el.id = el.id.replace(/^r\d+-/, `r${next}-`);
+    if (el.type === "hidden" && el.name.endsWith(".id")) el.remove();
+    else if (el.type === "checkbox") el.checked = false;
+    else if (el.tagName === "SELECT") el.selectedIndex = 0;
+    else el.value = "";
+    el.removeAttribute("aria-invalid");
+    el.removeAttribute("aria-describedby");
+  });
+  copy.querySelectorAll("label[for]").forEach((l) => { l.htmlFor = l.htmlFor.replace(/^r\d+-/, `r${next}-`); });
+  copy.querySelectorAll(".error-text").forEach((p) => p.remove());
+  body.appendChild(copy);
+  const first = copy.querySelector("input, select");
+  if (first) first.focus();
+});
+document.addEventListener("change", (event) => {
+  const box = event.target;
+  if (box.type === "checkbox" && /^r\d+\.remove$/.test(box.name)) {
+    box.closest("tr").classList.toggle("removed", box.checked);
+  }
+});

@@ -234,6 +234,8 @@ pub struct Filter {
     pub status: Option<RecordStatus>,
     pub departure_from: Option<NaiveDate>,
     pub departure_to: Option<NaiveDate>,
+    /// Journeys naming this vehicle record.
+    pub vehicle_record_id: Option<i64>,
 }
 
 pub async fn get(db: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<Journey>> {
@@ -256,6 +258,9 @@ pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::
     }
     if let Some(d) = filter.departure_to {
         qb.push(" AND departure_date <= ").push_bind(d);
+    }
+    if let Some(v) = filter.vehicle_record_id {
+        qb.push(" AND vehicle_record_id = ").push_bind(v);
     }
     close_ids_then_rows(&mut qb, page, "j");
     let rows: Vec<Row> = qb.build_query_as().fetch_all(db).await?;

@@ -214,7 +214,7 @@ pub async fn update(
     .await
 }
 
-pub async fn delete(db: &PgPool, org: i64, journey: i64, id: i64) -> sqlx::Result<bool> {
+pub async fn delete(db: impl sqlx::PgExecutor<'_>, org: i64, journey: i64, id: i64) -> sqlx::Result<bool> {
     let r = sqlx::query("DELETE FROM passengers WHERE org_id = $1 AND journey_id = $2 AND id = $3")
         .bind(org)
         .bind(journey)

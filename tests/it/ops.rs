@@ -197,7 +197,7 @@ async fn openapi_document_states_what_the_api_does() {
         .iter()
         .map(|p| p["name"].as_str().unwrap())
         .collect();
-    assert_eq!(journeys, ["limit", "cursor", "status", "departure_from", "departure_to"]);
+    assert_eq!(journeys, ["limit", "cursor", "status", "departure_from", "departure_to", "vehicle_id"]);
 
     // Two different records, two names.
     let schema_of = |path: &str, method: &str, status: &str| {

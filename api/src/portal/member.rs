@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 use axum::{
     body::Body,
     extract::{FromRequestParts, Request},
-    http::{request::Parts, Method},
+    http::{header, request::Parts, Method},
 };
 use chrono::{DateTime, Utc};
 use subtle::ConstantTimeEq;
@@ -49,7 +49,13 @@ pub async fn resolve(st: &AppState, req: Request) -> Result<(Request, Option<Sig
         let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
             .await
             .map_err(|_| PortalError::Api(ApiError::PayloadTooLarge))?;
-        let sent = form_urlencoded::parse(&bytes).find(|(k, _)| k == "_csrf").map(|(_, v)| v.into_owned());
+        let multipart =
+            parts.headers.get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"multipart/"));
+        let sent = if multipart {
+            multipart_csrf(&bytes)
+        } else {
+            form_urlencoded::parse(&bytes).find(|(k, _)| k == "_csrf").map(|(_, v)| v.into_owned())
+        };
         if !sent.is_some_and(|t| bool::from(t.as_bytes().ct_eq(session.csrf.as_bytes()))) {
             return Err(PortalError::Stale);
         }
@@ -57,6 +63,17 @@ pub async fn resolve(st: &AppState, req: Request) -> Result<(Request, Option<Sig
     };
     let session_ends = session.expires_at.and_then(|t| DateTime::from_timestamp(t, 0));
     Ok((req, Some(SignedIn { principal, csrf: session.csrf, session_ends })))
+}
+
+/// The `_csrf` field of a `multipart/form-data` body (a form that uploads a file), which a
+/// plain form sends first.
+fn multipart_csrf(body: &[u8]) -> Option<String> {
+    const NAME: &[u8] = b"name=\"_csrf\"";
+    let at = body.windows(NAME.len()).position(|w| w == NAME)?;
+    let rest = &body[at..];
+    let start = rest.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
+    let len = rest[start..].windows(2).position(|w| w == b"\r\n")?;
+    String::from_utf8(rest[start..start + len].to_vec()).ok()
 }
 
 /// Forms posted by visitors without a session, each carrying a secret of its own (the sign-in and

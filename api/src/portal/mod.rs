@@ -13,13 +13,14 @@ mod dashboard;
 pub mod format;
 mod forms;
 pub mod i18n;
+mod journeys;
 mod member;
 mod page;
 mod password;
 mod places;
 mod records;
-mod settings;
 mod register;
+mod settings;
 mod signin;
 mod submissions;
 mod team;
@@ -55,6 +56,17 @@ pub fn router(state: AppState) -> Router {
         .route("/account/password", get(password::change_form).post(password::change))
         .route("/password/forgot", get(password::forgot_form).post(password::forgot))
         .route("/password/reset/{token}", get(password::reset_form).post(password::reset))
+        .route("/journeys", get(journeys::list).post(journeys::create))
+        .route("/journeys/new", get(journeys::new))
+        .route("/journeys/{id}", get(journeys::show).post(journeys::update))
+        .route("/journeys/{id}/edit", get(journeys::edit))
+        .route("/journeys/{id}/delete", post(journeys::delete))
+        .route("/journeys/{id}/cancel", post(journeys::cancel_journey))
+        .route("/journeys/{id}/submit", post(journeys::submit_journey))
+        .route("/journeys/{id}/report", get(journeys::report))
+        .route("/journeys/{id}/passengers", post(journeys::passengers))
+        .route("/journeys/{id}/passengers/paste", post(journeys::paste))
+        .route("/journeys/{id}/passengers/upload", post(journeys::upload))
         .merge(registry::<Vehicles>())
         .merge(registry::<Personnel>())
         .route("/settings/downstream", get(settings::downstream::show).post(settings::downstream::save))

@@ -29,6 +29,7 @@ pub struct Shell<'a> {
 /// The sections the navigation offers, with their paths.
 const SECTIONS: &[(Msg, &str)] = &[
     (Msg::Dashboard, "/dashboard"),
+    (Msg::Journeys, "/journeys"),
     (Msg::Vehicles, "/vehicles"),
     (Msg::Personnel, "/personnel"),
     (Msg::Submissions, "/submissions"),

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::{
-    auth::Caller,
+    auth::{Caller, Principal},
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     state::AppState,
@@ -23,7 +23,7 @@ use crate::{
 pub use tns_core::domain::journey::JourneyIn;
 use tns_core::{
     domain::{
-        fields::{Cursor, Day, Limit},
+        fields::{Cursor, Day, Int, Limit, RecordId},
         journey::NewJourney,
         kinds::{RecordStatus, TargetType, TripKind},
     },
@@ -69,13 +69,19 @@ pub async fn create(
     p: Caller<JourneysWrite>,
     ApiJson(input): ApiJson<JourneyIn>,
 ) -> ApiResult<Created<Journey>> {
-    let f = resolve(&st, p.org_id, &NewJourney::try_from(input)?).await?;
+    create_journey(&st, &p, input).await.map(created)
+}
+
+/// Create a journey in `p`'s organization, made by `p` (what `POST /portal/journeys` does once
+/// admitted and parsed).
+pub async fn create_journey(st: &AppState, p: &Principal, input: JourneyIn) -> ApiResult<Journey> {
+    let org = p.org_id;
+    let f = resolve(st, org, &NewJourney::try_from(input)?).await?;
     let missing = no_vehicle(&f);
     st.journeys
-        .insert(p.org_id, f, &p.credential_id())
+        .insert(org, f, &p.credential_id())
         .await
         .map_err(|e| vanished_reference(e, "vehicle_id"))?
-        .map(created)
         .ok_or(missing)
 }
 
@@ -91,6 +97,8 @@ pub struct JourneyQuery {
     departure_from: Option<Day>,
     /// Departure on or before this date.
     departure_to: Option<Day>,
+    /// Only journeys running under this vehicle record.
+    vehicle_id: Option<RecordId>,
 }
 
 /// Journeys, newest first, filtered by status and departure date range. Scope `journeys:read`.
@@ -102,17 +110,24 @@ pub async fn list(
     p: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<JourneyQuery>,
 ) -> ApiResult<Json<Paged<Journey>>> {
+    list_journeys(&st, p.org_id, &q).await.map(Json)
+}
+
+/// A page of `org`'s journeys as `GET /portal/journeys` lists them for query `q`.
+pub async fn list_journeys(st: &AppState, org: i64, q: &JourneyQuery) -> ApiResult<Paged<Journey>> {
     let page = Page::new(q.limit, q.cursor);
     let filter = Filter {
         status: q.status,
         departure_from: q.departure_from.map(|d| d.0),
         departure_to: q.departure_to.map(|d| d.0),
+        vehicle_record_id: q.vehicle_id.map(Int::get),
     };
-    let rows = db::journeys::list(&st.db, p.org_id, &filter, &page).await?;
-    Ok(Json(Paged::from_rows(rows, &page)))
+    let rows = db::journeys::list(&st.db, org, &filter, &page).await?;
+    Ok(Paged::from_rows(rows, &page))
 }
 
-async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Journey> {
+/// One journey of `org`; 404 when it has none with this id.
+pub async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Journey> {
     let mut conn = st.db.acquire().await?;
     db::journeys::get(&mut conn, org, id).await?.ok_or_else(|| not_found("journey", id))
 }
@@ -150,12 +165,19 @@ pub async fn update(
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<Journey>> {
-    let current = load(&st, p.org_id, id).await?;
+    update_journey(&st, &p, id, &patch).await.map(Json)
+}
+
+/// Change journey `id` of `p`'s organization by a merge `patch`, changed by `p` (what
+/// `PUT /portal/journeys/{id}` does).
+pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde_json::Value) -> ApiResult<Journey> {
+    let org = p.org_id;
+    let current = load(st, org, id).await?;
     if !current.status.is_editable() {
         return Err(not_editable(id, current.status));
     }
-    let merged = patched(&JourneyIn::from(&current), &patch)?;
-    let f = resolve(&st, p.org_id, &NewJourney::try_from(merged).map_err(merged_conflict)?).await?;
+    let merged = patched(&JourneyIn::from(&current), patch)?;
+    let f = resolve(st, org, &NewJourney::try_from(merged).map_err(merged_conflict)?).await?;
     if current.downstream_reference.is_some() {
         if f.trip_kind != current.trip_kind || f.tarifeli_context != current.tarifeli_context {
             return Err(ApiError::Conflict(format!(
@@ -177,19 +199,19 @@ pub async fn update(
         }
     }
     let mut tx = st.db.begin().await?;
-    if !db::journeys::update_editable(&mut tx, p.org_id, id, &f, &p.credential_id())
+    if !db::journeys::update_editable(&mut tx, org, id, &f, &p.credential_id())
         .await
         .map_err(|e| vanished_reference(e, "vehicle_id"))?
     {
         // Either the vehicle record is gone or the journey's state changed meanwhile.
-        return Err(match db::journeys::status(&st.db, p.org_id, id).await? {
+        return Err(match db::journeys::status(&st.db, org, id).await? {
             Some(s) if !s.is_editable() => not_editable(id, s),
             _ => no_vehicle(&f),
         });
     }
-    let journey = db::journeys::get(&mut tx, p.org_id, id).await?.ok_or_else(|| not_found("journey", id))?;
+    let journey = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
     tx.commit().await?;
-    Ok(Json(journey))
+    Ok(journey)
 }
 
 fn not_editable(id: i64, status: RecordStatus) -> ApiError {

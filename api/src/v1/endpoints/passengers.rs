@@ -7,7 +7,7 @@ use sqlx::PgConnection;
 use utoipa::ToSchema;
 
 use crate::{
-    auth::Caller,
+    auth::{Caller, Principal},
     error::{ApiError, ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     state::AppState,
@@ -155,10 +155,10 @@ pub async fn delete(
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BulkOut {
-    created: usize,
-    updated: usize,
+    pub created: usize,
+    pub updated: usize,
     /// The stored records, one per identity number, in the order of their first entry.
-    data: Vec<Passenger>,
+    pub data: Vec<Passenger>,
 }
 
 /// Create or update up to 1000 passengers by identity number, all or nothing: one invalid
@@ -175,13 +175,36 @@ pub async fn bulk_upsert(
     ApiJson(input): ApiJson<BulkIn>,
 ) -> ApiResult<Json<BulkOut>> {
     let manifest = Manifest::try_from(input)?;
+    upsert(&st, &p, journey, Some(&manifest), &[]).await.map(Json)
+}
+
+/// Write `manifest` to journey `journey` of `p`'s organization (as written by `p`) as the bulk upsert does, and remove the
+/// passengers `remove` names (the portal's passenger table drops rows), all in one transaction:
+/// the journey locked, then open, then within its passenger limit, or nothing changes.
+pub async fn upsert(
+    st: &AppState,
+    p: &Principal,
+    journey: i64,
+    manifest: Option<&Manifest>,
+    remove: &[i64],
+) -> ApiResult<BulkOut> {
+    let org = p.org_id;
     let mut tx = st.db.begin().await?;
-    lock_journey(&mut tx, p.org_id, journey).await?;
-    let mut rows =
-        db::passengers::write(&mut tx, p.org_id, journey, manifest.entries(), true, &p.credential_id()).await?;
+    lock_journey(&mut tx, org, journey).await?;
+    for id in remove {
+        if !db::passengers::delete(&mut *tx, org, journey, *id).await? {
+            return Err(not_found("passenger", *id));
+        }
+    }
+    let mut rows = match manifest {
+        Some(m) => db::passengers::write(&mut tx, org, journey, m.entries(), true, &p.credential_id()).await?,
+        None => vec![],
+    };
     check_capacity(&mut tx, journey).await?;
     tx.commit().await?;
-    rows.sort_by_key(|r| manifest.position(&r.passenger.identity_number));
+    if let Some(m) = manifest {
+        rows.sort_by_key(|r| m.position(&r.passenger.identity_number));
+    }
     let created = rows.iter().filter(|r| r.inserted).count();
-    Ok(Json(BulkOut { created, updated: rows.len() - created, data: rows.into_iter().map(|r| r.passenger).collect() }))
+    Ok(BulkOut { created, updated: rows.len() - created, data: rows.into_iter().map(|r| r.passenger).collect() })
 }

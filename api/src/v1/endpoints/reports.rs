@@ -100,11 +100,16 @@ pub async fn journey(
     p: Caller<JourneysRead>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Response> {
+    journey_report(&st, p.org_id, id).await
+}
+
+/// The report of journey `id` of `org` (the portal's download calls it too).
+pub async fn journey_report(st: &AppState, org: i64, id: i64) -> ApiResult<Response> {
     let mut conn = st.db.acquire().await?;
-    let j = db::journeys::get(&mut conn, p.org_id, id).await?.ok_or_else(|| not_found("journey", id))?;
+    let j = db::journeys::get(&mut conn, org, id).await?.ok_or_else(|| not_found("journey", id))?;
     drop(conn);
     let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
-    report(&st, p.org_id, Target::Journey(id), j.downstream_reference, kind).await
+    report(st, org, Target::Journey(id), j.downstream_reference, kind).await
 }
 
 /// The downstream's report of a delivered cargo shipment (U-ETDS `seferRaporuV3`), as

@@ -146,11 +146,11 @@ pub async fn submit_cargo(
 pub struct CancelIn {
     /// 1–400 characters; "İptal edildi" when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    reason: Option<CancelReason>,
+    pub reason: Option<CancelReason>,
 }
 
 /// The reason when none is given.
-const DEFAULT_REASON: &str = "İptal edildi";
+pub const DEFAULT_REASON: &str = "İptal edildi";
 
 /// Queue the cancellation of `target` for `p`, with the reason of `body` (the default when
 /// none).
