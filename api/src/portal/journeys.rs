@@ -204,9 +204,11 @@ fn input(spec: &FieldSpec, id: &str, name: &str, value: Option<&str>, err: Optio
             }
             _ => {
                 @let ty = match last { "date" | "ticket_issue_date" => "date", "time" => "time", _ => "text" };
+                // A place is typed by name and picked from the matching districts (portal.js).
                 input #(id) type=(ty) name=(name) value=[value] required[spec.required] autocomplete="off"
-                    inputmode=[place.then_some("numeric")] data-picker=[place.then_some("district")]
+                    list=[place.then(|| format!("{id}-options"))] data-picker=[place.then_some("district")]
                     aria-invalid=[err.map(|_| "true")] aria-describedby=[described.as_deref()];
+                @if place { datalist #(format!("{id}-options")) {} }
             }
         }
         @if let Some(r) = err { p.error-text id=(format!("{id}-error")) { (r) } }
