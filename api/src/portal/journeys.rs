@@ -1279,7 +1279,6 @@ pub async fn submit_journey(
     Path(id): Path<i64>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/submit").await?;
-    api::load(&st, m.org(), id).await?;
     let s = submit(&st, m.org(), Target::Journey(id), &m.principal().credential_id()).await?;
     if headers.contains_key("hx-request") {
         return Ok(Html(submission_markup(m.lang, &s).into_string()).into_response());
