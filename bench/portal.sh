@@ -3,23 +3,25 @@
 # Debian's chromium (headless, CHROME_PATH=/usr/bin/chromium), Lighthouse's default mobile
 # profile (simulated slow 4G and CPU).
 #
-#   The dashboard and the new-vehicle form of a signed-in session (the session cookie passed
-#   with --extra-headers) against the sign-in page in the same run: performance,
+#   The dashboard, the new-vehicle form, the new-journey form and the journey editor (a
+#   journey's page with its 20 passengers in the table) of a signed-in session (the session
+#   cookie passed with --extra-headers) against the sign-in page in the same run: performance,
 #   accessibility and best-practices scores (0-100) and total transfer bytes of each page,
 #   each a ratio to the sign-in page's. Targets per page: performance >= 90,
 #   accessibility >= 95, best practices >= 95, < 150 KB transferred.
 #
 # Each figure is the median of RUNS runs (default 3). Needs chromium, node and npm; installs
 # Lighthouse from the npm registry once under ${TNS_BENCH_TOOLS:-/tmp/tns-bench-tools}.
-# Usage: bench/portal.sh [runs]   (TNS_BENCH_SMOKE=1: the dashboard only, one run; see bench/lib.sh)
+# Usage: bench/portal.sh [runs]   (TNS_BENCH_SMOKE=1: the dashboard and the journey
+# editor, one run each; see bench/lib.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 RUNS=${1:-3}
-PAGES=(/dashboard /vehicles/new)
+PAGES=(/dashboard /vehicles/new /journeys/new /journeys/JOURNEY)
 if [ "$SMOKE" = 1 ]; then
   RUNS=1
-  PAGES=(/dashboard)
+  PAGES=(/dashboard /journeys/JOURNEY)
 fi
 DB=tns_bench_portal
 PORT=18191
@@ -55,9 +57,32 @@ tns_start $PORT "$OUT/tns.log"
 ROOT=http://127.0.0.1:$PORT
 
 # An organization and its owner's session (the cookie the portal's pages take).
-curl -sf "$ROOT/api/v1/auth/register" -H 'content-type: application/json' \
+KEY=$(curl -sf "$ROOT/api/v1/auth/register" -H 'content-type: application/json' \
   -d '{"organization_name":"Bench","tax_number":"1234567890","full_name":"B","email":"bench@example.com","password":"benchmark"}' \
-  >/dev/null || { echo "registration failed" >&2; exit 1; }
+  | sed -nE 's/.*"api_key":"([^"]+)".*/\1/p')
+[ -n "$KEY" ] || { echo "registration failed" >&2; exit 1; }
+# A journey with 20 passengers for the editor (what a dispatcher's bus looks like).
+api() { curl -sf "$ROOT/api/v1$1" -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d "$2"; }
+api /portal/vehicles '{"plate":"34BEN001","vehicle_type":"otobus","capacity":46}' >/dev/null \
+  || { echo "creating the vehicle failed" >&2; exit 1; }
+JOURNEY=$(api /portal/journeys '{"vehicle_id":"34BEN001","trip_kind":"tarifesiz",
+  "departure":{"date":"2026-12-01","time":"08:30","district_id":"1421"},
+  "arrival":{"date":"2026-12-01","time":"20:15","district_id":"1219"}}' | sed -nE 's/.*"id":([0-9]+).*/\1/p')
+[ -n "$JOURNEY" ] || { echo "creating the journey failed" >&2; exit 1; }
+PASSENGERS=$(python3 - <<'PY'
+import json
+def tckn(n):
+    base = f"{100000000 + n:09d}"
+    d = [int(c) for c in base]
+    c1 = (10 - sum(x * (3 if i % 2 == 0 else 1) for i, x in enumerate(d))) % 10
+    return f"{base}{c1}{(c1 + sum(d)) % 10}"
+print(json.dumps({"passengers": [{"first_name": f"Yolcu{i}", "last_name": "Kaya", "identity_number": tckn(i),
+    "gender": "E", "boarding_place_code": 1421, "destination_place_code": 1219, "seat_no": str(i + 1)} for i in range(20)]}))
+PY
+)
+api "/portal/journeys/$JOURNEY/passengers:bulk-upsert" "$PASSENGERS" >/dev/null \
+  || { echo "adding the passengers failed" >&2; exit 1; }
+PAGES=("${PAGES[@]/JOURNEY/$JOURNEY}")
 SESSION=$(curl -sf -D - -o /dev/null "$ROOT/api/v1/auth/login" -H 'content-type: application/json' \
   -d '{"email":"bench@example.com","password":"benchmark"}' | sed -nE 's/^set-cookie: (tns_session=[^;]+);.*/\1/ip' | head -n 1)
 [[ $SESSION == tns_session=* ]] || { echo "signing in failed" >&2; exit 1; }

@@ -31,6 +31,32 @@ impl Actor {
         }
     }
 
+    /// As records' `created_by` and `changed_by` name who changed them (`user:<id>`,
+    /// `key:<id>` for a tenant's member or API key; the log's own name otherwise).
+    pub fn credential(&self) -> String {
+        match self {
+            Actor::Tenant { key: Some(key), .. } => format!("key:{key}"),
+            Actor::Tenant { user, key: None } => format!("user:{user}"),
+            other => other.as_text(),
+        }
+    }
+
+    /// The entry for deleting the record `id` of kind `record` ("journey", "vehicle", …).
+    pub fn deleted<'a>(&'a self, org: i64, record: &str, id: i64, kept_inactive: bool) -> Entry<'a> {
+        let mut before = serde_json::json!({"record": record, "id": id});
+        if kept_inactive {
+            before["kept_inactive"] = true.into();
+        }
+        Entry {
+            actor: self,
+            action: AuditAction::DeleteRecord,
+            org: Some(org),
+            before,
+            after: serde_json::Value::Null,
+            reason: None,
+        }
+    }
+
     fn token(&self) -> Option<i64> {
         match self {
             Actor::OperatorToken { id, .. } => Some(*id),

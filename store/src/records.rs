@@ -7,6 +7,8 @@
 use sqlx::PgPool;
 use tns_core::domain::kinds::{RecordStatus, TargetType};
 
+use crate::audit::{self, Actor};
+
 fn table(target: TargetType) -> &'static str {
     match target {
         TargetType::Journey => "journeys",
@@ -40,14 +42,21 @@ pub(crate) fn mirror(finished: &str) -> String {
         .join(", ")
 }
 
-/// Delete the record if it is still a draft; `false` when it is not one, or there is none.
-pub async fn delete_draft(db: &PgPool, target: TargetType, org: i64, id: i64) -> sqlx::Result<bool> {
+/// Delete the record if it is still a draft, in the audit log as `by`; `false` when it is not
+/// one, or there is none.
+pub async fn delete_draft(db: &PgPool, target: TargetType, org: i64, id: i64, by: &Actor) -> sqlx::Result<bool> {
+    let mut tx = db.begin().await?;
     let r = sqlx::query(&format!("DELETE FROM {} WHERE org_id = $1 AND id = $2 AND status = 'draft'", table(target)))
         .bind(org)
         .bind(id)
-        .execute(db)
+        .execute(&mut *tx)
         .await?;
-    Ok(r.rows_affected() == 1)
+    if r.rows_affected() != 1 {
+        return Ok(false);
+    }
+    audit::record(&mut tx, by.deleted(org, target.as_str(), id, false)).await?;
+    tx.commit().await?;
+    Ok(true)
 }
 
 pub async fn status(db: &PgPool, target: TargetType, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {

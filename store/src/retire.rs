@@ -3,6 +3,8 @@
 
 use sqlx::PgPool;
 
+use crate::audit::{self, Actor};
+
 #[derive(Debug, Clone, Copy)]
 pub enum Retirable {
     Vehicle,
@@ -14,6 +16,13 @@ impl Retirable {
         match self {
             Retirable::Vehicle => "vehicles",
             Retirable::Person => "personnel",
+        }
+    }
+
+    fn noun(self) -> &'static str {
+        match self {
+            Retirable::Vehicle => "vehicle",
+            Retirable::Person => "person",
         }
     }
 
@@ -30,8 +39,8 @@ impl Retirable {
     }
 }
 
-/// False when the organization has no such active record.
-pub async fn retire(db: &PgPool, what: Retirable, org: i64, id: i64, by: &str) -> sqlx::Result<bool> {
+/// False when the organization has no such active record. In the audit log as `by`.
+pub async fn retire(db: &PgPool, what: Retirable, org: i64, id: i64, by: &Actor) -> sqlx::Result<bool> {
     let table = what.table();
     let mut tx = db.begin().await?;
     let hit = sqlx::query(&format!(
@@ -40,7 +49,7 @@ pub async fn retire(db: &PgPool, what: Retirable, org: i64, id: i64, by: &str) -
     ))
     .bind(org)
     .bind(id)
-    .bind(by)
+    .bind(by.credential())
     .execute(&mut *tx)
     .await?;
     if hit.rows_affected() == 0 {
@@ -53,11 +62,18 @@ pub async fn retire(db: &PgPool, what: Retirable, org: i64, id: i64, by: &str) -
         .bind(id)
         .execute(&mut *sp)
         .await;
-    match deleted {
-        Ok(_) => sp.commit().await?,
-        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("23503") => sp.rollback().await?,
+    let gone = match deleted {
+        Ok(r) => {
+            sp.commit().await?;
+            r.rows_affected() == 1
+        }
+        Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some("23503") => {
+            sp.rollback().await?;
+            false
+        }
         Err(e) => return Err(e),
-    }
+    };
+    audit::record(&mut tx, by.deleted(org, what.noun(), id, !gone)).await?;
     tx.commit().await?;
     Ok(true)
 }

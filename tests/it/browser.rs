@@ -20,7 +20,10 @@ use tokio::{
     process::{Child, Command},
 };
 
-use crate::helpers::{tns_binary, unique_tax_number, TestApp};
+use crate::{
+    fixtures::{CEYHAN, KADIKOY},
+    helpers::{tckn, tns_binary, unique_tax_number, Env, InProcessScheduler, TestApp},
+};
 
 /// How long any one wait for the page may take.
 const WAIT: Duration = Duration::from_secs(30);
@@ -226,6 +229,28 @@ impl Browser {
         }
     }
 
+    /// Set the control labelled `label` to `value` as a picker does: a date or time input
+    /// takes its value in ISO form whatever the browser's locale would have one type, and a
+    /// pasted text arrives whole. The `input` and `change` events fire as on a user's edit.
+    pub async fn put(&self, label: &str, value: &str) {
+        let control = self.field(label).await;
+        let arg = serde_json::to_value(&control).unwrap();
+        self.c
+            .execute(
+                "const [el, v] = arguments; el.value = v;
+                 el.dispatchEvent(new Event('input', {bubbles: true}));
+                 el.dispatchEvent(new Event('change', {bubbles: true}));",
+                vec![arg, json!(value)],
+            )
+            .await
+            .unwrap();
+    }
+
+    /// Click the control labelled `label` (a radio button, a checkbox).
+    pub async fn choose(&self, label: &str) {
+        self.field(label).await.click().await.unwrap();
+    }
+
     /// Click the button that reads `text` (in the page's main part).
     pub async fn press(&self, text: &str) {
         let xpath = format!("//main//button[normalize-space(.)={}]", xpath_literal(text));
@@ -295,10 +320,29 @@ impl Browser {
         );
     }
 
-    /// PNGs of the page at each of [`WIDTHS`], as `<name>-<width>.png`.
+    /// PNGs of the page at each of [`WIDTHS`], as `<name>-<width>.png`; at each width the page
+    /// fits the window (a wide table scrolls inside its own box, the page does not scroll sideways).
     pub async fn screenshot(&self, name: &str) {
         for width in WIDTHS {
             self.c.set_window_size(width, 900).await.unwrap();
+            let wide = self
+                .c
+                .execute(
+                    "const root = document.documentElement;
+                     if (root.scrollWidth <= root.clientWidth) return [];
+                     // What reaches past the window: the widest first (a table's cells inside its
+                     // scrolling box are listed too, as they may be what escaped it).
+                     return [...document.querySelectorAll('body *')]
+                       .filter(e => e.getBoundingClientRect().right > root.clientWidth + 1)
+                       .sort((a, b) => b.getBoundingClientRect().right - a.getBoundingClientRect().right)
+                       .slice(0, 8)
+                       .map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + [...e.classList].join('.')
+                            + ' right=' + Math.round(e.getBoundingClientRect().right));",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert_eq!(wide, json!([]), "{name} is wider than {width} px; these reach past the window");
             let png = self.c.screenshot().await.unwrap();
             assert!(png.starts_with(b"\x89PNG"), "a PNG");
             std::fs::write(self.shots.join(format!("{name}-{width}.png")), png).unwrap();
@@ -318,10 +362,16 @@ fn xpath_literal(s: &str) -> String {
     }
 }
 
+/// The dispatcher's whole first day, in the browser only: register, choose the sandbox, add a
+/// vehicle and a driver, create a journey (places picked by name), paste twenty passengers
+/// (one bad row shown beside itself and fixed in the table), submit, watch it turn
+/// `delivered` without reloading, fetch the U-ETDS PDF, and switch to English.
 #[tokio::test]
-async fn a_company_registers_adds_a_vehicle_and_a_driver_and_switches_to_english() {
-    let app = TestApp::spawn().await;
-    let mut b = Browser::open(&app, "register_and_records").await;
+async fn a_dispatcher_registers_and_gets_a_journey_with_twenty_passengers_delivered() {
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let mut b = Browser::open(&app, "first_day").await;
 
     // From the sign-in page to the registration form.
     b.goto("/").await;
@@ -346,6 +396,10 @@ async fn a_company_registers_adds_a_vehicle_and_a_driver_and_switches_to_english
     b.fill("Vergi numarası", &tax).await;
     b.fill("Parola", "correct horse").await;
     b.press("Kayıt ol").await;
+    b.heading("Hoş geldiniz").await;
+    b.check("welcome").await;
+    assert!(b.wait("#new-secret").await.text().await.unwrap().starts_with("sk_live_"), "the first API key, shown once");
+    b.c.find(Locator::LinkText("Panoya git")).await.unwrap().click().await.unwrap();
     b.wait("#usage-h").await;
     b.heading("Pano").await;
     b.check("dashboard").await;
@@ -403,11 +457,133 @@ async fn a_company_registers_adds_a_vehicle_and_a_driver_and_switches_to_english
         .unwrap();
     assert_eq!(n, 1);
 
-    // English, remembered from page to page.
+    // Where submissions go: the sandbox, chosen explicitly.
+    b.goto("/settings/downstream").await;
+    b.heading("U-ETDS bağlantısı").await;
+    b.check("downstream").await;
+    b.choose("Sandbox (deneme; Bakanlığa gitmez)").await;
+    b.press("Kaydet").await;
+    b.wait(".flash.ok").await;
+    assert!(b.text().await.contains("Kaydedildi."));
+
+    // A journey through its form; the places are picked by name from the type-ahead list.
+    b.goto("/journeys").await;
+    b.heading("Seferler").await;
+    b.check("journeys-empty").await;
+    b.c.find(Locator::LinkText("Yeni sefer")).await.unwrap().click().await.unwrap();
+    b.heading("Yeni sefer").await;
+    b.check("journey-new").await;
+    let (vehicle, driver): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT id FROM vehicles WHERE org_id = $1), (SELECT id FROM personnel WHERE org_id = $1)",
+    )
+    .bind(org)
+    .fetch_one(&app.db)
+    .await
+    .unwrap();
+    b.fill("Araç", &vehicle.to_string()).await;
+    b.fill("Sefer türü", "tarifesiz").await;
+    b.fill("Personel", &driver.to_string()).await;
+    b.put("Kalkış tarihi", "2026-12-01").await;
+    b.put("Kalkış saati", "08:30").await;
+    b.put("Varış tarihi", "2026-12-01").await;
+    b.put("Varış saati", "20:15").await;
+    for (label, typed, want, name) in
+        [("Kalkış yeri (ilçe)", "Kadık", KADIKOY, "Kadıköy"), ("Varış yeri (ilçe)", "Ceyh", CEYHAN, "Ceyhan")]
+    {
+        let input = b.field(label).await;
+        input.send_keys(typed).await.unwrap();
+        let list = input.attr("list").await.unwrap().expect("a place input names its list");
+        let option = b.wait(&format!("datalist#{list} option")).await;
+        let shown = option.prop("textContent").await.unwrap().unwrap_or_default();
+        assert!(shown.starts_with(name), "{shown:?} offered for {typed:?}");
+        let picked = option.attr("value").await.unwrap().unwrap();
+        assert_eq!(picked, want.to_string(), "the first match for {typed:?} is the district wanted");
+        // Choosing an option from the list puts its value in the input.
+        b.put(label, &picked).await;
+    }
+    b.check("journey-filled").await;
+    b.press("Kaydet").await;
+    b.wait("#passengers-h").await;
+    b.check("journey").await;
+    let journey: i64 =
+        sqlx::query_scalar("SELECT id FROM journeys WHERE org_id = $1").bind(org).fetch_one(&app.db).await.unwrap();
+
+    // Twenty rows pasted from a spreadsheet, the seventh's identity number wrong: nothing is
+    // saved, the reason is beside that row, every row stays in the table.
+    let mut rows = vec!["Ad;Soyad;Kimlik numarası;Cinsiyet;boarding_place_code;destination_place_code".to_string()];
+    let base = org as u64 * 1000;
+    for i in 0..20u64 {
+        let identity = if i == 6 { "12345678901".to_string() } else { tckn(base + i) };
+        rows.push(format!("Yolcu{i};Kaya;{identity};E;{KADIKOY};{CEYHAN}"));
+    }
+    b.put("Satırları yapıştırın", &rows.join("\n")).await;
+    b.press("Oku ve kaydet").await;
+    b.wait("#r6-identity_number-error").await;
+    b.check("passengers-refused").await;
+    assert!(b.text().await.contains("Satır 7, Kimlik numarası"), "the row and the field are named");
+    let saved = || async {
+        let n: i64 = sqlx::query_scalar("SELECT count(*) FROM passengers WHERE journey_id = $1")
+            .bind(journey)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+        n
+    };
+    assert_eq!(saved().await, 0, "nothing saved while a row is wrong");
+    assert_eq!(
+        b.field("Satır 20: Ad").await.prop("value").await.unwrap().as_deref(),
+        Some("Yolcu19"),
+        "every row kept"
+    );
+    b.fill("Satır 7: Kimlik numarası", &tckn(base + 6)).await;
+    b.press("Yolcuları kaydet").await;
+    b.wait(".flash.ok").await;
+    assert!(b.text().await.contains("Yolcular kaydedildi (20)"));
+    assert_eq!(saved().await, 20);
+    b.check("passengers").await;
+
+    // Submitted: the page follows the submission live, from pending to delivered.
+    b.press("U-ETDS'ye bildir").await;
+    b.wait("#submission .badge").await;
+    b.wait("#submission .badge.state-delivered").await;
+    b.check("delivered").await;
+    let reference: String =
+        sqlx::query_scalar("SELECT downstream_reference FROM submissions WHERE target_id = $1 AND state = 'delivered'")
+            .bind(journey)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert!(b.text().await.contains(&reference), "the downstream's reference shown without reloading");
+
+    // The journey's own state and actions follow (still without reloading): delivered, its
+    // reference, cancelling offered instead of deleting, the U-ETDS PDF.
+    let link = b.wait("#journey-card a[download][href$='/report']").await;
+    let card = b.c.find(Locator::Css("#journey-card")).await.unwrap().text().await.unwrap();
+    assert!(card.contains("İletildi") && card.contains(&reference), "{card}");
+    assert!(b.c.find_all(Locator::Css("#journey-card form[action$='/delete']")).await.unwrap().is_empty(), "{card}");
+    assert!(!b.c.find_all(Locator::Css("#journey-card form[action$='/cancel']")).await.unwrap().is_empty(), "{card}");
+    b.check("delivered-record").await;
+    // The PDF, fetched as the link downloads it (with the member's session).
+    let href = link.attr("href").await.unwrap().unwrap();
+    let got =
+        b.c.execute_async(
+            "const [href, done] = arguments;
+             fetch(href, {credentials: 'same-origin'})
+               .then(async r => done({status: r.status, type: r.headers.get('content-type'),
+                   head: new TextDecoder().decode((await r.arrayBuffer()).slice(0, 5))}))
+               .catch(e => done({error: String(e)}));",
+            vec![json!(href)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(got, json!({"status": 200, "type": "application/pdf", "head": "%PDF-"}), "{got}");
+
+    // English, on the same page, and remembered from page to page.
     b.c.find(Locator::Css("a.lang")).await.unwrap().click().await.unwrap();
     b.wait("html[lang='en']").await;
-    b.heading("Personnel").await;
-    b.check("personnel-en").await;
+    b.wait("#journey-card").await;
+    assert!(b.text().await.contains(&format!("Journey #{journey}")), "back on the journey's page");
+    b.check("journey-en").await;
     b.c.find(Locator::LinkText("Dashboard")).await.unwrap().click().await.unwrap();
     b.heading("Dashboard").await;
     b.wait("html[lang='en']").await;
@@ -449,6 +625,12 @@ async fn an_invited_viewer_sees_only_what_the_role_allows() {
     viewer.press("Katıl").await;
     viewer.heading("Pano").await;
     viewer.check("dashboard").await;
+    // The navigation offers a viewer only what the role opens.
+    let mut offered = vec![];
+    for a in viewer.c.find_all(Locator::Css("header nav a")).await.unwrap() {
+        offered.push(a.attr("href").await.unwrap().unwrap());
+    }
+    assert_eq!(offered, ["/dashboard", "/submissions", "/settings/downstream"]);
     // A viewer sees submissions but not the registries, nor the team.
     viewer.goto("/vehicles/new").await;
     viewer.heading("Bu işlem için yetkiniz yok.").await;

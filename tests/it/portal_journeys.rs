@@ -251,11 +251,7 @@ async fn a_dispatchers_journey_from_form_to_delivery() {
     }
     assert_eq!(delivered["state"], "delivered", "{delivered}");
     let page = v.get(&format!("{page_path}?done=submitted")).await;
-    assert!(
-        page.body.contains(&format!(r#"id="submission-{sid}" hx-get="/submissions/{sid}/status""#)),
-        "{}",
-        page.body
-    );
+    assert!(page.body.contains(&format!(r#"<div id="submission-{sid}" aria-live="polite""#)), "{}", page.body);
     assert!(page.body.contains(r#"aria-live="polite""#) && page.body.contains("state-delivered"));
     assert!(page.body.contains(delivered["downstream_reference"].as_str().unwrap()));
 
@@ -321,4 +317,51 @@ async fn another_organizations_journey_is_nowhere_and_a_viewer_creates_none() {
     fields.extend(journey_form(&vehicle, "", "2026-12-01"));
     assert_eq!(viewer.post("/journeys", &fields).await.status, StatusCode::FORBIDDEN);
     assert_eq!(app.get_ok("/portal/journeys", fleet.key()).await["data"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_deleted_record_says_who_deleted_it() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let owner = Visitor::owner(&app, &fleet.org).await;
+    let (by_page, by_key) = (fleet.journey(&app).await, fleet.journey(&app).await);
+    let _kept = fleet.journey(&app).await;
+
+    // A draft deleted from its page (the member), another through the API (the key), and the
+    // fleet's vehicle, which the journeys' history keeps as inactive: each in the audit log,
+    // as who did it, naming the record and never its contents.
+    let gone = owner.submit(&format!("/journeys/{by_page}"), &format!("/journeys/{by_page}/delete"), &[]).await;
+    assert_eq!(gone.status, StatusCode::SEE_OTHER, "{}", gone.body);
+    let res = app.delete(&format!("/portal/journeys/{by_key}"), fleet.key()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let res = app.delete(&format!("/portal/vehicles/{}", fleet.vehicle_id), fleet.key()).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let logged: Vec<(String, Value)> = sqlx::query_as(
+        "SELECT actor, before FROM audit_log WHERE org_id = $1 AND action = 'delete_record' ORDER BY id",
+    )
+    .bind(fleet.org.id)
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
+    let key: i64 = sqlx::query_scalar("SELECT id FROM api_keys WHERE org_id = $1")
+        .bind(fleet.org.id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(
+        logged,
+        [
+            (format!("tenant:user:{}", fleet.org.user_id), json!({"record": "journey", "id": by_page})),
+            (format!("tenant:key:{key}"), json!({"record": "journey", "id": by_key})),
+            (format!("tenant:key:{key}"), json!({"record": "vehicle", "id": fleet.vehicle_id, "kept_inactive": true})),
+        ]
+    );
+    // A refused delete (no longer a draft, or not there) writes nothing.
+    assert_eq!(app.delete(&format!("/portal/journeys/{by_key}"), fleet.key()).await.status(), StatusCode::NOT_FOUND);
+    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE org_id = $1")
+        .bind(fleet.org.id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(n, 3);
 }

@@ -58,9 +58,14 @@ async fn registering_through_the_form_signs_the_owner_in() {
     assert_eq!(forged.status, StatusCode::FORBIDDEN);
     assert_eq!(orgs().await.unwrap(), 0);
 
-    // Right: registered, signed in, on the dashboard.
+    // Right: registered, signed in, shown the first API key once (it works), then the dashboard.
     let ok = v.post("/register", &fields(&short.hidden("token").unwrap(), &tax, &email, "correct horse")).await;
-    assert_eq!((ok.status, ok.location()), (StatusCode::SEE_OTHER, "/dashboard"), "{}", ok.body);
+    assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+    let at = ok.body.find(r#"<code id="new-secret">"#).expect("the key is shown") + r#"<code id="new-secret">"#.len();
+    let key = &ok.body[at..at + ok.body[at..].find('<').unwrap()];
+    assert!(ok.body.contains(r#"href="/dashboard""#));
+    let me = app.get_ok("/portal/me", key).await;
+    assert_eq!(me["organization"]["name"], "Boğaziçi Turizm", "{me}");
     let dash = v.get("/dashboard").await;
     assert_eq!(dash.status, StatusCode::OK);
     assert!(dash.body.contains("Bu ayki kullanım"), "{}", dash.body);

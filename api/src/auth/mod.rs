@@ -123,6 +123,11 @@ impl Principal {
         }
     }
 
+    /// Who this is, as the audit log records an organization's member or API key.
+    pub fn actor(&self) -> tns_store::audit::Actor {
+        tns_store::audit::Actor::Tenant { user: self.user_id, key: self.key_id }
+    }
+
     /// Which credential this is, for binding what it did to it (an API key and its tokens are
     /// one credential; a session acts as its user).
     pub fn credential_id(&self) -> String {

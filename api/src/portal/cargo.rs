@@ -18,7 +18,7 @@ use tns_core::{
         Scope,
     },
 };
-use tns_store::{cargo::Cargo, submissions::Target};
+use tns_store::cargo::Cargo;
 
 use super::{
     forms::{self, Typed},
@@ -26,17 +26,15 @@ use super::{
     member::{admit, Member},
     page::{flash, page, urlencode, PortalError, Shell},
     records::shown,
-    submissions::status,
+    submissions::{status, FINAL_EVENT},
 };
 use crate::{
     error::ApiError,
     extract::{parse_query, parse_value},
     state::AppState,
-    submit::submit,
     v1::{
         endpoints::{
             cargo::{self as api, CargoIn, CargoQuery},
-            reports,
             submissions::{self as subs, SubmissionsQuery},
         },
         resource::delete_draft,
@@ -275,7 +273,7 @@ pub async fn delete(
     Path(id): Path<i64>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::DELETE, "/portal/cargo/{id}").await?;
-    delete_draft(&st.db, TargetType::Cargo, m.org(), id).await?;
+    delete_draft(&st.db, TargetType::Cargo, m.principal(), id).await?;
     Ok(go(&headers, "/cargo?done=deleted"))
 }
 
@@ -310,32 +308,36 @@ pub async fn show(
     let body = html! {
         h1 { (title) }
         @if let Some(d) = done { (flash(lang.t(d), "ok")) }
-        p { span class=(format!("badge status-{}", c.status.as_str())) { (status_label(lang, c.status)) }
-            @if let Some(r) = &c.downstream_reference { " " (lang.t(Msg::Reference)) ": " code { (r) } } }
-        div #latest-submission {
-            @if let Some(s) = &latest { (status(lang, s)) }
-        }
-        @if may_write {
-            div.actions {
-                @if c.status != RecordStatus::Cancelled {
-                    form method="post" action=(format!("/cargo/{id}/submit")) hx-post=(format!("/cargo/{id}/submit"))
-                        hx-target="#latest-submission" hx-swap="innerHTML" {
-                        input type="hidden" name="_csrf" value=(csrf);
-                        button type="submit" { (lang.t(Msg::SubmitDownstream)) }
+        // Renewed in place when the latest submission becomes final (see journeys).
+        div #cargo-record hx-get=(format!("/cargo/{id}")) hx-trigger=(format!("{FINAL_EVENT} from:body"))
+            hx-select="#cargo-record" hx-swap="outerHTML" hx-disinherit="*" {
+            p { span class=(format!("badge status-{}", c.status.as_str())) { (status_label(lang, c.status)) }
+                @if let Some(r) = &c.downstream_reference { " " (lang.t(Msg::Reference)) ": " code { (r) } } }
+            div #latest-submission {
+                @if let Some(s) = &latest { (status(lang, s)) }
+            }
+            @if may_write {
+                div.actions {
+                    @if c.status != RecordStatus::Cancelled {
+                        form method="post" action=(format!("/cargo/{id}/submit")) hx-post=(format!("/cargo/{id}/submit"))
+                            hx-target="#latest-submission" hx-swap="innerHTML" {
+                            input type="hidden" name="_csrf" value=(csrf);
+                            button type="submit" { (lang.t(Msg::SubmitDownstream)) }
+                        }
                     }
-                }
-                @if c.status == RecordStatus::Draft {
-                    a.button.secondary href=(format!("/cargo/{id}/edit")) { (lang.t(Msg::Edit)) }
-                    form method="post" action=(format!("/cargo/{id}/delete")) hx-post=(format!("/cargo/{id}/delete"))
-                        hx-confirm=(lang.t(Msg::ConfirmDelete)) {
-                        input type="hidden" name="_csrf" value=(csrf);
-                        button.danger type="submit" { (lang.t(Msg::Delete)) }
+                    @if c.status == RecordStatus::Draft {
+                        a.button.secondary href=(format!("/cargo/{id}/edit")) { (lang.t(Msg::Edit)) }
+                        form method="post" action=(format!("/cargo/{id}/delete")) hx-post=(format!("/cargo/{id}/delete"))
+                            hx-confirm=(lang.t(Msg::ConfirmDelete)) {
+                            input type="hidden" name="_csrf" value=(csrf);
+                            button.danger type="submit" { (lang.t(Msg::Delete)) }
+                        }
                     }
                 }
             }
-        }
-        @if c.downstream_reference.is_some() {
-            p { a href=(format!("/cargo/{id}/report")) download { (lang.t(Msg::ReportPdf)) } }
+            @if c.downstream_reference.is_some() {
+                p { a href=(format!("/cargo/{id}/report")) download { (lang.t(Msg::ReportPdf)) } }
+            }
         }
         dl.facts {
             @for spec in forms::fields(SCHEMA) {
@@ -352,32 +354,4 @@ pub async fn show(
         }
     };
     Ok(Html(page(&shell, &title, body).into_string()))
-}
-
-/// `POST /cargo/{id}/submit`: submit, as `POST /api/v1/portal/cargo/{id}/submit`; the
-/// submission's live status (to htmx), else the shipment's page.
-pub async fn submit_shipment(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<i64>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::POST, "/portal/cargo/{id}/submit").await?;
-    let sub = submit(&st, m.org(), Target::Cargo(id), &m.principal().credential_id()).await?;
-    if headers.contains_key("hx-request") {
-        let sub = subs::one(&st, m.principal(), sub.id).await?;
-        return Ok(Html(status(m.lang, &sub).into_string()).into_response());
-    }
-    Ok(Redirect::to(&format!("/cargo/{id}?done=submitted")).into_response())
-}
-
-/// `GET /cargo/{id}/report`: the downstream's PDF of a delivered shipment, as `GET
-/// /api/v1/portal/cargo/{id}/report` (admitted as that call: it asks the downstream).
-pub async fn report(
-    State(st): State<AppState>,
-    m: Member<JourneysRead>,
-    Path(id): Path<i64>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::GET, "/portal/cargo/{id}/report").await?;
-    Ok(reports::cargo_report(&st, m.org(), id).await?)
 }

@@ -276,6 +276,9 @@ messages! {
     // Registration.
     Register => "Kayıt ol", "Register";
     RegisterTitle => "Kuruluşunuzu kaydedin", "Register your organization";
+    Welcome => "Hoş geldiniz", "Welcome";
+    WelcomeKey => "Kuruluşunuz kaydedildi. Entegrasyonlarınız için ilk API anahtarınız (tüm yetkiler) aşağıda; yalnızca şimdi gösteriliyor, hemen güvenli bir yere kaydedin. Gerekmiyorsa Ayarlar › API anahtarları'ndan iptal edebilirsiniz.", "Your organization is registered. Your first API key (all scopes) for your integrations is below; it is shown only now, so store it somewhere safe at once. If you do not need it, revoke it under Settings › API keys.";
+    ToDashboard => "Panoya git", "Go to the dashboard";
     OrganizationName => "Kuruluş adı", "Organization name";
     TaxNumber => "Vergi numarası (10 hane)", "Tax number (10 digits)";
     PasswordMin => "Parola (en az 8 karakter)", "Password (at least 8 characters)";
@@ -332,7 +335,6 @@ messages! {
     JUpload => "Yükle ve kaydet", "Upload and save";
     JSubmit => "U-ETDS'ye bildir", "Submit to U-ETDS";
     JSubmittedNow => "Bildirim kuyruğa alındı.", "The submission is queued.";
-    JLatestSubmission => "Son bildirim", "Latest submission";
     JNoSubmission => "Henüz bildirilmedi.", "Not submitted yet.";
     JReference => "U-ETDS referansı", "U-ETDS reference";
     JDownloadPdf => "U-ETDS çıktısını indir (PDF)", "Download the U-ETDS report (PDF)";

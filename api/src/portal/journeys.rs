@@ -38,12 +38,12 @@ use tns_store::{
 };
 
 use super::{
-    dashboard::state_label,
     format,
     forms::{self, FieldSpec, Kind, Typed},
     i18n::{field_label, Lang, Msg},
     member::{admit, Member},
     page::{flash, page, urlencode, PortalError, Shell},
+    submissions::{status, FINAL_EVENT},
 };
 use crate::{
     auth::Principal,
@@ -51,13 +51,12 @@ use crate::{
     extract::{parse_query, parse_value},
     limits::MAX_BODY_BYTES,
     state::AppState,
-    submit::{cancel, submit},
+    submit::cancel,
     v1::{
         endpoints::{
             journeys::{self as api, JourneyIn, JourneyQuery},
             passengers::{self as pax},
             personnel::Personnel,
-            reports,
             submissions::{CancelIn, DEFAULT_REASON},
             vehicles::Vehicles,
         },
@@ -491,7 +490,7 @@ pub async fn delete(
     Path(id): Path<i64>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::DELETE, "/portal/journeys/{id}").await?;
-    delete_draft(&st.db, TargetType::Journey, m.org(), id).await?;
+    delete_draft(&st.db, TargetType::Journey, m.principal(), id).await?;
     Ok(go(&format!("{PATH}?done=deleted"), &headers))
 }
 
@@ -1072,26 +1071,6 @@ fn editor_markup(lang: Lang, csrf: &str, journey: i64, ed: &Editor, writable: bo
 
 // ---- the journey's page -----------------------------------------------------------------
 
-/// The latest submission of the journey, shown as it is now, inside the element that follows
-/// it live (htmx asks for its status fragment).
-fn submission_markup(lang: Lang, s: &Submission) -> Markup {
-    html! {
-        div #(format!("submission-{}", s.id)) hx-get=(format!("/submissions/{}/status", s.id)) hx-trigger="load"
-            hx-swap="outerHTML" aria-live="polite" {
-            p {
-                (lang.t(Msg::JLatestSubmission)) " #" (s.id) ": "
-                span class=(format!("badge state-{}", s.state.as_str())) { (state_label(lang, s.state)) }
-                " " span.muted { (format::datetime(lang, s.created_at)) }
-            }
-            @if let Some(r) = &s.downstream_reference { p { (lang.t(Msg::JReference)) ": " strong { (r) } } }
-            @if let Some(e) = &s.error_message { p.error-text { (e) } }
-            @if !s.warnings.is_empty() {
-                ul.warnings { @for w in &s.warnings { li { (w.detail) } } }
-            }
-        }
-    }
-}
-
 async fn latest_submission(
     st: &AppState,
     org: i64,
@@ -1175,7 +1154,10 @@ async fn journey_page(
             a.button.secondary href=(PATH) { (lang.t(Msg::Journeys)) }
         }
         @if let Some(d) = &done_msg { (flash(d, "ok")) }
-        section.card aria-labelledby="journey-h" {
+        // Renewed in place when the latest submission becomes final (its state, reference,
+        // actions and the PDF change then); what is inside keeps its own htmx settings.
+        section.card #journey-card aria-labelledby="journey-h" hx-get=(format!("{PATH}/{id}"))
+            hx-trigger=(format!("{FINAL_EVENT} from:body")) hx-select="#journey-card" hx-swap="outerHTML" hx-disinherit="*" {
             h2 #journey-h { (lang.t(Msg::JDetails)) }
             dl.details {
                 dt { (lang.t(Msg::JVehicle)) } dd { (j.plate) }
@@ -1220,7 +1202,7 @@ async fn journey_page(
             h2 #submission-h { (lang.t(Msg::Submissions)) }
             div #submission {
                 @match &latest {
-                    Some(s) => (submission_markup(lang, s)),
+                    Some(s) => (status(lang, s)),
                     None => p.muted { (lang.t(Msg::JNoSubmission)) },
                 }
             }
@@ -1268,33 +1250,6 @@ pub async fn show(
         (d, _) => d.to_string(),
     });
     Ok(Html(journey_page(&st, &m.signed_in, m.lang, id, None, done).await?))
-}
-
-/// `POST /journeys/{id}/submit`, as `POST /api/v1/portal/journeys/{id}/submit`: for htmx the
-/// submission (which then follows itself), else back to the journey's page.
-pub async fn submit_journey(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<i64>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/submit").await?;
-    let s = submit(&st, m.org(), Target::Journey(id), &m.principal().credential_id()).await?;
-    if headers.contains_key("hx-request") {
-        return Ok(Html(submission_markup(m.lang, &s).into_string()).into_response());
-    }
-    Ok(Redirect::to(&format!("{PATH}/{id}?done=submitted")).into_response())
-}
-
-/// `GET /journeys/{id}/report`: the U-ETDS report PDF, as `GET /api/v1/portal/journeys/{id}/report`
-/// serves it (admitted as that call: it asks the downstream, it is no page view).
-pub async fn report(
-    State(st): State<AppState>,
-    m: Member<JourneysRead>,
-    Path(id): Path<i64>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::GET, "/portal/journeys/{id}/report").await?;
-    Ok(reports::journey_report(&st, m.org(), id).await?)
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ mod register;
 mod settings;
 mod signin;
 mod submissions;
+mod submitting;
 mod team;
 
 use axum::{
@@ -38,6 +39,7 @@ use crate::{
     v1::endpoints::{personnel::Personnel, vehicles::Vehicles},
 };
 use records::Pages;
+use submitting::Record;
 
 /// The portal's routes.
 pub fn router(state: AppState) -> Router {
@@ -62,8 +64,6 @@ pub fn router(state: AppState) -> Router {
         .route("/journeys/{id}/edit", get(journeys::edit))
         .route("/journeys/{id}/delete", post(journeys::delete))
         .route("/journeys/{id}/cancel", post(journeys::cancel_journey))
-        .route("/journeys/{id}/submit", post(journeys::submit_journey))
-        .route("/journeys/{id}/report", get(journeys::report))
         .route("/journeys/{id}/passengers", post(journeys::passengers))
         .route("/journeys/{id}/passengers/paste", post(journeys::paste))
         .route("/journeys/{id}/passengers/upload", post(journeys::upload))
@@ -93,8 +93,8 @@ pub fn router(state: AppState) -> Router {
         .route("/cargo/{id}", get(cargo::show).post(cargo::update))
         .route("/cargo/{id}/edit", get(cargo::edit))
         .route("/cargo/{id}/delete", post(cargo::delete))
-        .route("/cargo/{id}/submit", post(cargo::submit_shipment))
-        .route("/cargo/{id}/report", get(cargo::report))
+        .merge(Record::Journey.routes())
+        .merge(Record::Cargo.routes())
         // Registration.
         .route("/register", get(register::form).post(register::submit))
         .route("/assets/{name}", get(assets::serve))

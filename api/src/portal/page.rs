@@ -10,6 +10,7 @@ use axum::{
     response::{Html, IntoResponse, Redirect, Response},
 };
 use maud::{html, Markup, DOCTYPE};
+use tns_core::scopes::{Scope, Scopes};
 
 use super::{
     assets, format,
@@ -26,16 +27,27 @@ pub struct Shell<'a> {
     pub path: &'a str,
 }
 
-/// The sections the navigation offers, with their paths.
-const SECTIONS: &[(Msg, &str)] = &[
-    (Msg::Dashboard, "/dashboard"),
-    (Msg::Journeys, "/journeys"),
-    (Msg::Vehicles, "/vehicles"),
-    (Msg::Personnel, "/personnel"),
-    (Msg::Submissions, "/submissions"),
-    (Msg::Cargo, "/cargo"),
-    (Msg::Settings, "/settings/downstream"),
+/// The sections the navigation offers, with their paths and the scope each one's page reads
+/// with (a member is offered only what they may open). Settings is apart: its entry leads to
+/// the first settings page the member may open.
+const SECTIONS: &[(Msg, &str, Scope)] = &[
+    (Msg::Dashboard, "/dashboard", Scope::SubmissionsRead),
+    (Msg::Journeys, "/journeys", Scope::JourneysRead),
+    (Msg::Vehicles, "/vehicles", Scope::JourneysRead),
+    (Msg::Personnel, "/personnel", Scope::JourneysRead),
+    (Msg::Submissions, "/submissions", Scope::SubmissionsRead),
+    (Msg::Cargo, "/cargo", Scope::JourneysRead),
 ];
+
+/// The navigation's entries for a member holding `scopes`.
+fn sections(scopes: Scopes) -> Vec<(Msg, &'static str)> {
+    let mut out: Vec<(Msg, &str)> =
+        SECTIONS.iter().filter(|(_, _, scope)| scopes.allows(*scope)).map(|(m, p, _)| (*m, *p)).collect();
+    if let Some(first) = super::settings::first_page(scopes) {
+        out.push((Msg::Settings, first));
+    }
+    out
+}
 
 /// Whether the section at `section` holds the page at `path` (every settings page is in
 /// Settings, whose entry leads to its first page).
@@ -66,13 +78,13 @@ pub fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {
                 a.skip href="#main" { (lang.t(Msg::SkipToContent)) }
                 header.top {
                     a.brand href="/" { "TNS" }
-                    @if shell.signed_in.is_some() {
+                    @if let Some(s) = shell.signed_in {
                         nav aria-label=(lang.t(Msg::MainMenu)) {
                             ul {
-                                @for (name, path) in SECTIONS {
+                                @for (name, path) in sections(s.principal.scopes) {
                                     li {
                                         a href=(path) aria-current=[current(shell.path, path).then_some("page")] {
-                                            (lang.t(*name))
+                                            (lang.t(name))
                                         }
                                     }
                                 }

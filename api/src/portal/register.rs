@@ -1,13 +1,13 @@
 //! Registering an organization from the portal: the API's own registration
 //! (`POST /auth/register`'s parser and service function, behind the same per-address limit),
-//! then the new owner signed in and sent to the dashboard. Like the sign-in form, the form
+//! then the new owner signed in and shown the first API key once, on the way to the dashboard. Like the sign-in form, the form
 //! carries a token of its own (a cookie and a hidden field that must match), so no other site
 //! can register a visitor and sign them in to an account of its choosing.
 
 use axum::{
     extract::{FromRequest, Request, State},
     http::{header, HeaderMap, StatusCode},
-    response::{Html, IntoResponse, Redirect, Response},
+    response::{Html, IntoResponse, Response},
     Form,
 };
 use maud::{html, Markup};
@@ -64,6 +64,25 @@ fn render(lang: Lang, token: &str, typed: &Typed, error: Option<&ApiError>) -> M
                     div { button type="submit" { (lang.t(Msg::Register)) } }
                 }
                 p { (lang.t(Msg::HaveAccount)) " " a href="/login" { (lang.t(Msg::SignIn)) } }
+            }
+        },
+    )
+}
+
+/// The page after registering: the first API key, shown once, and the way on.
+fn welcome(lang: Lang, api_key: &str) -> Markup {
+    let shell = Shell { lang, signed_in: None, path: PATH };
+    page(
+        &shell,
+        lang.t(Msg::Welcome),
+        html! {
+            div.signin.card {
+                h1 { (lang.t(Msg::Welcome)) }
+                div.flash.ok.secret role="status" {
+                    p { (lang.t(Msg::WelcomeKey)) }
+                    p { code #new-secret { (api_key) } }
+                }
+                p { a.button href="/dashboard" { (lang.t(Msg::ToDashboard)) } }
             }
         },
     )
@@ -151,8 +170,11 @@ pub async fn submit(State(st): State<AppState>, headers: HeaderMap, req: Request
         Err(e) => Err(e),
     };
     match outcome {
+        // The first API key is shown here, once (as the API's answer carries it); a key
+        // nobody ever saw would be a credential with every scope and no holder.
         Ok(made) => {
-            open_session(&st, made.user_id, made.organization_id, Redirect::to("/dashboard").into_response()).await
+            let welcome = welcome(lang, &made.api_key).into_string();
+            open_session(&st, made.user_id, made.organization_id, Html(welcome).into_response()).await
         }
         Err(e @ (ApiError::Validation { .. } | ApiError::Conflict(_) | ApiError::BadRequest(_))) => {
             Ok(again(e.status(), &typed, &e))

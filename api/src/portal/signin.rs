@@ -172,17 +172,33 @@ pub struct Back {
     back: Option<String>,
 }
 
-/// `GET /lang/{code}`: switch language (remembered for a year) and go back.
-pub async fn language(State(st): State<AppState>, Path(code): Path<String>, Query(q): Query<Back>) -> Response {
+/// `GET /lang/{code}`: switch language (remembered for a year) and go back: to the very page
+/// (its record, its filters) when the browser names it as this site's, else to `back`.
+pub async fn language(
+    State(st): State<AppState>,
+    Path(code): Path<String>,
+    Query(q): Query<Back>,
+    headers: HeaderMap,
+) -> Response {
     let Some(lang) = Lang::parse(&code) else { return StatusCode::NOT_FOUND.into_response() };
     let secure = if st.cfg.cookie_secure { "; Secure" } else { "" };
-    let mut res = Redirect::to(local(q.back.as_deref())).into_response();
+    let back = referring_page(&headers).or(q.back.as_deref());
+    let mut res = Redirect::to(local(back)).into_response();
     let c = format!("{LANG_COOKIE}={}; Path=/; Max-Age=31536000; SameSite=Lax{secure}", lang.code());
     res.headers_mut().append(header::SET_COOKIE, HeaderValue::from_str(&c).expect("cookie is ASCII"));
     res
 }
 
 use axum::extract::FromRequest;
+
+/// The path and query of the page that linked here, when it is a page of this site (the
+/// portal's pages send their address to themselves only: `Referrer-Policy: same-origin`).
+fn referring_page(headers: &HeaderMap) -> Option<&str> {
+    let referer = headers.get(header::REFERER)?.to_str().ok()?;
+    let host = headers.get(header::HOST)?.to_str().ok()?;
+    let rest = referer.strip_prefix("https://").or_else(|| referer.strip_prefix("http://"))?;
+    rest.strip_prefix(host).filter(|p| p.starts_with('/'))
+}
 
 #[cfg(test)]
 mod tests {
@@ -195,5 +211,20 @@ mod tests {
             assert_eq!(local(Some(bad)), "/dashboard", "{bad}");
         }
         assert_eq!(local(None), "/dashboard");
+    }
+
+    #[test]
+    fn back_to_the_referring_page_of_this_site_only() {
+        let with = |referer: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::HOST, HeaderValue::from_static("tns.example:8080"));
+            h.insert(header::REFERER, HeaderValue::from_str(referer).unwrap());
+            referring_page(&h).map(str::to_string)
+        };
+        assert_eq!(with("http://tns.example:8080/journeys/7?done=saved").as_deref(), Some("/journeys/7?done=saved"));
+        assert_eq!(with("https://tns.example:8080/cargo").as_deref(), Some("/cargo"));
+        for other in ["https://evil.example/", "https://tns.example:8080.evil.example/x", "https://tns.example:8080"] {
+            assert_eq!(with(other), None, "{other}");
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use axum::{
     extract::{Path, RawQuery, State},
-    http::{HeaderMap, Method},
+    http::{HeaderMap, HeaderValue, Method},
     response::{Html, IntoResponse, Redirect, Response},
     Form,
 };
@@ -186,7 +186,10 @@ pub fn status(lang: Lang, s: &Submission) -> Markup {
                 " " span.reference { (lang.t(Msg::Reference)) ": " code { (r) } }
             }
             @if let Some(msg) = &s.error_message { p.message { (msg) } }
-            " " a href=(format!("/submissions/{}", s.id)) { (lang.t(Msg::Details)) }
+            @if !s.warnings.is_empty() {
+                ul.warnings { @for w in &s.warnings { li { (w.detail) } } }
+            }
+            " " a href=(format!("/submissions/{}", s.id)) { (lang.t(Msg::Details)) " #" (s.id) }
         }
     }
 }
@@ -197,10 +200,19 @@ pub async fn live(
     State(st): State<AppState>,
     m: Member<SubmissionsRead>,
     Path(id): Path<i64>,
-) -> Result<Html<String>, PortalError> {
+) -> Result<Response, PortalError> {
     let s = api::one(&st, m.principal(), id).await?;
-    Ok(Html(status(m.lang, &s).into_string()))
+    let mut res = Html(status(m.lang, &s).into_string()).into_response();
+    // Only a pending status asks again, so this is the moment it became final: the record's
+    // page listens for the event and renews what the outcome changed (its state, its actions).
+    if s.state != SubmissionState::Pending {
+        res.headers_mut().insert("hx-trigger", HeaderValue::from_static(FINAL_EVENT));
+    }
+    Ok(res)
 }
+
+/// The event a live status raises (on htmx's side) once its submission is final.
+pub const FINAL_EVENT: &str = "tns-submission-final";
 
 /// `GET /submissions/{id}`: the submission, its attempts and each passenger's outcome, as the
 /// API's `GET /api/v1/portal/submissions/{id}` answers them for the member.

@@ -94,7 +94,7 @@ pub async fn update<R: Registry>(
 
 /// Delete, or retire as `inactive` when history refers to the record.
 pub async fn delete<R: Registry>(st: &AppState, p: &Principal, id: i64) -> ApiResult<()> {
-    if !retire(&st.db, R::RETIRE, p.org_id, id, &p.credential_id()).await? {
+    if !retire(&st.db, R::RETIRE, p.org_id, id, &p.actor()).await? {
         return Err(not_found(R::KIND, id));
     }
     Ok(())

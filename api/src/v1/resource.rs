@@ -17,6 +17,7 @@ use sqlx::PgPool;
 use utoipa::IntoParams;
 
 use crate::{
+    auth::Principal,
     error::{is_unique_violation, ApiError, ApiResult},
     extract::{parse_value, REQUIRED},
 };
@@ -125,8 +126,9 @@ fn noun(target: TargetType) -> &'static str {
 
 /// Delete a journey or shipment while it is a draft: 404 when the organization has none, 409
 /// naming its status once it has been submitted.
-pub async fn delete_draft(db: &PgPool, target: TargetType, org: i64, id: i64) -> ApiResult<()> {
-    if records::delete_draft(db, target, org, id).await? {
+pub async fn delete_draft(db: &PgPool, target: TargetType, p: &Principal, id: i64) -> ApiResult<()> {
+    let org = p.org_id;
+    if records::delete_draft(db, target, org, id, &p.actor()).await? {
         return Ok(());
     }
     match records::status(db, target, org, id).await? {

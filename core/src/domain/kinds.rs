@@ -233,6 +233,9 @@ str_enum! {
         AcceptInvitation = "accept_invitation",
         ChangeMemberRole = "change_member_role",
         RemoveMember = "remove_member",
+        /// A member or API key deleted a record (a draft journey or shipment, a vehicle or
+        /// person; which one in `before`, never its contents, which may be personal data).
+        DeleteRecord = "delete_record",
     }
 }
 

@@ -32,6 +32,12 @@ const PAGES: [(Msg, &str, Scope); 6] = [
     (Msg::Support, "/settings/support", Scope::AccountRead),
 ];
 
+/// The first settings page a member holding `scopes` may open (where the main navigation's
+/// Settings leads), if any.
+pub fn first_page(scopes: Scopes) -> Option<&'static str> {
+    PAGES.iter().find(|(_, _, scope)| scopes.allows(*scope)).map(|(_, path, _)| *path)
+}
+
 /// The settings' own navigation, the page at `current` marked.
 pub fn nav(lang: Lang, scopes: Scopes, current: &str) -> Markup {
     html! {

@@ -47,7 +47,7 @@ pub struct RegisterOut {
     pub organization_id: i64,
     pub user_id: i64,
     /// The first API key (all scopes). Shown once.
-    api_key: String,
+    pub api_key: String,
     api_key_prefix: String,
 }
 

@@ -22,7 +22,6 @@ use tns_core::{
 };
 use tns_store::{
     self as db,
-    audit::Actor,
     invoices::{Invoice, InvoiceDetail, UpcomingInvoice},
     pagination::Paged,
     plans::{Plan, Subscription},
@@ -82,8 +81,7 @@ pub async fn change(
 /// /portal/billing/subscription/change` does; the portal's page calls it too).
 pub async fn change_plan(st: &AppState, p: &Principal, input: ChangeIn) -> ApiResult<()> {
     let code = plan(st, input.plan_code.as_str()).await?.code;
-    let actor = Actor::Tenant { user: p.user_id, key: p.key_id };
-    db::standing::change_plan(&st.db, &actor, p.org_id, &code, None).await?;
+    db::standing::change_plan(&st.db, &p.actor(), p.org_id, &code, None).await?;
     st.quota.publish_limit(p.org_id).await?;
     st.profiles.remove_where(|(org, _), _| *org == p.org_id);
     tracing::info!(org = p.org_id, plan = code, "plan changed");

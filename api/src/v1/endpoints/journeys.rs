@@ -231,5 +231,5 @@ pub async fn delete(
     p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<OkBody>> {
-    delete_draft(&st.db, TargetType::Journey, p.org_id, id).await.map(|()| Json(OkBody::default()))
+    delete_draft(&st.db, TargetType::Journey, &p, id).await.map(|()| Json(OkBody::default()))
 }

@@ -1,0 +1,101 @@
+//! Submitting a record from its page and fetching the downstream's PDF of it: one pair of
+//! handlers for journeys and cargo shipments, each action admitted as the API call it mirrors
+//! and done by the API's own service function.
+
+use axum::{
+    extract::{Path, State},
+    http::{HeaderMap, Method},
+    response::{Html, IntoResponse, Redirect, Response},
+    routing::{get, post},
+    Router,
+};
+use tns_core::scopes::need::{JourneysRead, JourneysWrite};
+use tns_store::submissions::Target;
+
+use super::{
+    member::{admit, Member},
+    page::PortalError,
+    submissions::status,
+};
+use crate::{state::AppState, submit::submit as queue, v1::endpoints::reports};
+
+/// The kinds of record a member submits from its page.
+#[derive(Debug, Clone, Copy)]
+pub enum Record {
+    Journey,
+    Cargo,
+}
+
+impl Record {
+    /// Where its pages are.
+    fn path(self) -> &'static str {
+        match self {
+            Record::Journey => "/journeys",
+            Record::Cargo => "/cargo",
+        }
+    }
+
+    /// The API routes the actions are admitted as.
+    fn api_routes(self) -> (&'static str, &'static str) {
+        match self {
+            Record::Journey => ("/portal/journeys/{id}/submit", "/portal/journeys/{id}/report"),
+            Record::Cargo => ("/portal/cargo/{id}/submit", "/portal/cargo/{id}/report"),
+        }
+    }
+
+    fn target(self, id: i64) -> Target {
+        match self {
+            Record::Journey => Target::Journey(id),
+            Record::Cargo => Target::Cargo(id),
+        }
+    }
+
+    /// `POST …/{id}/submit` and `GET …/{id}/report` under the record's path.
+    pub fn routes(self) -> Router<AppState> {
+        let p = self.path();
+        Router::new()
+            .route(
+                &format!("{p}/{{id}}/submit"),
+                post(move |st: State<AppState>, m: Member<JourneysWrite>, headers: HeaderMap, id: Path<i64>| {
+                    submit(self, st, m, headers, id)
+                }),
+            )
+            .route(
+                &format!("{p}/{{id}}/report"),
+                get(move |st: State<AppState>, m: Member<JourneysRead>, id: Path<i64>| report(self, st, m, id)),
+            )
+    }
+}
+
+/// Submit, as the API's submit route: for htmx the submission's live status (which then
+/// follows itself until it is final), else back to the record's page.
+async fn submit(
+    record: Record,
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::POST, record.api_routes().0).await?;
+    let s = queue(&st, m.org(), record.target(id), &m.principal().credential_id()).await?;
+    if headers.contains_key("hx-request") {
+        return Ok(Html(status(m.lang, &s).into_string()).into_response());
+    }
+    Ok(Redirect::to(&format!("{}/{id}?done=submitted", record.path())).into_response())
+}
+
+/// The downstream's PDF of a delivered record, as the API's report route serves it (admitted
+/// as that call: it asks the downstream, it is no page view).
+async fn report(
+    record: Record,
+    State(st): State<AppState>,
+    m: Member<JourneysRead>,
+    Path(id): Path<i64>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::GET, record.api_routes().1).await?;
+    let pdf = match record {
+        Record::Journey => reports::journey_report(&st, m.org(), id).await,
+        Record::Cargo => reports::cargo_report(&st, m.org(), id).await,
+    };
+    Ok(pdf?)
+}
