@@ -24,9 +24,10 @@ use super::{
     forms::{self, Typed},
     i18n::{field_label, Lang, Msg},
     member::{admit, Member},
-    page::{flash, page, urlencode, PortalError, Shell},
+    page::{flash, page, table, urlencode, PortalError, Shell},
     records::shown,
     submissions::{status, FINAL_EVENT},
+    submitting::Record,
 };
 use crate::{
     error::ApiError,
@@ -101,39 +102,23 @@ pub async fn list(
             div.field { button type="submit" { (lang.t(Msg::Filter)) } }
         }
         @if let Some(paged) = &paged {
-            @if paged.data.is_empty() {
-                p.muted { (lang.t(Msg::NothingYet)) }
-            } @else {
-                div.table-wrap {
-                    table {
-                        thead { tr {
-                            th scope="col" { "#" }
-                            th scope="col" { (field_label(lang, "status")) }
-                            th scope="col" { (field_label(lang, "loading_date")) }
-                            th scope="col" { (lang.t(Msg::From)) }
-                            th scope="col" { (lang.t(Msg::To)) }
-                            th scope="col" { (field_label(lang, "sender_name")) }
-                            th scope="col" { (field_label(lang, "cargo_amount")) }
-                        } }
-                        tbody {
-                            @for c in &paged.data {
-                                tr {
-                                    td { a href=(format!("/cargo/{}", c.id)) { (c.id) } }
-                                    td { span class=(format!("badge status-{}", c.status.as_str())) { (status_label(lang, c.status)) } }
-                                    td { (super::format::date(lang, c.loading_date)) }
-                                    td { (place(&st, c.loading_city_id, c.loading_district_id)) }
-                                    td { (place(&st, c.unloading_city_id, c.unloading_district_id)) }
-                                    td { (c.sender_name) }
-                                    td.num { (c.cargo_amount) " " (c.cargo_unit.as_str()) }
-                                }
-                            }
-                        }
-                    }
+            @let (status, date, sender, amount) = (field_label(lang, "status"), field_label(lang, "loading_date"),
+                field_label(lang, "sender_name"), field_label(lang, "cargo_amount"));
+            @let headings = ["#", &status, &date, lang.t(Msg::From), lang.t(Msg::To), &sender, &amount];
+            (table(&headings, &paged.data, lang.t(Msg::NothingYet), |c| html! {
+                tr {
+                    td { a href=(format!("/cargo/{}", c.id)) { (c.id) } }
+                    td { span class=(format!("badge status-{}", c.status.as_str())) { (status_label(lang, c.status)) } }
+                    td { (super::format::date(lang, c.loading_date)) }
+                    td { (place(&st, c.loading_city_id, c.loading_district_id)) }
+                    td { (place(&st, c.unloading_city_id, c.unloading_district_id)) }
+                    td { (c.sender_name) }
+                    td.num { (c.cargo_amount) " " (c.cargo_unit.as_str()) }
                 }
-                @if let Some(next) = &paged.next_cursor {
-                    @let status_q = chosen.as_deref().map(|s| format!("status={}&", urlencode(s))).unwrap_or_default();
-                    p { a href=(format!("/cargo?{status_q}cursor={}", urlencode(next))) rel="next" { (lang.t(Msg::Next)) } }
-                }
+            }))
+            @if let Some(next) = &paged.next_cursor {
+                @let status_q = chosen.as_deref().map(|s| format!("status={}&", urlencode(s))).unwrap_or_default();
+                p { a href=(format!("/cargo?{status_q}cursor={}", urlencode(next))) rel="next" { (lang.t(Msg::Next)) } }
             }
         }
     };
@@ -319,11 +304,7 @@ pub async fn show(
             @if may_write {
                 div.actions {
                     @if c.status != RecordStatus::Cancelled {
-                        form method="post" action=(format!("/cargo/{id}/submit")) hx-post=(format!("/cargo/{id}/submit"))
-                            hx-target="#latest-submission" hx-swap="innerHTML" {
-                            input type="hidden" name="_csrf" value=(csrf);
-                            button type="submit" { (lang.t(Msg::SubmitDownstream)) }
-                        }
+                        (Record::Cargo.submit_form(lang, csrf, id, "#latest-submission"))
                     }
                     @if c.status == RecordStatus::Draft {
                         a.button.secondary href=(format!("/cargo/{id}/edit")) { (lang.t(Msg::Edit)) }

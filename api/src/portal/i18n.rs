@@ -270,7 +270,6 @@ messages! {
     RecordDraft => "Taslak", "Draft";
     RecordSubmitted => "Gönderildi", "Submitted";
     RecordCancelled => "İptal edildi", "Cancelled";
-    SubmitDownstream => "U-ETDS'e bildir", "Submit downstream";
     SubmissionQueued => "Bildirim kuyruğa alındı.", "The submission is queued.";
     ReportPdf => "Bildirim raporu (PDF)", "Downstream report (PDF)";
     // Registration.

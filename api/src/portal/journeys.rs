@@ -44,6 +44,7 @@ use super::{
     member::{admit, Member},
     page::{flash, page, urlencode, PortalError, Shell},
     submissions::{status, FINAL_EVENT},
+    submitting::Record,
 };
 use crate::{
     auth::Principal,
@@ -1172,11 +1173,7 @@ async fn journey_page(
                 div.toolbar {
                     @if j.status.is_editable() { a.button.secondary href=(format!("{PATH}/{id}/edit")) { (lang.t(Msg::Edit)) } }
                     @if j.status != RecordStatus::Cancelled {
-                        form method="post" action=(format!("{PATH}/{id}/submit")) hx-post=(format!("{PATH}/{id}/submit"))
-                            hx-target="#submission" hx-swap="innerHTML" {
-                            input type="hidden" name="_csrf" value=(csrf);
-                            button type="submit" { (lang.t(Msg::JSubmit)) }
-                        }
+                        (Record::Journey.submit_form(lang, csrf, id, "#submission"))
                     }
                     @if j.status == RecordStatus::Draft {
                         form method="post" action=(format!("{PATH}/{id}/delete")) hx-post=(format!("{PATH}/{id}/delete")) hx-confirm=(lang.t(Msg::ConfirmDelete)) {

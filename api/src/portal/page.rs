@@ -116,6 +116,24 @@ pub fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {
     }
 }
 
+/// `items` as a table, one `row` (a `tr`) each, under column `headings` (already in the page's
+/// language), in a box that scrolls sideways on a narrow screen; `empty` instead when there are
+/// none.
+pub fn table<T>(headings: &[&str], items: &[T], empty: &str, row: impl Fn(&T) -> Markup) -> Markup {
+    html! {
+        @if items.is_empty() {
+            p.muted { (empty) }
+        } @else {
+            div.table-wrap {
+                table {
+                    thead { tr { @for h in headings { th scope="col" { (h) } } } }
+                    tbody { @for i in items { (row(i)) } }
+                }
+            }
+        }
+    }
+}
+
 /// A short message in the live region (htmx swaps it in).
 pub fn flash(text: &str, kind: &str) -> Markup {
     html! { p class=(format!("flash {kind}")) { (text) } }

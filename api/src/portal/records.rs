@@ -20,7 +20,7 @@ use super::{
     forms::{self, FieldSpec, Typed},
     i18n::{field_label, Msg},
     member::{admit, Member},
-    page::{flash, page, PortalError, Shell},
+    page::{flash, page, table, PortalError, Shell},
 };
 use crate::{
     error::ApiError,
@@ -102,32 +102,20 @@ pub async fn list<R: Pages>(
             a.button href=(format!("{}/new", R::PATH)) { (lang.t(R::NEW)) }
         }
         @if let Some(d) = done { (flash(lang.t(d), "ok")) }
-        @if paged.data.is_empty() {
-            p.muted { (lang.t(Msg::NothingYet)) }
-        } @else {
-            div.table-wrap {
-                table {
-                    thead { tr {
-                        @for c in R::COLUMNS { th scope="col" { (field_label(lang, c)) } }
-                        th scope="col" { (lang.t(Msg::Actions)) }
-                    } }
-                    tbody {
-                        @for r in &paged.data {
-                            @let f = shown(r);
-                            @let id = f.get("id").cloned().unwrap_or_default();
-                            tr {
-                                @for c in R::COLUMNS { td { (f.get(*c).map(String::as_str).unwrap_or("—")) } }
-                                td {
-                                    a href=(format!("{}/{id}/edit", R::PATH)) { (lang.t(Msg::Edit)) }
-                                }
-                            }
-                        }
-                    }
+        @let labels: Vec<String> = R::COLUMNS.iter().map(|c| field_label(lang, c)).collect();
+        @let headings: Vec<&str> = labels.iter().map(String::as_str).chain([lang.t(Msg::Actions)]).collect();
+        (table(&headings, &paged.data, lang.t(Msg::NothingYet), |r| {
+            let f = shown(r);
+            let id = f.get("id").cloned().unwrap_or_default();
+            html! {
+                tr {
+                    @for c in R::COLUMNS { td { (f.get(*c).map(String::as_str).unwrap_or("—")) } }
+                    td { a href=(format!("{}/{id}/edit", R::PATH)) { (lang.t(Msg::Edit)) } }
                 }
             }
-            @if let Some(cursor) = &paged.next_cursor {
-                p { a href=(format!("{}?cursor={}", R::PATH, super::page::urlencode(cursor))) { (lang.t(Msg::Next)) } }
-            }
+        }))
+        @if let Some(cursor) = &paged.next_cursor {
+            p { a href=(format!("{}?cursor={}", R::PATH, super::page::urlencode(cursor))) { (lang.t(Msg::Next)) } }
         }
     };
     Ok(Html(page(&shell, lang.t(R::TITLE), body).into_string()))

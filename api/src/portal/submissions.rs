@@ -23,7 +23,7 @@ use super::{
     format,
     i18n::{Lang, Msg},
     member::{admit, Member},
-    page::{flash, page, PortalError, Shell},
+    page::{flash, page, table, PortalError, Shell},
 };
 use crate::{
     error::ApiError,
@@ -92,39 +92,22 @@ pub async fn list(
             div.field { button type="submit" { (lang.t(Msg::Filter)) } }
         }
         @if let Some(paged) = &paged {
-            @if paged.data.is_empty() {
-                p.muted { (lang.t(Msg::NothingYet)) }
-            } @else {
-                div.table-wrap {
-                    table {
-                        thead { tr {
-                            th scope="col" { "#" }
-                            th scope="col" { (lang.t(Msg::When)) }
-                            th scope="col" { (lang.t(Msg::Record)) }
-                            th scope="col" { (lang.t(Msg::Operation)) }
-                            th scope="col" { (lang.t(Msg::State)) }
-                            th scope="col" { (lang.t(Msg::Reference)) }
-                            th scope="col" { (lang.t(Msg::Message)) }
-                        } }
-                        tbody {
-                            @for s in &paged.data {
-                                tr {
-                                    td { a href=(format!("/submissions/{}", s.id)) { (s.id) } }
-                                    td { (format::datetime(lang, s.created_at)) }
-                                    td { (target_label(lang, s.target_type)) " #" (s.target_id) }
-                                    td { (s.operation.as_str()) }
-                                    td { span class=(format!("badge state-{}", s.state.as_str())) { (state_label(lang, s.state)) } }
-                                    td { (s.downstream_reference.as_deref().unwrap_or("—")) }
-                                    td { (s.error_message.as_deref().unwrap_or("—")) }
-                                }
-                            }
-                        }
-                    }
+            @let headings = ["#", lang.t(Msg::When), lang.t(Msg::Record), lang.t(Msg::Operation), lang.t(Msg::State),
+                lang.t(Msg::Reference), lang.t(Msg::Message)];
+            (table(&headings, &paged.data, lang.t(Msg::NothingYet), |s| html! {
+                tr {
+                    td { a href=(format!("/submissions/{}", s.id)) { (s.id) } }
+                    td { (format::datetime(lang, s.created_at)) }
+                    td { (target_label(lang, s.target_type)) " #" (s.target_id) }
+                    td { (s.operation.as_str()) }
+                    td { span class=(format!("badge state-{}", s.state.as_str())) { (state_label(lang, s.state)) } }
+                    td { (s.downstream_reference.as_deref().unwrap_or("—")) }
+                    td { (s.error_message.as_deref().unwrap_or("—")) }
                 }
-                @if let Some(next) = &paged.next_cursor {
-                    @let more: Vec<(String, String)> = filters.iter().cloned().chain([("cursor".to_string(), next.clone())]).collect();
-                    p { a href=(format!("/submissions?{}", query_string(&more))) rel="next" { (lang.t(Msg::Next)) } }
-                }
+            }))
+            @if let Some(next) = &paged.next_cursor {
+                @let more: Vec<(String, String)> = filters.iter().cloned().chain([("cursor".to_string(), next.clone())]).collect();
+                p { a href=(format!("/submissions?{}", query_string(&more))) rel="next" { (lang.t(Msg::Next)) } }
             }
         }
     };
@@ -279,54 +262,28 @@ pub async fn show(
         }
         section aria-labelledby="attempts-h" {
             h2 #attempts-h { (lang.t(Msg::Attempts)) }
-            @if d.history.is_empty() {
-                p.muted { (lang.t(Msg::NoAttempts)) }
-            } @else {
-                div.table-wrap {
-                    table {
-                        thead { tr {
-                            th scope="col" { (lang.t(Msg::Started)) }
-                            th scope="col" { (lang.t(Msg::Finished)) }
-                            th scope="col" { (lang.t(Msg::Outcome)) }
-                            th scope="col" { (lang.t(Msg::Reference)) }
-                            th scope="col" { (lang.t(Msg::Message)) }
-                        } }
-                        tbody {
-                            @for a in &d.history {
-                                tr.attempt {
-                                    td { (format::datetime(lang, a.started_at)) }
-                                    td { (format::datetime(lang, a.finished_at)) }
-                                    td { (a.outcome) }
-                                    td { (a.downstream_reference.as_deref().unwrap_or("—")) }
-                                    td { (a.error.as_deref().unwrap_or("—")) }
-                                }
-                            }
-                        }
-                    }
+            @let headings = [lang.t(Msg::Started), lang.t(Msg::Finished), lang.t(Msg::Outcome), lang.t(Msg::Reference),
+                lang.t(Msg::Message)];
+            (table(&headings, &d.history, lang.t(Msg::NoAttempts), |a| html! {
+                tr.attempt {
+                    td { (format::datetime(lang, a.started_at)) }
+                    td { (format::datetime(lang, a.finished_at)) }
+                    td { (a.outcome) }
+                    td { (a.downstream_reference.as_deref().unwrap_or("—")) }
+                    td { (a.error.as_deref().unwrap_or("—")) }
                 }
-            }
+            }))
         }
         @if !d.passengers.is_empty() {
             section aria-labelledby="pax-h" {
                 h2 #pax-h { (lang.t(Msg::Passengers)) }
-                div.table-wrap {
-                    table {
-                        thead { tr {
-                            th scope="col" { "#" }
-                            th scope="col" { (lang.t(Msg::Reference)) }
-                            th scope="col" { (lang.t(Msg::Message)) }
-                        } }
-                        tbody {
-                            @for p in &d.passengers {
-                                tr {
-                                    td { (p.key) }
-                                    td { (p.downstream_reference.as_deref().unwrap_or("—")) }
-                                    td { (p.error.as_deref().unwrap_or("—")) }
-                                }
-                            }
-                        }
+                (table(&["#", lang.t(Msg::Reference), lang.t(Msg::Message)], &d.passengers, "", |p| html! {
+                    tr {
+                        td { (p.key) }
+                        td { (p.downstream_reference.as_deref().unwrap_or("—")) }
+                        td { (p.error.as_deref().unwrap_or("—")) }
                     }
-                }
+                }))
             }
         }
         details {

@@ -9,10 +9,12 @@ use axum::{
     routing::{get, post},
     Router,
 };
+use maud::{html, Markup};
 use tns_core::scopes::need::{JourneysRead, JourneysWrite};
 use tns_store::submissions::Target;
 
 use super::{
+    i18n::{Lang, Msg},
     member::{admit, Member},
     page::PortalError,
     submissions::status,
@@ -47,6 +49,18 @@ impl Record {
         match self {
             Record::Journey => Target::Journey(id),
             Record::Cargo => Target::Cargo(id),
+        }
+    }
+
+    /// The button on the record's page that submits it; the answer (the submission's live
+    /// status) goes into the element `into`, or, without scripts, the page comes back.
+    pub fn submit_form(self, lang: Lang, csrf: &str, id: i64, into: &str) -> Markup {
+        let action = format!("{}/{id}/submit", self.path());
+        html! {
+            form method="post" action=(action) hx-post=(action) hx-target=(into) hx-swap="innerHTML" {
+                input type="hidden" name="_csrf" value=(csrf);
+                button type="submit" { (lang.t(Msg::JSubmit)) }
+            }
         }
     }
 

@@ -30,7 +30,7 @@ use crate::{
         format,
         i18n::{Lang, Msg},
         member::{admit, Member},
-        page::{flash, PortalError},
+        page::{flash, table, PortalError},
     },
     quota::Month,
     state::AppState,
@@ -129,34 +129,17 @@ pub async fn show(
             }
         }
         h2 { (lang.t(Msg::Invoices)) }
-        @if invoices.is_empty() {
-            p.muted { (lang.t(Msg::NothingYet)) }
-        } @else {
-            div.table-wrap {
-                table {
-                    thead { tr {
-                        th scope="col" { "#" }
-                        th scope="col" { (lang.t(Msg::Period)) }
-                        th scope="col" { (lang.t(Msg::Total)) }
-                        th scope="col" { (lang.t(Msg::Status)) }
-                        th scope="col" { (lang.t(Msg::Due)) }
-                        th scope="col" { (lang.t(Msg::Pdf)) }
-                    } }
-                    tbody {
-                        @for i in &invoices {
-                            tr {
-                                td { (i.id) }
-                                td { (format::date(lang, i.period_start)) " – " (format::date(lang, i.period_end)) }
-                                td { (format::money(lang, i.total_amount.0)) }
-                                td { (i.status.as_str()) }
-                                td { (format::date(lang, i.due_on)) }
-                                td { a href=(format!("{PATH}/invoices/{}/pdf", i.id)) download { (lang.t(Msg::Pdf)) span.sr-only { " " (i.id) } } }
-                            }
-                        }
-                    }
-                }
+        @let headings = ["#", lang.t(Msg::Period), lang.t(Msg::Total), lang.t(Msg::Status), lang.t(Msg::Due), lang.t(Msg::Pdf)];
+        (table(&headings, &invoices, lang.t(Msg::NothingYet), |i| html! {
+            tr {
+                td { (i.id) }
+                td { (format::date(lang, i.period_start)) " – " (format::date(lang, i.period_end)) }
+                td { (format::money(lang, i.total_amount.0)) }
+                td { (i.status.as_str()) }
+                td { (format::date(lang, i.due_on)) }
+                td { a href=(format!("{PATH}/invoices/{}/pdf", i.id)) download { (lang.t(Msg::Pdf)) span.sr-only { " " (i.id) } } }
             }
-        }
+        }))
     };
     Ok(Html(settings_page(lang, &m.signed_in, PATH, lang.t(Msg::Billing), body)))
 }

@@ -26,7 +26,7 @@ use crate::{
         format,
         i18n::{Lang, Msg},
         member::{admit, Member, SignedIn},
-        page::{flash, PortalError},
+        page::{flash, table, PortalError},
     },
     state::AppState,
     v1::endpoints::api_keys::{self as api, CreateKeyIn},
@@ -62,41 +62,24 @@ async fn render(
     let err = |f: &str| named.filter(|(n, _)| *n == f).map(|(_, r)| r);
     let body = html! {
         @if let Some(n) = notice { (n) }
-        @if keys.is_empty() {
-            p.muted { (lang.t(Msg::NothingYet)) }
-        } @else {
-            div.table-wrap {
-                table {
-                    caption.sr-only { (lang.t(Msg::ApiKeys)) }
-                    thead { tr {
-                        th scope="col" { (lang.t(Msg::Name)) }
-                        th scope="col" { (lang.t(Msg::Scopes)) }
-                        th scope="col" { (lang.t(Msg::Created)) }
-                        th scope="col" { (lang.t(Msg::Prefix)) }
-                        @if may_change { th scope="col" { (lang.t(Msg::Actions)) } }
-                    } }
-                    tbody {
-                        @for k in &keys {
-                            tr {
-                                td { (k.name) }
-                                td { (k.scopes.join(", ")) }
-                                td { (format::datetime(lang, k.created_at)) }
-                                td { code { (k.api_key_prefix) "…" } }
-                                @if may_change {
-                                    td {
-                                        @let action = format!("{PATH}/{}/revoke", k.id);
-                                        form.inline method="post" action=(action) hx-post=(action) hx-confirm=(lang.t(Msg::ConfirmRevokeKey)) {
-                                            input type="hidden" name="_csrf" value=(csrf);
-                                            button.danger type="submit" { (lang.t(Msg::Revoke)) span.sr-only { " " (k.name) } }
-                                        }
-                                    }
-                                }
-                            }
+        @let headings = [lang.t(Msg::Name), lang.t(Msg::Scopes), lang.t(Msg::Created), lang.t(Msg::Prefix), lang.t(Msg::Actions)];
+        (table(&headings[..if may_change { 5 } else { 4 }], &keys, lang.t(Msg::NothingYet), |k| html! {
+            tr {
+                td { (k.name) }
+                td { (k.scopes.join(", ")) }
+                td { (format::datetime(lang, k.created_at)) }
+                td { code { (k.api_key_prefix) "…" } }
+                @if may_change {
+                    td {
+                        @let action = format!("{PATH}/{}/revoke", k.id);
+                        form.inline method="post" action=(action) hx-post=(action) hx-confirm=(lang.t(Msg::ConfirmRevokeKey)) {
+                            input type="hidden" name="_csrf" value=(csrf);
+                            button.danger type="submit" { (lang.t(Msg::Revoke)) span.sr-only { " " (k.name) } }
                         }
                     }
                 }
             }
-        }
+        }))
         @if may_change {
             h2 #new-key-h { (lang.t(Msg::NewKey)) }
             form.record method="post" action=(PATH) aria-labelledby="new-key-h" novalidate {

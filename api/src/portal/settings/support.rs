@@ -29,7 +29,7 @@ use crate::{
         format,
         i18n::{Lang, Msg},
         member::{admit, Member, SignedIn},
-        page::{flash, PortalError},
+        page::{flash, table, PortalError},
     },
     state::AppState,
     v1::endpoints::support::{self as api, TicketIn},
@@ -69,32 +69,16 @@ async fn render(
     let body = html! {
         @if opened { (flash(lang.t(Msg::TicketOpened), "ok")) }
         h2 { (lang.t(Msg::Tickets)) }
-        @if tickets.is_empty() {
-            p.muted { (lang.t(Msg::NothingYet)) }
-        } @else {
-            div.table-wrap {
-                table {
-                    thead { tr {
-                        th scope="col" { "#" }
-                        th scope="col" { (lang.t(Msg::Subject)) }
-                        th scope="col" { (lang.t(Msg::Priority)) }
-                        th scope="col" { (lang.t(Msg::Status)) }
-                        th scope="col" { (lang.t(Msg::Created)) }
-                    } }
-                    tbody {
-                        @for t in &tickets {
-                            tr {
-                                td { (t.id) }
-                                td { (t.subject) }
-                                td { (t.priority.as_str()) }
-                                td { (t.status.as_str()) }
-                                td { (format::datetime(lang, t.created_at)) }
-                            }
-                        }
-                    }
-                }
+        @let headings = ["#", lang.t(Msg::Subject), lang.t(Msg::Priority), lang.t(Msg::Status), lang.t(Msg::Created)];
+        (table(&headings, &tickets, lang.t(Msg::NothingYet), |t| html! {
+            tr {
+                td { (t.id) }
+                td { (t.subject) }
+                td { (t.priority.as_str()) }
+                td { (t.status.as_str()) }
+                td { (format::datetime(lang, t.created_at)) }
             }
-        }
+        }))
         @if may_open {
             h2 #new-ticket-h { (lang.t(Msg::NewTicket)) }
             form.record method="post" action=(PATH) aria-labelledby="new-ticket-h" novalidate {

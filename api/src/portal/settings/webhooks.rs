@@ -33,7 +33,7 @@ use crate::{
         forms::{self, FieldSpec, Typed},
         i18n::{Lang, Msg},
         member::{admit, Member, SignedIn},
-        page::{flash, PortalError},
+        page::{flash, table, PortalError},
     },
     state::AppState,
     v1::endpoints::webhooks::{self as api, CreatedSubscription},
@@ -78,31 +78,15 @@ async fn list_page(
     let specs = specs();
     let named = error.and_then(|e| forms::field_error(&specs, e));
     let body = html! {
-        @if subs.is_empty() {
-            p.muted { (lang.t(Msg::NothingYet)) }
-        } @else {
-            div.table-wrap {
-                table {
-                    caption.sr-only { (lang.t(Msg::Webhooks)) }
-                    thead { tr {
-                        th scope="col" { (lang.t(Msg::EndpointUrl)) }
-                        th scope="col" { (lang.t(Msg::EventType)) }
-                        th scope="col" { (lang.t(Msg::Status)) }
-                        th scope="col" { (lang.t(Msg::Created)) }
-                    } }
-                    tbody {
-                        @for s in &subs {
-                            tr {
-                                td { a href=(format!("{PATH}/{}", s.id)) { (s.endpoint_url) } }
-                                td { code { (s.event_type.as_str()) } }
-                                td { (state_of(lang, s)) }
-                                td { (format::datetime(lang, s.created_at)) }
-                            }
-                        }
-                    }
-                }
+        @let headings = [lang.t(Msg::EndpointUrl), lang.t(Msg::EventType), lang.t(Msg::Status), lang.t(Msg::Created)];
+        (table(&headings, &subs, lang.t(Msg::NothingYet), |s| html! {
+            tr {
+                td { a href=(format!("{PATH}/{}", s.id)) { (s.endpoint_url) } }
+                td { code { (s.event_type.as_str()) } }
+                td { (state_of(lang, s)) }
+                td { (format::datetime(lang, s.created_at)) }
             }
-        }
+        }))
         @if may_change {
             h2 #new-hook-h { (lang.t(Msg::NewWebhook)) }
             form.record method="post" action=(PATH) aria-labelledby="new-hook-h" novalidate {
@@ -186,32 +170,16 @@ async fn detail_page(
             }
         }
         h2 { (lang.t(Msg::Deliveries)) }
-        @if deliveries.is_empty() {
-            p.muted { (lang.t(Msg::NothingYet)) }
-        } @else {
-            div.table-wrap {
-                table {
-                    thead { tr {
-                        th scope="col" { (lang.t(Msg::Created)) }
-                        th scope="col" { (lang.t(Msg::EventType)) }
-                        th scope="col" { (lang.t(Msg::Status)) }
-                        th scope="col" { (lang.t(Msg::Attempts)) }
-                        th scope="col" { (lang.t(Msg::ResponseStatus)) }
-                    } }
-                    tbody {
-                        @for d in &deliveries {
-                            tr {
-                                td { a href=(format!("{PATH}/deliveries/{}", d.id)) { (format::datetime(lang, d.created_at)) } }
-                                td { code { (d.event_type.as_str()) } }
-                                td { (d.delivery_status.as_str()) }
-                                td { (d.attempts) }
-                                td { (d.last_response_status.map(|c| c.to_string()).unwrap_or("—".into())) }
-                            }
-                        }
-                    }
-                }
+        @let headings = [lang.t(Msg::Created), lang.t(Msg::EventType), lang.t(Msg::Status), lang.t(Msg::Attempts), lang.t(Msg::ResponseStatus)];
+        (table(&headings, &deliveries, lang.t(Msg::NothingYet), |d| html! {
+            tr {
+                td { a href=(format!("{PATH}/deliveries/{}", d.id)) { (format::datetime(lang, d.created_at)) } }
+                td { code { (d.event_type.as_str()) } }
+                td { (d.delivery_status.as_str()) }
+                td { (d.attempts) }
+                td { (d.last_response_status.map(|c| c.to_string()).unwrap_or("—".into())) }
             }
-        }
+        }))
         p { a href=(PATH) { (lang.t(Msg::Webhooks)) } }
     };
     Ok(settings_page(lang, signed_in, &path, &s.endpoint_url, body))
@@ -273,32 +241,16 @@ pub async fn delivery(
             @if let Some(e) = &r.last_error { dt { (lang.t(Msg::Message)) } dd { (e) } }
         }
         h2 { (lang.t(Msg::Attempts)) }
-        @if d.history.is_empty() {
-            p.muted { (lang.t(Msg::NothingYet)) }
-        } @else {
-            div.table-wrap {
-                table {
-                    thead { tr {
-                        th scope="col" { (lang.t(Msg::When)) }
-                        th scope="col" { (lang.t(Msg::Outcome)) }
-                        th scope="col" { (lang.t(Msg::ResponseStatus)) }
-                        th scope="col" { (lang.t(Msg::Duration)) }
-                        th scope="col" { (lang.t(Msg::Message)) }
-                    } }
-                    tbody {
-                        @for a in &d.history {
-                            tr {
-                                td { (format::datetime(lang, a.started_at)) }
-                                td { (a.outcome) }
-                                td { (a.response_status.map(|c| c.to_string()).unwrap_or("—".into())) }
-                                td { (a.duration_ms.map(|ms| format::int(lang, ms.into())).unwrap_or("—".into())) }
-                                td { (a.error.as_deref().unwrap_or("")) }
-                            }
-                        }
-                    }
-                }
+        @let headings = [lang.t(Msg::When), lang.t(Msg::Outcome), lang.t(Msg::ResponseStatus), lang.t(Msg::Duration), lang.t(Msg::Message)];
+        (table(&headings, &d.history, lang.t(Msg::NothingYet), |a| html! {
+            tr {
+                td { (format::datetime(lang, a.started_at)) }
+                td { (a.outcome) }
+                td { (a.response_status.map(|c| c.to_string()).unwrap_or("—".into())) }
+                td { (a.duration_ms.map(|ms| format::int(lang, ms.into())).unwrap_or("—".into())) }
+                td { (a.error.as_deref().unwrap_or("")) }
             }
-        }
+        }))
         h2 { (lang.t(Msg::Payload)) }
         pre.payload { code { (d.payload) } }
         p { a href=(format!("{PATH}/{}", r.subscription_id)) { (lang.t(Msg::Webhooks)) } }
