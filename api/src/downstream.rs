@@ -67,7 +67,7 @@ impl Downstreams {
             Err(AdapterError::Configuration(m) | AdapterError::Permanent(m)) => {
                 Err(ApiError::validation(field, format!("the downstream refused the credentials: {m}")))
             }
-            Err(AdapterError::Transient(m)) => {
+            Err(AdapterError::Transient(m) | AdapterError::Suspect(m)) => {
                 tracing::warn!(adapter, error = %m, "credentials could not be checked");
                 Err(ApiError::Unavailable(format!(
                     "the downstream could not be reached to check the credentials ({m}); nothing was saved, try again later"
@@ -88,7 +88,7 @@ impl Downstreams {
             Err(AdapterError::Configuration(m)) => Err(ApiError::Conflict(format!(
                 "the downstream refused this organization's credentials ({m}); set them again with PUT /portal/downstream"
             ))),
-            Err(AdapterError::Transient(m)) => {
+            Err(AdapterError::Transient(m) | AdapterError::Suspect(m)) => {
                 Err(ApiError::Unavailable(format!("the downstream could not be reached ({m}); try again later")))
             }
         }

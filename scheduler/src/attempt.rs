@@ -143,6 +143,7 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
             Some(Err(AdapterError::Transient(_))) => "transient",
             Some(Err(AdapterError::Permanent(_))) => "permanent",
             Some(Err(AdapterError::Configuration(_))) => "configuration",
+            Some(Err(AdapterError::Suspect(_))) => "suspect",
         };
         let labels = [item.adapter.as_str(), label, outcome];
         ctx.metrics.adapter_calls.with_label_values(&labels).inc();
@@ -179,9 +180,13 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
     }
 }
 
+/// How many attempts in a row must meet the same suspect error before it fails the submission.
+const SUSPECT_REPEATS: usize = 3;
+
 /// The retry policy: accepted → `delivered`; permanent or configuration → `failed`; transient or
-/// timeout → `pending` with backoff, or `failed` once the retry window is spent; given back →
-/// due again at once.
+/// timeout → `pending` with backoff, or `failed` once the retry window is spent; suspect → as
+/// transient, but `failed` when the two attempts before met the same error; given back → due
+/// again at once.
 fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chrono::DateTime<Utc>) -> Finished {
     let mut f = Finished {
         id: item.id,
@@ -240,6 +245,18 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
             f.error = Some(e);
         }
         Outcome::Failed(AdapterError::Transient(e)) => {
+            f.outcome = AttemptOutcome::Transient;
+            retry(&mut f, e);
+        }
+        // The third time in a row it is taken for what it looks like.
+        Outcome::Failed(AdapterError::Suspect(e))
+            if item.recent_errors.len() >= SUSPECT_REPEATS - 1
+                && item.recent_errors.iter().take(SUSPECT_REPEATS - 1).all(|r| *r == e) =>
+        {
+            f.error_message = Some(format!("the same error {SUSPECT_REPEATS} attempts in a row: {e}"));
+            f.error = Some(e);
+        }
+        Outcome::Failed(AdapterError::Suspect(e)) => {
             f.outcome = AttemptOutcome::Transient;
             retry(&mut f, e);
         }

@@ -388,6 +388,55 @@ async fn each_kind_of_failure_is_classified() {
 }
 
 #[tokio::test]
+async fn faults_are_taken_by_whose_side_they_name_and_a_repeating_one_fails_on_its_third_time() {
+    let s = Setup::new().await;
+
+    // Refused before it was processed (the request's side), an operation the service does not
+    // have, a body its schema rejects: failed at once with the service's message, sent once.
+    let refusals = [
+        ("34CLI001", Behaviour::fault("Client", "Geçersiz istek: aracPlaka boş olamaz"), "aracPlaka boş olamaz"),
+        (
+            "34OPS001",
+            Behaviour::fault("Server", "Cannot find dispatch method for {http://uetds.unetws.udhb.gov.tr/}seferEkle"),
+            "Cannot find dispatch method",
+        ),
+        (
+            "34XSD001",
+            Behaviour::fault("Server", "Unmarshalling Error: cvc-datatype-valid.1.2.1"),
+            "Unmarshalling Error",
+        ),
+    ];
+    for (plate, behaviour, words) in refusals {
+        s.fake.script("seferEkle", 1, behaviour);
+        let sub = s.submit(s.tarifesiz(plate, &[]).await).await;
+        assert_eq!((sub["state"].as_str(), outcomes(&sub)), (Some("failed"), vec!["permanent".to_string()]), "{sub}");
+        assert!(sub["error_message"].as_str().unwrap().contains(words), "{sub}");
+    }
+    assert_eq!(s.fake.calls("seferEkle"), 3, "none sent again");
+
+    // A program error on the service's side may pass: tried again, but the third time in a row
+    // it is taken for what it looks like.
+    s.fake.script("seferEkle", 3, Behaviour::fault("Server", "java.lang.NullPointerException"));
+    let sub = s.submit(s.tarifesiz("34NPE001", &[]).await).await;
+    let sub = if sub["state"] == "pending" { final_state(&s, &sub).await } else { sub };
+    assert_eq!(sub["state"], "failed", "{sub}");
+    assert_eq!(outcomes(&sub), ["transient", "transient", "permanent"]);
+    assert!(sub["error_message"].as_str().unwrap().contains("3 attempts in a row"), "{sub}");
+    assert!(sub["error_message"].as_str().unwrap().contains("NullPointerException"), "{sub}");
+    assert_eq!(s.fake.calls("seferEkle"), 6);
+
+    // Another error between two of them starts the count again: the fourth attempt delivers.
+    s.fake.script("seferEkle", 2, Behaviour::fault("Server", "java.lang.NullPointerException"));
+    s.fake.script("seferEkle", 1, Behaviour::fault("Server", "Servis geçici olarak kullanılamıyor"));
+    let sub = s.submit(s.tarifesiz("34NPE002", &[]).await).await;
+    let sub = if sub["state"] == "pending" { final_state(&s, &sub).await } else { sub };
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    assert_eq!(&outcomes(&sub)[..3], ["transient", "transient", "transient"]);
+    assert_eq!(s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub)).len(), 1);
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
 async fn cargo_goes_to_the_goods_service_with_every_field_mapped() {
     let s = Setup::new().await;
     let mut body = cargo(s.f.vehicle_id);

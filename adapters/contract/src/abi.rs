@@ -25,7 +25,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::{Adapter, AdapterError};
 
 /// Bumped on any incompatible change of the symbols, the ops or the JSON shapes.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 pub const STATUS_OK: i32 = 0;
 pub const STATUS_ERR: i32 = 1;

@@ -27,6 +27,32 @@ pub enum AdapterError {
     /// Credentials, endpoint or permissions are wrong; an operator or customer must act.
     #[error("configuration: {0}")]
     Configuration(String),
+    /// Looks permanent but may pass (a downstream fault the adapter cannot place): tried again
+    /// like a transient error, but the same error three attempts in a row fails the submission.
+    #[error("suspect: {0}")]
+    Suspect(String),
+}
+
+impl AdapterError {
+    /// The message, whatever the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            AdapterError::Transient(m)
+            | AdapterError::Permanent(m)
+            | AdapterError::Configuration(m)
+            | AdapterError::Suspect(m) => m,
+        }
+    }
+
+    /// The same kind with its message changed by `f` (masked, shortened).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> AdapterError {
+        match self {
+            AdapterError::Transient(m) => AdapterError::Transient(f(m)),
+            AdapterError::Permanent(m) => AdapterError::Permanent(f(m)),
+            AdapterError::Configuration(m) => AdapterError::Configuration(f(m)),
+            AdapterError::Suspect(m) => AdapterError::Suspect(f(m)),
+        }
+    }
 }
 
 pub type AdapterResult<T> = Result<T, AdapterError>;

@@ -179,12 +179,7 @@ fn scrubbed<T>(credentials: Option<&Credentials>, result: AdapterResult<T>) -> A
 }
 
 fn scrub(secrets: &Secrets, e: AdapterError) -> AdapterError {
-    let clean = |m: String| secrets.excerpt(&m, ERROR_CHARS);
-    match e {
-        AdapterError::Transient(m) => AdapterError::Transient(clean(m)),
-        AdapterError::Permanent(m) => AdapterError::Permanent(clean(m)),
-        AdapterError::Configuration(m) => AdapterError::Configuration(clean(m)),
-    }
+    e.map_message(|m| secrets.excerpt(&m, ERROR_CHARS))
 }
 
 impl Uetds {

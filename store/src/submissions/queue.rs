@@ -38,6 +38,9 @@ pub struct Claimed {
     pub progress: Json<serde_json::Value>,
     /// References of earlier failed submissions whose progress this one continues.
     pub earlier_references: Vec<String>,
+    /// The errors of this submission's last two attempts, the latest first (an attempt without
+    /// one, as ``): the same suspect error three times in a row fails it.
+    pub recent_errors: Vec<String>,
     /// The organization's downstream credentials, when it has set them (password sealed).
     pub environment: Option<Environment>,
     pub ws_username: Option<String>,
@@ -105,7 +108,9 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
            FROM chosen LEFT JOIN downstream_settings d ON d.org_id = chosen.org_id
           WHERE s.id = chosen.id
          RETURNING s.id, s.org_id, s.operation, s.adapter, s.snapshot, s.attempts, s.created_at, s.lease_token,
-                   chosen.ord, s.progress, s.earlier_references, d.environment, d.ws_username, d.ws_password",
+                   chosen.ord, s.progress, s.earlier_references, d.environment, d.ws_username, d.ws_password,
+                   ARRAY(SELECT COALESCE(a.error, '') FROM submission_attempts a
+                          WHERE a.submission_id = s.id ORDER BY a.id DESC LIMIT 2) AS recent_errors",
     )
     .bind(n as i64)
     .bind(lease.as_secs_f64())
