@@ -12,6 +12,7 @@
 //! tns admin plan ORG PLAN_CODE --reason TEXT [--operator NAME]
 //! tns admin submission ORG ID --reason TEXT [--operator NAME]
 //! tns admin requeue ORG --reason TEXT [--operator NAME]
+//! tns admin resolve ORG ID found REFERENCE|absent --reason TEXT [--operator NAME]
 //! tns admin invoice ID paid|void --reason TEXT [--operator NAME]
 //! tns admin audit [--org ORG] [--limit N]
 //! tns admin token create NAME --scope read,write[,personal-data] [--operator NAME]
@@ -36,7 +37,10 @@ use tns_core::{
     env::RedisSettings,
     scopes::operator::OperatorScope,
 };
-use tns_store::audit::Actor;
+use tns_store::{
+    audit::Actor,
+    submissions::resolve::{resolve, Resolution},
+};
 
 pub const USAGE: &str = "usage: tns admin <command>\n\
   orgs [--search TEXT] [--status trial|active|suspended] [--limit N]\n\
@@ -51,6 +55,9 @@ pub const USAGE: &str = "usage: tns admin <command>\n\
       a submission as it was sent (personal data unmasked; the look is audited), with its attempts\n\
   requeue ORG --reason TEXT [--operator NAME]\n\
       queue again, as they were sent, the organization's failed submissions (each record's latest)\n\
+  resolve ORG ID found REFERENCE|absent --reason TEXT [--operator NAME]\n\
+      settle a submission whose outcome downstream is unknown: held there under REFERENCE (it\n\
+      carries on from it once confirmed), or absent (it is sent as new)\n\
   invoice ID paid|void --reason TEXT [--operator NAME]\n\
       record an open invoice as paid (or void it); an organization suspended for overdue\n\
       invoices is reactivated when none is left\n\
@@ -86,6 +93,7 @@ pub enum Command {
     Plan { org: i64, code: String, reason: String, operator: String },
     Submission { org: i64, id: i64, reason: String, operator: String },
     Requeue { org: i64, reason: String, operator: String },
+    Resolve { org: i64, id: i64, resolution: Resolution, reason: String, operator: String },
     Invoice { id: i64, to: InvoiceStatus, reason: String, operator: String },
     Audit { org: Option<i64>, limit: i64 },
     TokenCreate { name: String, scopes: Vec<OperatorScope>, operator: String },
@@ -156,6 +164,26 @@ impl Command {
             "requeue" => {
                 let [o] = std::mem::take(&mut positional).try_into().map_err(|_| anyhow!("requeue takes ORG"))?;
                 Command::Requeue { org: org(&o)?, reason: reason(&mut take)?, operator: operator(&mut take)? }
+            }
+            "resolve" => {
+                let usage = || anyhow!("resolve takes ORG ID found REFERENCE, or ORG ID absent");
+                let args = std::mem::take(&mut positional);
+                let (o, id, resolution) = match &args[..] {
+                    [o, id, found, r] if found == "found" => {
+                        let r = Text100::parse(r).map_err(|e| anyhow!("REFERENCE {e}"))?.into_inner();
+                        (o, id, Resolution::Found(r))
+                    }
+                    [o, id, absent] if absent == "absent" => (o, id, Resolution::Absent),
+                    _ => return Err(usage()),
+                };
+                let id = id.parse().map_err(|_| anyhow!("ID must be a submission id; got `{id}`"))?;
+                Command::Resolve {
+                    org: org(o)?,
+                    id,
+                    resolution,
+                    reason: reason(&mut take)?,
+                    operator: operator(&mut take)?,
+                }
             }
             "invoice" => {
                 let [id, to] = std::mem::take(&mut positional)
@@ -246,6 +274,12 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
             let requeued = ops::requeue(db, &Actor::Operator(operator), org, &reason).await?;
             writeln!(out, "{}", serde_json::to_string(&requeued.ok_or_else(|| no_org(org))?)?)?;
         }
+        Command::Resolve { org, id, resolution, reason, operator } => {
+            match resolve(db, &Actor::Operator(operator), org, id, &resolution, &reason).await? {
+                Ok(resolved) => writeln!(out, "{}", serde_json::to_string(&resolved)?)?,
+                Err(e) => bail!("{e}"),
+            }
+        }
         Command::Invoice { id, to, reason, operator } => {
             match ops::settle_invoice(db, redis, &Actor::Operator(operator), id, to, &reason).await? {
                 Ok(settled) => {
@@ -320,6 +354,20 @@ mod tests {
             Command::Requeue { org: 7, reason: "outage".into(), operator: "ayse".into() }
         );
         assert_eq!(
+            parse("resolve 7 12 found 26120146388434 --reason checked", Some("ayse")).unwrap(),
+            Command::Resolve {
+                org: 7,
+                id: 12,
+                resolution: Resolution::Found("26120146388434".into()),
+                reason: "checked".into(),
+                operator: "ayse".into()
+            }
+        );
+        assert!(matches!(
+            parse("resolve 7 12 absent --reason checked", Some("ayse")).unwrap(),
+            Command::Resolve { resolution: Resolution::Absent, .. }
+        ));
+        assert_eq!(
             parse("token create deniz --scope write,read,write --operator ayse", None).unwrap(),
             Command::TokenCreate {
                 name: "deniz".into(),
@@ -347,6 +395,10 @@ mod tests {
             ("invoice 7 paid --reason x --operator a --limit 3", "--limit"),
             ("requeue 7 --operator a", "--reason"),
             ("requeue --reason x --operator a", "requeue takes ORG"),
+            ("resolve 7 12 found --reason x --operator a", "resolve takes"),
+            ("resolve 7 12 maybe --reason x --operator a", "resolve takes"),
+            ("resolve 7 x absent --reason x --operator a", "submission id"),
+            ("resolve 7 12 absent --operator a", "--reason"),
             ("token create ayse --operator a", "--scope is required"),
             ("token create ayse --scope read,root --operator a", "--scope takes"),
             ("token create ayse --scope read", "--operator"),

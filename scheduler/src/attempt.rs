@@ -35,8 +35,9 @@ pub fn record_margin(lease: Duration) -> Duration {
 enum Outcome {
     /// Complete now (`delivered` or `partial`) or found complete by reconciling (`found`).
     Accepted(AttemptOutcome, Receipt),
-    Failed(AdapterError),
-    Timeout,
+    /// A call failed, in this phase.
+    Failed(AdapterError, Phase),
+    Timeout(Phase),
     /// The lease would end before the next call could finish and be recorded.
     GivenBack {
         tried: bool,
@@ -46,7 +47,7 @@ enum Outcome {
 }
 
 /// Which of the adapter's calls.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
     Reconcile,
     Advance,
@@ -66,10 +67,10 @@ pub async fn run(ctx: Arc<Context>, item: Claimed) -> Finished {
     let started_at = Utc::now();
     let outcome = match (ctx.adapters.get(&item.adapter), ctx.limits.get(&item.adapter)) {
         // Our deployment's problem, not the customer's: keep retrying until it is fixed.
-        (None, _) | (_, None) => Outcome::Failed(AdapterError::Transient(format!(
-            "adapter `{}` is not loaded on this scheduler",
-            item.adapter
-        ))),
+        (None, _) | (_, None) => Outcome::Failed(
+            AdapterError::Transient(format!("adapter `{}` is not loaded on this scheduler", item.adapter)),
+            Phase::Advance,
+        ),
         (Some(adapter), Some(limit)) => calls(&ctx, &item, adapter, limit.clone()).await,
     };
     decide(&ctx.settings, &item, outcome, started_at)
@@ -79,13 +80,13 @@ pub async fn run(ctx: Arc<Context>, item: Claimed) -> Finished {
 async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: Arc<Semaphore>) -> Outcome {
     let work = match Work::from_parts(item.operation.as_str(), item.snapshot.0.clone()) {
         Ok(w) => w,
-        Err(e) => return Outcome::Failed(AdapterError::Permanent(format!("unreadable snapshot: {e}"))),
+        Err(e) => return Outcome::Failed(AdapterError::Permanent(format!("unreadable snapshot: {e}")), Phase::Advance),
     };
     let credentials = match (item.environment, &item.ws_username, &item.ws_password) {
         (Some(env), Some(user), Some(sealed)) => {
             match credentials::open(&ctx.settings.webhooks.data_key, item.org_id, env, user.clone(), sealed) {
                 Ok(c) => Some(c),
-                Err(e) => return Outcome::Failed(AdapterError::Configuration(e.to_string())),
+                Err(e) => return Outcome::Failed(AdapterError::Configuration(e.to_string()), Phase::Advance),
             }
         }
         _ => None,
@@ -97,6 +98,8 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
         work,
         progress: item.progress.0.clone(),
         earlier_references: item.earlier_references.clone(),
+        since: Some(turkey_day(item.first_created_at)),
+        downstream_reference: item.downstream_reference.clone(),
     });
     let mut lease_ends = item.lease_ends.unwrap_or_else(Instant::now);
     // An earlier attempt (of this submission, or of a failed one it continues) may have reached
@@ -149,8 +152,8 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
         ctx.metrics.adapter_calls.with_label_values(&labels).inc();
         ctx.metrics.adapter_call_duration.with_label_values(&labels).observe(t0.elapsed().as_secs_f64());
         match result {
-            None => return Outcome::Timeout,
-            Some(Err(e)) => return Outcome::Failed(e),
+            None => return Outcome::Timeout(phase),
+            Some(Err(e)) => return Outcome::Failed(e, phase),
             Some(Ok(Step::Done { receipt })) => {
                 let kind = match phase {
                     Phase::Reconcile => AttemptOutcome::Found,
@@ -169,7 +172,10 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
                         Ok(false) => return Outcome::LeaseLost,
                         // The call's effect is known to us only: the next attempt reconciles.
                         Err(e) => {
-                            return Outcome::Failed(AdapterError::Transient(format!("recording progress failed: {e}")))
+                            return Outcome::Failed(
+                                AdapterError::Transient(format!("recording progress failed: {e}")),
+                                phase,
+                            )
                         }
                     }
                 }
@@ -216,7 +222,35 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
         }
         f.error = Some(error);
     };
+    // Looking an uncertain write up failed: never sent again blindly, looked up again with
+    // back-off (no retry window) until it is known or an operator resolves it.
+    let unknown = |f: &mut Finished, outcome: AttemptOutcome, error: String| {
+        let delay = settings.retry.delay(item.attempts.max(1) as u32, rand::random::<f64>());
+        let at = Utc::now() + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::MAX);
+        f.state = SubmissionState::Unknown;
+        f.outcome = outcome;
+        f.retry_at = Some(at);
+        f.error_message = Some(format!(
+            "outcome unknown: an earlier call may have reached the downstream, and looking it up failed ({error}); \
+             it is not sent again until it is known: looked up again at {}, or resolved by an operator",
+            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        ));
+        f.error = Some(error);
+    };
     match outcome {
+        Outcome::Failed(AdapterError::Permanent(e) | AdapterError::Suspect(e), Phase::Reconcile) => {
+            unknown(&mut f, AttemptOutcome::Permanent, e);
+        }
+        Outcome::Failed(AdapterError::Transient(e), Phase::Reconcile) if gives_up(settings, item) => {
+            unknown(&mut f, AttemptOutcome::Transient, e);
+        }
+        Outcome::Timeout(Phase::Reconcile) if gives_up(settings, item) => {
+            unknown(
+                &mut f,
+                AttemptOutcome::Timeout,
+                format!("the look-up got no answer within {} s", settings.call_timeout.as_secs()),
+            );
+        }
         Outcome::Accepted(kind, receipt) => {
             f.state = SubmissionState::Delivered;
             f.outcome = kind;
@@ -235,32 +269,32 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
             f.passenger_results = serde_json::to_value(&receipt.passengers).ok();
             f.downstream_state = Some(receipt.state);
         }
-        Outcome::Failed(AdapterError::Permanent(e)) => {
+        Outcome::Failed(AdapterError::Permanent(e), _) => {
             f.error_message = Some(e.clone());
             f.error = Some(e);
         }
-        Outcome::Failed(AdapterError::Configuration(e)) => {
+        Outcome::Failed(AdapterError::Configuration(e), _) => {
             f.outcome = AttemptOutcome::Configuration;
             f.error_message = Some(format!("downstream configuration: {e}"));
             f.error = Some(e);
         }
-        Outcome::Failed(AdapterError::Transient(e)) => {
+        Outcome::Failed(AdapterError::Transient(e), _) => {
             f.outcome = AttemptOutcome::Transient;
             retry(&mut f, e);
         }
         // The third time in a row it is taken for what it looks like.
-        Outcome::Failed(AdapterError::Suspect(e))
+        Outcome::Failed(AdapterError::Suspect(e), _)
             if item.recent_errors.len() >= SUSPECT_REPEATS - 1
                 && item.recent_errors.iter().take(SUSPECT_REPEATS - 1).all(|r| *r == e) =>
         {
             f.error_message = Some(format!("the same error {SUSPECT_REPEATS} attempts in a row: {e}"));
             f.error = Some(e);
         }
-        Outcome::Failed(AdapterError::Suspect(e)) => {
+        Outcome::Failed(AdapterError::Suspect(e), _) => {
             f.outcome = AttemptOutcome::Transient;
             retry(&mut f, e);
         }
-        Outcome::Timeout => {
+        Outcome::Timeout(_) => {
             f.outcome = AttemptOutcome::Timeout;
             retry(&mut f, format!("no answer within {} s; outcome unknown", settings.call_timeout.as_secs()));
         }
@@ -277,6 +311,19 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
         Outcome::LeaseLost => f.state = SubmissionState::Pending,
     }
     f
+}
+
+/// Whether a failed look-up of `item` ends its retries: it is already `unknown` (no retry
+/// window applies to it any more), or its retry window would be spent before the next try.
+fn gives_up(settings: &Settings, item: &Claimed) -> bool {
+    let span = |d: Duration| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
+    item.state == SubmissionState::Unknown
+        || Utc::now() + span(settings.retry.cap) > item.created_at + span(settings.retry.window)
+}
+
+/// The Türkiye calendar day (`YYYY-MM-DD`, UTC+3 all year) of `at`.
+fn turkey_day(at: chrono::DateTime<Utc>) -> String {
+    (at + chrono::Duration::hours(3)).format("%Y-%m-%d").to_string()
 }
 
 fn truncate(mut s: String, max: usize) -> String {

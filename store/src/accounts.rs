@@ -183,7 +183,7 @@ pub async fn search(
                 COALESCE((SELECT sum(u.total_calls) FROM usage_monthly u
                            WHERE u.org_id = o.id AND u.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0)::int8
                     AS calls_this_month,
-                (SELECT count(*) FROM submissions q WHERE q.org_id = o.id AND q.state = 'pending') AS queued,
+                (SELECT count(*) FROM submissions q WHERE q.org_id = o.id AND q.state IN ('pending', 'unknown')) AS queued,
                 EXISTS (SELECT 1 FROM organizations t WHERE t.tax_number = o.tax_number AND t.id <> o.id)
                     AS shares_tax_number
            FROM organizations o JOIN subscriptions s ON s.org_id = o.id

@@ -42,6 +42,8 @@ fn notification(reference: &str, work: Work) -> Notification {
         work,
         progress: serde_json::Value::Null,
         earlier_references: vec![],
+        since: None,
+        downstream_reference: None,
     }
 }
 

@@ -436,6 +436,144 @@ async fn faults_are_taken_by_whose_side_they_name_and_a_repeating_one_fails_on_i
     s.fake.assert_no_violations();
 }
 
+/// Poll a submission until `done` holds for it (20 s at most).
+async fn until(s: &Setup, id: i64, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let path = format!("/portal/submissions/{id}");
+    for _ in 0..400 {
+        let now = s.app.get_ok(&path, s.key()).await;
+        if done(&now) {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{path}: not {what} after 20 s: {}", s.app.get_ok(&path, s.key()).await);
+}
+
+#[tokio::test]
+async fn a_lost_declaration_is_found_whichever_days_the_trip_list_means() {
+    // No public source says whether the list's dates are departure or notification days; here
+    // they are notification days, and the journey departs on another day than it is declared.
+    let s = Setup::new().await;
+    s.fake.list_by_notification_day();
+    s.fake.script("seferEkle", 1, Behaviour::LoseAnswer);
+    let sub = s.submit(s.tarifesiz(&s.f.plate, &[passenger(41), passenger(42)]).await).await;
+    let sub = if sub["state"] == "pending" { final_state(&s, &sub).await } else { sub };
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let trips = s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub));
+    assert_eq!(trips.len(), 1, "found by the day it was declared, not declared twice");
+    assert_eq!(trips[0].valid_passengers().count(), 2);
+    assert_eq!(s.fake.calls("seferEkle"), 1);
+    assert!(s.fake.calls("seferBildirimListele") >= 2, "the departure day, then the days since the first attempt");
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_look_up_that_cannot_answer_waits_as_unknown_never_declaring_twice_until_an_operator_resolves_it() {
+    let s = Setup::new().await;
+    let hook = json!({"event_type": "submission.unknown", "endpoint_url": "http://127.0.0.1:9/tns"});
+    s.app.post_ok("/portal/webhooks", s.key(), hook, 201).await;
+    // The trip is stored but its answer lost; then the trip list refuses every look-up.
+    s.fake.script("seferEkle", 1, Behaviour::LoseAnswer);
+    s.fake.script("seferBildirimListele", 10_000, Behaviour::business(99, "Sorgulama servisi hata verdi"));
+    let journey = s.tarifesiz(&s.f.plate, &[passenger(51)]).await;
+    let id = s.submit(journey).await["id"].as_i64().unwrap();
+    let sub = until(&s, id, "unknown", |v| v["state"] == "unknown").await;
+    assert!(sub["error_message"].as_str().unwrap().contains("outcome unknown"), "{sub}");
+    assert!(sub["error_message"].as_str().unwrap().contains("Sorgulama servisi hata verdi"), "{sub}");
+    assert!(sub["next_attempt_at"].is_string(), "looked up again: {sub}");
+    // Looked up again with back-off, and never declared a second time meanwhile.
+    let listed = s.fake.calls("seferBildirimListele");
+    let again = || s.fake.calls("seferBildirimListele") > listed;
+    for _ in 0..400 {
+        if again() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(again(), "looked up again");
+    let sub = s.app.get_ok(&format!("/portal/submissions/{id}"), s.key()).await;
+    assert_eq!(sub["state"], "unknown", "{sub}");
+    assert_eq!(s.fake.calls("seferEkle"), 1, "never declared twice");
+    let journey_now = s.app.get_ok(&format!("/portal/journeys/{journey}"), s.key()).await;
+    assert_eq!(journey_now["status"], "submitted", "the record waits with it");
+    // Submitting again returns the same submission (one in flight per record).
+    assert_eq!(s.submit(journey).await["id"], id);
+    // One `submission.unknown` event, when it became so (not one per look-up).
+    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_events WHERE org_id = $1 AND type = $2")
+        .bind(s.f.org.id)
+        .bind("submission.unknown")
+        .fetch_one(&s.app.db)
+        .await
+        .unwrap();
+    assert_eq!(events, 1);
+
+    // An operator who found the trip at U-ETDS gives its reference: confirmed as ours (its
+    // tag), carried on from, delivered; still declared once.
+    let trip = s.fake.trips_with_firma_sefer_no(&format!("tns-{id}"))[0].reference.to_string();
+    let org = s.f.org.id.to_string();
+    let sid = id.to_string();
+    let refused = tns_admin(&s.app.env, &["resolve", &org, &sid, "maybe", "--reason", "x", "--operator", "ayse"]).await;
+    assert!(refused.unwrap_err().contains("resolve takes"));
+    let out = tns_admin(
+        &s.app.env,
+        &["resolve", &org, &sid, "found", &trip, "--reason", "seen on e-Devlet", "--operator", "ayse"],
+    )
+    .await
+    .unwrap();
+    assert_eq!((out[0]["resolution"].as_str(), out[0]["state"].as_str()), (Some("found"), Some("pending")), "{out:?}");
+    let sub = until(&s, id, "delivered", |v| v["state"] == "delivered").await;
+    assert_eq!(sub["downstream_reference"], trip.as_str());
+    let trips = s.fake.trips_with_firma_sefer_no(&format!("tns-{id}"));
+    assert_eq!((trips.len(), trips[0].valid_passengers().count()), (1, 1));
+    assert_eq!(s.fake.calls("seferEkle"), 1);
+    let logged: String =
+        sqlx::query_scalar("SELECT actor FROM audit_log WHERE org_id = $1 AND action = 'resolve_submission'")
+            .bind(s.f.org.id)
+            .fetch_one(&s.app.db)
+            .await
+            .unwrap();
+    assert_eq!(logged, "operator:ayse");
+    // Only an unknown outcome is resolved.
+    let late = tns_admin(&s.app.env, &["resolve", &org, &sid, "absent", "--reason", "x", "--operator", "ayse"]).await;
+    assert!(late.unwrap_err().contains("not unknown"));
+}
+
+#[tokio::test]
+async fn recovering_a_shuttles_lost_trips_costs_calls_in_proportion_to_them() {
+    // Twelve trips of one bus on one day, every declaration's answer lost: each journey's
+    // look-up lists the bus's trips, and each trip's summary is read once for all of them.
+    let s = Setup::new().await;
+    const N: usize = 12;
+    s.fake.script("seferEkle", N, Behaviour::LoseAnswer);
+    let mut journeys = vec![];
+    for i in 0..N {
+        let mut body = tarifesiz(json!(s.f.plate.clone()));
+        body["personnel_ids"] = json!([s.f.driver_id]);
+        body["departure"]["time"] = json!(format!("{:02}:00", 6 + i));
+        body["arrival"]["time"] = json!(format!("{:02}:50", 6 + i));
+        journeys.push(s.journey(body, &[]).await);
+    }
+    let mut ids = vec![];
+    for j in &journeys {
+        let res = s.app.req(Method::POST, &format!("/portal/journeys/{j}/submit"), Some(s.key())).send().await.unwrap();
+        ids.push(json_of(res, 202).await["submission_id"].as_i64().unwrap());
+    }
+    for id in &ids {
+        until(&s, *id, "delivered", |v| v["state"] == "delivered").await;
+    }
+    for id in &ids {
+        assert_eq!(s.fake.trips_with_firma_sefer_no(&format!("tns-{id}")).len(), 1, "tns-{id} declared once");
+    }
+    assert_eq!(s.fake.calls("seferEkle"), N);
+    let (listings, summaries) = (s.fake.calls("seferBildirimListele"), s.fake.calls("bildirimOzeti"));
+    eprintln!("{N} lost trips of one bus recovered with {listings} listings and {summaries} summaries");
+    // Per journey: its listing(s), its trip's summary once (shared), the summary of what it
+    // holds; the old per-journey scan of every trip of the day read N² summaries.
+    assert!(summaries <= 3 * N, "{summaries} summaries for {N} trips (N² would be {})", N * N);
+    assert!(listings <= 3 * N, "{listings} listings for {N} trips");
+    s.fake.assert_no_violations();
+}
+
 #[tokio::test]
 async fn cargo_goes_to_the_goods_service_with_every_field_mapped() {
     let s = Setup::new().await;

@@ -228,8 +228,9 @@ fn sefer_plaka_degistir(ctx: &mut Ctx, el: &Element) -> Answer {
 }
 
 /// `seferBildirimListele(wsuser, seferListeleInput{seferTarih1, seferTarih2, plaka?})` →
-/// `uetdsAriziSeferAraSonuc`: this firm's trips departing in the range (at most a month), with
-/// the plate when one is given. Dates `dd/MM/yyyy`; `YYYY-MM-DD` is accepted too.
+/// `uetdsAriziSeferAraSonuc`: this firm's trips departing (or, when so set, notified) in the
+/// range (at most a month), with the plate when one is given. Dates `dd/MM/yyyy`; `YYYY-MM-DD`
+/// is accepted too.
 pub(super) fn sefer_bildirim_listele(ctx: &mut Ctx, el: &Element) -> Answer {
     let Some(input) = el.child("seferListeleInput") else {
         return Answer::result(codes::INVALID, "seferListeleInput zorunludur");
@@ -254,7 +255,10 @@ pub(super) fn sefer_bildirim_listele(ctx: &mut Ctx, el: &Element) -> Answer {
         .trips
         .iter()
         .filter(|t| t.service == ctx.service && t.env == ctx.env && t.firm == ctx.firm)
-        .filter(|t| (from..=to).contains(&t.departure_date))
+        .filter(|t| {
+            let day = if ctx.list_by_notification_day { t.declared_at.date() } else { t.departure_date };
+            (from..=to).contains(&day)
+        })
         .filter(|t| plate.as_ref().is_none_or(|p| plate_key(&t.plate) == *p))
         .map(|t| {
             Element::new("seferListesi")

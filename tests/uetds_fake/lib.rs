@@ -117,6 +117,9 @@ struct Shared {
     scripts: Scripts,
     refused_passengers: HashMap<String, String>,
     refused_loads: HashMap<String, String>,
+    /// The trip list's dates are the days of notification, not of departure (no public
+    /// source says which; the adapter must find its trips either way).
+    list_by_notification_day: bool,
     latency: Duration,
     validate_xsd: bool,
     log: bool,
@@ -217,6 +220,7 @@ impl FakeUetds {
                 scripts: Scripts::default(),
                 refused_passengers: HashMap::new(),
                 refused_loads: HashMap::new(),
+                list_by_notification_day: false,
                 latency: Duration::ZERO,
                 validate_xsd: true,
                 log: false,
@@ -292,6 +296,12 @@ impl FakeUetds {
     /// Undoes [`FakeUetds::refuse_passenger`].
     pub fn accept_passenger(&self, identity_number: &str) {
         self.core().lock().refused_passengers.remove(identity_number);
+    }
+
+    /// From now on, the trip list (`seferBildirimListele`) reads its dates as the days the
+    /// trips were notified, not the days they depart.
+    pub fn list_by_notification_day(&self) {
+        self.core().lock().list_by_notification_day = true;
     }
 
     /// From now on, a load with this `firmaYukNo` is refused (`sefereYukEkleV3` item).
@@ -664,6 +674,7 @@ fn perform_inner(s: &mut Shared, j: &Judged) -> (HttpReply, Vec<String>) {
         store: &mut s.store,
         refused_passengers: &s.refused_passengers,
         refused_loads: &s.refused_loads,
+        list_by_notification_day: s.list_by_notification_day,
         violations: Vec::new(),
         now,
     };

@@ -58,6 +58,8 @@ pub struct Ctx<'a> {
     pub refused_passengers: &'a HashMap<String, String>,
     /// Loads to refuse, by `firmaYukNo`, with the message.
     pub refused_loads: &'a HashMap<String, String>,
+    /// The trip list's dates are notification days (see `FakeUetds::list_by_notification_day`).
+    pub list_by_notification_day: bool,
     /// Format mistakes found while handling (recorded as violations by the caller).
     pub violations: Vec<String>,
     /// The service's clock (local time).

@@ -11,7 +11,7 @@ pub struct Description {
 }
 
 /// Which of the downstream's environments an organization's credentials belong to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Environment {
     #[default]
@@ -285,6 +285,15 @@ pub struct Notification {
     /// holds under those references is this notification's too.
     #[serde(default)]
     pub earlier_references: Vec<String>,
+    /// The Türkiye calendar day (`YYYY-MM-DD`) the first of this submission and the earlier
+    /// ones it continues was made: an uncertain write may have reached the downstream any day
+    /// since, which a look-up by notification day needs.
+    #[serde(default)]
+    pub since: Option<String>,
+    /// The downstream's reference this submission already has (recorded from an earlier call,
+    /// or given by an operator who found it there): a look-up checks it first.
+    #[serde(default)]
+    pub downstream_reference: Option<String>,
 }
 
 impl Notification {

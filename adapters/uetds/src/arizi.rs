@@ -10,13 +10,14 @@
 //! (`bildirimOzeti`).
 
 use base64::Engine;
+use chrono::NaiveDate;
 use tns_adapter::{
-    Account, AdapterError, AdapterResult, Credentials, Document, Environment, Journey, Passenger, Person, Stop, Trip,
+    Account, AdapterError, AdapterResult, Credentials, Document, Journey, Passenger, Person, Stop, Trip,
 };
 
 use crate::{
     config::{Config, Service},
-    dmy, midnight,
+    midnight,
     outcome::{self, accepted, is_cancelled},
     progress::{personnel_type, Pax, PASSENGER_BATCH},
     trips::{Summary, TripService},
@@ -93,15 +94,16 @@ pub fn summary_of(o: w::AriziSeferBildirimOzetSonuc) -> Summary {
     }
 }
 
-/// The trip list's request of `t`'s departure day and plate (the same on both services).
-pub fn day_list(s: &Session, t: &Trip) -> w::SeferBildirimListele {
-    let day = dmy(&t.departure.date);
+/// The trip list's request of `plate`'s trips from `from` to `to` (the same on both services;
+/// what the dates mean, see [`crate::lookup`]).
+pub fn list_request(s: &Session, plate: &str, from: NaiveDate, to: NaiveDate) -> w::SeferBildirimListele {
+    let day = |d: NaiveDate| d.format("%d/%m/%Y").to_string();
     w::SeferBildirimListele {
         wsuser: s.wsuser(),
         sefer_listele_input: w::YtsAriziSeferListeleInput {
-            sefer_tarih1: day.clone(),
-            sefer_tarih2: day,
-            plaka: Some(t.plate.clone()),
+            sefer_tarih1: day(from),
+            sefer_tarih2: day(to),
+            plaka: Some(plate.to_string()),
         },
     }
 }
@@ -241,8 +243,8 @@ impl TripService for Arizi<'_> {
         accepted(s.call(Service::Arizi, &op)?).map(|_| ())
     }
 
-    fn trips_of_day(&self, t: &Trip) -> AdapterResult<Vec<i64>> {
-        let r = accepted(self.0.call(Service::Arizi, &day_list(self.0, t))?)?;
+    fn listed(&self, plate: &str, from: NaiveDate, to: NaiveDate) -> AdapterResult<Vec<i64>> {
+        let r = accepted(self.0.call(Service::Arizi, &list_request(self.0, plate, from, to))?)?;
         Ok(r.sefer_listesi.iter().filter_map(|x| x.uetds_sefer_referans_no).collect())
     }
 
@@ -252,16 +254,12 @@ impl TripService for Arizi<'_> {
         accepted(s.call(Service::Arizi, &op)?).map(summary_of)
     }
 
-    fn reference(&self) -> &str {
-        self.0.reference
+    fn session(&self) -> &Session<'_> {
+        self.0
     }
 
-    fn is_ours(&self, reference: &str) -> bool {
-        self.0.is_ours(reference)
-    }
-
-    fn environment(&self) -> Environment {
-        self.0.env
+    fn service(&self) -> Service {
+        Service::Arizi
     }
 }
 

@@ -20,7 +20,7 @@ pub enum Service {
 }
 
 impl Service {
-    fn key(self) -> &'static str {
+    pub(crate) fn key(self) -> &'static str {
         match self {
             Service::Arizi => "arizi",
             Service::Esya => "esya",

@@ -18,6 +18,7 @@
 mod arizi;
 mod config;
 mod esya;
+mod lookup;
 mod outcome;
 mod progress;
 mod tarifeli;
@@ -50,6 +51,8 @@ pub struct Uetds {
     cfg: Config,
     /// One pooled HTTPS client for every call of this process.
     transport: Transport,
+    /// What look-ups learnt of trips' tags (see [`lookup`]).
+    lookups: lookup::Lookups,
 }
 
 impl Uetds {
@@ -61,7 +64,7 @@ impl Uetds {
             extra_ca_pem: cfg.ca_file.clone(),
         })
         .map_err(|e| AdapterError::Configuration(format!("uetds: {e}")))?;
-        Ok(Uetds { cfg, transport })
+        Ok(Uetds { cfg, transport, lookups: lookup::Lookups::default() })
     }
 
     fn session<'a>(
@@ -84,7 +87,18 @@ impl Uetds {
             env: c.environment,
             reference,
             earlier,
+            lookups: &self.lookups,
+            since: None,
+            known: None,
         })
+    }
+
+    /// The session of a notification's calls.
+    fn session_for<'a>(&'a self, n: &'a Notification) -> AdapterResult<Session<'a>> {
+        let mut s = self.session(n.credentials.as_ref(), &n.reference, &n.earlier_references)?;
+        s.since = n.since.as_deref().and_then(|d| d.parse().ok());
+        s.known = n.downstream_reference.as_deref();
+        Ok(s)
     }
 }
 
@@ -100,6 +114,12 @@ pub struct Session<'a> {
     reference: &'a str,
     /// Earlier submissions' references whose progress this one continues.
     earlier: &'a [String],
+    /// What look-ups learnt, shared by every call of the process.
+    lookups: &'a lookup::Lookups,
+    /// The day the notification's first attempt was made (see [`Notification::since`]).
+    since: Option<chrono::NaiveDate>,
+    /// The downstream reference the submission already has, if any.
+    known: Option<&'a str>,
 }
 
 impl Session<'_> {
@@ -184,7 +204,7 @@ fn scrub(secrets: &Secrets, e: AdapterError) -> AdapterError {
 
 impl Uetds {
     fn advance_unscrubbed(&self, n: &Notification) -> AdapterResult<Step> {
-        let s = self.session(n.credentials.as_ref(), &n.reference, &n.earlier_references)?;
+        let s = self.session_for(n)?;
         s.keeps_environment(&n.work)?;
         let (arizi, tarifeli) = (Arizi(&s), Tarifeli(&s));
         match &n.work {
@@ -205,7 +225,7 @@ impl Uetds {
     }
 
     fn reconcile_unscrubbed(&self, n: &Notification) -> AdapterResult<Step> {
-        let s = self.session(n.credentials.as_ref(), &n.reference, &n.earlier_references)?;
+        let s = self.session_for(n)?;
         s.keeps_environment(&n.work)?;
         let (arizi, tarifeli) = (Arizi(&s), Tarifeli(&s));
         match &n.work {

@@ -9,11 +9,12 @@
 //! build once the WSDL is known. Not available here: changing a delivered trip's own fields
 //! (cancel and notify again) and the report.
 
+use chrono::NaiveDate;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use tns_adapter::{AdapterError, AdapterResult, Environment, Journey, Passenger, Person, Trip};
+use tns_adapter::{AdapterError, AdapterResult, Journey, Passenger, Person, Trip};
 
 use crate::{
-    arizi::{crew_input, day_list, summary_of},
+    arizi::{crew_input, list_request, summary_of},
     config::Service,
     outcome::{self, accepted, Coded},
     progress::Pax,
@@ -235,8 +236,9 @@ impl TripService for Tarifeli<'_> {
         accepted::<GenelIslemSonuc>(self.call("seferIptal", &op)?).map(|_| ())
     }
 
-    fn trips_of_day(&self, t: &Trip) -> AdapterResult<Vec<i64>> {
-        let r: w::AriziSeferAraSonuc = accepted(self.call("seferBildirimListele", &day_list(self.0, t))?)?;
+    fn listed(&self, plate: &str, from: NaiveDate, to: NaiveDate) -> AdapterResult<Vec<i64>> {
+        let op = list_request(self.0, plate, from, to);
+        let r: w::AriziSeferAraSonuc = accepted(self.call("seferBildirimListele", &op)?)?;
         Ok(r.sefer_listesi.iter().filter_map(|x| x.uetds_sefer_referans_no).collect())
     }
 
@@ -246,15 +248,11 @@ impl TripService for Tarifeli<'_> {
         Ok(summary_of(r))
     }
 
-    fn reference(&self) -> &str {
-        self.0.reference
+    fn session(&self) -> &Session<'_> {
+        self.0
     }
 
-    fn is_ours(&self, reference: &str) -> bool {
-        self.0.is_ours(reference)
-    }
-
-    fn environment(&self) -> Environment {
-        self.0.env
+    fn service(&self) -> Service {
+        Service::Tarifeli
     }
 }

@@ -27,9 +27,14 @@ use tns_adapter::{
 };
 
 use crate::{
-    continue_with, fingerprint, number,
+    config::Service,
+    continue_with, fingerprint,
+    lookup::{self, TripKey},
+    number,
     progress::{load, message, results, Pax},
+    Session,
 };
+use chrono::NaiveDate;
 
 /// What U-ETDS holds of a trip, as its summary (`bildirimOzeti`) shows it.
 #[derive(Debug, Default)]
@@ -75,15 +80,33 @@ pub trait TripService {
     fn add_passengers(&self, trip: i64, group: Option<i64>, batch: &[&Passenger]) -> AdapterResult<Vec<Pax>>;
     fn cancel_passenger(&self, trip: i64, reference: i64) -> AdapterResult<()>;
     fn cancel_trip(&self, trip: i64, reason: &str) -> AdapterResult<()>;
-    /// U-ETDS's references of the firm's trips on `t`'s departure day with its plate.
-    fn trips_of_day(&self, t: &Trip) -> AdapterResult<Vec<i64>>;
+    /// U-ETDS's references of the firm's trips with `plate` listed for the days `from`..=`to`.
+    fn listed(&self, plate: &str, from: NaiveDate, to: NaiveDate) -> AdapterResult<Vec<i64>>;
     fn summary(&self, trip: i64) -> AdapterResult<Summary>;
+    /// The submission's session (credentials, references, what look-ups learnt).
+    fn session(&self) -> &Session<'_>;
+    /// Which of U-ETDS's services this is.
+    fn service(&self) -> Service;
+
     /// Our reference of this submission.
-    fn reference(&self) -> &str;
+    fn reference(&self) -> &str {
+        self.session().reference
+    }
     /// True when `reference` is this submission's or an earlier one's it continues.
-    fn is_ours(&self, reference: &str) -> bool;
+    fn is_ours(&self, reference: &str) -> bool {
+        self.session().is_ours(reference)
+    }
     /// The environment the calls go to.
-    fn environment(&self) -> Environment;
+    fn environment(&self) -> Environment {
+        self.session().env
+    }
+    /// The sender's trip number `trip` was declared with, read from its summary once per
+    /// process (it never changes; see [`crate::lookup`]).
+    fn tag(&self, trip: i64) -> AdapterResult<Option<String>> {
+        let s = self.session();
+        let key = TripKey { user: s.user.kullanici_adi.clone(), env: s.env, service: self.service().key(), trip };
+        s.lookups.tag(key, || self.summary(trip).map(|x| x.firma_sefer_no))
+    }
 }
 
 /// What U-ETDS keeps of a delivered trip that later changes need ([`Receipt::state`]).
@@ -282,12 +305,30 @@ fn cancel_passenger(svc: &impl TripService, trip: i64, reference: &i64) -> Adapt
     }
 }
 
-/// The trip U-ETDS holds under this notification's references (the trip list does not show
-/// the sender's number, so each candidate's summary is read).
+/// The trip U-ETDS holds under this notification's references: the reference the submission
+/// already has first, then the vehicle's listed trips by departure day and by the days since
+/// the first attempt, each matched by its tag (see [`crate::lookup`]). `None` only when every
+/// list was read and none holds it; a list that cannot be read is an error.
 fn find_trip(svc: &impl TripService, t: &Trip) -> AdapterResult<Option<(i64, String)>> {
-    for id in svc.trips_of_day(t)? {
-        if let Some(no) = svc.summary(id)?.firma_sefer_no.filter(|no| svc.is_ours(no)) {
+    let s = svc.session();
+    let ours = |tag: Option<String>| tag.filter(|no| svc.is_ours(no));
+    if let Some(id) = s.known.and_then(|r| r.trim().parse::<i64>().ok()) {
+        if let Some(no) = ours(svc.tag(id)?) {
             return Ok(Some((id, no)));
+        }
+    }
+    let departure = NaiveDate::parse_from_str(&t.departure.date, "%Y-%m-%d")
+        .map_err(|e| AdapterError::Permanent(format!("departure date {:?}: {e}", t.departure.date)))?;
+    // Look-ups of one vehicle take turns: the tags one reads serve the next.
+    let _turn = s.lookups.turn(&s.user.kullanici_adi, s.env, &t.plate);
+    let mut seen = BTreeSet::new();
+    for (from, to) in lookup::windows(departure, s.since, lookup::today()) {
+        for id in svc.listed(&t.plate, from, to)? {
+            if seen.insert(id) {
+                if let Some(no) = ours(svc.tag(id)?) {
+                    return Ok(Some((id, no)));
+                }
+            }
         }
     }
     Ok(None)

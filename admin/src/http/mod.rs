@@ -93,6 +93,7 @@ pub fn routes() -> OpenApiRouter<AdminState> {
         .routes(routes!(organizations::change_plan))
         .routes(routes!(organizations::submission))
         .routes(routes!(organizations::requeue))
+        .routes(routes!(organizations::resolve))
         .routes(routes!(invoices::list))
         .routes(routes!(invoices::paid))
         .routes(routes!(invoices::void))
@@ -226,6 +227,7 @@ mod tests {
                 "POST /organizations/{id}/plan",
                 "POST /organizations/{id}/requeue",
                 "POST /organizations/{id}/status",
+                "POST /organizations/{id}/submissions/{submission_id}/resolve",
             ]
         );
     }

@@ -1,16 +1,19 @@
 //! `/organizations`: find them; change their status or plan; look at what a submission sent;
-//! queue their failed submissions again.
+//! queue their failed submissions again; settle a submission whose outcome is unknown.
 
 use axum::{extract::State, Json};
 use serde::{Deserialize, Serialize};
 use tns_core::{
     domain::{
-        fields::{Opaque64, Text500},
+        fields::{Opaque64, Text100, Text500},
         kinds::OrgStatus,
     },
     scopes::operator::need::{PersonalData, Read, Write},
 };
-use tns_store::accounts::OrgSummary;
+use tns_store::{
+    accounts::OrgSummary,
+    submissions::resolve::{resolve as settle, NotResolved, Resolution, Resolved},
+};
 use utoipa::ToSchema;
 
 use super::{
@@ -153,6 +156,57 @@ pub async fn requeue(
 ) -> AdminResult<Json<RequeuedAll>> {
     let requeued = ops::requeue(&st.db, &op.actor(), org, input.reason.as_str()).await?;
     requeued.map(Json).ok_or_else(|| no_organization(org))
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveIn {
+    /// `found` (held downstream under `downstream_reference`) or `absent` (nothing held).
+    resolution: ResolutionKind,
+    /// With `found`: the downstream's reference the operator found it under.
+    downstream_reference: Option<Text100>,
+    /// Why (the audit log keeps it).
+    reason: Text500,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+enum ResolutionKind {
+    Found,
+    Absent,
+}
+
+/// Settle a submission whose outcome downstream is `unknown` (an earlier call may have reached
+/// the downstream and the look-up could not tell): `found` puts it back in the queue with the
+/// reference, which the adapter confirms as this submission's before carrying on from it;
+/// `absent` puts it back as new (no progress, no look-up), to be sent. 409 when it is not
+/// `unknown`, or is being looked up at this moment. Audited.
+#[utoipa::path(post, path = "/organizations/{id}/submissions/{submission_id}/resolve",
+    operation_id = "resolve_unknown_submission", tag = "organizations",
+    params(("id" = i64, Path, description = "The organization."), ("submission_id" = i64, Path, description = "The submission.")),
+    request_body = ResolveIn, responses((status = 200, body = Resolved)),
+    security(("operator_token" = ["write"])))]
+pub async fn resolve(
+    State(st): State<AdminState>,
+    op: Operator<Write>,
+    Ids((org, id)): Ids<(i64, i64)>,
+    Body(input): Body<ResolveIn>,
+) -> AdminResult<Json<Resolved>> {
+    let resolution = match (input.resolution, input.downstream_reference) {
+        (ResolutionKind::Found, Some(r)) => Resolution::Found(r.into_inner()),
+        (ResolutionKind::Found, None) => {
+            return Err(AdminError::validation("downstream_reference", "is required with `found`"))
+        }
+        (ResolutionKind::Absent, None) => Resolution::Absent,
+        (ResolutionKind::Absent, Some(_)) => {
+            return Err(AdminError::validation("downstream_reference", "is given only with `found`"))
+        }
+    };
+    match settle(&st.db, &op.actor(), org, id, &resolution, input.reason.as_str()).await? {
+        Ok(r) => Ok(Json(r)),
+        Err(e @ NotResolved::NoSuchSubmission { .. }) => Err(AdminError::NotFound(e.to_string())),
+        Err(e) => Err(AdminError::Conflict(e.to_string())),
+    }
 }
 
 pub(super) fn no_organization(org: i64) -> AdminError {

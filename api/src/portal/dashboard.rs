@@ -22,6 +22,7 @@ const DAYS: i32 = 30;
 pub fn state_label(lang: Lang, s: SubmissionState) -> &'static str {
     lang.t(match s {
         SubmissionState::Pending => Msg::StatePending,
+        SubmissionState::Unknown => Msg::StateUnknown,
         SubmissionState::Delivered => Msg::StateDelivered,
         SubmissionState::Failed => Msg::StateFailed,
     })
@@ -77,9 +78,9 @@ fn usage(lang: Lang, used: i64, quota: Option<i64>) -> Markup {
 fn days(lang: Lang, daily: &[(chrono::NaiveDate, SubmissionState, i64)]) -> Markup {
     let today = Utc::now().with_timezone(&format::istanbul()).date_naive();
     let first = today - Days::new(DAYS as u64 - 1);
-    let mut per_day: BTreeMap<chrono::NaiveDate, [i64; 3]> =
-        first.iter_days().take(DAYS as usize).map(|d| (d, [0; 3])).collect();
-    let mut totals = [0i64; 3];
+    let mut per_day: BTreeMap<chrono::NaiveDate, [i64; 4]> =
+        first.iter_days().take(DAYS as usize).map(|d| (d, [0; 4])).collect();
+    let mut totals = [0i64; 4];
     for (day, state, n) in daily {
         let i = slot(*state);
         if let Some(counts) = per_day.get_mut(day) {
@@ -99,7 +100,7 @@ fn days(lang: Lang, daily: &[(chrono::NaiveDate, SubmissionState, i64)]) -> Mark
         table {
             caption.muted { (format::date(lang, first)) " – " (format::date(lang, today)) }
             tbody {
-                @for s in [SubmissionState::Delivered, SubmissionState::Pending, SubmissionState::Failed] {
+                @for s in [SubmissionState::Delivered, SubmissionState::Pending, SubmissionState::Unknown, SubmissionState::Failed] {
                     tr {
                         th scope="row" { span class=(format!("badge state-{}", s.as_str())) { (state_label(lang, s)) } }
                         td.num { (format::int(lang, totals[slot(s)])) }
@@ -115,6 +116,7 @@ fn slot(s: SubmissionState) -> usize {
         SubmissionState::Pending => 0,
         SubmissionState::Delivered => 1,
         SubmissionState::Failed => 2,
+        SubmissionState::Unknown => 3,
     }
 }
 

@@ -100,6 +100,7 @@ messages! {
     Retry => "Yeniden gönder", "Retry";
     Retried => "Yeniden kuyruğa alındı.", "Queued again.";
     StatePending => "Bekliyor", "Pending";
+    StateUnknown => "Belirsiz: sorgulanıyor", "Unknown: being looked up";
     StateDelivered => "İletildi", "Delivered";
     StateFailed => "Başarısız", "Failed";
     When => "Zaman", "When";

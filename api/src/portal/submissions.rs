@@ -157,13 +157,15 @@ fn day(lang: Lang, name: &str, label: Msg, value: Option<&str>, error: &Option<(
 }
 
 /// A submission's live status: its state, the downstream's reference and message. While it is
-/// pending it asks for itself again every 2 s (and replaces itself); once final it stops.
+/// pending it asks for itself again every 2 s (and replaces itself), while unknown (looked up
+/// again with back-off) every 30 s; once final it stops.
 pub fn status(lang: Lang, s: &Submission) -> Markup {
-    let pending = s.state == SubmissionState::Pending;
+    let open = s.state.is_open();
+    let every = if s.state == SubmissionState::Pending { "every 2s" } else { "every 30s" };
     let url = format!("/submissions/{}/status", s.id);
     html! {
         div id=(format!("submission-{}", s.id)) aria-live="polite" class="live-status"
-            hx-get=[pending.then_some(&url)] hx-trigger=[pending.then_some("every 2s")] hx-swap=[pending.then_some("outerHTML")] {
+            hx-get=[open.then_some(&url)] hx-trigger=[open.then_some(every)] hx-swap=[open.then_some("outerHTML")] {
             span class=(format!("badge state-{}", s.state.as_str())) { (state_label(lang, s.state)) }
             @if let Some(r) = &s.downstream_reference {
                 " " span.reference { (lang.t(Msg::Reference)) ": " code { (r) } }
@@ -188,7 +190,7 @@ pub async fn live(
     let mut res = Html(status(m.lang, &s).into_string()).into_response();
     // Only a pending status asks again, so this is the moment it became final: the record's
     // page listens for the event and renews what the outcome changed (its state, its actions).
-    if s.state != SubmissionState::Pending {
+    if !s.state.is_open() {
         res.headers_mut().insert("hx-trigger", HeaderValue::from_static(FINAL_EVENT));
     }
     Ok(res)

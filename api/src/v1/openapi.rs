@@ -432,6 +432,12 @@ fn webhooks(doc: &mut Value) {
         ("submission.delivered", "A submission reached `delivered`.", reference(&submission)),
         ("submission.failed", "A submission reached `failed`.", reference(&submission)),
         (
+            "submission.unknown",
+            "A submission became `unknown`: an earlier call may have reached the downstream and looking it up \
+             failed; it is looked up again (`next_attempt_at`) and never sent again until its outcome is known.",
+            reference(&submission),
+        ),
+        (
             "test",
             "Sent by `POST /portal/webhooks/test-event` to every active subscription or the one named.",
             test_data,

@@ -80,8 +80,19 @@ str_enum! {
     /// A submission's state.
     pub enum SubmissionState {
         Pending = "pending",
+        /// An earlier call may have reached the downstream and looking it up could not tell:
+        /// looked up again with back-off, never sent again blindly, until it is known or an
+        /// operator resolves it.
+        Unknown = "unknown",
         Delivered = "delivered",
         Failed = "failed",
+    }
+}
+
+impl SubmissionState {
+    /// Not finished: still in the queue (`pending`, `unknown`).
+    pub fn is_open(self) -> bool {
+        matches!(self, SubmissionState::Pending | SubmissionState::Unknown)
     }
 }
 
@@ -129,6 +140,7 @@ str_enum! {
         JourneyCreated = "journey.created",
         SubmissionDelivered = "submission.delivered",
         SubmissionFailed = "submission.failed",
+        SubmissionUnknown = "submission.unknown",
     }
 }
 
@@ -138,6 +150,7 @@ str_enum! {
         JourneyCreated = "journey.created",
         SubmissionDelivered = "submission.delivered",
         SubmissionFailed = "submission.failed",
+        SubmissionUnknown = "submission.unknown",
         Test = "test",
     }
 }
@@ -236,6 +249,9 @@ str_enum! {
         /// A member or API key deleted a record (a draft journey or shipment, a vehicle or
         /// person; which one in `before`, never its contents, which may be personal data).
         DeleteRecord = "delete_record",
+        /// An operator settled a submission whose outcome was unknown (`found` with the
+        /// downstream's reference, or `absent`).
+        ResolveSubmission = "resolve_submission",
     }
 }
 

@@ -17,6 +17,8 @@ use tns_core::domain::{
 pub mod queue;
 /// Operators queue failed submissions again.
 pub mod requeue;
+/// Operators settle a submission whose outcome was unknown.
+pub mod resolve;
 
 pub use queue::{DONE_CHANNEL, QUEUE_CHANNEL};
 
@@ -87,7 +89,7 @@ impl Keyed for Submission {
 }
 
 const COLUMNS: &str = "id, target_type, target_id, operation, adapter, state, downstream_reference, error_message, \
-     attempts, CASE WHEN state = 'pending' THEN run_at END AS next_attempt_at, created_at, finished_at, warnings, \
+     attempts, CASE WHEN state IN ('pending', 'unknown') THEN run_at END AS next_attempt_at, created_at, finished_at, warnings, \
      submitted_by";
 
 /// One attempt of a submission.
@@ -116,11 +118,11 @@ pub struct Delivered {
     pub downstream_state: Json<serde_json::Value>,
 }
 
-/// The record's pending submission, if it has one.
+/// The record's unfinished (`pending` or `unknown`) submission, if it has one.
 pub async fn pending_for(tx: &mut PgConnection, org: i64, target: Target) -> sqlx::Result<Option<Submission>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM submissions
-          WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'pending'"
+          WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state IN ('pending', 'unknown')"
     ))
     .bind(org)
     .bind(target.kind())

@@ -41,6 +41,13 @@ pub struct Claimed {
     /// The errors of this submission's last two attempts, the latest first (an attempt without
     /// one, as ``): the same suspect error three times in a row fails it.
     pub recent_errors: Vec<String>,
+    /// `pending`, or `unknown` (an earlier call's outcome could not be looked up).
+    pub state: SubmissionState,
+    /// The downstream's reference the submission has so far (from a call, or an operator).
+    pub downstream_reference: Option<String>,
+    /// When the first of this submission and the earlier ones it continues was made: an
+    /// uncertain write may have reached the downstream any day since.
+    pub first_created_at: DateTime<Utc>,
     /// The organization's downstream credentials, when it has set them (password sealed).
     pub environment: Option<Environment>,
     pub ws_username: Option<String>,
@@ -76,10 +83,10 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
     let sent = Instant::now();
     let mut claimed: Vec<Claimed> = sqlx::query_as(
         "WITH RECURSIVE orgs(org_id) AS (
-            (SELECT org_id FROM submissions WHERE state = 'pending' ORDER BY org_id LIMIT 1)
+            (SELECT org_id FROM submissions WHERE state IN ('pending', 'unknown') ORDER BY org_id LIMIT 1)
             UNION ALL
             SELECT (SELECT s.org_id FROM submissions s
-                     WHERE s.state = 'pending' AND s.org_id > orgs.org_id ORDER BY s.org_id LIMIT 1)
+                     WHERE s.state IN ('pending', 'unknown') AND s.org_id > orgs.org_id ORDER BY s.org_id LIMIT 1)
               FROM orgs WHERE orgs.org_id IS NOT NULL
          ), due AS (
             -- A suspended organization's submissions wait (claimed again once reactivated).
@@ -87,7 +94,7 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
             CROSS JOIN LATERAL (
                 SELECT s.id, s.org_id, s.run_at, s.lease_token AS old_token, s.leased_at AS old_leased_at
                   FROM submissions s
-                 WHERE s.state = 'pending' AND s.org_id = orgs.org_id AND s.run_at <= now()
+                 WHERE s.state IN ('pending', 'unknown') AND s.org_id = orgs.org_id AND s.run_at <= now()
                  ORDER BY s.run_at
                  LIMIT (SELECT GREATEST(1, ceil($1::numeric / count(*)))::int FROM orgs WHERE org_id IS NOT NULL)
                    FOR UPDATE SKIP LOCKED) d
@@ -110,7 +117,11 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
          RETURNING s.id, s.org_id, s.operation, s.adapter, s.snapshot, s.attempts, s.created_at, s.lease_token,
                    chosen.ord, s.progress, s.earlier_references, d.environment, d.ws_username, d.ws_password,
                    ARRAY(SELECT COALESCE(a.error, '') FROM submission_attempts a
-                          WHERE a.submission_id = s.id ORDER BY a.id DESC LIMIT 2) AS recent_errors",
+                          WHERE a.submission_id = s.id ORDER BY a.id DESC LIMIT 2) AS recent_errors,
+                   s.state, s.downstream_reference,
+                   LEAST(s.created_at, (SELECT min(e.created_at) FROM submissions e
+                                         WHERE e.org_id = s.org_id AND 'tns-' || e.id = ANY(s.earlier_references)))
+                       AS first_created_at",
     )
     .bind(n as i64)
     .bind(lease.as_secs_f64())
@@ -157,7 +168,7 @@ pub async fn record_progress(
 pub struct Finished {
     pub id: i64,
     pub lease_token: i64,
-    /// `pending` (retry at `retry_at`), `delivered` or `failed`.
+    /// `pending` or `unknown` (tried again at `retry_at`), `delivered` or `failed`.
     pub state: SubmissionState,
     pub retry_at: Option<DateTime<Utc>>,
     pub downstream_reference: Option<String>,
@@ -182,8 +193,8 @@ pub struct Completed {
 
 /// Record a batch of attempts in one statement: the submissions (only those this scheduler
 /// still holds by token), their attempt rows, the journey or shipment status, which mirrors its
-/// latest submission, the `submission.delivered` / `submission.failed` webhook events, and one
-/// NOTIFY of the finished ids for the API's `Prefer: wait`.
+/// latest submission, the `submission.delivered` / `.failed` / `.unknown` webhook events, and one
+/// NOTIFY of those ids for the API's `Prefer: wait`.
 pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Completed>> {
     fn col<T>(batch: &[Finished], f: impl Fn(&Finished) -> T) -> Vec<T> {
         batch.iter().map(f).collect()
@@ -195,6 +206,9 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
                                  $7::jsonb[], $8::text[], $9::text[], $10::timestamptz[], $12::jsonb[], $13::bool[])
                 AS r(id, token, state, retry_at, reference, message, passengers, outcome, error, started_at,
                      downstream_state, untried)
+         ), before AS (
+            -- The states as they were (every part of one statement sees the same snapshot).
+            SELECT id, state FROM submissions WHERE id = ANY($1)
          ), s AS (
             UPDATE submissions s
                SET state = r.state,
@@ -205,14 +219,14 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
                    downstream_state = COALESCE(r.downstream_state, s.downstream_state),
                    error_message = CASE WHEN r.untried THEN s.error_message ELSE r.message END,
                    passenger_results = COALESCE(r.passengers, s.passenger_results),
-                   finished_at = CASE WHEN r.state = 'pending' THEN NULL ELSE now() END
+                   finished_at = CASE WHEN r.state IN ('pending', 'unknown') THEN NULL ELSE now() END
               FROM r
              -- Only a pending row holds a token. (Naming the state here would invite the planner
              -- to walk every pending row through the partial indexes instead of looking ids up.)
              WHERE s.id = r.id AND s.lease_token = r.token
             RETURNING s.id, s.org_id, s.target_type, s.target_id, s.operation, s.adapter, s.state,
                       s.downstream_reference, s.error_message, s.attempts, s.created_at, s.finished_at, s.warnings,
-                      s.submitted_by
+                      s.submitted_by, s.run_at
          ), attempts AS (
             INSERT INTO submission_attempts (submission_id, org_id, started_at, outcome, error, downstream_reference)
             SELECT r.id, s.org_id, r.started_at, r.outcome, r.error, r.reference FROM r JOIN s ON s.id = r.id
@@ -227,22 +241,28 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
                                     WHERE p.org_id = s.org_id AND p.target_type = s.target_type
                                       AND p.target_id = s.target_id AND p.operation <> 'cancel'
                                     ORDER BY p.id DESC LIMIT 1) END AS status
-              FROM s WHERE s.state <> 'pending'
-         ), {mirror}, notified AS (
-            SELECT pg_notify($11, string_agg(id::text, ',')) FROM s WHERE s.state <> 'pending'
+              FROM s WHERE s.state IN ('delivered', 'failed')
+         ), {mirror}, told AS (
+            -- What a waiter (`Prefer: wait`) and a webhook are told of: a finished submission, and
+            -- one that has just become `unknown` (not each look-up that leaves it so).
+            SELECT s.* FROM s JOIN before ON before.id = s.id
+             WHERE s.state IN ('delivered', 'failed') OR (s.state = 'unknown' AND before.state <> 'unknown')
+         ), notified AS (
+            SELECT pg_notify($11, string_agg(id::text, ',')) FROM told
             HAVING count(*) > 0
          ), events AS (
-            -- submission.delivered / submission.failed, in the statement that finishes them. The data
-            -- is the submission as GET /portal/submissions lists it (a final one: no next attempt).
+            -- submission.delivered / .failed / .unknown, in the statement that records them. The data
+            -- is the submission as GET /portal/submissions lists it.
             SELECT webhook_emit(array_agg(s.org_id), array_agg('submission.' || s.state), array_agg(
                        jsonb_build_object('id', s.id, 'target_type', s.target_type, 'target_id', s.target_id,
                                           'operation', s.operation, 'adapter', s.adapter, 'state', s.state,
                                           'downstream_reference', s.downstream_reference,
                                           'error_message', s.error_message, 'attempts', s.attempts,
-                                          'next_attempt_at', NULL, 'created_at', s.created_at,
+                                          'next_attempt_at', CASE WHEN s.state = 'unknown' THEN s.run_at END,
+                                          'created_at', s.created_at,
                                           'finished_at', s.finished_at, 'warnings', s.warnings,
                                           'submitted_by', s.submitted_by)))
-              FROM s WHERE s.state <> 'pending'
+              FROM told s
          )
          SELECT s.id, s.state FROM s LEFT JOIN notified ON true CROSS JOIN events",
             mirror = records::mirror("finished")

@@ -109,11 +109,11 @@ pub async fn requeue_failed(db: &PgPool, actor: &Actor, org: i64, reason: &str) 
     Ok(Some(requeued))
 }
 
-/// Whether failed submission `id` is still its record's latest, with none pending.
+/// Whether failed submission `id` is still its record's latest, with none unfinished.
 async fn still_latest(tx: &mut PgConnection, org: i64, target: Target, id: i64) -> sqlx::Result<bool> {
     sqlx::query_scalar(
         "SELECT NOT EXISTS (SELECT 1 FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
-                               AND (id > $4 OR state = 'pending'))",
+                               AND (id > $4 OR state IN ('pending', 'unknown')))",
     )
     .bind(org)
     .bind(target.kind())
