@@ -142,6 +142,7 @@ async fn operator_tokens_are_hashed_scoped_and_revocable_and_the_document_lists_
         ("post", "/organizations/{id}/plan", Some("write")),
         ("get", "/organizations/{id}/submissions/{submission_id}", Some("personal-data")),
         ("post", "/organizations/{id}/requeue", Some("write")),
+        ("post", "/organizations/{id}/submissions/{submission_id}/resolve", Some("write")),
         ("get", "/organizations/{id}/invoices", Some("read")),
         ("post", "/invoices/{id}/paid", Some("write")),
         ("post", "/invoices/{id}/void", Some("write")),
@@ -352,6 +353,22 @@ async fn failed_submissions_are_queued_again_as_sent_and_delivered() {
     let e = tns_admin(&env, &["requeue", &f.org.id.to_string(), "--operator", "deniz"]).await.unwrap_err();
     assert!(e.contains("--reason"), "{e}");
     error_body(admin.post("/organizations/999999999/requeue", &op, json!({"reason": "x"})).await, 404).await;
+    // Only an `unknown` outcome is resolved (the U-ETDS tests resolve one); the rest is refused.
+    let resolve = format!("/organizations/{}/submissions/{new}/resolve", f.org.id);
+    let found = json!({"resolution": "found", "downstream_reference": "123", "reason": "checked"});
+    error_body(admin.post(&resolve, &reader, found.clone()).await, 403).await;
+    let e = error_body(admin.post(&resolve, &op, found.clone()).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().contains("not unknown"), "{e}");
+    let nowhere = format!("/organizations/{}/submissions/999999999/resolve", f.org.id);
+    error_body(admin.post(&nowhere, &op, found).await, 404).await;
+    assert_invalid(
+        admin.post(&resolve, &op, json!({"resolution": "found", "reason": "x"})).await,
+        "downstream_reference",
+    )
+    .await;
+    let both = json!({"resolution": "absent", "downstream_reference": "1", "reason": "x"});
+    assert_invalid(admin.post(&resolve, &op, both).await, "downstream_reference").await;
+    assert_invalid(admin.post(&resolve, &op, json!({"resolution": "maybe", "reason": "x"})).await, "resolution").await;
 
     drain(&env).await;
     let sub = p.api.get_ok(&format!("/portal/submissions/{new}"), key).await;

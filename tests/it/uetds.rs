@@ -436,6 +436,22 @@ async fn faults_are_taken_by_whose_side_they_name_and_a_repeating_one_fails_on_i
     s.fake.assert_no_violations();
 }
 
+/// `tns admin resolve …` as an operator would run it: again while the submission is being
+/// looked up that moment (it is refused then, so a look-up's result cannot cross the
+/// resolution).
+async fn resolve(s: &Setup, args: &[&str]) -> Result<Vec<Value>, String> {
+    let mut all = vec!["resolve"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--operator", "ayse"]);
+    for _ in 0..100 {
+        match tns_admin(&s.app.env, &all).await {
+            Err(e) if e.contains("being looked up") => tokio::time::sleep(Duration::from_millis(50)).await,
+            other => return other,
+        }
+    }
+    panic!("still being looked up after 100 tries")
+}
+
 /// Poll a submission until `done` holds for it (20 s at most).
 async fn until(s: &Setup, id: i64, what: &str, done: impl Fn(&Value) -> bool) -> Value {
     let path = format!("/portal/submissions/{id}");
@@ -512,14 +528,9 @@ async fn a_look_up_that_cannot_answer_waits_as_unknown_never_declaring_twice_unt
     let trip = s.fake.trips_with_firma_sefer_no(&format!("tns-{id}"))[0].reference.to_string();
     let org = s.f.org.id.to_string();
     let sid = id.to_string();
-    let refused = tns_admin(&s.app.env, &["resolve", &org, &sid, "maybe", "--reason", "x", "--operator", "ayse"]).await;
+    let refused = resolve(&s, &[&org, &sid, "maybe", "--reason", "x"]).await;
     assert!(refused.unwrap_err().contains("resolve takes"));
-    let out = tns_admin(
-        &s.app.env,
-        &["resolve", &org, &sid, "found", &trip, "--reason", "seen on e-Devlet", "--operator", "ayse"],
-    )
-    .await
-    .unwrap();
+    let out = resolve(&s, &[&org, &sid, "found", &trip, "--reason", "seen on e-Devlet"]).await.unwrap();
     assert_eq!((out[0]["resolution"].as_str(), out[0]["state"].as_str()), (Some("found"), Some("pending")), "{out:?}");
     let sub = until(&s, id, "delivered", |v| v["state"] == "delivered").await;
     assert_eq!(sub["downstream_reference"], trip.as_str());
@@ -534,8 +545,22 @@ async fn a_look_up_that_cannot_answer_waits_as_unknown_never_declaring_twice_unt
             .unwrap();
     assert_eq!(logged, "operator:ayse");
     // Only an unknown outcome is resolved.
-    let late = tns_admin(&s.app.env, &["resolve", &org, &sid, "absent", "--reason", "x", "--operator", "ayse"]).await;
+    let late = resolve(&s, &[&org, &sid, "absent", "--reason", "x"]).await;
     assert!(late.unwrap_err().contains("not unknown"));
+
+    // A declaration refused by the service's side (nothing written), then look-ups that fail:
+    // unknown again. The operator finds nothing at U-ETDS: `absent` sends it as new, once.
+    s.fake.script("seferEkle", 1, Behaviour::fault("Server", "Servis geçici olarak kullanılamıyor"));
+    let other = s.tarifesiz("34ABS001", &[]).await;
+    let id = s.submit(other).await["id"].as_i64().unwrap();
+    until(&s, id, "unknown", |v| v["state"] == "unknown").await;
+    assert!(s.fake.trips_with_firma_sefer_no(&format!("tns-{id}")).is_empty());
+    let sid = id.to_string();
+    let out = resolve(&s, &[&org, &sid, "absent", "--reason", "not on e-Devlet"]).await.unwrap();
+    assert_eq!(out[0]["resolution"], "absent");
+    until(&s, id, "delivered", |v| v["state"] == "delivered").await;
+    assert_eq!(s.fake.trips_with_firma_sefer_no(&format!("tns-{id}")).len(), 1);
+    s.fake.assert_no_violations();
 }
 
 #[tokio::test]
@@ -655,6 +680,31 @@ async fn a_scheduled_journey_goes_to_the_provisional_scheduled_service() {
         .iter()
         .filter(|r| r.op.as_deref() == Some("seferEkle"))
         .all(|r| r.path.ends_with("/test/uetdstarifeli")));
+}
+
+#[tokio::test]
+async fn scheduled_trips_reach_production_only_once_the_operator_confirms_the_service() {
+    let production = json!({"adapter": "uetds", "environment": "production", "ws_username": TEST_USER, "ws_password": TEST_PASSWORD});
+    for confirmed in [false, true] {
+        let s = Setup::with(&[("TNS_UETDS_TARIFELI_CONFIRMED", if confirmed { "true" } else { "false" })]).await;
+        json_of(s.app.put("/portal/downstream", s.key(), production.clone()).await, 200).await;
+        let mut body = journey(json!(s.f.plate));
+        body["personnel_ids"] = json!([s.f.driver_id]);
+        let sub = s.submit(s.journey(body, &[passenger(61)]).await).await;
+        if confirmed {
+            assert_eq!(sub["state"], "delivered", "{sub}");
+            assert!(s.fake.requests().iter().any(|r| r.path.ends_with("/kdgm/uetdstarifeli")), "production's path");
+        } else {
+            // Refused before any call, saying what the operator must do.
+            assert_eq!((sub["state"].as_str(), outcomes(&sub)), (Some("failed"), vec!["configuration".to_string()]));
+            assert!(sub["error_message"].as_str().unwrap().contains("TNS_UETDS_TARIFELI_CONFIRMED"), "{sub}");
+            assert_eq!(s.fake.calls("seferEkle"), 0);
+            // A non-scheduled trip goes to production as ever.
+            let sub = s.submit(s.tarifesiz("34PRD001", &[]).await).await;
+            assert_eq!(sub["state"], "delivered", "{sub}");
+        }
+        s.fake.assert_no_violations();
+    }
 }
 
 #[tokio::test]

@@ -134,6 +134,7 @@ fn uetds_config(
             "namespace": vars.get("TNS_UETDS_TARIFELI_NAMESPACE"),
             "action_prefix": vars.get("TNS_UETDS_TARIFELI_ACTION_PREFIX"),
             "operations": operations,
+            "confirmed": vars.parse_bool("TNS_UETDS_TARIFELI_CONFIRMED", false)?,
         },
     }))
 }

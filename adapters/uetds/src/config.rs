@@ -51,6 +51,9 @@ pub struct TarifeliNames {
     pub action_prefix: Option<String>,
     /// Our operation name → the service's element name.
     pub operations: BTreeMap<String, String>,
+    /// The operator has confirmed these shapes with the Ministry: only then do scheduled trips
+    /// go to the production environment (the test environment is open for trying).
+    pub confirmed: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

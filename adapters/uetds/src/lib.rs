@@ -128,6 +128,21 @@ impl Session<'_> {
         self.reference == reference || self.earlier.iter().any(|r| r == reference)
     }
 
+    /// A scheduled trip reaches the production environment only once the operator has
+    /// confirmed the scheduled service's shapes (its WSDL is not public; see `tarifeli`):
+    /// a configuration error until then, before any call.
+    fn scheduled_service_confirmed(&self, work: &Work) -> AdapterResult<()> {
+        if work.kind() != Kind::Scheduled || self.env != Environment::Production || self.cfg.tarifeli.confirmed {
+            return Ok(());
+        }
+        Err(AdapterError::Configuration(
+            "scheduled (tarifeli) trips are not sent to U-ETDS's production environment until the operator confirms \
+             the scheduled service's names with the Ministry (TNS_UETDS_TARIFELI_CONFIRMED=true; see adapters/README.md); \
+             the test environment takes them"
+                .into(),
+        ))
+    }
+
     /// An amendment or cancellation goes to the environment that holds the notification.
     fn keeps_environment(&self, work: &Work) -> AdapterResult<()> {
         match work {
@@ -206,6 +221,7 @@ impl Uetds {
     fn advance_unscrubbed(&self, n: &Notification) -> AdapterResult<Step> {
         let s = self.session_for(n)?;
         s.keeps_environment(&n.work)?;
+        s.scheduled_service_confirmed(&n.work)?;
         let (arizi, tarifeli) = (Arizi(&s), Tarifeli(&s));
         match &n.work {
             Work::Journey(j) if j.tarifeli.is_some() => trips::advance_journey(&tarifeli, j, &n.progress),
