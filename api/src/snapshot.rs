@@ -201,6 +201,7 @@ impl Delivery {
             downstream_reference: downstream_reference.to_string(),
             downstream_state: self.downstream_state.clone(),
             kind: self.kind,
+            previous_trip: (trip != self.trip).then(|| self.trip.clone()),
             trip: (trip != self.trip).then_some(trip),
             crew_added: vec![],
             crew_removed: vec![],

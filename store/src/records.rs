@@ -1,6 +1,7 @@
 //! What journeys and cargo shipments share as records sent downstream: a status that mirrors
-//! their latest submission, and the downstream reference of the first delivered one (a failed
-//! submission's reference stays on that submission, for a cancellation), and deletion only
+//! their latest submission, and the downstream reference of the first delivered one, or of the
+//! latest delivered amendment (a failed submission's reference stays on that submission, for a
+//! cancellation), and deletion only
 //! while a draft. Both tables are otherwise their own modules'; this part of their lifecycle is
 //! written here, once.
 
@@ -18,8 +19,8 @@ fn table(target: TargetType) -> &'static str {
 
 /// Common table expressions (for a statement that finishes submissions) that bring each record
 /// in line with its finished submission, read from the CTE `finished`: one row per finished
-/// submission with `org_id`, `target_type`, `target_id`, `state`, `downstream_reference` and the
-/// record's new `status`.
+/// submission with `org_id`, `target_type`, `target_id`, `operation`, `state`,
+/// `downstream_reference` and the record's new `status`.
 pub(crate) fn mirror(finished: &str) -> String {
     TargetType::ALL
         .iter()
@@ -28,9 +29,13 @@ pub(crate) fn mirror(finished: &str) -> String {
                 "{name} AS (
             UPDATE {name} t
                SET status = f.status, updated_at = now(),
-                   downstream_reference = CASE WHEN f.state = 'delivered'
-                                               THEN COALESCE(t.downstream_reference, f.downstream_reference)
-                                               ELSE t.downstream_reference END
+                   downstream_reference = CASE
+                       -- An amendment's answer names the trip anew (U-ETDS may give another
+                       -- reference on an update): that one holds from now on.
+                       WHEN f.state = 'delivered' AND f.operation = 'amendment'
+                           THEN COALESCE(f.downstream_reference, t.downstream_reference)
+                       WHEN f.state = 'delivered' THEN COALESCE(t.downstream_reference, f.downstream_reference)
+                       ELSE t.downstream_reference END
               FROM {finished} f
              WHERE f.target_type = '{kind}' AND t.id = f.target_id AND t.org_id = f.org_id
          )",

@@ -164,6 +164,7 @@ fn sandbox_scenarios_through_the_c_abi() {
         downstream_state: serde_json::json!({"group": 1}),
         kind: Kind::NonScheduled,
         trip: None,
+        previous_trip: None,
         crew_added: vec![],
         crew_removed: vec![],
         added: passengers_of(journey("x", "x", &["23695921030"])),

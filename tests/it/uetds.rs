@@ -600,6 +600,42 @@ async fn recovering_a_shuttles_lost_trips_costs_calls_in_proportion_to_them() {
 }
 
 #[tokio::test]
+async fn a_vehicle_swap_moves_the_trip_and_a_reference_the_update_gives_back_replaces_ours() {
+    let s = Setup::new().await;
+    s.fake.renumber_on_update();
+    let id = s.tarifesiz(&s.f.plate, &[passenger(71)]).await;
+    let first = s.submit(id).await;
+    assert_eq!(first["state"], "delivered", "{first}");
+    let trip = s.fake.trips_with_firma_sefer_no(&Setup::reference(&first))[0].reference;
+
+    // Another bus for the same trip: the Ministry's own operation for a swap, not an update.
+    let spare = s.app.post_ok("/portal/vehicles", s.key(), vehicle("34SWP002"), 201).await["id"].clone();
+    let path = format!("/portal/journeys/{id}");
+    json_of(s.app.put(&path, s.key(), json!({"vehicle_id": spare})).await, 200).await;
+    let swap = s.submit(id).await;
+    assert_eq!((swap["operation"].as_str(), swap["state"].as_str()), (Some("amendment"), Some("delivered")), "{swap}");
+    assert_eq!((s.fake.calls("seferPlakaDegistir"), s.fake.calls("seferGuncelle")), (1, 0));
+    assert_eq!(s.fake.trip(trip).unwrap().plate, "34SWP002");
+
+    // Another departure time: an update, whose answer names the trip anew here; that reference
+    // is the journey's from now on, and the next change goes to it.
+    json_of(s.app.put(&path, s.key(), json!({"departure": {"time": "10:45"}})).await, 200).await;
+    let update = s.submit(id).await;
+    assert_eq!(update["state"], "delivered", "{update}");
+    assert_eq!(s.fake.calls("seferGuncelle"), 1);
+    let renumbered = s.fake.trips_with_firma_sefer_no(&Setup::reference(&first))[0].reference;
+    assert_ne!(renumbered, trip);
+    assert_eq!(update["downstream_reference"], renumbered.to_string());
+    let journey = s.app.get_ok(&path, s.key()).await;
+    assert_eq!(journey["downstream_reference"], renumbered.to_string(), "{journey}");
+    s.app.post_ok(&format!("{path}/passengers"), s.key(), passenger(72), 201).await;
+    let more = s.submit(id).await;
+    assert_eq!(more["state"], "delivered", "{more}");
+    assert_eq!(s.fake.trip(renumbered).unwrap().valid_passengers().count(), 2);
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
 async fn cargo_goes_to_the_goods_service_with_every_field_mapped() {
     let s = Setup::new().await;
     let mut body = cargo(s.f.vehicle_id);

@@ -173,7 +173,7 @@ fn sefer_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
 }
 
 /// `seferGuncelle(wsuser, guncellenecekSeferReferansNo, ariziSeferBilgileriInput)` →
-/// `uetdsTarifeliSeferBildirSonuc` with the same reference.
+/// `uetdsTarifeliSeferBildirSonuc` with the same reference (or a new one, when so set).
 fn sefer_guncelle(ctx: &mut Ctx, el: &Element) -> Answer {
     let i = or_answer!(valid_trip_idx(ctx, long(el, "guncellenecekSeferReferansNo")));
     let input = or_answer!(trip_input(ctx, el.child("ariziSeferBilgileriInput")));
@@ -187,7 +187,12 @@ fn sefer_guncelle(ctx: &mut Ctx, el: &Element) -> Answer {
     t.end_date = Some(input.end_date);
     t.end_time = Some(input.end_time);
     t.updates += 1;
-    let reference = t.reference;
+    if ctx.renumber_on_update {
+        let day = ctx.store.trips[i].departure_date;
+        let fresh = ctx.store.trip_reference(day);
+        ctx.store.trips[i].reference = fresh;
+    }
+    let reference = ctx.store.trips[i].reference;
     ok_with([Element::leaf("uetdsSeferReferansNo", reference)])
 }
 

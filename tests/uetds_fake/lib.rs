@@ -120,6 +120,9 @@ struct Shared {
     /// The trip list's dates are the days of notification, not of departure (no public
     /// source says which; the adapter must find its trips either way).
     list_by_notification_day: bool,
+    /// `seferGuncelle` gives the trip a new reference (the WSDL's answer carries one; whether
+    /// it ever differs no public source says).
+    renumber_on_update: bool,
     latency: Duration,
     validate_xsd: bool,
     log: bool,
@@ -221,6 +224,7 @@ impl FakeUetds {
                 refused_passengers: HashMap::new(),
                 refused_loads: HashMap::new(),
                 list_by_notification_day: false,
+                renumber_on_update: false,
                 latency: Duration::ZERO,
                 validate_xsd: true,
                 log: false,
@@ -302,6 +306,11 @@ impl FakeUetds {
     /// trips were notified, not the days they depart.
     pub fn list_by_notification_day(&self) {
         self.core().lock().list_by_notification_day = true;
+    }
+
+    /// From now on, `seferGuncelle` gives the trip a new reference in its answer.
+    pub fn renumber_on_update(&self) {
+        self.core().lock().renumber_on_update = true;
     }
 
     /// From now on, a load with this `firmaYukNo` is refused (`sefereYukEkleV3` item).
@@ -675,6 +684,7 @@ fn perform_inner(s: &mut Shared, j: &Judged) -> (HttpReply, Vec<String>) {
         refused_passengers: &s.refused_passengers,
         refused_loads: &s.refused_loads,
         list_by_notification_day: s.list_by_notification_day,
+        renumber_on_update: s.renumber_on_update,
         violations: Vec::new(),
         now,
     };

@@ -60,6 +60,8 @@ pub struct Ctx<'a> {
     pub refused_loads: &'a HashMap<String, String>,
     /// The trip list's dates are notification days (see `FakeUetds::list_by_notification_day`).
     pub list_by_notification_day: bool,
+    /// `seferGuncelle` renumbers the trip (see `FakeUetds::renumber_on_update`).
+    pub renumber_on_update: bool,
     /// Format mistakes found while handling (recorded as violations by the caller).
     pub violations: Vec<String>,
     /// The service's clock (local time).

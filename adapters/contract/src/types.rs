@@ -185,6 +185,10 @@ pub struct Amendment {
     /// The trip's fields as they are now, when they changed since the delivery.
     #[serde(default)]
     pub trip: Option<Trip>,
+    /// With `trip`: the trip's fields as the downstream holds them (what changed is the
+    /// difference: a vehicle swap when it is the plate alone).
+    #[serde(default)]
+    pub previous_trip: Option<Trip>,
     #[serde(default)]
     pub crew_added: Vec<Person>,
     #[serde(default)]

@@ -119,14 +119,24 @@ impl TripService for Arizi<'_> {
             .ok_or_else(|| AdapterError::Transient("U-ETDS accepted the trip but gave no reference".into()))
     }
 
-    fn update_trip(&self, trip: i64, t: &Trip, firma_sefer_no: &str) -> AdapterResult<()> {
+    fn update_trip(&self, trip: i64, t: &Trip, firma_sefer_no: &str) -> AdapterResult<Option<i64>> {
         let s = self.0;
         let op = w::SeferGuncelle {
             wsuser: s.wsuser(),
             guncellenecek_sefer_referans_no: trip,
             arizi_sefer_bilgileri_input: trip_input(t, firma_sefer_no),
         };
-        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+        accepted(s.call(Service::Arizi, &op)?).map(|r| r.uetds_sefer_referans_no)
+    }
+
+    fn change_plate(&self, trip: i64, plate: &str) -> Option<AdapterResult<()>> {
+        let s = self.0;
+        let op = w::SeferPlakaDegistir {
+            wsuser: s.wsuser(),
+            uetds_sefer_referans_no: trip,
+            tasit_plaka_no: plate.to_string(),
+        };
+        Some(s.call(Service::Arizi, &op).and_then(accepted).map(|_| ()))
     }
 
     fn has_groups(&self) -> bool {

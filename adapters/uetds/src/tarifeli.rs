@@ -137,7 +137,7 @@ impl TripService for Tarifeli<'_> {
             .ok_or_else(|| AdapterError::Transient("U-ETDS accepted the trip but gave no reference".into()))
     }
 
-    fn update_trip(&self, _trip: i64, _t: &Trip, _firma_sefer_no: &str) -> AdapterResult<()> {
+    fn update_trip(&self, _trip: i64, _t: &Trip, _firma_sefer_no: &str) -> AdapterResult<Option<i64>> {
         Err(AdapterError::Permanent(
             "a scheduled trip's own fields cannot be changed through TNS yet; cancel the journey and notify a new one"
                 .into(),

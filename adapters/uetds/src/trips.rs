@@ -65,8 +65,14 @@ impl Summary {
 pub trait TripService {
     /// Declare the trip; U-ETDS's trip reference.
     fn add_trip(&self, j: &Journey) -> AdapterResult<i64>;
-    /// Change the trip's own fields; `firma_sefer_no` is the one it was declared with.
-    fn update_trip(&self, trip: i64, t: &Trip, firma_sefer_no: &str) -> AdapterResult<()>;
+    /// Change the trip's own fields; `firma_sefer_no` is the one it was declared with. The
+    /// trip's reference as the answer gives it, when it gives one.
+    fn update_trip(&self, trip: i64, t: &Trip, firma_sefer_no: &str) -> AdapterResult<Option<i64>>;
+    /// Move the trip to the vehicle `plate` (a swap on the road), where the service has an
+    /// operation for it (`None`: it has not; the trip is updated instead).
+    fn change_plate(&self, _trip: i64, _plate: &str) -> Option<AdapterResult<()>> {
+        None
+    }
     /// Whether passengers need a group, declared with [`TripService::add_group`].
     fn has_groups(&self) -> bool;
     fn add_group(&self, trip: i64, t: &Trip) -> AdapterResult<i64>;
@@ -227,7 +233,10 @@ pub fn advance_journey(svc: &impl TripService, j: &Journey, progress: &Value) ->
         return p.step();
     };
     if p.sent.as_ref() != Some(&trip) {
-        svc.update_trip(id, &trip, p.firma_sefer_no.as_deref().unwrap_or(svc.reference()))?;
+        // The Ministry's answer names the trip: a reference that differs replaces ours.
+        if let Some(r) = svc.update_trip(id, &trip, p.firma_sefer_no.as_deref().unwrap_or(svc.reference()))? {
+            p.trip = Some(r);
+        }
         p.sent = Some(trip);
         return p.step();
     }
@@ -385,6 +394,10 @@ struct AmendmentProgress {
     /// The trip's fields as the update sent them.
     #[serde(default)]
     trip_sent: Option<Trip>,
+    /// The trip's reference as the Ministry gave it back in the update, when it differs from
+    /// the delivered one's (it then replaces it).
+    #[serde(default)]
+    reference: Option<i64>,
     #[serde(default)]
     crew_removed: BTreeSet<String>,
     #[serde(default)]
@@ -429,6 +442,7 @@ impl AmendmentProgress {
     }
 
     fn next(self, a: &Amendment, trip: i64) -> AdapterResult<Step> {
+        let trip = self.reference.unwrap_or(trip);
         if !self.complete(a) {
             return continue_with(&self, Some(trip));
         }
@@ -436,13 +450,18 @@ impl AmendmentProgress {
         let refused = passengers.iter().filter(|r| r.error.is_some()).count();
         Ok(Step::Done {
             receipt: Receipt {
-                downstream_reference: a.downstream_reference.clone(),
+                downstream_reference: trip.to_string(),
                 message: message(refused, passengers.len()),
                 passengers,
                 state: a.downstream_state.clone(),
             },
         })
     }
+}
+
+/// True when `now` is `held` on another vehicle.
+fn only_the_plate_differs(held: &Trip, now: &Trip) -> bool {
+    held.plate != now.plate && held.departure == now.departure && held.arrival == now.arrival
 }
 
 fn trip_of(a: &Amendment) -> AdapterResult<i64> {
@@ -454,9 +473,18 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
     let id = trip_of(a)?;
     let state: TripState = serde_json::from_value(a.downstream_state.clone()).unwrap_or_default();
     if let Some(t) = a.trip.as_ref().filter(|t| p.trip_sent.as_ref() != Some(t)) {
-        svc.update_trip(id, t, state.firma_sefer_no.as_deref().unwrap_or(svc.reference()))?;
+        // A vehicle swap (the plate alone changed) is the service's own operation, as the
+        // peers do it; any other change updates the trip.
+        let swap = a.previous_trip.as_ref().filter(|held| only_the_plate_differs(held, t));
+        match swap.and_then(|_| svc.change_plate(id, &t.plate)) {
+            Some(done) => done?,
+            None => {
+                let given = svc.update_trip(id, t, state.firma_sefer_no.as_deref().unwrap_or(svc.reference()))?;
+                p.reference = given.filter(|r| *r != id);
+            }
+        }
         p.trip_sent = Some(t.clone());
-        return continue_with(&p, Some(id));
+        return continue_with(&p, Some(p.reference.unwrap_or(id)));
     }
     if let Some(c) = a.crew_removed.iter().find(|c| !p.crew_removed.contains(&c.identity_number)) {
         remove_crew(svc, id, c)?;

@@ -64,6 +64,15 @@ pub struct SeferGuncelle {
     pub arizi_sefer_bilgileri_input: AriziSeferBilgileriInput,
 }
 
+/// `seferPlakaDegistir`: moves a trip to another vehicle (a swap on the road).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeferPlakaDegistir {
+    pub wsuser: WsUser,
+    pub uetds_sefer_referans_no: i64,
+    pub tasit_plaka_no: String,
+}
+
 /// `seferIptal`: cancels a trip.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -601,6 +610,12 @@ op!(
     TarifeliSeferBildirSonuc
 );
 op!(SeferIptal, "seferIptal", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferIptal", GenelIslemSonuc);
+op!(
+    SeferPlakaDegistir,
+    "seferPlakaDegistir",
+    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferPlakaDegistir",
+    GenelIslemSonuc
+);
 op!(
     SeferBildirimListele,
     "seferBildirimListele",
