@@ -8,7 +8,7 @@
 //! whose content has not changed since has nothing new to send: its delivering submission is
 //! the answer.
 
-use tns_adapter::{Cancellation, Kind};
+use tns_adapter::{Cancellation, Kind, Reactivation};
 
 use crate::{
     error::{ApiError, ApiResult},
@@ -159,6 +159,47 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &
         org,
         target,
         Queued { operation: Operation::Cancel, adapter: &adapter, snapshot: &snapshot, warnings: &[], by },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(sub)
+}
+
+/// Queue the re-activation of a journey cancelled downstream (or return the pending one). A
+/// journey that is not cancelled has nothing to re-activate (409); one with a submission of
+/// another kind pending waits for it (409).
+pub async fn reactivate(st: &AppState, org: i64, id: i64, reason: &str, by: &str) -> ApiResult<Submission> {
+    let target = Target::Journey(id);
+    let mut tx = st.db.begin().await?;
+    db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
+    let j = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
+    if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
+        if pending.operation == Operation::Reactivate {
+            return Ok(pending);
+        }
+        return Err(ApiError::Conflict(format!(
+            "journey {id} has a pending submission ({}); re-activate it once that has finished",
+            pending.id
+        )));
+    }
+    let (RecordStatus::Cancelled, Some(reference)) = (j.status, j.downstream_reference) else {
+        return Err(ApiError::Conflict(format!(
+            "journey {id} is {}, not cancelled downstream: only a cancelled journey is re-activated",
+            j.status.as_str()
+        )));
+    };
+    let (adapter, state) = db::submissions::delivered_state(&mut tx, org, target)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("journey {id} is cancelled but was never delivered"))?;
+    let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
+    let snapshot =
+        Reactivation { kind, downstream_reference: reference, downstream_state: state.0, reason: reason.to_string() };
+    let snapshot = serde_json::to_value(&snapshot).map_err(anyhow::Error::from)?;
+    let sub = db::submissions::enqueue(
+        &mut tx,
+        org,
+        target,
+        Queued { operation: Operation::Reactivate, adapter: &adapter, snapshot: &snapshot, warnings: &[], by },
     )
     .await?;
     tx.commit().await?;

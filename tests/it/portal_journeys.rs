@@ -365,3 +365,44 @@ async fn a_deleted_record_says_who_deleted_it() {
         .unwrap();
     assert_eq!(n, 3);
 }
+
+#[tokio::test]
+async fn a_cancelled_journey_is_reactivated_from_its_page() {
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let fleet = Fleet::new(&app).await;
+    let key = fleet.key().to_string();
+    let id = fleet.journey(&app).await;
+    let wait = |path: String| {
+        let (app, key) = (&app, key.clone());
+        async move {
+            let res =
+                app.req(reqwest::Method::POST, &path, Some(&key)).header("Prefer", "wait=20").send().await.unwrap();
+            assert_eq!(res.status(), StatusCode::ACCEPTED);
+        }
+    };
+    wait(format!("/portal/journeys/{id}/submit")).await;
+    wait(format!("/portal/journeys/{id}/cancel")).await;
+    assert_eq!(app.get_ok(&format!("/portal/journeys/{id}"), &key).await["status"], "cancelled");
+
+    let v = Visitor::owner(&app, &fleet.org).await;
+    let page = format!("/journeys/{id}");
+    let shown = v.get(&page).await;
+    assert!(shown.body.contains(&format!(r#"action="/journeys/{id}/reactivate""#)), "{}", shown.body);
+    assert!(!shown.body.contains(&format!(r#"action="/journeys/{id}/cancel""#)), "no cancel for a cancelled one");
+    let sent = v.submit(&page, &format!("/journeys/{id}/reactivate"), &[]).await;
+    assert_eq!((sent.status, sent.location()), (StatusCode::SEE_OTHER, format!("{page}?done=submitted").as_str()));
+    let subs = app.get_ok(&format!("/portal/submissions?target_type=journey&target_id={id}"), &key).await;
+    assert_eq!(subs["data"][0]["operation"], "reactivate");
+    assert_eq!(subs["data"][0]["submitted_by"], format!("user:{}", fleet.org.user_id));
+    let mut status = Value::Null;
+    for _ in 0..400 {
+        status = app.get_ok(&format!("/portal/journeys/{id}"), &key).await["status"].clone();
+        if status == "delivered" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, "delivered", "re-activated");
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{json, Value};
-use tns_uetds_fake::{Behaviour, FakeUetds, TEST_PASSWORD, TEST_USER};
+use tns_uetds_fake::{Behaviour, FakeUetds, Status, TEST_PASSWORD, TEST_USER};
 
 use crate::{fixtures::*, helpers::*};
 
@@ -632,6 +632,40 @@ async fn a_vehicle_swap_moves_the_trip_and_a_reference_the_update_gives_back_rep
     let more = s.submit(id).await;
     assert_eq!(more["state"], "delivered", "{more}");
     assert_eq!(s.fake.trip(renumbered).unwrap().valid_passengers().count(), 2);
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_cancelled_journey_is_reactivated_at_u_etds_and_takes_changes_again() {
+    let s = Setup::new().await;
+    let id = s.tarifesiz(&s.f.plate, &[passenger(81)]).await;
+    let path = format!("/portal/journeys/{id}");
+    // Nothing to re-activate before it is cancelled.
+    let e = error_body(s.app.post(&format!("{path}/reactivate"), Some(s.key()), json!({})).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().contains("not cancelled"), "{e}");
+    let first = s.submit(id).await;
+    let trip = s.fake.trips_with_firma_sefer_no(&Setup::reference(&first))[0].reference;
+    let cancel = s.act(&format!("{path}/cancel")).await;
+    assert_eq!(cancel["state"], "delivered", "{cancel}");
+    assert_eq!(s.app.get_ok(&path, s.key()).await["status"], "cancelled");
+    assert_eq!(s.fake.trip(trip).unwrap().status, Status::Cancelled);
+
+    let back = s.act(&format!("{path}/reactivate")).await;
+    assert_eq!((back["operation"].as_str(), back["state"].as_str()), (Some("reactivate"), Some("delivered")), "{back}");
+    assert_eq!(s.fake.calls("seferAktif"), 1);
+    assert_eq!(s.fake.trip(trip).unwrap().status, Status::Valid, "valid again at U-ETDS");
+    let journey = s.app.get_ok(&path, s.key()).await;
+    assert_eq!(
+        (journey["status"].as_str(), journey["downstream_reference"].as_str()),
+        (Some("delivered"), Some(trip.to_string().as_str()))
+    );
+    // Again: nothing to do (it is not cancelled now).
+    error_body(s.app.post(&format!("{path}/reactivate"), Some(s.key()), json!({})).await, 409).await;
+    // It takes changes again, as an amendment of the trip.
+    s.app.post_ok(&format!("{path}/passengers"), s.key(), passenger(82), 201).await;
+    let more = s.submit(id).await;
+    assert_eq!((more["operation"].as_str(), more["state"].as_str()), (Some("amendment"), Some("delivered")), "{more}");
+    assert_eq!(s.fake.trip(trip).unwrap().valid_passengers().count(), 2);
     s.fake.assert_no_violations();
 }
 

@@ -245,6 +245,10 @@ pub struct Cancellation {
     pub reason: String,
 }
 
+/// Re-activate a cancelled notification: the same fields as its cancellation (the reference,
+/// what the adapter kept, the reason given downstream).
+pub type Reactivation = Cancellation;
+
 /// The work of one submission, by operation. The operation is stored beside the snapshot on
 /// the submission row, so the snapshot itself is the variant's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -254,6 +258,7 @@ pub enum Work {
     Amendment(Amendment),
     Cargo(Cargo),
     Cancel(Cancellation),
+    Reactivate(Reactivation),
 }
 
 impl Work {
@@ -267,7 +272,7 @@ impl Work {
             Work::Journey(j) => j.kind(),
             Work::Amendment(a) => a.kind,
             Work::Cargo(_) => Kind::Goods,
-            Work::Cancel(c) => c.kind,
+            Work::Cancel(c) | Work::Reactivate(c) => c.kind,
         }
     }
 }

@@ -251,12 +251,21 @@ impl Sandbox {
     }
 
     fn cancel(&self, reference: &str, c: &tns_adapter::Cancellation) -> AdapterResult<Receipt> {
-        self.remember(reference, "cancel", || Receipt {
-            downstream_reference: c.downstream_reference.clone(),
-            passengers: vec![],
-            message: Some("İŞLEM BAŞARILI".into()),
-            state: c.downstream_state.clone(),
-        })
+        self.remember(reference, "cancel", || state_changed(c))
+    }
+
+    fn reactivate(&self, reference: &str, c: &tns_adapter::Reactivation) -> AdapterResult<Receipt> {
+        self.remember(reference, "reactivate", || state_changed(c))
+    }
+}
+
+/// The receipt of a cancellation or re-activation: the notification as it was, its state kept.
+fn state_changed(c: &tns_adapter::Cancellation) -> Receipt {
+    Receipt {
+        downstream_reference: c.downstream_reference.clone(),
+        passengers: vec![],
+        message: Some("İŞLEM BAŞARILI".into()),
+        state: c.downstream_state.clone(),
     }
 }
 
@@ -272,6 +281,7 @@ impl Adapter for Sandbox {
             Work::Amendment(a) => self.amendment(&n.reference, a)?,
             Work::Cargo(c) => self.cargo(&n.reference, c)?,
             Work::Cancel(c) => self.cancel(&n.reference, c)?,
+            Work::Reactivate(c) => self.reactivate(&n.reference, c)?,
         };
         Ok(Step::Done { receipt })
     }

@@ -129,6 +129,13 @@ impl TripService for Arizi<'_> {
         accepted(s.call(Service::Arizi, &op)?).map(|r| r.uetds_sefer_referans_no)
     }
 
+    fn reactivate_trip(&self, trip: i64, reason: &str) -> AdapterResult<()> {
+        let s = self.0;
+        let op =
+            w::SeferAktif { wsuser: s.wsuser(), uetds_sefer_referans_no: trip, aktif_aciklama: reason.to_string() };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+    }
+
     fn change_plate(&self, trip: i64, plate: &str) -> Option<AdapterResult<()>> {
         let s = self.0;
         let op = w::SeferPlakaDegistir {

@@ -45,6 +45,10 @@ fn no_goods_amendment() -> AdapterError {
     AdapterError::Permanent("goods shipments take no amendments".into())
 }
 
+fn no_goods_reactivation() -> AdapterError {
+    AdapterError::Permanent("a cancelled goods shipment is not re-activated through TNS; notify it anew".into())
+}
+
 export_adapter!(Uetds::from_config);
 
 pub struct Uetds {
@@ -147,7 +151,7 @@ impl Session<'_> {
     fn keeps_environment(&self, work: &Work) -> AdapterResult<()> {
         match work {
             Work::Amendment(a) => self.same_environment(&a.downstream_state),
-            Work::Cancel(c) => self.same_environment(&c.downstream_state),
+            Work::Cancel(c) | Work::Reactivate(c) => self.same_environment(&c.downstream_state),
             Work::Journey(_) | Work::Cargo(_) => Ok(()),
         }
     }
@@ -237,6 +241,11 @@ impl Uetds {
                 Kind::NonScheduled => trips::cancel(&arizi, c),
                 Kind::Goods => esya::cancel(&s, c),
             },
+            Work::Reactivate(r) => match r.kind {
+                Kind::Scheduled => trips::reactivate(&tarifeli, r),
+                Kind::NonScheduled => trips::reactivate(&arizi, r),
+                Kind::Goods => Err(no_goods_reactivation()),
+            },
         }
     }
 
@@ -257,6 +266,11 @@ impl Uetds {
                 Kind::Scheduled => trips::reconcile_cancel(&tarifeli, c, &n.progress),
                 Kind::NonScheduled => trips::reconcile_cancel(&arizi, c, &n.progress),
                 Kind::Goods => esya::reconcile_cancel(&s, c, &n.progress),
+            },
+            Work::Reactivate(r) => match r.kind {
+                Kind::Scheduled => trips::reconcile_reactivate(&tarifeli, r, &n.progress),
+                Kind::NonScheduled => trips::reconcile_reactivate(&arizi, r, &n.progress),
+                Kind::Goods => Err(no_goods_reactivation()),
             },
         }
     }

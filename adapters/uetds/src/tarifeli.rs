@@ -144,6 +144,14 @@ impl TripService for Tarifeli<'_> {
         ))
     }
 
+    fn reactivate_trip(&self, _trip: i64, _reason: &str) -> AdapterResult<()> {
+        Err(AdapterError::Permanent(
+            "a cancelled scheduled trip cannot be re-activated through TNS yet (the scheduled service's operation is \
+             not published); notify it anew"
+                .into(),
+        ))
+    }
+
     fn has_groups(&self) -> bool {
         false
     }

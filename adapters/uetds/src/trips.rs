@@ -23,7 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tns_adapter::{
-    AdapterError, AdapterResult, Amendment, Cancellation, Environment, Journey, Passenger, Person, Receipt, Step, Trip,
+    AdapterError, AdapterResult, Amendment, Cancellation, Environment, Journey, Passenger, Person, Reactivation,
+    Receipt, Step, Trip,
 };
 
 use crate::{
@@ -86,6 +87,8 @@ pub trait TripService {
     fn add_passengers(&self, trip: i64, group: Option<i64>, batch: &[&Passenger]) -> AdapterResult<Vec<Pax>>;
     fn cancel_passenger(&self, trip: i64, reference: i64) -> AdapterResult<()>;
     fn cancel_trip(&self, trip: i64, reason: &str) -> AdapterResult<()>;
+    /// Re-activate a cancelled trip.
+    fn reactivate_trip(&self, trip: i64, reason: &str) -> AdapterResult<()>;
     /// U-ETDS's references of the firm's trips with `plate` listed for the days `from`..=`to`.
     fn listed(&self, plate: &str, from: NaiveDate, to: NaiveDate) -> AdapterResult<Vec<i64>>;
     fn summary(&self, trip: i64) -> AdapterResult<Summary>;
@@ -561,6 +564,7 @@ pub fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Val
 }
 
 /// A cancellation U-ETDS took (or already holds).
+/// The receipt of a trip's state changed (cancelled, re-activated): the trip as it was.
 pub fn cancelled(c: &Cancellation) -> Step {
     Step::Done {
         receipt: Receipt {
@@ -579,6 +583,26 @@ pub fn cancel(svc: &impl TripService, c: &Cancellation) -> AdapterResult<Step> {
         Err(AdapterError::Permanent(_)) if svc.summary(id)?.cancelled => Ok(cancelled(c)),
         Err(e) => Err(e),
         Ok(()) => Ok(cancelled(c)),
+    }
+}
+
+/// Re-activate a cancelled trip; a refusal because it is valid already (re-activated by hand
+/// on U-ETDS's portal, say) is done.
+pub fn reactivate(svc: &impl TripService, r: &Reactivation) -> AdapterResult<Step> {
+    let id = number(&r.downstream_reference, "the trip reference")?;
+    match svc.reactivate_trip(id, &r.reason) {
+        Err(AdapterError::Permanent(_)) if !svc.summary(id)?.cancelled => Ok(cancelled(r)),
+        Err(e) => Err(e),
+        Ok(()) => Ok(cancelled(r)),
+    }
+}
+
+pub fn reconcile_reactivate(svc: &impl TripService, r: &Reactivation, progress: &Value) -> AdapterResult<Step> {
+    let id = number(&r.downstream_reference, "the trip reference")?;
+    if svc.summary(id)?.cancelled {
+        continue_with(progress, Some(id))
+    } else {
+        Ok(cancelled(r))
     }
 }
 

@@ -339,6 +339,8 @@ messages! {
     JReference => "U-ETDS referansı", "U-ETDS reference";
     JDownloadPdf => "U-ETDS çıktısını indir (PDF)", "Download the U-ETDS report (PDF)";
     JCancelJourney => "Seferi iptal et", "Cancel the journey";
+    JReactivate => "Seferi yeniden etkinleştir", "Re-activate the journey";
+    JConfirmReactivate => "Sefer U-ETDS'te yeniden etkinleştirilsin mi?", "Re-activate this journey at U-ETDS?";
     JCancelReason => "İptal nedeni", "Reason for cancelling";
     JConfirmCancel => "Sefer U-ETDS'de iptal edilsin mi?", "Cancel the journey in U-ETDS?";
 }

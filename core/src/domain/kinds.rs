@@ -274,13 +274,15 @@ str_enum! {
 }
 
 str_enum! {
-    /// What a submission sends: a whole journey, the changes to a delivered one, a shipment, or
-    /// the cancellation of a delivered journey or shipment.
+    /// What a submission sends: a whole journey, the changes to a delivered one, a shipment, the
+    /// cancellation of a delivered journey or shipment, or the re-activation of a cancelled
+    /// journey.
     pub enum Operation {
         Journey = "journey",
         Amendment = "amendment",
         Cargo = "cargo",
         Cancel = "cancel",
+        Reactivate = "reactivate",
     }
 }
 

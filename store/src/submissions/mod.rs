@@ -154,7 +154,8 @@ pub async fn delivered_state(
 ) -> sqlx::Result<Option<(String, Json<serde_json::Value>)>> {
     sqlx::query_as(
         "SELECT adapter, downstream_state FROM submissions
-          WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'delivered' AND operation <> 'cancel'
+          WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'delivered'
+            AND operation NOT IN ('cancel', 'reactivate')
           ORDER BY id DESC LIMIT 1",
     )
     .bind(org)

@@ -234,12 +234,15 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
          ), finished AS (
             -- The record's status mirrors its latest submission; a cancellation that went
             -- through makes it `cancelled`, one that failed leaves it as its latest other
-            -- submission left it.
-            SELECT s.*, CASE WHEN s.operation <> 'cancel' THEN s.state
-                             WHEN s.state = 'delivered' THEN 'cancelled'
+            -- submission left it; a re-activation that went through makes it `delivered`
+            -- again, one that failed leaves it `cancelled`.
+            SELECT s.*, CASE WHEN s.operation NOT IN ('cancel', 'reactivate') THEN s.state
+                             WHEN s.operation = 'cancel' AND s.state = 'delivered' THEN 'cancelled'
+                             WHEN s.operation = 'reactivate' AND s.state = 'delivered' THEN 'delivered'
+                             WHEN s.operation = 'reactivate' THEN 'cancelled'
                              ELSE (SELECT p.state FROM submissions p
                                     WHERE p.org_id = s.org_id AND p.target_type = s.target_type
-                                      AND p.target_id = s.target_id AND p.operation <> 'cancel'
+                                      AND p.target_id = s.target_id AND p.operation NOT IN ('cancel', 'reactivate')
                                     ORDER BY p.id DESC LIMIT 1) END AS status
               FROM s WHERE s.state IN ('delivered', 'failed')
          ), {mirror}, told AS (

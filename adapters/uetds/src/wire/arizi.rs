@@ -73,6 +73,15 @@ pub struct SeferPlakaDegistir {
     pub tasit_plaka_no: String,
 }
 
+/// `seferAktif`: re-activates a cancelled trip.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeferAktif {
+    pub wsuser: WsUser,
+    pub uetds_sefer_referans_no: i64,
+    pub aktif_aciklama: String,
+}
+
 /// `seferIptal`: cancels a trip.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -610,6 +619,7 @@ op!(
     TarifeliSeferBildirSonuc
 );
 op!(SeferIptal, "seferIptal", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferIptal", GenelIslemSonuc);
+op!(SeferAktif, "seferAktif", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferAktif", GenelIslemSonuc);
 op!(
     SeferPlakaDegistir,
     "seferPlakaDegistir",

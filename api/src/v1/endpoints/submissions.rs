@@ -17,7 +17,7 @@ use crate::{
     error::{ApiResult, ErrorBody},
     extract::{optional_json, ApiPath, ApiQuery},
     state::AppState,
-    submit::{cancel, submit},
+    submit::{cancel, reactivate, submit},
     v1::resource::not_found,
     waiter::MAX_WAIT_SECS,
 };
@@ -213,6 +213,35 @@ pub async fn cancel_cargo(
     body: Bytes,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
     cancel_and_answer(&st, &p, Target::Cargo(id), optional_json(&body)?, &headers).await
+}
+
+/// The reason when a re-activation gives none.
+pub const DEFAULT_REACTIVATION_REASON: &str = "Yeniden etkinleştirildi";
+
+/// Re-activate a journey cancelled downstream (U-ETDS `seferAktif`): queued as a submission
+/// (operation `reactivate`) like its cancellation, answered 202. Once it is delivered the
+/// journey is `delivered` again and takes changes; if it fails, it stays `cancelled`. A
+/// journey that is not cancelled has nothing to re-activate (409), and one with another
+/// submission pending waits for it (409). `Prefer: wait=N` as for submit. Scope
+/// `journeys:write`.
+#[utoipa::path(post, path = "/portal/journeys/{id}/reactivate", operation_id = "reactivate_journey", tag = "submissions", params(("id" = i64, Path),
+        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
+    request_body(content = Option<CancelIn>, description = "Optional: the reason (\"Yeniden etkinleştirildi\" when absent)"),
+    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
+              (status = 409, body = ErrorBody, description = "Not cancelled, or another submission of it is pending")),
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+pub async fn reactivate_journey(
+    State(st): State<AppState>,
+    p: Caller<JourneysWrite>,
+    ApiPath(id): ApiPath<i64>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    let body: Option<CancelIn> = optional_json(&body)?;
+    let reason = body.and_then(|b| b.reason).map(CancelReason::into_inner);
+    let reason = reason.as_deref().unwrap_or(DEFAULT_REACTIVATION_REASON);
+    let sub = reactivate(&st, p.org_id, id, reason, &p.credential_id()).await?;
+    answer(&st, p.org_id, sub, &headers).await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
