@@ -186,7 +186,7 @@ impl Delivery {
                         del.downstream_state = d.downstream_state.0.clone();
                     }
                 }
-                Operation::Cargo | Operation::Cancel | Operation::Reactivate => {
+                Operation::Cargo | Operation::Cancel | Operation::Reactivate | Operation::NoShow => {
                     anyhow::bail!("a journey's delivered history holds a {} submission", d.operation.as_str())
                 }
             }

@@ -8,7 +8,7 @@
 //! whose content has not changed since has nothing new to send: its delivering submission is
 //! the answer.
 
-use tns_adapter::{Cancellation, Kind, Reactivation};
+use tns_adapter::{Cancellation, Kind, NoShow, Reactivation};
 
 use crate::{
     error::{ApiError, ApiResult},
@@ -200,6 +200,69 @@ pub async fn reactivate(st: &AppState, org: i64, id: i64, reason: &str, by: &str
         org,
         target,
         Queued { operation: Operation::Reactivate, adapter: &adapter, snapshot: &snapshot, warnings: &[], by },
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(sub)
+}
+
+/// Queue the report that passenger `passenger` of delivered journey `id` did not come. The
+/// journey must be delivered and the passenger have a seat number (the downstream knows a
+/// passenger by seat and identity number); a pending submission of the journey (another
+/// no-show included) waits (409).
+pub async fn no_show(
+    st: &AppState,
+    org: i64,
+    id: i64,
+    passenger: i64,
+    note: Option<String>,
+    by: &str,
+) -> ApiResult<Submission> {
+    let target = Target::Journey(id);
+    let mut tx = st.db.begin().await?;
+    db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
+    let j = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
+    let p = db::passengers::get(&st.db, org, id, passenger)
+        .await?
+        .ok_or_else(|| ApiError::not_found("passenger", passenger))?;
+    let key = p.id.to_string();
+    if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
+        return Err(ApiError::Conflict(format!(
+            "journey {id} has a pending submission ({}); report the no-show once that has finished",
+            pending.id
+        )));
+    }
+    let (RecordStatus::Delivered, Some(reference)) = (j.status, j.downstream_reference) else {
+        return Err(ApiError::Conflict(format!(
+            "journey {id} is {}: a no-show is reported for a passenger of a delivered journey",
+            j.status.as_str()
+        )));
+    };
+    let seat_no = p.seat_no.filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+        ApiError::validation(
+            "seat_no",
+            format!("passenger {passenger} has no seat number; U-ETDS knows a no-show by seat and identity number"),
+        )
+    })?;
+    let (adapter, state) = db::submissions::delivered_state(&mut tx, org, target)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("journey {id} is delivered but has no delivered submission"))?;
+    let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
+    let snapshot = NoShow {
+        kind,
+        downstream_reference: reference,
+        downstream_state: state.0,
+        key,
+        identity_number: p.identity_number,
+        seat_no,
+        note,
+    };
+    let snapshot = serde_json::to_value(&snapshot).map_err(anyhow::Error::from)?;
+    let sub = db::submissions::enqueue(
+        &mut tx,
+        org,
+        target,
+        Queued { operation: Operation::NoShow, adapter: &adapter, snapshot: &snapshot, warnings: &[], by },
     )
     .await?;
     tx.commit().await?;

@@ -91,6 +91,8 @@ async fn openapi_document_covers_every_route() {
         ("post", "/portal/cargo/{id}/submit"),
         ("post", "/portal/journeys/{id}/cancel"),
         ("post", "/portal/cargo/{id}/cancel"),
+        ("post", "/portal/journeys/{id}/reactivate"),
+        ("post", "/portal/journeys/{id}/passengers/{passenger_id}/no-show"),
         ("get", "/portal/journeys/{id}/report"),
         ("get", "/portal/cargo/{id}/report"),
         ("get", "/portal/submissions"),

@@ -670,6 +670,41 @@ async fn a_cancelled_journey_is_reactivated_at_u_etds_and_takes_changes_again() 
 }
 
 #[tokio::test]
+async fn a_passenger_who_did_not_come_is_reported_by_seat_and_identity_number() {
+    let s = Setup::new().await;
+    let mut seatless = passenger(92);
+    seatless.as_object_mut().unwrap().remove("seat_no");
+    let id = s.tarifesiz(&s.f.plate, &[passenger(91), seatless]).await;
+    let path = format!("/portal/journeys/{id}");
+    let list = s.app.get_ok(&format!("{path}/passengers"), s.key()).await;
+    let pid = |identity: String| {
+        list["data"].as_array().unwrap().iter().find(|p| p["identity_number"] == identity.as_str()).unwrap()["id"]
+            .as_i64()
+            .unwrap()
+    };
+    let (came_not, no_seat) = (pid(tckn(91)), pid(tckn(92)));
+    let report = |p: i64| format!("{path}/passengers/{p}/no-show");
+    // Before the journey is delivered there is nothing to report on.
+    error_body(s.app.post(&report(came_not), Some(s.key()), json!({})).await, 409).await;
+    let first = s.submit(id).await;
+    assert_eq!(first["state"], "delivered", "{first}");
+
+    let sub = s.act(&report(came_not)).await;
+    assert_eq!((sub["operation"].as_str(), sub["state"].as_str()), (Some("no_show"), Some("delivered")), "{sub}");
+    let trip = s.fake.trips_with_firma_sefer_no(&Setup::reference(&first))[0].clone();
+    let reported: Vec<&str> =
+        trip.passengers.iter().filter(|p| p.no_show.is_some()).map(|p| p.identity.as_str()).collect();
+    assert_eq!(reported, [tckn(91).as_str()]);
+    assert_eq!(s.app.get_ok(&path, s.key()).await["status"], "delivered", "the journey stays delivered");
+    // The downstream knows a passenger by seat: one without a seat number is refused, naming it.
+    assert_invalid(s.app.post(&report(no_seat), Some(s.key()), json!({})).await, "seat_no").await;
+    // Another journey's passenger, or none, is nowhere.
+    error_body(s.app.post(&format!("{path}/passengers/999999999/no-show"), Some(s.key()), json!({})).await, 404).await;
+    assert_invalid(s.app.post(&report(came_not), Some(s.key()), json!({"note": ""})).await, "note").await;
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
 async fn cargo_goes_to_the_goods_service_with_every_field_mapped() {
     let s = Setup::new().await;
     let mut body = cargo(s.f.vehicle_id);

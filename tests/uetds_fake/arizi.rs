@@ -40,6 +40,7 @@ pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
         "yolcuIptal" => yolcu_iptal(ctx, el),
         "yolcuIptalUetdsYolcuRefNoIle" => yolcu_iptal_ref(ctx, el),
         "bildirimOzeti" => bildirim_ozeti(ctx, el),
+        "yolcuGelmeyenBildir" => yolcu_gelmeyen_bildir(ctx, el),
         "seferDetayCiktisiAl" => sefer_detay_ciktisi(ctx, el),
         _ => return None,
     })
@@ -474,6 +475,7 @@ fn passenger(ctx: &mut Ctx, trip: usize, item: &Element) -> Result<Passenger, (i
         fare: None,
         status: Status::Valid,
         cancel_reason: None,
+        no_show: None,
     })
 }
 
@@ -569,6 +571,30 @@ fn yolcu_iptal_ref(ctx: &mut Ctx, el: &Element) -> Answer {
         return Answer::result(codes::INVALID, "uetdsYolcuReferansNo zorunludur");
     };
     cancel_passenger(ctx, i, |p| p.ticket_ref == r, text(el, "iptalAciklama"))
+}
+
+/// `yolcuGelmeyenBildir(wsuser, uetdsSeferReferansNo, gelmeyenYolcu{koltukNo,
+/// yolcuTCKimlikPasaportNo, aciklama?})`: a passenger of the trip, by seat and identity number,
+/// did not come.
+fn yolcu_gelmeyen_bildir(ctx: &mut Ctx, el: &Element) -> Answer {
+    let i = or_answer!(valid_trip_idx(ctx, long(el, "uetdsSeferReferansNo")));
+    let Some(who) = el.child("gelmeyenYolcu") else {
+        return Answer::result(codes::INVALID, "gelmeyenYolcu zorunludur");
+    };
+    let (seat, identity) = (text_or_empty(who, "koltukNo"), text_or_empty(who, "yolcuTCKimlikPasaportNo"));
+    let note = text(who, "aciklama").unwrap_or_default();
+    let Some(p) = ctx.store.trips[i]
+        .passengers
+        .iter_mut()
+        .find(|p| p.status == Status::Valid && p.identity == identity && p.seat.as_deref() == Some(seat.as_str()))
+    else {
+        return Answer::result(codes::INVALID, "Bu koltuk ve kimlik numarasıyla seferde yolcu bulunamadı");
+    };
+    if p.no_show.is_some() {
+        return Answer::result(codes::WRONG_STATE, "Yolcu için daha önce gelmedi bildirimi yapılmış");
+    }
+    p.no_show = Some(note);
+    ok_with([])
 }
 
 fn crew_label(kind: i32) -> &'static str {

@@ -163,6 +163,8 @@ pub struct Passenger {
     pub fare: Option<String>,
     pub status: Status,
     pub cancel_reason: Option<String>,
+    /// Reported as not having come (`yolcuGelmeyenBildir`), with the note given.
+    pub no_show: Option<String>,
 }
 
 /// A goods trip (eşya V3 `yeniSeferEkleV3`).

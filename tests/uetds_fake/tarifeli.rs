@@ -114,6 +114,7 @@ fn yolcu_bilet_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
         fare: text(item, "tutar"),
         status: Status::Valid,
         cancel_reason: None,
+        no_show: None,
     });
     Answer::ret(
         Element::new("return")

@@ -249,6 +249,22 @@ pub struct Cancellation {
 /// what the adapter kept, the reason given downstream).
 pub type Reactivation = Cancellation;
 
+/// A passenger of a delivered journey did not come: told by seat and identity (or passport)
+/// number, as the downstream knows them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoShow {
+    pub kind: Kind,
+    /// The journey's downstream reference.
+    pub downstream_reference: String,
+    #[serde(default)]
+    pub downstream_state: Value,
+    /// Our passenger id.
+    pub key: String,
+    pub identity_number: String,
+    pub seat_no: String,
+    pub note: Option<String>,
+}
+
 /// The work of one submission, by operation. The operation is stored beside the snapshot on
 /// the submission row, so the snapshot itself is the variant's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,6 +275,7 @@ pub enum Work {
     Cargo(Cargo),
     Cancel(Cancellation),
     Reactivate(Reactivation),
+    NoShow(NoShow),
 }
 
 impl Work {
@@ -273,6 +290,7 @@ impl Work {
             Work::Amendment(a) => a.kind,
             Work::Cargo(_) => Kind::Goods,
             Work::Cancel(c) | Work::Reactivate(c) => c.kind,
+            Work::NoShow(n) => n.kind,
         }
     }
 }

@@ -282,6 +282,12 @@ impl Adapter for Sandbox {
             Work::Cargo(c) => self.cargo(&n.reference, c)?,
             Work::Cancel(c) => self.cancel(&n.reference, c)?,
             Work::Reactivate(c) => self.reactivate(&n.reference, c)?,
+            Work::NoShow(x) => self.remember(&n.reference, "no_show", || Receipt {
+                downstream_reference: x.downstream_reference.clone(),
+                passengers: vec![],
+                message: Some("İŞLEM BAŞARILI".into()),
+                state: x.downstream_state.clone(),
+            })?,
         };
         Ok(Step::Done { receipt })
     }

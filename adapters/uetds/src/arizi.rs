@@ -12,7 +12,7 @@
 use base64::Engine;
 use chrono::NaiveDate;
 use tns_adapter::{
-    Account, AdapterError, AdapterResult, Credentials, Document, Journey, Passenger, Person, Stop, Trip,
+    Account, AdapterError, AdapterResult, Credentials, Document, Journey, NoShow, Passenger, Person, Stop, Trip,
 };
 
 use crate::{
@@ -127,6 +127,20 @@ impl TripService for Arizi<'_> {
             arizi_sefer_bilgileri_input: trip_input(t, firma_sefer_no),
         };
         accepted(s.call(Service::Arizi, &op)?).map(|r| r.uetds_sefer_referans_no)
+    }
+
+    fn report_no_show(&self, trip: i64, x: &NoShow) -> AdapterResult<()> {
+        let s = self.0;
+        let op = w::YolcuGelmeyenBildir {
+            wsuser: s.wsuser(),
+            uetds_sefer_referans_no: trip,
+            gelmeyen_yolcu: w::AriziYolcuGelmeyenInput {
+                koltuk_no: x.seat_no.clone(),
+                yolcu_tc_kimlik_pasaport_no: x.identity_number.clone(),
+                aciklama: x.note.clone(),
+            },
+        };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
     }
 
     fn reactivate_trip(&self, trip: i64, reason: &str) -> AdapterResult<()> {

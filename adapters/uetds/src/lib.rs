@@ -152,6 +152,7 @@ impl Session<'_> {
         match work {
             Work::Amendment(a) => self.same_environment(&a.downstream_state),
             Work::Cancel(c) | Work::Reactivate(c) => self.same_environment(&c.downstream_state),
+            Work::NoShow(x) => self.same_environment(&x.downstream_state),
             Work::Journey(_) | Work::Cargo(_) => Ok(()),
         }
     }
@@ -246,6 +247,11 @@ impl Uetds {
                 Kind::NonScheduled => trips::reactivate(&arizi, r),
                 Kind::Goods => Err(no_goods_reactivation()),
             },
+            Work::NoShow(x) => match x.kind {
+                Kind::Scheduled => trips::no_show(&tarifeli, x),
+                Kind::NonScheduled => trips::no_show(&arizi, x),
+                Kind::Goods => Err(AdapterError::Permanent("goods shipments have no passengers".into())),
+            },
         }
     }
 
@@ -272,6 +278,9 @@ impl Uetds {
                 Kind::NonScheduled => trips::reconcile_reactivate(&arizi, r, &n.progress),
                 Kind::Goods => Err(no_goods_reactivation()),
             },
+            // The summary does not show a no-show: it is told again (U-ETDS refuses a second
+            // report of the same passenger, which is taken as done).
+            Work::NoShow(_) => Ok(Step::Continue { progress: n.progress.clone(), downstream_reference: None }),
         }
     }
 

@@ -144,6 +144,14 @@ impl TripService for Tarifeli<'_> {
         ))
     }
 
+    fn report_no_show(&self, _trip: i64, _x: &tns_adapter::NoShow) -> AdapterResult<()> {
+        Err(AdapterError::Permanent(
+            "a scheduled trip's no-show cannot be reported through TNS yet (the scheduled service's operation is not \
+             published)"
+                .into(),
+        ))
+    }
+
     fn reactivate_trip(&self, _trip: i64, _reason: &str) -> AdapterResult<()> {
         Err(AdapterError::Permanent(
             "a cancelled scheduled trip cannot be re-activated through TNS yet (the scheduled service's operation is \

@@ -23,8 +23,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tns_adapter::{
-    AdapterError, AdapterResult, Amendment, Cancellation, Environment, Journey, Passenger, Person, Reactivation,
-    Receipt, Step, Trip,
+    AdapterError, AdapterResult, Amendment, Cancellation, Environment, Journey, NoShow, Passenger, Person,
+    Reactivation, Receipt, Step, Trip,
 };
 
 use crate::{
@@ -89,6 +89,8 @@ pub trait TripService {
     fn cancel_trip(&self, trip: i64, reason: &str) -> AdapterResult<()>;
     /// Re-activate a cancelled trip.
     fn reactivate_trip(&self, trip: i64, reason: &str) -> AdapterResult<()>;
+    /// Report that a passenger of the trip did not come.
+    fn report_no_show(&self, trip: i64, x: &NoShow) -> AdapterResult<()>;
     /// U-ETDS's references of the firm's trips with `plate` listed for the days `from`..=`to`.
     fn listed(&self, plate: &str, from: NaiveDate, to: NaiveDate) -> AdapterResult<Vec<i64>>;
     fn summary(&self, trip: i64) -> AdapterResult<Summary>;
@@ -583,6 +585,25 @@ pub fn cancel(svc: &impl TripService, c: &Cancellation) -> AdapterResult<Step> {
         Err(AdapterError::Permanent(_)) if svc.summary(id)?.cancelled => Ok(cancelled(c)),
         Err(e) => Err(e),
         Ok(()) => Ok(cancelled(c)),
+    }
+}
+
+/// Report a passenger's no-show. Told again after an uncertain attempt, a refusal saying it
+/// was reported already is done.
+pub fn no_show(svc: &impl TripService, x: &NoShow) -> AdapterResult<Step> {
+    let id = number(&x.downstream_reference, "the trip reference")?;
+    let done = || Step::Done {
+        receipt: Receipt {
+            downstream_reference: x.downstream_reference.clone(),
+            passengers: vec![],
+            message: Some("İŞLEM BAŞARILI".into()),
+            state: x.downstream_state.clone(),
+        },
+    };
+    match svc.report_no_show(id, x) {
+        Ok(()) => Ok(done()),
+        Err(AdapterError::Permanent(e)) if e.to_lowercase().contains("daha önce") => Ok(done()),
+        Err(e) => Err(e),
     }
 }
 

@@ -275,14 +275,16 @@ str_enum! {
 
 str_enum! {
     /// What a submission sends: a whole journey, the changes to a delivered one, a shipment, the
-    /// cancellation of a delivered journey or shipment, or the re-activation of a cancelled
-    /// journey.
+    /// cancellation of a delivered journey or shipment, the re-activation of a cancelled journey,
+    /// or a passenger's no-show.
     pub enum Operation {
         Journey = "journey",
         Amendment = "amendment",
         Cargo = "cargo",
         Cancel = "cancel",
         Reactivate = "reactivate",
+        /// A passenger of a delivered journey did not come.
+        NoShow = "no_show",
     }
 }
 

@@ -155,7 +155,7 @@ pub async fn delivered_state(
     sqlx::query_as(
         "SELECT adapter, downstream_state FROM submissions
           WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'delivered'
-            AND operation NOT IN ('cancel', 'reactivate')
+            AND operation NOT IN ('cancel', 'reactivate', 'no_show')
           ORDER BY id DESC LIMIT 1",
     )
     .bind(org)

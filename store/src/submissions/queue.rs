@@ -235,14 +235,15 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
             -- The record's status mirrors its latest submission; a cancellation that went
             -- through makes it `cancelled`, one that failed leaves it as its latest other
             -- submission left it; a re-activation that went through makes it `delivered`
-            -- again, one that failed leaves it `cancelled`.
-            SELECT s.*, CASE WHEN s.operation NOT IN ('cancel', 'reactivate') THEN s.state
+            -- again, one that failed leaves it `cancelled`; a no-show leaves it as it was.
+            SELECT s.*, CASE WHEN s.operation NOT IN ('cancel', 'reactivate', 'no_show') THEN s.state
                              WHEN s.operation = 'cancel' AND s.state = 'delivered' THEN 'cancelled'
                              WHEN s.operation = 'reactivate' AND s.state = 'delivered' THEN 'delivered'
                              WHEN s.operation = 'reactivate' THEN 'cancelled'
                              ELSE (SELECT p.state FROM submissions p
                                     WHERE p.org_id = s.org_id AND p.target_type = s.target_type
-                                      AND p.target_id = s.target_id AND p.operation NOT IN ('cancel', 'reactivate')
+                                      AND p.target_id = s.target_id
+                                      AND p.operation NOT IN ('cancel', 'reactivate', 'no_show')
                                     ORDER BY p.id DESC LIMIT 1) END AS status
               FROM s WHERE s.state IN ('delivered', 'failed')
          ), {mirror}, told AS (

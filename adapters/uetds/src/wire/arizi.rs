@@ -73,6 +73,26 @@ pub struct SeferPlakaDegistir {
     pub tasit_plaka_no: String,
 }
 
+/// `yolcuGelmeyenBildir`: a passenger of the trip did not come.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct YolcuGelmeyenBildir {
+    pub wsuser: WsUser,
+    pub uetds_sefer_referans_no: i64,
+    pub gelmeyen_yolcu: AriziYolcuGelmeyenInput,
+}
+
+/// `uetdsAriziYolcuGelmeyenInput`: the passenger by seat and identity (or passport) number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AriziYolcuGelmeyenInput {
+    pub koltuk_no: String,
+    #[serde(rename = "yolcuTCKimlikPasaportNo")]
+    pub yolcu_tc_kimlik_pasaport_no: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aciklama: Option<String>,
+}
+
 /// `seferAktif`: re-activates a cancelled trip.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -619,6 +639,12 @@ op!(
     TarifeliSeferBildirSonuc
 );
 op!(SeferIptal, "seferIptal", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferIptal", GenelIslemSonuc);
+op!(
+    YolcuGelmeyenBildir,
+    "yolcuGelmeyenBildir",
+    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuGelmeyenBildir",
+    GenelIslemSonuc
+);
 op!(SeferAktif, "seferAktif", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferAktif", GenelIslemSonuc);
 op!(
     SeferPlakaDegistir,

@@ -17,7 +17,7 @@ use crate::{
     error::{ApiResult, ErrorBody},
     extract::{optional_json, ApiPath, ApiQuery},
     state::AppState,
-    submit::{cancel, reactivate, submit},
+    submit::{cancel, no_show, reactivate, submit},
     v1::resource::not_found,
     waiter::MAX_WAIT_SECS,
 };
@@ -241,6 +241,42 @@ pub async fn reactivate_journey(
     let reason = body.and_then(|b| b.reason).map(CancelReason::into_inner);
     let reason = reason.as_deref().unwrap_or(DEFAULT_REACTIVATION_REASON);
     let sub = reactivate(&st, p.org_id, id, reason, &p.credential_id()).await?;
+    answer(&st, p.org_id, sub, &headers).await
+}
+
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoShowIn {
+    /// 1–400 characters, sent downstream as the report's note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<CancelReason>,
+}
+
+/// Report that a passenger of a delivered journey did not come (U-ETDS `yolcuGelmeyenBildir`,
+/// due within 30 minutes of departure by regulation): queued as a submission (operation
+/// `no_show`) like a cancellation, answered 202; the journey's status stays as it is. The
+/// passenger must have a seat number (422 naming `seat_no`: the downstream knows a no-show by
+/// seat and identity number); a journey that is not delivered has nothing to report on (409),
+/// and one with a submission pending (another no-show included) waits for it (409). `Prefer:
+/// wait=N` as for submit. Scope `journeys:write`.
+#[utoipa::path(post, path = "/portal/journeys/{id}/passengers/{passenger_id}/no-show", operation_id = "report_no_show",
+    tag = "submissions", params(("id" = i64, Path), ("passenger_id" = i64, Path),
+        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
+    request_body(content = Option<NoShowIn>, description = "Optional: a note"),
+    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
+              (status = 409, body = ErrorBody, description = "Not delivered, or another submission of it is pending"),
+              (status = 422, body = ErrorBody, description = "The passenger has no seat number")),
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+pub async fn report_no_show(
+    State(st): State<AppState>,
+    p: Caller<JourneysWrite>,
+    ApiPath((id, passenger)): ApiPath<(i64, i64)>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    let body: Option<NoShowIn> = optional_json(&body)?;
+    let note = body.and_then(|b| b.note).map(CancelReason::into_inner);
+    let sub = no_show(&st, p.org_id, id, passenger, note, &p.credential_id()).await?;
     answer(&st, p.org_id, sub, &headers).await
 }
 
