@@ -705,6 +705,29 @@ async fn a_passenger_who_did_not_come_is_reported_by_seat_and_identity_number() 
 }
 
 #[tokio::test]
+async fn a_route_change_moves_the_passenger_group_too() {
+    let s = Setup::new().await;
+    let id = s.tarifesiz(&s.f.plate, &[passenger(95)]).await;
+    let first = s.submit(id).await;
+    assert_eq!(first["state"], "delivered", "{first}");
+    let path = format!("/portal/journeys/{id}");
+    // Another time only: the trip changes, the group's places do not.
+    json_of(s.app.put(&path, s.key(), json!({"departure": {"time": "07:10"}})).await, 200).await;
+    assert_eq!(s.submit(id).await["state"], "delivered");
+    assert_eq!((s.fake.calls("seferGuncelle"), s.fake.calls("seferGrupGuncelle")), (1, 0));
+    // Another destination: the trip and its group both move.
+    json_of(s.app.put(&path, s.key(), json!({"arrival": {"district_id": KADIKOY.to_string()}})).await, 200).await;
+    let moved = s.submit(id).await;
+    assert_eq!(moved["state"], "delivered", "{moved}");
+    assert_eq!((s.fake.calls("seferGuncelle"), s.fake.calls("seferGrupGuncelle")), (2, 1));
+    let trip = &s.fake.trips_with_firma_sefer_no(&Setup::reference(&first))[0];
+    let group = trip.groups.iter().find(|g| g.status == Status::Valid).unwrap();
+    assert_eq!(group.end_district, KADIKOY, "{group:?}");
+    assert_eq!(trip.valid_passengers().count(), 1, "its passengers stay in it");
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
 async fn cargo_goes_to_the_goods_service_with_every_field_mapped() {
     let s = Setup::new().await;
     let mut body = cargo(s.f.vehicle_id);

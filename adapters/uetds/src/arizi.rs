@@ -108,6 +108,24 @@ pub fn list_request(s: &Session, plate: &str, from: NaiveDate, to: NaiveDate) ->
     }
 }
 
+/// A trip's passenger group: from its departure to its arrival, named by the notification
+/// that declared it.
+fn group_input(t: &Trip, name: &str) -> w::AriziGrupBilgileriInput {
+    w::AriziGrupBilgileriInput {
+        grup_aciklama: format!("TNS {name}"),
+        baslangic_ulke: "TR".into(),
+        baslangic_il: t.departure.city_id.into(),
+        baslangic_ilce: t.departure.district_id.into(),
+        baslangic_yer: Some(place(&t.departure)),
+        bitis_ulke: "TR".into(),
+        bitis_il: t.arrival.city_id.into(),
+        bitis_ilce: t.arrival.district_id.into(),
+        bitis_yer: place(&t.arrival),
+        grup_adi: name.to_string(),
+        grup_ucret: None,
+    }
+}
+
 impl TripService for Arizi<'_> {
     fn add_trip(&self, j: &Journey) -> AdapterResult<i64> {
         let s = self.0;
@@ -166,19 +184,7 @@ impl TripService for Arizi<'_> {
 
     fn add_group(&self, trip: i64, t: &Trip) -> AdapterResult<i64> {
         let s = self.0;
-        let input = w::AriziGrupBilgileriInput {
-            grup_aciklama: format!("TNS {}", s.reference),
-            baslangic_ulke: "TR".into(),
-            baslangic_il: t.departure.city_id.into(),
-            baslangic_ilce: t.departure.district_id.into(),
-            baslangic_yer: Some(place(&t.departure)),
-            bitis_ulke: "TR".into(),
-            bitis_il: t.arrival.city_id.into(),
-            bitis_ilce: t.arrival.district_id.into(),
-            bitis_yer: place(&t.arrival),
-            grup_adi: s.reference.to_string(),
-            grup_ucret: None,
-        };
+        let input = group_input(t, s.reference);
         let op =
             w::SeferGrupEkle { wsuser: s.wsuser(), uetds_sefer_referans_no: trip, sefer_grup_bilgileri_input: input };
         let r = accepted(s.call(Service::Arizi, &op)?)?;
@@ -186,6 +192,17 @@ impl TripService for Arizi<'_> {
             .as_deref()
             .and_then(|g| g.trim().parse().ok())
             .ok_or_else(|| AdapterError::Transient("U-ETDS accepted the passenger group but gave no group id".into()))
+    }
+
+    fn update_group(&self, trip: i64, group: i64, t: &Trip, name: &str) -> AdapterResult<()> {
+        let s = self.0;
+        let op = w::SeferGrupGuncelle {
+            wsuser: s.wsuser(),
+            uetds_sefer_referans_no: trip,
+            grup_id: group,
+            sefer_grup_bilgileri_input: group_input(t, name),
+        };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
     }
 
     fn find_group(&self, trip: i64) -> AdapterResult<Option<i64>> {

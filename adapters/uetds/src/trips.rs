@@ -77,6 +77,10 @@ pub trait TripService {
     /// Whether passengers need a group, declared with [`TripService::add_group`].
     fn has_groups(&self) -> bool;
     fn add_group(&self, trip: i64, t: &Trip) -> AdapterResult<i64>;
+    /// Move a group's places to `t`'s (a route change); `name` is the one it was declared with.
+    fn update_group(&self, _trip: i64, _group: i64, _t: &Trip, _name: &str) -> AdapterResult<()> {
+        Ok(())
+    }
     /// The group this notification declared (under any of its references), if U-ETDS holds it.
     fn find_group(&self, trip: i64) -> AdapterResult<Option<i64>>;
     fn add_crew(&self, trip: i64, crew: &[&Person]) -> AdapterResult<()>;
@@ -403,6 +407,9 @@ struct AmendmentProgress {
     /// the delivered one's (it then replaces it).
     #[serde(default)]
     reference: Option<i64>,
+    /// The passenger group's places as the update sent them (a route change).
+    #[serde(default)]
+    group_sent: Option<Trip>,
     #[serde(default)]
     crew_removed: BTreeSet<String>,
     #[serde(default)]
@@ -440,6 +447,7 @@ fn to_add(a: &Amendment) -> Vec<&Passenger> {
 impl AmendmentProgress {
     fn complete(&self, a: &Amendment) -> bool {
         (a.trip.is_none() || self.trip_sent == a.trip)
+            && (!group_moves(a) || self.group_sent == a.trip)
             && a.crew_removed.iter().all(|c| self.crew_removed.contains(&c.identity_number))
             && a.crew_added.iter().all(|c| self.crew_added.contains(&c.identity_number))
             && to_cancel(a).iter().all(|e| self.cancelled.contains(e.key))
@@ -462,6 +470,20 @@ impl AmendmentProgress {
             },
         })
     }
+}
+
+/// True when the amendment moves the trip's places and the delivery has a passenger group
+/// (declared with them).
+fn group_moves(a: &Amendment) -> bool {
+    let has_group = serde_json::from_value::<TripState>(a.downstream_state.clone()).is_ok_and(|s| s.group.is_some());
+    let moved = a.trip.as_ref().is_some_and(|t| a.previous_trip.as_ref().is_none_or(|held| !same_places(held, t)));
+    has_group && moved
+}
+
+/// True when the two trips start and end at the same places.
+fn same_places(a: &Trip, b: &Trip) -> bool {
+    let at = |s: &tns_adapter::Stop| (s.city_id, s.district_id);
+    at(&a.departure) == at(&b.departure) && at(&a.arrival) == at(&b.arrival)
 }
 
 /// True when `now` is `held` on another vehicle.
@@ -490,6 +512,15 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
         }
         p.trip_sent = Some(t.clone());
         return continue_with(&p, Some(p.reference.unwrap_or(id)));
+    }
+    // A route change moves the passenger group's places too (it was declared with the trip's).
+    if let (true, Some(t), Some(group)) = (group_moves(a), a.trip.as_ref(), state.group) {
+        if svc.has_groups() && p.group_sent.as_ref() != Some(t) {
+            let trip = p.reference.unwrap_or(id);
+            svc.update_group(trip, group, t, state.firma_sefer_no.as_deref().unwrap_or(svc.reference()))?;
+            p.group_sent = Some(t.clone());
+            return continue_with(&p, Some(trip));
+        }
     }
     if let Some(c) = a.crew_removed.iter().find(|c| !p.crew_removed.contains(&c.identity_number)) {
         remove_crew(svc, id, c)?;

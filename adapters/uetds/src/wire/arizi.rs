@@ -140,6 +140,16 @@ pub struct SeferGrupEkle {
     pub sefer_grup_bilgileri_input: AriziGrupBilgileriInput,
 }
 
+/// `seferGrupGuncelle`: changes a group's places (a route change of the trip).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeferGrupGuncelle {
+    pub wsuser: WsUser,
+    pub uetds_sefer_referans_no: i64,
+    pub grup_id: i64,
+    pub sefer_grup_bilgileri_input: AriziGrupBilgileriInput,
+}
+
 /// `uetdsAriziGrupBilgileriInput`. `…Il` are MERNIS province codes, `…Ilce` MERNIS district
 /// (or airport) codes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -659,6 +669,12 @@ op!(
     AriziSeferAraSonuc
 );
 op!(SeferGrupEkle, "seferGrupEkle", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferGrupEkle", AriziGrupIslemSonuc);
+op!(
+    SeferGrupGuncelle,
+    "seferGrupGuncelle",
+    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferGrupGuncelle",
+    AriziGrupIslemSonuc
+);
 op!(
     SeferGrupListesi,
     "seferGrupListesi",
