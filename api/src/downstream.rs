@@ -4,7 +4,9 @@
 
 use std::{sync::Arc, time::Duration};
 
-use tns_adapter::{Account, Adapter, AdapterError, Credentials, CredentialsCheck, Document, ReportRequest};
+use tns_adapter::{
+    Account, Adapter, AdapterError, AllowList, AllowListRequest, Credentials, CredentialsCheck, Document, ReportRequest,
+};
 use tns_adapter_host::Registry;
 use tokio::sync::Semaphore;
 
@@ -72,6 +74,22 @@ impl Downstreams {
                 Err(ApiError::Unavailable(format!(
                     "the downstream could not be reached to check the credentials ({m}); nothing was saved, try again later"
                 )))
+            }
+        }
+    }
+
+    /// The downstream's list of caller addresses after `req`'s change: a refusal is a 409 with
+    /// the downstream's message, wrong credentials a 409 saying what to fix, a downstream that
+    /// cannot be reached a 503.
+    pub async fn allow_list(&self, adapter: &str, req: AllowListRequest) -> Result<AllowList, ApiError> {
+        match self.call(adapter, move |a| a.allow_list(&req)).await {
+            Ok(list) => Ok(list),
+            Err(AdapterError::Permanent(m)) => Err(ApiError::Conflict(format!("the downstream refused: {m}"))),
+            Err(AdapterError::Configuration(m)) => Err(ApiError::Conflict(format!(
+                "the downstream refused this organization's credentials ({m}); set them again with PUT /portal/downstream"
+            ))),
+            Err(AdapterError::Transient(m) | AdapterError::Suspect(m)) => {
+                Err(ApiError::Unavailable(format!("the downstream could not be reached ({m}); try again later")))
             }
         }
     }

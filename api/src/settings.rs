@@ -56,6 +56,9 @@ pub struct Settings {
     pub usage_flush_interval: Duration,
     pub session_ttl: Duration,
     pub trust_forwarded_for: bool,
+    /// The addresses this deployment calls the downstream from (`TNS_EGRESS_IPS`), which
+    /// organizations register at U-ETDS.
+    pub egress_addresses: Vec<String>,
 }
 
 // The secrets must never reach a log line, so Debug is written by hand.
@@ -128,8 +131,23 @@ impl Settings {
             usage_flush_interval: vars.parse_secs("TNS_USAGE_FLUSH_SECS", 15, 1, 3600)?,
             session_ttl: vars.parse_secs("TNS_SESSION_TTL_SECS", 43_200, 60, 30 * 86_400)?,
             trust_forwarded_for: vars.parse_bool("TNS_TRUST_FORWARDED_FOR", false)?,
+            egress_addresses: egress_addresses(vars)?,
         })
     }
+}
+
+/// `TNS_EGRESS_IPS`: comma-separated IP addresses (none when unset).
+fn egress_addresses(vars: &Vars<'_>) -> Result<Vec<String>, ConfigError> {
+    let raw = vars.get("TNS_EGRESS_IPS").unwrap_or_default();
+    raw.split(',')
+        .map(str::trim)
+        .filter(|a| !a.is_empty())
+        .map(|a| {
+            a.parse::<std::net::IpAddr>()
+                .map(|ip| ip.to_string())
+                .map_err(|_| vars.bad("TNS_EGRESS_IPS", &format!("`{a}` is not an IP address")))
+        })
+        .collect()
 }
 
 /// `TNS_PUBLIC_URL`: `http(s)://host[:port]`, no path; `tns dev` assumes its own address.

@@ -728,6 +728,42 @@ async fn a_route_change_moves_the_passenger_group_too() {
 }
 
 #[tokio::test]
+async fn the_platforms_addresses_are_registered_at_u_etds_with_the_firms_credentials() {
+    let s = Setup::with(&[("TNS_EGRESS_IPS", "203.0.113.7, 2001:db8::7")]).await;
+    let path = "/portal/downstream/allowed-addresses";
+    let listed = s.app.get_ok(path, s.key()).await;
+    assert_eq!(listed["platform_addresses"], json!(["203.0.113.7", "2001:db8::7"]));
+    assert_eq!(listed["data"], json!([]));
+    let added = s.app.post_ok(path, s.key(), json!({"first": "203.0.113.7"}), 201).await;
+    assert_eq!((added["data"][0]["first"].as_str(), added["data"][0]["last"].as_str()), (Some("203.0.113.7"), None));
+    let added = s.app.post_ok(path, s.key(), json!({"first": "2001:db8::7"}), 201).await;
+    assert_eq!(added["data"].as_array().unwrap().len(), 2);
+    assert_invalid(s.app.post(path, Some(s.key()), json!({"first": "not-an-address"})).await, "first").await;
+    let first = added["data"][0]["id"].as_str().unwrap().to_string();
+    let after = json_of(s.app.delete(&format!("{path}/{first}"), s.key()).await, 200).await;
+    assert_eq!(after["data"].as_array().unwrap().len(), 1);
+    assert_eq!(after["data"][0]["first"], "2001:db8::7");
+    // U-ETDS keeps at least one: its refusal, in its words.
+    let last = after["data"][0]["id"].as_str().unwrap().to_string();
+    let e = error_body(s.app.delete(&format!("{path}/{last}"), s.key()).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().contains("Son IP kaydı silinemez"), "{e}");
+    error_body(s.app.delete(&format!("{path}/x1"), s.key()).await, 404).await;
+    // Each change in the audit log as the key that made it.
+    let changes: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE org_id = $1 AND action = 'change_allowed_addresses' AND actor LIKE 'tenant:key:%'",
+    )
+    .bind(s.f.org.id)
+    .fetch_one(&s.app.db)
+    .await
+    .unwrap();
+    assert_eq!(changes, 3);
+    // The sandbox keeps no such list.
+    let other = s.app.register().await;
+    error_body(s.app.get(path, &other.key).await, 409).await;
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
 async fn cargo_goes_to_the_goods_service_with_every_field_mapped() {
     let s = Setup::new().await;
     let mut body = cargo(s.f.vehicle_id);

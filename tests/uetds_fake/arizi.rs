@@ -41,6 +41,9 @@ pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
         "yolcuIptalUetdsYolcuRefNoIle" => yolcu_iptal_ref(ctx, el),
         "bildirimOzeti" => bildirim_ozeti(ctx, el),
         "yolcuGelmeyenBildir" => yolcu_gelmeyen_bildir(ctx, el),
+        "ipTanimla" => ip_tanimla(ctx, el),
+        "ipListele" => ip_listele(ctx),
+        "ipSil" => ip_sil(ctx, el),
         "seferDetayCiktisiAl" => sefer_detay_ciktisi(ctx, el),
         _ => return None,
     })
@@ -594,6 +597,41 @@ fn yolcu_gelmeyen_bildir(ctx: &mut Ctx, el: &Element) -> Answer {
         return Answer::result(codes::WRONG_STATE, "Yolcu için daha önce gelmedi bildirimi yapılmış");
     }
     p.no_show = Some(note);
+    ok_with([])
+}
+
+/// `ipTanimla(wsuser, ipBaslangic, ipBitis?)`: registers an address the firm calls from.
+fn ip_tanimla(ctx: &mut Ctx, el: &Element) -> Answer {
+    let first = text_or_empty(el, "ipBaslangic");
+    if first.parse::<std::net::IpAddr>().is_err() {
+        return Answer::result(codes::INVALID, "Geçerli bir IP adresi giriniz");
+    }
+    let last = text(el, "ipBitis").filter(|l| !l.is_empty());
+    let id = ctx.store.next();
+    ctx.store.allowed.entry((ctx.firm.clone(), ctx.env)).or_default().push((id, first, last));
+    ok_with([])
+}
+
+/// `ipListele(wsuser)` → `uetdsEsyaIPListeleSonuc`.
+fn ip_listele(ctx: &mut Ctx) -> Answer {
+    let list = ctx.store.allowed.get(&(ctx.firm.clone(), ctx.env)).cloned().unwrap_or_default();
+    let items = list.into_iter().map(|(id, first, last)| {
+        Element::new("ipListesi").field("id", id).field("ipBaslangic", first).opt_field("ipBitis", last.as_ref())
+    });
+    Answer::ret(Element::new("return").field("sonucKodu", codes::OK).field("sonucMesaji", OK_MESSAGE).with_all(items))
+}
+
+/// `ipSil(wsuser, ipId)`: removes a registered address; the last one cannot be removed.
+fn ip_sil(ctx: &mut Ctx, el: &Element) -> Answer {
+    let id = long(el, "ipId");
+    let list = ctx.store.allowed.entry((ctx.firm.clone(), ctx.env)).or_default();
+    let Some(at) = list.iter().position(|(i, _, _)| Some(*i) == id) else {
+        return Answer::result(codes::INVALID, "IP kaydı bulunamadı");
+    };
+    if list.len() == 1 {
+        return Answer::result(codes::WRONG_STATE, "Son IP kaydı silinemez");
+    }
+    list.remove(at);
     ok_with([])
 }
 

@@ -167,6 +167,9 @@ pub struct Passenger {
     pub no_show: Option<String>,
 }
 
+/// A registered caller address or range (`ipTanimla`): its id, first and last address.
+pub type AllowedIp = (i64, String, Option<String>);
+
 /// A goods trip (eşya V3 `yeniSeferEkleV3`).
 #[derive(Debug, Clone)]
 pub struct CargoTrip {
@@ -229,6 +232,8 @@ pub struct Store {
     pub open_accounts: bool,
     pub trips: Vec<Trip>,
     pub cargo: Vec<CargoTrip>,
+    /// Each firm's registered caller addresses, by environment.
+    pub allowed: HashMap<(String, Env), Vec<AllowedIp>>,
     seq: i64,
 }
 

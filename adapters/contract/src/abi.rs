@@ -66,6 +66,7 @@ pub enum Op {
     Reconcile = 2,
     VerifyCredentials = 3,
     Report = 4,
+    AllowList = 5,
 }
 
 impl Op {
@@ -76,6 +77,7 @@ impl Op {
             2 => Op::Reconcile,
             3 => Op::VerifyCredentials,
             4 => Op::Report,
+            5 => Op::AllowList,
             _ => return None,
         })
     }
@@ -110,6 +112,7 @@ pub fn dispatch(adapter: &dyn Adapter, op: u32, input: &[u8]) -> Result<Vec<u8>,
         Some(Op::Reconcile) => run(adapter.reconcile(&decode(input)?)),
         Some(Op::VerifyCredentials) => run(adapter.verify_credentials(&decode(input)?)),
         Some(Op::Report) => run(adapter.report(&decode(input)?)),
+        Some(Op::AllowList) => run(adapter.allow_list(&decode(input)?)),
         None => Err(AdapterError::Configuration(format!("this plugin does not know operation {op}"))),
     }
 }

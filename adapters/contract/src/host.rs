@@ -11,8 +11,8 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::{
     abi::{self, AbiVersionFn, CallFn, CreateFn, DestroyFn, FreeFn, Op, TnsBuf},
-    Account, Adapter, AdapterError, AdapterResult, CredentialsCheck, Description, Document, Notification,
-    ReportRequest, Step,
+    Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CredentialsCheck, Description,
+    Document, Notification, ReportRequest, Step,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -158,6 +158,9 @@ impl Adapter for Plugin {
     }
     fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
         self.invoke(Op::Report, req)
+    }
+    fn allow_list(&self, req: &AllowListRequest) -> AdapterResult<AllowList> {
+        self.invoke(Op::AllowList, req)
     }
 }
 

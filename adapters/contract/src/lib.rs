@@ -78,4 +78,9 @@ pub trait Adapter: Send + Sync {
     fn verify_credentials(&self, req: &CredentialsCheck) -> AdapterResult<Account>;
     /// The downstream's report document for a delivered notification.
     fn report(&self, req: &ReportRequest) -> AdapterResult<Document>;
+    /// The caller addresses the downstream accepts for these credentials, after the change
+    /// asked for (if any). A downstream without such a list refuses (`permanent`).
+    fn allow_list(&self, _req: &AllowListRequest) -> AdapterResult<AllowList> {
+        Err(AdapterError::Permanent("this downstream keeps no list of caller addresses".into()))
+    }
 }

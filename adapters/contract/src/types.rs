@@ -363,6 +363,37 @@ pub struct Account {
     pub message: Option<String>,
 }
 
+/// The downstream's list of caller addresses an organization's credentials are accepted from
+/// (U-ETDS: each firm registers the addresses it calls from), and a change of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AllowListRequest {
+    pub credentials: Credentials,
+    #[serde(default)]
+    pub change: Option<AllowListChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum AllowListChange {
+    /// An address, or a range from `first` to `last`.
+    Add { first: String, last: Option<String> },
+    /// The entry with this downstream id.
+    Remove { id: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllowList {
+    pub entries: Vec<AllowedAddress>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllowedAddress {
+    /// The downstream's id of the entry (what removing it takes).
+    pub id: String,
+    pub first: String,
+    pub last: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReportRequest {
     pub credentials: Option<Credentials>,

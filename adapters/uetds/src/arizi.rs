@@ -12,12 +12,13 @@
 use base64::Engine;
 use chrono::NaiveDate;
 use tns_adapter::{
-    Account, AdapterError, AdapterResult, Credentials, Document, Journey, NoShow, Passenger, Person, Stop, Trip,
+    Account, AdapterError, AdapterResult, AllowList, AllowListChange, AllowedAddress, Credentials, Document, Journey,
+    NoShow, Passenger, Person, Stop, Trip,
 };
 
 use crate::{
     config::{Config, Service},
-    midnight,
+    midnight, number,
     outcome::{self, accepted, is_cancelled},
     progress::{personnel_type, Pax, PASSENGER_BATCH},
     trips::{Summary, TripService},
@@ -331,6 +332,31 @@ pub fn pdf(base64: Option<String>) -> AdapterResult<Document> {
 }
 
 /// `kullaniciKontrol`: whom U-ETDS knows the credentials as.
+/// The firm's registered caller addresses after `change` (on the non-scheduled service, whose
+/// list the firm's calls are checked against).
+pub fn allow_list(s: &Session, change: Option<&AllowListChange>) -> AdapterResult<AllowList> {
+    match change {
+        Some(AllowListChange::Add { first, last }) => {
+            let op = w::IpTanimla { wsuser: s.wsuser(), ip_baslangic: first.clone(), ip_bitis: last.clone() };
+            accepted(s.call(Service::Arizi, &op)?)?;
+        }
+        Some(AllowListChange::Remove { id }) => {
+            let op = w::IpSil { wsuser: s.wsuser(), ip_id: number(id, "the address entry")? };
+            accepted(s.call(Service::Arizi, &op)?)?;
+        }
+        None => {}
+    }
+    let r = accepted(s.call(Service::Arizi, &w::IpListele { wsuser: s.wsuser() })?)?;
+    let entries = r
+        .ip_listesi
+        .into_iter()
+        .filter_map(|e| {
+            Some(AllowedAddress { id: e.id?, first: e.ip_baslangic?, last: e.ip_bitis.filter(|l| !l.is_empty()) })
+        })
+        .collect();
+    Ok(AllowList { entries })
+}
+
 pub fn verify(transport: &Transport, cfg: &Config, c: &Credentials) -> AdapterResult<Account> {
     let op = w::KullaniciKontrol { kullanici_adi: c.username.clone(), sifre: c.password.clone() };
     let user = WsUser::new(c.username.clone(), c.password.clone());

@@ -27,8 +27,8 @@ pub mod wire;
 
 use serde_json::Value;
 use tns_adapter::{
-    export_adapter, Account, Adapter, AdapterError, AdapterResult, Credentials, CredentialsCheck, Description,
-    Document, Environment, Kind, Notification, ReportRequest, Step, Work,
+    export_adapter, Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, Credentials,
+    CredentialsCheck, Description, Document, Environment, Kind, Notification, ReportRequest, Step, Work,
 };
 
 use crate::{
@@ -208,6 +208,11 @@ impl Adapter for Uetds {
 
     fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
         scrubbed(req.credentials.as_ref(), self.report_unscrubbed(req))
+    }
+
+    fn allow_list(&self, req: &AllowListRequest) -> AdapterResult<AllowList> {
+        let s = self.session(Some(&req.credentials), "", &[])?;
+        scrubbed(Some(&req.credentials), arizi::allow_list(&s, req.change.as_ref()))
     }
 }
 

@@ -129,6 +129,7 @@ coded!(
     arizi::AriziGrupIslemSonuc,
     arizi::YtsYolcuCokluSonuc,
     arizi::AriziSeferBildirimOzetSonuc,
+    arizi::IpListeleSonuc,
     esya::EsyaSeferEkleSonucV3,
     esya::EsyaYeniYukEkleSonucV3,
     esya::EsyaSeferDetayiSonucV3,

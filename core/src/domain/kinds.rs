@@ -252,6 +252,9 @@ str_enum! {
         /// An operator settled a submission whose outcome was unknown (`found` with the
         /// downstream's reference, or `absent`).
         ResolveSubmission = "resolve_submission",
+        /// A member or API key added or removed a caller address at the downstream (the change
+        /// in `after`).
+        ChangeAllowedAddresses = "change_allowed_addresses",
     }
 }
 

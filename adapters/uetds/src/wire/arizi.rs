@@ -93,6 +93,50 @@ pub struct AriziYolcuGelmeyenInput {
     pub aciklama: Option<String>,
 }
 
+/// `ipTanimla`: registers an address (or a range) the firm calls from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpTanimla {
+    pub wsuser: WsUser,
+    pub ip_baslangic: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip_bitis: Option<String>,
+}
+
+/// `ipListele`: the firm's registered addresses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpListele {
+    pub wsuser: WsUser,
+}
+
+/// `ipSil`: removes a registered address (the last one cannot be removed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpSil {
+    pub wsuser: WsUser,
+    pub ip_id: i64,
+}
+
+/// `uetdsEsyaIPListeleSonuc`: what `ipListele` answers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct IpListeleSonuc {
+    pub sonuc_kodu: i32,
+    pub sonuc_mesaji: Option<String>,
+    #[serde(default)]
+    pub ip_listesi: Vec<IpListesi>,
+}
+
+/// `wsUetdsEsyaIPListesi`: one registered address or range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct IpListesi {
+    pub id: Option<String>,
+    pub ip_baslangic: Option<String>,
+    pub ip_bitis: Option<String>,
+}
+
 /// `seferAktif`: re-activates a cancelled trip.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -655,6 +699,9 @@ op!(
     "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuGelmeyenBildir",
     GenelIslemSonuc
 );
+op!(IpTanimla, "ipTanimla", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/ipTanimla", GenelIslemSonuc);
+op!(IpListele, "ipListele", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/ipListele", IpListeleSonuc);
+op!(IpSil, "ipSil", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/ipSil", GenelIslemSonuc);
 op!(SeferAktif, "seferAktif", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferAktif", GenelIslemSonuc);
 op!(
     SeferPlakaDegistir,

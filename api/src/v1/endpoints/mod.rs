@@ -1,4 +1,5 @@
 pub mod account;
+pub mod allowed_addresses;
 pub mod api_keys;
 pub mod auth;
 pub mod billing;

@@ -36,7 +36,8 @@ impl utoipa::ToSchema for Pdf {
 }
 
 /// The organization's U-ETDS credentials in the clear, for one call.
-async fn credentials(st: &AppState, org: i64) -> ApiResult<Option<Credentials>> {
+/// The organization's downstream credentials, opened (none for the sandbox).
+pub(crate) async fn credentials(st: &AppState, org: i64) -> ApiResult<Option<Credentials>> {
     let Some((env, user, sealed)) = db::downstream::sealed_credentials(&st.db, org).await? else {
         return Ok(None);
     };

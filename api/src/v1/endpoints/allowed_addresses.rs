@@ -1,0 +1,139 @@
+//! `/portal/downstream/allowed-addresses`: the caller addresses the downstream accepts the
+//! organization's calls from. U-ETDS checks every call against the addresses each firm
+//! registered (`ipTanimla`, `ipListele`, `ipSil`), so a firm using TNS must register the
+//! platform's own: the operator lists them (`TNS_EGRESS_IPS`), this shows them beside what
+//! U-ETDS holds, and adds or removes entries there with the organization's credentials.
+
+use std::net::IpAddr;
+
+use axum::{extract::State, http::StatusCode, Json};
+use serde::{Deserialize, Serialize};
+use tns_adapter::{AllowList, AllowListChange, AllowListRequest};
+use tns_core::{
+    domain::kinds::AuditAction,
+    scopes::need::{AccountRead, AccountWrite},
+};
+use tns_store::audit::{self, Entry};
+use utoipa::ToSchema;
+
+use super::{downstream::current, reports::credentials};
+use crate::{
+    auth::{Caller, Principal},
+    error::{ApiError, ApiResult, ErrorBody},
+    extract::{ApiJson, ApiPath},
+    state::AppState,
+};
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AllowedAddresses {
+    /// The addresses TNS calls the downstream from (set by the platform's operator): each must
+    /// be registered for the organization's calls to be accepted.
+    pub platform_addresses: Vec<String>,
+    /// What the downstream holds for the organization's credentials.
+    pub data: Vec<AllowedAddressOut>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AllowedAddressOut {
+    /// The downstream's id of the entry (what removing it takes).
+    pub id: String,
+    pub first: String,
+    /// The end of a range; absent for one address.
+    pub last: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AllowedAddressIn {
+    /// An IPv4 or IPv6 address.
+    #[schema(value_type = String, format = "ip")]
+    pub first: IpAddr,
+    /// With `first`, a range's end.
+    #[schema(value_type = Option<String>, format = "ip")]
+    pub last: Option<IpAddr>,
+}
+
+fn answer(st: &AppState, list: AllowList) -> AllowedAddresses {
+    AllowedAddresses {
+        platform_addresses: st.cfg.egress_addresses.clone(),
+        data: list.entries.into_iter().map(|e| AllowedAddressOut { id: e.id, first: e.first, last: e.last }).collect(),
+    }
+}
+
+/// The list after `change`, with the organization's own credentials; the change audited as
+/// the member or key that made it.
+async fn allowed(st: &AppState, p: &Principal, change: Option<AllowListChange>) -> ApiResult<AllowedAddresses> {
+    let adapter = current(st, p.org_id).await?.adapter;
+    let Some(credentials) = credentials(st, p.org_id).await? else {
+        return Err(ApiError::Conflict(
+            "the organization's downstream keeps no list of addresses: choose U-ETDS with the firm's credentials \
+             first (PUT /portal/downstream)"
+                .into(),
+        ));
+    };
+    let list = st.downstreams.allow_list(&adapter, AllowListRequest { credentials, change: change.clone() }).await?;
+    if let Some(change) = change {
+        let mut tx = st.db.begin().await?;
+        let entry = Entry {
+            actor: &p.actor(),
+            action: AuditAction::ChangeAllowedAddresses,
+            org: Some(p.org_id),
+            before: serde_json::Value::Null,
+            after: serde_json::to_value(&change).map_err(anyhow::Error::from)?,
+            reason: None,
+        };
+        audit::record(&mut tx, entry).await?;
+        tx.commit().await?;
+    }
+    Ok(answer(st, list))
+}
+
+/// The platform's addresses and those the downstream holds for the organization. Scope
+/// `account:read`.
+#[utoipa::path(get, path = "/portal/downstream/allowed-addresses", operation_id = "list_allowed_addresses",
+    tag = "submissions",
+    responses((status = 200, body = AllowedAddresses),
+              (status = 409, body = ErrorBody, description = "The downstream keeps no such list (the sandbox), or refused the credentials"),
+              (status = 503, body = ErrorBody, description = "The downstream could not be reached")),
+    security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
+pub async fn list(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<AllowedAddresses>> {
+    Ok(Json(allowed(&st, &p, None).await?))
+}
+
+/// Register an address (or a range) at the downstream (U-ETDS `ipTanimla`); answers the list.
+/// Scope `account:write`.
+#[utoipa::path(post, path = "/portal/downstream/allowed-addresses", operation_id = "add_allowed_address",
+    tag = "submissions", request_body = AllowedAddressIn,
+    responses((status = 201, body = AllowedAddresses),
+              (status = 409, body = ErrorBody, description = "The downstream refused it (its message in `detail`), keeps no such list, or refused the credentials"),
+              (status = 422, body = ErrorBody, description = "Not an IP address"),
+              (status = 503, body = ErrorBody, description = "The downstream could not be reached")),
+    security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
+pub async fn add(
+    State(st): State<AppState>,
+    p: Caller<AccountWrite>,
+    ApiJson(input): ApiJson<AllowedAddressIn>,
+) -> ApiResult<(StatusCode, Json<AllowedAddresses>)> {
+    let change = AllowListChange::Add { first: input.first.to_string(), last: input.last.map(|l| l.to_string()) };
+    Ok((StatusCode::CREATED, Json(allowed(&st, &p, Some(change)).await?)))
+}
+
+/// Remove an entry at the downstream (U-ETDS `ipSil`; it keeps at least one); answers the list.
+/// Scope `account:write`.
+#[utoipa::path(delete, path = "/portal/downstream/allowed-addresses/{id}", operation_id = "remove_allowed_address",
+    tag = "submissions", params(("id" = String, Path, description = "The downstream's id of the entry")),
+    responses((status = 200, body = AllowedAddresses),
+              (status = 404, body = ErrorBody, description = "Not an entry id"),
+              (status = 409, body = ErrorBody, description = "The downstream refused (the last entry, say; its message in `detail`)"),
+              (status = 503, body = ErrorBody, description = "The downstream could not be reached")),
+    security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
+pub async fn remove(
+    State(st): State<AppState>,
+    p: Caller<AccountWrite>,
+    ApiPath(id): ApiPath<String>,
+) -> ApiResult<Json<AllowedAddresses>> {
+    if id.is_empty() || id.len() > 20 || !id.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(ApiError::NotFound(format!("no allowed address {id:?}")));
+    }
+    Ok(Json(allowed(&st, &p, Some(AllowListChange::Remove { id })).await?))
+}
