@@ -222,7 +222,7 @@ pub async fn no_show(
     let mut tx = st.db.begin().await?;
     db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
     let j = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
-    let p = db::passengers::get(&st.db, org, id, passenger)
+    let p = db::passengers::get(&mut *tx, org, id, passenger)
         .await?
         .ok_or_else(|| ApiError::not_found("passenger", passenger))?;
     let key = p.id.to_string();

@@ -299,7 +299,8 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
             retry(&mut f, format!("no answer within {} s; outcome unknown", settings.call_timeout.as_secs()));
         }
         Outcome::GivenBack { tried } => {
-            f.state = SubmissionState::Pending;
+            // An `unknown` one stays so: it is still to be looked up.
+            f.state = if item.state == SubmissionState::Unknown { item.state } else { SubmissionState::Pending };
             f.retry_at = Some(Utc::now());
             f.outcome = AttemptOutcome::GivenBack;
             f.untried = !tried;

@@ -158,7 +158,8 @@ impl Queue for Submissions {
             m.claim_to_finish
                 .with_label_values(&[d.adapter.as_str(), state.as_str()])
                 .observe(d.claimed.elapsed().as_secs_f64());
-            if *state != SubmissionState::Pending {
+            // `unknown` is not finished: it is looked up again.
+            if !state.is_open() {
                 m.finished.with_label_values(&[d.adapter.as_str(), state.as_str()]).inc();
             }
         }

@@ -171,7 +171,7 @@ pub async fn count(tx: &mut PgConnection, journey: i64) -> sqlx::Result<i64> {
     sqlx::query_scalar("SELECT count(*) FROM passengers WHERE journey_id = $1").bind(journey).fetch_one(tx).await
 }
 
-pub async fn get(db: &PgPool, org: i64, journey: i64, id: i64) -> sqlx::Result<Option<Passenger>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, journey: i64, id: i64) -> sqlx::Result<Option<Passenger>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM passengers WHERE org_id = $1 AND journey_id = $2 AND id = $3"))
         .bind(org)
         .bind(journey)

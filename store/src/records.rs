@@ -33,7 +33,7 @@ pub(crate) fn mirror(finished: &str) -> String {
                        -- An amendment's answer names the trip anew (U-ETDS may give another
                        -- reference on an update): that one holds from now on.
                        WHEN f.state = 'delivered' AND f.operation = 'amendment'
-                           THEN COALESCE(f.downstream_reference, t.downstream_reference)
+                           THEN COALESCE(NULLIF(f.downstream_reference, ''), t.downstream_reference)
                        WHEN f.state = 'delivered' THEN COALESCE(t.downstream_reference, f.downstream_reference)
                        ELSE t.downstream_reference END
               FROM {finished} f

@@ -530,6 +530,8 @@ async fn a_look_up_that_cannot_answer_waits_as_unknown_never_declaring_twice_unt
     let sid = id.to_string();
     let refused = resolve(&s, &[&org, &sid, "maybe", "--reason", "x"]).await;
     assert!(refused.unwrap_err().contains("resolve takes"));
+    let refused = resolve(&s, &[&org, &sid, "found", "TR-1", "--reason", "x"]).await;
+    assert!(refused.unwrap_err().contains("not a downstream reference"));
     let out = resolve(&s, &[&org, &sid, "found", &trip, "--reason", "seen on e-Devlet"]).await.unwrap();
     assert_eq!((out[0]["resolution"].as_str(), out[0]["state"].as_str()), (Some("found"), Some("pending")), "{out:?}");
     let sub = until(&s, id, "delivered", |v| v["state"] == "delivered").await;
@@ -760,6 +762,25 @@ async fn the_platforms_addresses_are_registered_at_u_etds_with_the_firms_credent
     // The sandbox keeps no such list.
     let other = s.app.register().await;
     error_body(s.app.get(path, &other.key).await, 409).await;
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_submission_that_failed_after_an_uncertain_call_is_looked_up_when_sent_again() {
+    // No retry window: the first attempt's lost answer fails the submission at once.
+    let s = Setup::with(&[("TNS_RETRY_WINDOW_SECS", "0")]).await;
+    s.fake.script("seferEkle", 1, Behaviour::LoseAnswer);
+    let id = s.tarifesiz(&s.f.plate, &[passenger(97)]).await;
+    let first = s.submit(id).await;
+    assert_eq!(first["state"], "failed", "{first}");
+    assert_eq!(s.fake.trips_with_firma_sefer_no(&Setup::reference(&first)).len(), 1, "the trip is there");
+    // Sent again (by the member, or `tns admin requeue`): it carries the failed one's reference,
+    // looks it up, finds the trip and carries on from it.
+    let again = s.submit(id).await;
+    assert_eq!(again["state"], "delivered", "{again}");
+    assert_eq!(s.fake.calls("seferEkle"), 1, "not declared twice");
+    let trips = s.fake.trips_with_firma_sefer_no(&Setup::reference(&first));
+    assert_eq!((trips.len(), trips[0].valid_passengers().count()), (1, 1));
     s.fake.assert_no_violations();
 }
 

@@ -136,7 +136,14 @@ impl Session<'_> {
     /// confirmed the scheduled service's shapes (its WSDL is not public; see `tarifeli`):
     /// a configuration error until then, before any call.
     fn scheduled_service_confirmed(&self, work: &Work) -> AdapterResult<()> {
-        if work.kind() != Kind::Scheduled || self.env != Environment::Production || self.cfg.tarifeli.confirmed {
+        // New declarations only: what was delivered there (before the confirmation was
+        // withdrawn, say) can still be changed, cancelled and told about.
+        let declares = matches!(work, Work::Journey(_));
+        if !declares
+            || work.kind() != Kind::Scheduled
+            || self.env != Environment::Production
+            || self.cfg.tarifeli.confirmed
+        {
             return Ok(());
         }
         Err(AdapterError::Configuration(

@@ -18,16 +18,17 @@
 use std::{
     collections::HashMap,
     hash::{Hash, Hasher},
-    sync::{Mutex, MutexGuard},
+    sync::{Mutex, MutexGuard, TryLockError},
+    time::{Duration, Instant},
 };
 
 use chrono::{Days, NaiveDate};
-use tns_adapter::{AdapterResult, Environment};
+use tns_adapter::{AdapterError, AdapterResult, Environment};
 
 /// Tags kept at most; past this the oldest half is forgotten (read again when needed).
 const MAX_TAGS: usize = 200_000;
-/// How many locks vehicles' look-ups are spread over.
-const STRIPES: usize = 64;
+/// How many locks vehicles' look-ups are spread over (two vehicles rarely share one).
+const STRIPES: usize = 1024;
 /// The days the service lists at once.
 const WINDOW_DAYS: u64 = 31;
 /// How far back the days since the first attempt are searched.
@@ -85,11 +86,34 @@ impl Lookups {
     }
 
     /// Wait for this vehicle's turn (look-ups of one firm's plate run one at a time, so the
-    /// second finds the tags the first read).
-    pub fn turn(&self, user: &str, env: Environment, plate: &str) -> MutexGuard<'_, ()> {
+    /// second finds the tags the first read), at most `patience`: a look-up that cannot start
+    /// by then is a transient error (tried again later), so a slow one never holds up others
+    /// past their own deadline.
+    pub fn turn(
+        &self,
+        user: &str,
+        env: Environment,
+        plate: &str,
+        patience: Duration,
+    ) -> AdapterResult<MutexGuard<'_, ()>> {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (user, env, plate).hash(&mut h);
-        self.stripes[(h.finish() as usize) % STRIPES].lock().unwrap_or_else(|p| p.into_inner())
+        let stripe = &self.stripes[(h.finish() as usize) % STRIPES];
+        let until = Instant::now() + patience;
+        loop {
+            match stripe.try_lock() {
+                Ok(guard) => return Ok(guard),
+                Err(TryLockError::Poisoned(p)) => return Ok(p.into_inner()),
+                Err(TryLockError::WouldBlock) if Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(AdapterError::Transient(
+                        "another look-up of this vehicle's trips is still running; looked up again later".into(),
+                    ))
+                }
+            }
+        }
     }
 }
 
@@ -160,7 +184,17 @@ mod tests {
         assert_eq!(reads.get(), 1);
         // A failed read is not kept.
         let other = TripKey { trip: 8, ..key };
-        assert!(l.tag(other.clone(), || Err(tns_adapter::AdapterError::Transient("x".into()))).is_err());
+        assert!(l.tag(other.clone(), || Err(AdapterError::Transient("x".into()))).is_err());
         assert_eq!(l.tag(other, || Ok(None)).unwrap(), None);
+    }
+
+    #[test]
+    fn a_vehicles_turn_is_awaited_only_so_long() {
+        let l = Lookups::default();
+        let held = l.turn("1", Environment::Test, "34ABC1", Duration::ZERO).unwrap();
+        let waited = l.turn("1", Environment::Test, "34ABC1", Duration::from_millis(60));
+        assert!(matches!(waited, Err(AdapterError::Transient(_))));
+        drop(held);
+        assert!(l.turn("1", Environment::Test, "34ABC1", Duration::ZERO).is_ok());
     }
 }

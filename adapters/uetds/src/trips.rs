@@ -337,10 +337,20 @@ fn find_trip(svc: &impl TripService, t: &Trip) -> AdapterResult<Option<(i64, Str
     }
     let departure = NaiveDate::parse_from_str(&t.departure.date, "%Y-%m-%d")
         .map_err(|e| AdapterError::Permanent(format!("departure date {:?}: {e}", t.departure.date)))?;
+    // The days since the first attempt are searched at most so far back: an older one cannot
+    // be said to be absent, so it is not (the submission waits for an operator instead).
+    let today = lookup::today();
+    if s.since.is_some_and(|d| d < today - chrono::Days::new(lookup::MAX_DAYS_BACK)) {
+        return Err(AdapterError::Permanent(format!(
+            "the first attempt was more than {} days ago, further back than a look-up searches; \
+             an operator must check U-ETDS and resolve it",
+            lookup::MAX_DAYS_BACK
+        )));
+    }
     // Look-ups of one vehicle take turns: the tags one reads serve the next.
-    let _turn = s.lookups.turn(&s.user.kullanici_adi, s.env, &t.plate);
+    let _turn = s.lookups.turn(&s.user.kullanici_adi, s.env, &t.plate, s.cfg.call_timeout)?;
     let mut seen = BTreeSet::new();
-    for (from, to) in lookup::windows(departure, s.since, lookup::today()) {
+    for (from, to) in lookup::windows(departure, s.since, today) {
         for id in svc.listed(&t.plate, from, to)? {
             if seen.insert(id) {
                 if let Some(no) = ours(svc.tag(id)?) {
@@ -497,7 +507,9 @@ fn trip_of(a: &Amendment) -> AdapterResult<i64> {
 
 pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let mut p: AmendmentProgress = load(progress)?;
-    let id = trip_of(a)?;
+    let delivered = trip_of(a)?;
+    // After an update that named the trip anew, every later step goes to the new reference.
+    let id = p.reference.unwrap_or(delivered);
     let state: TripState = serde_json::from_value(a.downstream_state.clone()).unwrap_or_default();
     if let Some(t) = a.trip.as_ref().filter(|t| p.trip_sent.as_ref() != Some(t)) {
         // A vehicle swap (the plate alone changed) is the service's own operation, as the
@@ -507,7 +519,7 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
             Some(done) => done?,
             None => {
                 let given = svc.update_trip(id, t, state.firma_sefer_no.as_deref().unwrap_or(svc.reference()))?;
-                p.reference = given.filter(|r| *r != id);
+                p.reference = given.filter(|r| *r != delivered);
             }
         }
         p.trip_sent = Some(t.clone());
@@ -516,10 +528,9 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
     // A route change moves the passenger group's places too (it was declared with the trip's).
     if let (true, Some(t), Some(group)) = (group_moves(a), a.trip.as_ref(), state.group) {
         if svc.has_groups() && p.group_sent.as_ref() != Some(t) {
-            let trip = p.reference.unwrap_or(id);
-            svc.update_group(trip, group, t, state.firma_sefer_no.as_deref().unwrap_or(svc.reference()))?;
+            svc.update_group(id, group, t, state.firma_sefer_no.as_deref().unwrap_or(svc.reference()))?;
             p.group_sent = Some(t.clone());
-            return continue_with(&p, Some(trip));
+            return continue_with(&p, Some(id));
         }
     }
     if let Some(c) = a.crew_removed.iter().find(|c| !p.crew_removed.contains(&c.identity_number)) {
@@ -561,7 +572,7 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
 
 pub fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let mut p: AmendmentProgress = load(progress)?;
-    let id = trip_of(a)?;
+    let id = p.reference.unwrap_or(trip_of(a)?);
     let held = svc.summary(id)?;
     for c in &a.crew_removed {
         if !held.crew.contains(&c.identity_number) {
@@ -633,9 +644,16 @@ pub fn no_show(svc: &impl TripService, x: &NoShow) -> AdapterResult<Step> {
     };
     match svc.report_no_show(id, x) {
         Ok(()) => Ok(done()),
-        Err(AdapterError::Permanent(e)) if e.to_lowercase().contains("daha önce") => Ok(done()),
+        Err(AdapterError::Permanent(e)) if already_reported(&e) => Ok(done()),
         Err(e) => Err(e),
     }
+}
+
+/// True when a refusal says the no-show was reported already (the words U-ETDS uses for a
+/// repeated notice: "daha önce … bildiri…").
+fn already_reported(message: &str) -> bool {
+    let m = message.to_lowercase();
+    m.contains("daha önce") && m.contains("bildiri")
 }
 
 /// Re-activate a cancelled trip; a refusal because it is valid already (re-activated by hand

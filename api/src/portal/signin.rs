@@ -36,7 +36,15 @@ pub struct Next {
 /// Only a path of this site is a place to come back to.
 fn local(next: Option<&str>) -> &str {
     match next {
-        Some(n) if n.starts_with('/') && !n.starts_with("//") && !n.contains('\\') => n,
+        // Browsers drop tabs and newlines from a URL, so `/\t/evil` would become `//evil`.
+        Some(n)
+            if n.starts_with('/')
+                && !n.starts_with("//")
+                && !n.contains('\\')
+                && !n.chars().any(|c| c.is_control() || c.is_whitespace()) =>
+        {
+            n
+        }
         _ => "/dashboard",
     }
 }
@@ -207,7 +215,15 @@ mod tests {
     #[test]
     fn only_paths_of_this_site_are_followed() {
         assert_eq!(local(Some("/vehicles")), "/vehicles");
-        for bad in ["https://evil.example/", "//evil.example", "/\\evil.example", "vehicles"] {
+        for bad in [
+            "https://evil.example/",
+            "//evil.example",
+            "/\\evil.example",
+            "vehicles",
+            "/\t/evil.example",
+            "/\n/evil",
+            "/ /x",
+        ] {
             assert_eq!(local(Some(bad)), "/dashboard", "{bad}");
         }
         assert_eq!(local(None), "/dashboard");

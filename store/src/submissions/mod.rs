@@ -215,7 +215,10 @@ pub struct Queued<'a> {
 ///
 /// When the record's latest submission failed with the same operation and adapter, its
 /// progress is where this one starts: what the downstream already holds from it (a trip
-/// declared before a later step was refused, say) is used, never sent twice.
+/// declared before a later step was refused, say) is used, never sent twice. So is its
+/// reference when no progress was recorded but one of its calls may have reached the
+/// downstream (an attempt that timed out, failed transiently or was abandoned): this one then
+/// looks it up before sending.
 pub async fn enqueue(tx: &mut PgConnection, org: i64, target: Target, s: Queued<'_>) -> sqlx::Result<Submission> {
     let Queued { operation, adapter, snapshot, warnings, by } = s;
     let sub: Submission = sqlx::query_as(&format!(
@@ -223,7 +226,10 @@ pub async fn enqueue(tx: &mut PgConnection, org: i64, target: Target, s: Queued<
             SELECT progress, earlier_references || ('tns-' || id) AS earlier FROM (
                 SELECT * FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
                  ORDER BY id DESC LIMIT 1) latest
-             WHERE state = 'failed' AND operation = $4 AND adapter = $5 AND progress <> 'null'
+             WHERE state = 'failed' AND operation = $4 AND adapter = $5
+               AND (progress <> 'null' OR EXISTS (
+                    SELECT 1 FROM submission_attempts a
+                     WHERE a.submission_id = latest.id AND a.outcome IN ('transient', 'timeout', 'abandoned')))
          )
          INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings, progress,
                                   earlier_references, submitted_by)
@@ -292,7 +298,7 @@ pub async fn attempts(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Vec<Attemp
     .await
 }
 
-/// True once the submission is `delivered` or `failed` (or gone).
+/// True once the submission is no longer `pending`: `delivered`, `failed`, `unknown` (or gone).
 pub async fn is_final(db: &PgPool, id: i64) -> sqlx::Result<bool> {
     let state: Option<String> =
         sqlx::query_scalar("SELECT state FROM submissions WHERE id = $1").bind(id).fetch_optional(db).await?;

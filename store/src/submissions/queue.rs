@@ -120,7 +120,9 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
                           WHERE a.submission_id = s.id ORDER BY a.id DESC LIMIT 2) AS recent_errors,
                    s.state, s.downstream_reference,
                    LEAST(s.created_at, (SELECT min(e.created_at) FROM submissions e
-                                         WHERE e.org_id = s.org_id AND 'tns-' || e.id = ANY(s.earlier_references)))
+                                         WHERE e.id = ANY(ARRAY(SELECT substr(r, 5)::bigint FROM unnest(s.earlier_references) r
+                                                                 WHERE r ~ '^tns-[0-9]{1,18}$'))
+                                           AND e.org_id = s.org_id))
                        AS first_created_at",
     )
     .bind(n as i64)

@@ -34,6 +34,13 @@ pub enum NotResolved {
     NotUnknown { id: i64, state: SubmissionState },
     #[error("submission {id} is being looked up right now; try again in a minute")]
     Busy { id: i64 },
+    #[error("`{reference}` is not a downstream reference (digits)")]
+    NotAReference { reference: String },
+    #[error(
+        "submission {id} already holds part of the notification downstream ({held}): it cannot be absent there; \
+         resolve it as found with that reference"
+    )]
+    Held { id: i64, held: String },
 }
 
 /// The submission as it goes back to the queue.
@@ -56,17 +63,32 @@ pub async fn resolve(
     reason: &str,
 ) -> sqlx::Result<Result<Resolved, NotResolved>> {
     let mut tx = db.begin().await?;
-    let row: Option<(SubmissionState, Option<i64>)> =
-        sqlx::query_as("SELECT state, lease_token FROM submissions WHERE org_id = $1 AND id = $2 FOR UPDATE")
-            .bind(org)
-            .bind(id)
-            .fetch_optional(&mut *tx)
-            .await?;
-    match row {
+    if let Resolution::Found(r) = resolution {
+        if r.is_empty() || r.len() > 20 || !r.bytes().all(|b| b.is_ascii_digit()) {
+            return Ok(Err(NotResolved::NotAReference { reference: r.clone() }));
+        }
+    }
+    let row: Option<(SubmissionState, Option<i64>, Option<String>, bool)> = sqlx::query_as(
+        "SELECT state, lease_token, downstream_reference, progress <> 'null' FROM submissions
+          WHERE org_id = $1 AND id = $2 FOR UPDATE",
+    )
+    .bind(org)
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let (reference, progressed) = match row {
         None => return Ok(Err(NotResolved::NoSuchSubmission { org, id })),
-        Some((state, _)) if state != SubmissionState::Unknown => return Ok(Err(NotResolved::NotUnknown { id, state })),
-        Some((_, Some(_))) => return Ok(Err(NotResolved::Busy { id })),
-        Some(_) => {}
+        Some((state, ..)) if state != SubmissionState::Unknown => {
+            return Ok(Err(NotResolved::NotUnknown { id, state }))
+        }
+        Some((_, Some(_), ..)) => return Ok(Err(NotResolved::Busy { id })),
+        Some((_, None, reference, progressed)) => (reference, progressed),
+    };
+    // What an earlier call recorded proves the downstream holds part of it: sending it as new
+    // would declare it twice.
+    if matches!(resolution, Resolution::Absent) && (reference.is_some() || progressed) {
+        let held = reference.map_or_else(|| "recorded progress".to_string(), |r| format!("reference {r}"));
+        return Ok(Err(NotResolved::Held { id, held }));
     }
     let (name, found, message) = match resolution {
         Resolution::Found(r) => (
