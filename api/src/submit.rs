@@ -102,10 +102,8 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &
     let mut tx = st.db.begin().await?;
     let (status, reference, kind) = match target {
         Target::Journey(id) => {
-            db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
-            let j = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
-            let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
-            (j.status, j.downstream_reference, kind)
+            let j = locked_journey(&mut tx, org, id).await?;
+            (j.status, j.downstream_reference.clone(), journey_kind(&j))
         }
         Target::Cargo(id) => {
             let c = db::cargo::get_for_update(&mut tx, org, id)
@@ -153,16 +151,7 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &
         },
     };
     let snapshot = Cancellation { kind, downstream_reference, downstream_state: state, reason: reason.to_string() };
-    let snapshot = serde_json::to_value(&snapshot).map_err(anyhow::Error::from)?;
-    let sub = db::submissions::enqueue(
-        &mut tx,
-        org,
-        target,
-        Queued { operation: Operation::Cancel, adapter: &adapter, snapshot: &snapshot, warnings: &[], by },
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(sub)
+    queue_and_commit(tx, org, target, Operation::Cancel, &adapter, &snapshot, by).await
 }
 
 /// Queue the re-activation of a journey cancelled downstream (or return the pending one). A
@@ -171,8 +160,7 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &
 pub async fn reactivate(st: &AppState, org: i64, id: i64, reason: &str, by: &str) -> ApiResult<Submission> {
     let target = Target::Journey(id);
     let mut tx = st.db.begin().await?;
-    db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
-    let j = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
+    let j = locked_journey(&mut tx, org, id).await?;
     if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
         if pending.operation == Operation::Reactivate {
             return Ok(pending);
@@ -182,7 +170,7 @@ pub async fn reactivate(st: &AppState, org: i64, id: i64, reason: &str, by: &str
             pending.id
         )));
     }
-    let (RecordStatus::Cancelled, Some(reference)) = (j.status, j.downstream_reference) else {
+    let (RecordStatus::Cancelled, Some(reference)) = (j.status, j.downstream_reference.clone()) else {
         return Err(ApiError::Conflict(format!(
             "journey {id} is {}, not cancelled downstream: only a cancelled journey is re-activated",
             j.status.as_str()
@@ -191,19 +179,13 @@ pub async fn reactivate(st: &AppState, org: i64, id: i64, reason: &str, by: &str
     let (adapter, state) = db::submissions::delivered_state(&mut tx, org, target)
         .await?
         .ok_or_else(|| anyhow::anyhow!("journey {id} is cancelled but was never delivered"))?;
-    let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
-    let snapshot =
-        Reactivation { kind, downstream_reference: reference, downstream_state: state.0, reason: reason.to_string() };
-    let snapshot = serde_json::to_value(&snapshot).map_err(anyhow::Error::from)?;
-    let sub = db::submissions::enqueue(
-        &mut tx,
-        org,
-        target,
-        Queued { operation: Operation::Reactivate, adapter: &adapter, snapshot: &snapshot, warnings: &[], by },
-    )
-    .await?;
-    tx.commit().await?;
-    Ok(sub)
+    let snapshot = Reactivation {
+        kind: journey_kind(&j),
+        downstream_reference: reference,
+        downstream_state: state.0,
+        reason: reason.to_string(),
+    };
+    queue_and_commit(tx, org, target, Operation::Reactivate, &adapter, &snapshot, by).await
 }
 
 /// Queue the report that passenger `passenger` of delivered journey `id` did not come. The
@@ -220,8 +202,7 @@ pub async fn no_show(
 ) -> ApiResult<Submission> {
     let target = Target::Journey(id);
     let mut tx = st.db.begin().await?;
-    db::journeys::lock(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
-    let j = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
+    let j = locked_journey(&mut tx, org, id).await?;
     let p = db::passengers::get(&mut *tx, org, id, passenger)
         .await?
         .ok_or_else(|| ApiError::not_found("passenger", passenger))?;
@@ -232,7 +213,7 @@ pub async fn no_show(
             pending.id
         )));
     }
-    let (RecordStatus::Delivered, Some(reference)) = (j.status, j.downstream_reference) else {
+    let (RecordStatus::Delivered, Some(reference)) = (j.status, j.downstream_reference.clone()) else {
         return Err(ApiError::Conflict(format!(
             "journey {id} is {}: a no-show is reported for a passenger of a delivered journey",
             j.status.as_str()
@@ -247,9 +228,8 @@ pub async fn no_show(
     let (adapter, state) = db::submissions::delivered_state(&mut tx, org, target)
         .await?
         .ok_or_else(|| anyhow::anyhow!("journey {id} is delivered but has no delivered submission"))?;
-    let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
     let snapshot = NoShow {
-        kind,
+        kind: journey_kind(&j),
         downstream_reference: reference,
         downstream_state: state.0,
         key,
@@ -257,14 +237,37 @@ pub async fn no_show(
         seat_no,
         note,
     };
-    let snapshot = serde_json::to_value(&snapshot).map_err(anyhow::Error::from)?;
-    let sub = db::submissions::enqueue(
-        &mut tx,
-        org,
-        target,
-        Queued { operation: Operation::NoShow, adapter: &adapter, snapshot: &snapshot, warnings: &[], by },
-    )
-    .await?;
+    queue_and_commit(tx, org, target, Operation::NoShow, &adapter, &snapshot, by).await
+}
+
+/// The journey `id` of `org`, locked for the transaction (a concurrent submit of it waits).
+async fn locked_journey(tx: &mut sqlx::PgConnection, org: i64, id: i64) -> ApiResult<db::journeys::Journey> {
+    db::journeys::lock(&mut *tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
+    db::journeys::get(&mut *tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))
+}
+
+/// The kind of trip a journey is, as adapters know it.
+fn journey_kind(j: &db::journeys::Journey) -> Kind {
+    if j.trip_kind == TripKind::Tarifeli {
+        Kind::Scheduled
+    } else {
+        Kind::NonScheduled
+    }
+}
+
+/// Queue `snapshot` as the record's `operation` on `adapter`, and commit.
+async fn queue_and_commit(
+    mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
+    org: i64,
+    target: Target,
+    operation: Operation,
+    adapter: &str,
+    snapshot: &impl serde::Serialize,
+    by: &str,
+) -> ApiResult<Submission> {
+    let snapshot = serde_json::to_value(snapshot).map_err(anyhow::Error::from)?;
+    let queued = Queued { operation, adapter, snapshot: &snapshot, warnings: &[], by };
+    let sub = db::submissions::enqueue(&mut tx, org, target, queued).await?;
     tx.commit().await?;
     Ok(sub)
 }
