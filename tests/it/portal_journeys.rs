@@ -406,3 +406,34 @@ async fn a_cancelled_journey_is_reactivated_from_its_page() {
     }
     assert_eq!(status, "delivered", "re-activated");
 }
+
+#[tokio::test]
+async fn a_passenger_who_did_not_come_is_reported_from_the_journeys_page() {
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let fleet = Fleet::new(&app).await;
+    let key = fleet.key().to_string();
+    let id = fleet.journey(&app).await;
+    let pid = app.post_ok(&format!("/portal/journeys/{id}/passengers"), &key, crate::fixtures::passenger(5), 201).await
+        ["id"]
+        .as_i64()
+        .unwrap();
+    let v = Visitor::owner(&app, &fleet.org).await;
+    let page = format!("/journeys/{id}");
+    let action = format!("/journeys/{id}/passengers/{pid}/no-show");
+    assert!(!v.get(&page).await.body.contains(&action), "not before it is delivered");
+    let res = app
+        .req(reqwest::Method::POST, &format!("/portal/journeys/{id}/submit"), Some(&key))
+        .header("Prefer", "wait=20")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::ACCEPTED);
+    assert!(v.get(&page).await.body.contains(&format!(r#"formaction="{action}""#)));
+    let sent = v.submit(&page, &action, &[]).await;
+    assert_eq!((sent.status, sent.location()), (StatusCode::SEE_OTHER, format!("{page}?done=submitted").as_str()));
+    let subs = app.get_ok(&format!("/portal/submissions?target_type=journey&target_id={id}"), &key).await;
+    assert_eq!(subs["data"][0]["operation"], "no_show", "{subs}");
+    assert_eq!(subs["data"][0]["submitted_by"], format!("user:{}", fleet.org.user_id));
+}

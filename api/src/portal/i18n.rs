@@ -340,6 +340,7 @@ messages! {
     JDownloadPdf => "U-ETDS çıktısını indir (PDF)", "Download the U-ETDS report (PDF)";
     JCancelJourney => "Seferi iptal et", "Cancel the journey";
     JReactivate => "Seferi yeniden etkinleştir", "Re-activate the journey";
+    JNoShow => "Gelmedi", "Did not come";
     JConfirmReactivate => "Sefer U-ETDS'te yeniden etkinleştirilsin mi?", "Re-activate this journey at U-ETDS?";
     JCancelReason => "İptal nedeni", "Reason for cancelling";
     JConfirmCancel => "Sefer U-ETDS'de iptal edilsin mi?", "Cancel the journey in U-ETDS?";

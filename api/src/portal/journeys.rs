@@ -52,7 +52,7 @@ use crate::{
     extract::{parse_query, parse_value},
     limits::MAX_BODY_BYTES,
     state::AppState,
-    submit::{cancel, reactivate},
+    submit::{cancel, no_show, reactivate},
     v1::{
         endpoints::{
             journeys::{self as api, JourneyIn, JourneyQuery},
@@ -516,6 +516,20 @@ pub async fn cancel_journey(
         &m.principal().credential_id(),
     )
     .await?;
+    Ok(go(&format!("{PATH}/{id}?done=submitted"), &headers))
+}
+
+/// `POST /journeys/{id}/passengers/{passenger}/no-show`: as `POST
+/// /api/v1/portal/journeys/{id}/passengers/{passenger_id}/no-show` (the table's other fields,
+/// sent along by the button, are not read).
+pub async fn report_no_show(
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Path((id, passenger)): Path<(i64, i64)>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/passengers/{passenger_id}/no-show").await?;
+    no_show(&st, m.org(), id, passenger, None, &m.principal().credential_id()).await?;
     Ok(go(&format!("{PATH}/{id}?done=submitted"), &headers))
 }
 
@@ -1027,7 +1041,9 @@ pub async fn upload(
     saved_or_page(&st, &m, &headers, id, Editor { rows, ..Editor::default() }).await
 }
 
-fn editor_markup(lang: Lang, csrf: &str, journey: i64, ed: &Editor, writable: bool) -> Markup {
+/// The passenger table. On a delivered journey (`no_shows`) each saved passenger's row also
+/// reports that they did not come.
+fn editor_markup(lang: Lang, csrf: &str, journey: i64, ed: &Editor, writable: bool, no_shows: bool) -> Markup {
     let specs = passenger_specs();
     let cols = column_order();
     let action = format!("{PATH}/{journey}/passengers");
@@ -1060,6 +1076,13 @@ fn editor_markup(lang: Lang, csrf: &str, journey: i64, ed: &Editor, writable: bo
                                 td {
                                     @if let Some(id) = row.id { input type="hidden" name=(format!("r{i}.id")) value=(id); }
                                     label.remove { input type="checkbox" name=(format!("r{i}.remove")) value="1"; " " (lang.t(Msg::JRemoveRow)) }
+                                    @if let (true, Some(pid)) = (no_shows && writable, row.id) {
+                                        " "
+                                        button.secondary type="submit" formaction=(format!("{PATH}/{journey}/passengers/{pid}/no-show"))
+                                            formnovalidate {
+                                            (lang.t(Msg::JNoShow)) span.sr-only { " " (lang.t(Msg::JRow)) " " (i + 1) }
+                                        }
+                                    }
                                 }
                             }
                             @if let Some((f, r)) = &row.error {
@@ -1225,7 +1248,7 @@ async fn journey_page(
         }
         section.card aria-labelledby="passengers-h" {
             h2 #passengers-h { (lang.t(Msg::JPassengers)) }
-            (editor_markup(lang, csrf, id, &editor, writable))
+            (editor_markup(lang, csrf, id, &editor, writable, j.status == RecordStatus::Delivered))
             @if writable {
                 details.bulk open[editor.rows.len() <= 1] {
                     summary { (lang.t(Msg::JPasteOrUpload)) }

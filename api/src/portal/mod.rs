@@ -65,6 +65,7 @@ pub fn router(state: AppState) -> Router {
         .route("/journeys/{id}/delete", post(journeys::delete))
         .route("/journeys/{id}/cancel", post(journeys::cancel_journey))
         .route("/journeys/{id}/reactivate", post(journeys::reactivate_journey))
+        .route("/journeys/{id}/passengers/{passenger}/no-show", post(journeys::report_no_show))
         .route("/journeys/{id}/passengers", post(journeys::passengers))
         .route("/journeys/{id}/passengers/paste", post(journeys::paste))
         .route("/journeys/{id}/passengers/upload", post(journeys::upload))
