@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::{tckn, Api, Org};
+use crate::helpers::{tckn, Api, Env, InProcessScheduler, Org, TestApp};
 
 /// İstanbul / Kadıköy and Adana / Ceyhan (MERNIS codes).
 pub const ISTANBUL: i64 = 34;
@@ -98,4 +98,13 @@ impl Fleet {
         body["personnel_ids"] = json!([self.driver_id]);
         api.post_ok("/portal/journeys", self.key(), body, 201).await["id"].as_i64().unwrap()
     }
+}
+
+/// An API with a scheduler delivering through the sandbox, and an organization's fleet.
+pub async fn delivering() -> (TestApp, InProcessScheduler, Fleet) {
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let scheduler = InProcessScheduler::start(&env).await;
+    let fleet = Fleet::new(&app).await;
+    (app, scheduler, fleet)
 }

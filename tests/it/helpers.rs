@@ -188,6 +188,13 @@ impl Api {
         json_of(self.post(path, Some(bearer), body).await, status).await
     }
 
+    /// POST an action that queues a submission (submit, cancel, …) with `Prefer: wait=20`,
+    /// expect 202; the body (the submission as it ended, or still was after the wait).
+    pub async fn act(&self, path: &str, bearer: &str) -> Value {
+        let res = self.req(Method::POST, path, Some(bearer)).header("Prefer", "wait=20").send().await.unwrap();
+        json_of(res, 202).await
+    }
+
     /// GET and expect 200; the body.
     pub async fn get_ok(&self, path: &str, bearer: &str) -> Value {
         json_of(self.get(path, bearer).await, 200).await

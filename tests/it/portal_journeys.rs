@@ -9,7 +9,7 @@ use reqwest::{header, StatusCode};
 use serde_json::{json, Value};
 
 use crate::{
-    fixtures::{journey, Fleet, CEYHAN, KADIKOY},
+    fixtures::{delivering, journey, Fleet, CEYHAN, KADIKOY},
     helpers::{tckn, Env, InProcessScheduler, TestApp},
     portal::{Seen, Visitor},
 };
@@ -409,10 +409,7 @@ async fn a_cancelled_journey_is_reactivated_from_its_page() {
 
 #[tokio::test]
 async fn a_passenger_who_did_not_come_is_reported_from_the_journeys_page() {
-    let env = Env::new().await.with_scheduler();
-    let app = TestApp::start(env.clone()).await;
-    let _scheduler = InProcessScheduler::start(&env).await;
-    let fleet = Fleet::new(&app).await;
+    let (app, _scheduler, fleet) = delivering().await;
     let key = fleet.key().to_string();
     let id = fleet.journey(&app).await;
     let pid = app.post_ok(&format!("/portal/journeys/{id}/passengers"), &key, crate::fixtures::passenger(5), 201).await
@@ -423,13 +420,7 @@ async fn a_passenger_who_did_not_come_is_reported_from_the_journeys_page() {
     let page = format!("/journeys/{id}");
     let action = format!("/journeys/{id}/passengers/{pid}/no-show");
     assert!(!v.get(&page).await.body.contains(&action), "not before it is delivered");
-    let res = app
-        .req(reqwest::Method::POST, &format!("/portal/journeys/{id}/submit"), Some(&key))
-        .header("Prefer", "wait=20")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::ACCEPTED);
+    app.act(&format!("/portal/journeys/{id}/submit"), &key).await;
     assert!(v.get(&page).await.body.contains(&format!(r#"formaction="{action}""#)));
     let sent = v.submit(&page, &action, &[]).await;
     assert_eq!((sent.status, sent.location()), (StatusCode::SEE_OTHER, format!("{page}?done=submitted").as_str()));

@@ -9,19 +9,10 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::{
-    fixtures::{cargo, vehicle, Fleet, ADANA, CEYHAN, ISTANBUL, KADIKOY},
-    helpers::{json_of, Env, InProcessScheduler, TestApp},
+    fixtures::{cargo, delivering, vehicle, Fleet, ADANA, CEYHAN, ISTANBUL, KADIKOY},
+    helpers::{json_of, TestApp},
     portal::{Seen, Visitor},
 };
-
-/// A deployment with a scheduler delivering to the sandbox, and one organization's fleet.
-async fn delivering() -> (TestApp, InProcessScheduler, Fleet) {
-    let env = Env::new().await.with_scheduler();
-    let app = TestApp::start(env.clone()).await;
-    let scheduler = InProcessScheduler::start(&env).await;
-    let fleet = Fleet::new(&app).await;
-    (app, scheduler, fleet)
-}
 
 /// A shipment on vehicle `plate` (made for it), submitted through the API; the submission.
 async fn shipped(app: &TestApp, f: &Fleet, plate: &str, wait: Option<u64>) -> Value {
