@@ -6,8 +6,8 @@
 
 use axum::{
     extract::{Path, RawQuery, State},
-    http::{HeaderMap, HeaderValue, Method, StatusCode},
-    response::{Html, IntoResponse, Redirect, Response},
+    http::{HeaderMap, Method, StatusCode},
+    response::{Html, IntoResponse, Response},
     Form,
 };
 use maud::{html, Markup};
@@ -24,7 +24,7 @@ use super::{
     forms::{self, Typed},
     i18n::{field_label, Lang, Msg},
     member::{admit, Member},
-    page::{flash, page, table, urlencode, PortalError, Shell},
+    page::{flash, go, page, table, urlencode, PortalError, Shell},
     records::shown,
     submissions::{status, FINAL_EVENT},
     submitting::Record,
@@ -193,7 +193,7 @@ fn answer(
     outcome: Result<Cargo, ApiError>,
 ) -> Result<Response, PortalError> {
     match outcome {
-        Ok(c) => Ok(go(headers, &format!("/cargo/{}?done=saved", c.id))),
+        Ok(c) => Ok(go(&format!("/cargo/{}?done=saved", c.id), headers)),
         Err(e) if correctable(&e) => {
             let body = if headers.contains_key("hx-request") {
                 form(m, id, typed, Some(&e)).into_string()
@@ -203,17 +203,6 @@ fn answer(
             Ok((e.status(), Html(body)).into_response())
         }
         Err(e) => Err(e.into()),
-    }
-}
-
-/// To `to`: htmx is told to go there; a plain form is redirected.
-fn go(headers: &HeaderMap, to: &str) -> Response {
-    if headers.contains_key("hx-request") {
-        let mut res = StatusCode::NO_CONTENT.into_response();
-        res.headers_mut().insert("hx-redirect", HeaderValue::from_str(to).expect("a path"));
-        res
-    } else {
-        Redirect::to(to).into_response()
     }
 }
 
@@ -259,7 +248,7 @@ pub async fn delete(
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::DELETE, "/portal/cargo/{id}").await?;
     delete_draft(&st.db, TargetType::Cargo, m.principal(), id).await?;
-    Ok(go(&headers, "/cargo?done=deleted"))
+    Ok(go("/cargo?done=deleted", &headers))
 }
 
 /// `GET /cargo/{id}`: the shipment, its actions, and the live status of its latest submission.

@@ -12,8 +12,8 @@ use std::{
 
 use axum::{
     extract::{Multipart, Path, RawQuery, State},
-    http::{HeaderMap, HeaderValue, Method, StatusCode},
-    response::{Html, IntoResponse, Redirect, Response},
+    http::{HeaderMap, Method, StatusCode},
+    response::{Html, IntoResponse, Response},
     Form,
 };
 use maud::{html, Markup};
@@ -42,7 +42,7 @@ use super::{
     forms::{self, FieldSpec, Kind, Typed},
     i18n::{field_label, Lang, Msg},
     member::{admit, Member},
-    page::{flash, page, urlencode, PortalError, Shell},
+    page::{flash, go, page, urlencode, PortalError, Shell},
     submissions::{status, FINAL_EVENT},
     submitting::Record,
 };
@@ -396,17 +396,6 @@ fn correctable(e: &ApiError) -> bool {
         // A vehicle or crew member the organization does not have: named by its field.
         ApiError::NotFound(d) => d.contains(": "),
         _ => false,
-    }
-}
-
-/// Done: to `to` (htmx is told to go there; a plain form is redirected).
-fn go(to: &str, headers: &HeaderMap) -> Response {
-    if headers.contains_key("hx-request") {
-        let mut res = StatusCode::NO_CONTENT.into_response();
-        res.headers_mut().insert("hx-redirect", HeaderValue::from_str(to).expect("a path"));
-        res
-    } else {
-        Redirect::to(to).into_response()
     }
 }
 

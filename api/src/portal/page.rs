@@ -134,6 +134,18 @@ pub fn table<T>(headings: &[&str], items: &[T], empty: &str, row: impl Fn(&T) ->
     }
 }
 
+/// Done: on to `to` (htmx is told to go there, so the whole page changes; a plain form is
+/// redirected).
+pub fn go(to: &str, headers: &HeaderMap) -> Response {
+    if headers.contains_key("hx-request") {
+        let mut res = StatusCode::NO_CONTENT.into_response();
+        res.headers_mut().insert("hx-redirect", HeaderValue::from_str(to).expect("a path"));
+        res
+    } else {
+        Redirect::to(to).into_response()
+    }
+}
+
 /// A short message in the live region (htmx swaps it in).
 pub fn flash(text: &str, kind: &str) -> Markup {
     html! { p class=(format!("flash {kind}")) { (text) } }

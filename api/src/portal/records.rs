@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use axum::{
     extract::{Path, Query, State},
-    http::{HeaderMap, HeaderValue, Method, StatusCode},
-    response::{Html, IntoResponse, Redirect, Response},
+    http::{HeaderMap, Method},
+    response::{Html, IntoResponse, Response},
     Form,
 };
 use maud::{html, Markup};
@@ -20,7 +20,7 @@ use super::{
     forms::{self, FieldSpec, Typed},
     i18n::{field_label, Msg},
     member::{admit, Member},
-    page::{flash, page, table, PortalError, Shell},
+    page::{flash, go, page, table, PortalError, Shell},
 };
 use crate::{
     error::ApiError,
@@ -183,16 +183,9 @@ pub async fn edit<R: Pages>(
     Ok(Html(form_page::<R>(&m, Some(id), &typed, None)))
 }
 
-/// Saved: back to the list (htmx is told to go there; a plain form is redirected).
+/// Saved: back to the list.
 fn saved(path: &str, headers: &HeaderMap, done: &str) -> Response {
-    let to = format!("{path}?done={done}");
-    if headers.contains_key("hx-request") {
-        let mut res = StatusCode::NO_CONTENT.into_response();
-        res.headers_mut().insert("hx-redirect", HeaderValue::from_str(&to).expect("a path"));
-        res
-    } else {
-        Redirect::to(&to).into_response()
-    }
+    go(&format!("{path}?done={done}"), headers)
 }
 
 /// The form again, with what was typed and why it was refused (a fragment for htmx, else the

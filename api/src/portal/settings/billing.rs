@@ -22,7 +22,7 @@ use tns_core::{
 };
 use tns_store::{self as db, pagination::Page};
 
-use super::{done, settings_page};
+use super::settings_page;
 use crate::{
     error::ApiError,
     extract::parse_value,
@@ -30,7 +30,7 @@ use crate::{
         format,
         i18n::{Lang, Msg},
         member::{admit, Member},
-        page::{flash, table, PortalError},
+        page::{flash, go, table, PortalError},
     },
     quota::Month,
     state::AppState,
@@ -223,7 +223,7 @@ pub async fn change(
     admit(&st, m.principal(), Method::POST, "/portal/billing/subscription/change").await?;
     let input: ChangeIn = parse_value(json!({ "plan_code": f.plan_code }))?;
     api::change_plan(&st, m.principal(), input).await?;
-    Ok(done(&format!("{PATH}?done=changed"), &headers))
+    Ok(go(&format!("{PATH}?done=changed"), &headers))
 }
 
 /// `GET /settings/billing/invoices/{id}/pdf`: the document `GET

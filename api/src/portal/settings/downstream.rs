@@ -21,7 +21,7 @@ use tns_core::{
     },
 };
 
-use super::{correctable, done, field_error, problem, settings_page};
+use super::{correctable, field_error, problem, settings_page};
 use crate::{
     error::ApiError,
     extract::parse_value,
@@ -29,7 +29,7 @@ use crate::{
         format,
         i18n::{Lang, Msg},
         member::{admit, Member, SignedIn},
-        page::{flash, PortalError},
+        page::{flash, go, PortalError},
     },
     state::AppState,
     v1::endpoints::downstream::{self as api, Downstream, DownstreamIn},
@@ -206,7 +206,7 @@ pub async fn save(
         Err(e) => Err(e),
     };
     match outcome {
-        Ok(_) => Ok(done(&format!("{PATH}?done=saved"), &headers)),
+        Ok(_) => Ok(go(&format!("{PATH}?done=saved"), &headers)),
         Err(e) if correctable(&e) => {
             let current = api::current(&st, m.org()).await?;
             let page = render(m.lang, &m.signed_in, &current, Some(&f), Some(&e), false);

@@ -18,7 +18,7 @@ use tns_core::scopes::{
 };
 use tns_store::api_keys;
 
-use super::{correctable, done, field_error, problem, settings_page};
+use super::{correctable, field_error, problem, settings_page};
 use crate::{
     error::ApiError,
     extract::parse_value,
@@ -26,7 +26,7 @@ use crate::{
         format,
         i18n::{Lang, Msg},
         member::{admit, Member, SignedIn},
-        page::{flash, table, PortalError},
+        page::{flash, go, table, PortalError},
     },
     state::AppState,
     v1::endpoints::api_keys::{self as api, CreateKeyIn},
@@ -171,5 +171,5 @@ pub async fn revoke(
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::DELETE, "/portal/api-keys/{id}").await?;
     api::revoke_key(&st, m.principal(), id).await?;
-    Ok(done(&format!("{PATH}?done=revoked"), &headers))
+    Ok(go(&format!("{PATH}?done=revoked"), &headers))
 }

@@ -8,10 +8,7 @@ pub mod keys;
 pub mod support;
 pub mod webhooks;
 
-use axum::{
-    http::{HeaderMap, HeaderValue, StatusCode},
-    response::{IntoResponse, Redirect, Response},
-};
+use axum::http::StatusCode;
 use maud::{html, Markup};
 use tns_core::scopes::{Scope, Scopes};
 
@@ -83,17 +80,6 @@ fn problem(lang: Lang, e: &ApiError) -> String {
         StatusCode::SERVICE_UNAVAILABLE => lang.t(Msg::TryAgainLater).to_string(),
         s if s.is_server_error() => lang.t(Msg::SomethingWrong).to_string(),
         _ => e.to_string(),
-    }
-}
-
-/// Done: to `to` (htmx is told to go there; a plain form is redirected).
-fn done(to: &str, headers: &HeaderMap) -> Response {
-    if headers.contains_key("hx-request") {
-        let mut res = StatusCode::NO_CONTENT.into_response();
-        res.headers_mut().insert("hx-redirect", HeaderValue::from_str(to).expect("a path"));
-        res
-    } else {
-        Redirect::to(to).into_response()
     }
 }
 

@@ -21,7 +21,7 @@ use tns_core::{
 };
 use tns_store::{self as db, pagination::Page};
 
-use super::{correctable, done, field_error, problem, settings_page};
+use super::{correctable, field_error, problem, settings_page};
 use crate::{
     error::ApiError,
     extract::parse_value,
@@ -29,7 +29,7 @@ use crate::{
         format,
         i18n::{Lang, Msg},
         member::{admit, Member, SignedIn},
-        page::{flash, table, PortalError},
+        page::{flash, go, table, PortalError},
     },
     state::AppState,
     v1::endpoints::support::{self as api, TicketIn},
@@ -137,7 +137,7 @@ pub async fn open(
         Err(e) => Err(e),
     };
     match outcome {
-        Ok(_) => Ok(done(&format!("{PATH}?done=opened"), &headers)),
+        Ok(_) => Ok(go(&format!("{PATH}?done=opened"), &headers)),
         Err(e) if correctable(&e) => {
             let page = render(&st, m.lang, &m.signed_in, &f, Some(&e), false).await?;
             Ok((e.status(), Html(page)).into_response())

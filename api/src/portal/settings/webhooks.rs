@@ -24,7 +24,7 @@ use tns_store::{
     webhooks::{self as store, DeliveryFilter, Subscription},
 };
 
-use super::{correctable, done, problem, settings_page};
+use super::{correctable, problem, settings_page};
 use crate::{
     error::ApiError,
     extract::parse_value,
@@ -33,7 +33,7 @@ use crate::{
         forms::{self, FieldSpec, Typed},
         i18n::{Lang, Msg},
         member::{admit, Member, SignedIn},
-        page::{flash, table, PortalError},
+        page::{flash, go, table, PortalError},
     },
     state::AppState,
     v1::endpoints::webhooks::{self as api, CreatedSubscription},
@@ -221,7 +221,7 @@ pub async fn test_event(
     admit(&st, m.principal(), Method::POST, "/portal/webhooks/test-event").await?;
     let input: TestEventIn = parse_value(json!({ "subscription_id": id }))?;
     api::send_test(&st, m.principal(), input).await?;
-    Ok(done(&format!("{PATH}/{id}?done=test"), &headers))
+    Ok(go(&format!("{PATH}/{id}?done=test"), &headers))
 }
 
 /// `GET /settings/webhooks/deliveries/{id}`: a delivery, its payload and its attempts.
