@@ -208,12 +208,15 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
         downstream_state: None,
         untried: false,
     };
+    // The next try, with backoff, and whether it would fall past the retry window.
+    let span = |d: Duration| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
+    let at = Utc::now() + span(settings.retry.delay(item.attempts.max(1) as u32, rand::random::<f64>()));
+    let window_spent = at > item.created_at + span(settings.retry.window);
+    // A failed look-up ends its retries when the window is spent, or once the submission is
+    // `unknown` (no window applies to it any more).
+    let look_up_gives_up = window_spent || item.state == SubmissionState::Unknown;
     let retry = |f: &mut Finished, error: String| {
-        let delay = settings.retry.delay(item.attempts.max(1) as u32, rand::random::<f64>());
-        let at = Utc::now() + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::MAX);
-        let give_up =
-            item.created_at + chrono::Duration::from_std(settings.retry.window).unwrap_or(chrono::Duration::MAX);
-        if at > give_up {
+        if window_spent {
             f.error_message = Some(format!("gave up after {} attempts: {error}", item.attempts));
         } else {
             f.state = SubmissionState::Pending;
@@ -225,8 +228,6 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
     // Looking an uncertain write up failed: never sent again blindly, looked up again with
     // back-off (no retry window) until it is known or an operator resolves it.
     let unknown = |f: &mut Finished, outcome: AttemptOutcome, error: String| {
-        let delay = settings.retry.delay(item.attempts.max(1) as u32, rand::random::<f64>());
-        let at = Utc::now() + chrono::Duration::from_std(delay).unwrap_or(chrono::Duration::MAX);
         f.state = SubmissionState::Unknown;
         f.outcome = outcome;
         f.retry_at = Some(at);
@@ -241,10 +242,10 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
         Outcome::Failed(AdapterError::Permanent(e) | AdapterError::Suspect(e), Phase::Reconcile) => {
             unknown(&mut f, AttemptOutcome::Permanent, e);
         }
-        Outcome::Failed(AdapterError::Transient(e), Phase::Reconcile) if gives_up(settings, item) => {
+        Outcome::Failed(AdapterError::Transient(e), Phase::Reconcile) if look_up_gives_up => {
             unknown(&mut f, AttemptOutcome::Transient, e);
         }
-        Outcome::Timeout(Phase::Reconcile) if gives_up(settings, item) => {
+        Outcome::Timeout(Phase::Reconcile) if look_up_gives_up => {
             unknown(
                 &mut f,
                 AttemptOutcome::Timeout,
@@ -312,14 +313,6 @@ fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chr
         Outcome::LeaseLost => f.state = SubmissionState::Pending,
     }
     f
-}
-
-/// Whether a failed look-up of `item` ends its retries: it is already `unknown` (no retry
-/// window applies to it any more), or its retry window would be spent before the next try.
-fn gives_up(settings: &Settings, item: &Claimed) -> bool {
-    let span = |d: Duration| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);
-    item.state == SubmissionState::Unknown
-        || Utc::now() + span(settings.retry.cap) > item.created_at + span(settings.retry.window)
 }
 
 /// The Türkiye calendar day (`YYYY-MM-DD`, UTC+3 all year) of `at`.

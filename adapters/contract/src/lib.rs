@@ -34,16 +34,6 @@ pub enum AdapterError {
 }
 
 impl AdapterError {
-    /// The message, whatever the kind.
-    pub fn message(&self) -> &str {
-        match self {
-            AdapterError::Transient(m)
-            | AdapterError::Permanent(m)
-            | AdapterError::Configuration(m)
-            | AdapterError::Suspect(m) => m,
-        }
-    }
-
     /// The same kind with its message changed by `f` (masked, shortened).
     pub fn map_message(self, f: impl FnOnce(String) -> String) -> AdapterError {
         match self {

@@ -607,17 +607,22 @@ pub fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Val
     p.next(a, id)
 }
 
-/// A cancellation U-ETDS took (or already holds).
-/// The receipt of a trip's state changed (cancelled, re-activated): the trip as it was.
-pub fn cancelled(c: &Cancellation) -> Step {
+/// Done, the notification `reference` as it was (its kept `state`): what a change of its
+/// state (cancelled, re-activated) or a notice about it (a no-show) answers.
+fn state_kept(reference: &str, state: &Value) -> Step {
     Step::Done {
         receipt: Receipt {
-            downstream_reference: c.downstream_reference.clone(),
+            downstream_reference: reference.to_string(),
             passengers: vec![],
             message: Some("İŞLEM BAŞARILI".into()),
-            state: c.downstream_state.clone(),
+            state: state.clone(),
         },
     }
+}
+
+/// A cancellation (or re-activation) U-ETDS took, or already holds.
+pub fn cancelled(c: &Cancellation) -> Step {
+    state_kept(&c.downstream_reference, &c.downstream_state)
 }
 
 pub fn cancel(svc: &impl TripService, c: &Cancellation) -> AdapterResult<Step> {
@@ -634,14 +639,7 @@ pub fn cancel(svc: &impl TripService, c: &Cancellation) -> AdapterResult<Step> {
 /// was reported already is done.
 pub fn no_show(svc: &impl TripService, x: &NoShow) -> AdapterResult<Step> {
     let id = number(&x.downstream_reference, "the trip reference")?;
-    let done = || Step::Done {
-        receipt: Receipt {
-            downstream_reference: x.downstream_reference.clone(),
-            passengers: vec![],
-            message: Some("İŞLEM BAŞARILI".into()),
-            state: x.downstream_state.clone(),
-        },
-    };
+    let done = || state_kept(&x.downstream_reference, &x.downstream_state);
     match svc.report_no_show(id, x) {
         Ok(()) => Ok(done()),
         Err(AdapterError::Permanent(e)) if already_reported(&e) => Ok(done()),
