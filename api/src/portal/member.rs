@@ -152,3 +152,24 @@ pub async fn admit(st: &AppState, member: &Principal, method: Method, route: &st
         Err(PortalError::QuotaUsedUp)
     }
 }
+
+/// An anonymous form (sign-in, registration, a forgotten password) read, then admitted by the
+/// per-address limit the API's unauthenticated routes have; `what` names the requests in the
+/// refusal ("sign-ins", "requests").
+pub async fn limited_form<T: serde::de::DeserializeOwned>(
+    st: &AppState,
+    req: Request,
+    what: &str,
+) -> Result<T, PortalError> {
+    let ip = st.throttle.client_ip(&req);
+    let axum::Form(form) = <axum::Form<T> as axum::extract::FromRequest<AppState>>::from_request(req, st)
+        .await
+        .map_err(|e| PortalError::Api(ApiError::BadRequest(e.body_text())))?;
+    if !st.throttle.hit(&st.redis, ip).await.admitted {
+        return Err(PortalError::Api(ApiError::TooManyRequests {
+            detail: format!("too many {what} from this address; wait a minute"),
+            retry_after_secs: 60,
+        }));
+    }
+    Ok(form)
+}

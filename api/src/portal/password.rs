@@ -17,7 +17,7 @@ use tns_store::members;
 
 use super::{
     i18n::{Lang, Msg},
-    member::Me,
+    member::{limited_form, Me},
     page::{flash, page, PortalError, Shell},
 };
 use crate::{auth::password, error::ApiError, state::AppState};
@@ -121,16 +121,7 @@ pub struct ForgotForm {
 /// answer either way.
 pub async fn forgot(State(st): State<AppState>, headers: HeaderMap, req: Request) -> Result<Response, PortalError> {
     let lang = Lang::of(&headers);
-    let ip = st.throttle.client_ip(&req);
-    let Form(f) = <Form<ForgotForm> as axum::extract::FromRequest<AppState>>::from_request(req, &st)
-        .await
-        .map_err(|e| PortalError::Api(ApiError::BadRequest(e.body_text())))?;
-    if !st.throttle.hit(&st.redis, ip).await.admitted {
-        return Err(PortalError::Api(ApiError::TooManyRequests {
-            detail: "too many requests from this address; wait a minute".into(),
-            retry_after_secs: 60,
-        }));
-    }
+    let f: ForgotForm = limited_form(&st, req, "requests").await?;
     let (Some(base), true) = (&st.cfg.public_url, st.cfg.mailer.sends()) else {
         return Ok(
             (StatusCode::SERVICE_UNAVAILABLE, Html(forgot_page(lang, Some(lang.t(Msg::NoResetHere))))).into_response()

@@ -5,10 +5,9 @@
 //! can register a visitor and sign them in to an account of its choosing.
 
 use axum::{
-    extract::{FromRequest, Request, State},
+    extract::{Request, State},
     http::{header, HeaderMap, StatusCode},
     response::{Html, IntoResponse, Response},
-    Form,
 };
 use maud::{html, Markup};
 use tns_core::keys::random_token;
@@ -16,6 +15,7 @@ use tns_core::keys::random_token;
 use super::{
     forms::{self, FieldSpec, Typed},
     i18n::{Lang, Msg},
+    member::limited_form,
     page::{flash, page, PortalError, Shell},
     signin::{form_cookie, open_session},
 };
@@ -135,17 +135,7 @@ pub async fn form(State(st): State<AppState>, headers: HeaderMap) -> Response {
 /// password) and the API's reason beside its field, otherwise.
 pub async fn submit(State(st): State<AppState>, headers: HeaderMap, req: Request) -> Result<Response, PortalError> {
     let lang = Lang::of(&headers);
-    let ip = st.throttle.client_ip(&req);
-    let Form(pairs) = Form::<Vec<(String, String)>>::from_request(req, &st)
-        .await
-        .map_err(|e| PortalError::Api(ApiError::BadRequest(e.body_text())))?;
-    // The API admits its unauthenticated routes by this limit; so is this form.
-    if !st.throttle.hit(&st.redis, ip).await.admitted {
-        return Err(PortalError::Api(ApiError::TooManyRequests {
-            detail: "too many requests from this address; wait a minute".into(),
-            retry_after_secs: 60,
-        }));
-    }
+    let pairs: Vec<(String, String)> = limited_form(&st, req, "requests").await?;
     let sent_token = pairs.iter().find(|(k, _)| k == "token").map(|(_, v)| v.clone()).unwrap_or_default();
     // A password is taken as typed (spaces are characters of it); the rest trimmed, as forms are.
     let password = pairs.iter().find(|(k, _)| k == "password").map(|(_, v)| v.clone()).filter(|p| !p.is_empty());

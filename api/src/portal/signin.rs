@@ -7,14 +7,13 @@ use axum::{
     extract::{Path, Query, Request, State},
     http::{header, HeaderMap, HeaderValue, StatusCode},
     response::{Html, IntoResponse, Redirect, Response},
-    Form,
 };
 use maud::html;
 use serde::Deserialize;
 
 use super::{
     i18n::{Lang, Msg, LANG_COOKIE},
-    member::SignedIn,
+    member::{limited_form, SignedIn},
     page::{flash, page, PortalError, Shell},
 };
 use crate::{
@@ -117,16 +116,7 @@ pub struct SignInForm {
 /// was typed (but the password) and why, otherwise.
 pub async fn submit(State(st): State<AppState>, headers: HeaderMap, req: Request) -> Result<Response, PortalError> {
     let lang = Lang::of(&headers);
-    let ip = st.throttle.client_ip(&req);
-    let Form(f) = Form::<SignInForm>::from_request(req, &st)
-        .await
-        .map_err(|e| PortalError::Api(ApiError::BadRequest(e.body_text())))?;
-    if !st.throttle.hit(&st.redis, ip).await.admitted {
-        return Err(PortalError::Api(ApiError::TooManyRequests {
-            detail: "too many sign-ins from this address; wait a minute".into(),
-            retry_after_secs: 60,
-        }));
-    }
+    let f: SignInForm = limited_form(&st, req, "sign-ins").await?;
     let next = local(f.next.as_deref()).to_string();
     let again = |message: &str, status: StatusCode| {
         let token = random_token();
@@ -196,8 +186,6 @@ pub async fn language(
     res.headers_mut().append(header::SET_COOKIE, HeaderValue::from_str(&c).expect("cookie is ASCII"));
     res
 }
-
-use axum::extract::FromRequest;
 
 /// The path and query of the page that linked here, when it is a page of this site (the
 /// portal's pages send their address to themselves only: `Referrer-Policy: same-origin`).
