@@ -26,21 +26,10 @@ command -v wrk >/dev/null || { echo "wrk is required: apt-get install wrk" >&2; 
 bench_build --bin tns
 BIN=$BUILD/tns
 
-psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
-psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $DB" >/dev/null
-
-common_env() {
-  export TNS_DATABASE_URL=postgres://postgres@127.0.0.1:5432/$DB
-  export TNS_REDIS_PREFIX="bench:$$:"
-  export TNS_SIGNING_SECRET=bench-signing-secret-0123456789abcdefghij
-  export TNS_AUTH_RATE_LIMIT=100000000
-  export TNS_COOKIE_SECURE=false
-  export RUST_LOG=warn
-}
+bench_db "$DB"
 
 # Servers started so far; stopped on any exit, also when the second one fails to start.
 trap 'kill "${TNS_PIDS[@]}" 2>/dev/null || true' EXIT
-common_env
 TNS_QUOTA_ENABLED=true tns_start $PORT_ON "$OUT/tns-$PORT_ON.log"
 TNS_QUOTA_ENABLED=false tns_start $PORT_OFF "$OUT/tns-$PORT_OFF.log"
 

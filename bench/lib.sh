@@ -26,6 +26,20 @@ bench_build() {
 # scheduler; benchmark data is not secret).
 export TNS_DATA_KEY=${TNS_DATA_KEY:-$(printf '5e%.0s' $(seq 32))}
 
+# bench_db DB: a fresh database DB, and the environment an API process of a benchmark runs
+# with on it (a throw-away signing secret, no per-address limit to speak of, plain cookies,
+# quiet logs; Redis keys under a prefix of this run).
+bench_db() {
+  psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $1 WITH (FORCE)" >/dev/null
+  psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $1" >/dev/null
+  export TNS_DATABASE_URL=postgres://postgres@127.0.0.1:5432/$1
+  export TNS_REDIS_PREFIX="bench:$1:$$:"
+  export TNS_SIGNING_SECRET=bench-signing-secret-0123456789abcdefghij
+  export TNS_AUTH_RATE_LIMIT=100000000
+  export TNS_COOKIE_SECURE=false
+  export RUST_LOG=warn
+}
+
 # tns_start PORT LOG: start "$BIN api" on 127.0.0.1:PORT in the background with the caller's
 # environment, add its pid to TNS_PIDS (the caller's EXIT trap kills them) and wait for
 # /healthz. A server that exits or never answers fails the benchmark, with the end of its log

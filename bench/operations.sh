@@ -32,15 +32,8 @@ command -v pgbench >/dev/null || { echo "pgbench is required" >&2; exit 1; }
 bench_build --bin tns
 BIN=$BUILD/tns
 
-"${PSQL[@]}" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
-"${PSQL[@]}" -c "CREATE DATABASE $DB" >/dev/null
-export TNS_DATABASE_URL=postgres://postgres@127.0.0.1:5432/$DB
-export TNS_REDIS_PREFIX="bench:ops:$$:"
-export TNS_SIGNING_SECRET=bench-signing-secret-0123456789abcdefghij
-export TNS_AUTH_RATE_LIMIT=100000000
-export TNS_COOKIE_SECURE=false
+bench_db "$DB"
 export TNS_DB_MAX_CONNECTIONS=$CONNS
-export RUST_LOG=warn
 trap 'kill "${TNS_PIDS[@]}" 2>/dev/null || true' EXIT
 tns_start $PORT "$OUT/tns-ops.log"
 API=http://127.0.0.1:$PORT/api/v1

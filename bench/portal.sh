@@ -43,14 +43,7 @@ fi
 
 bench_build --bin tns
 BIN=$BUILD/tns
-psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null
-psql -h 127.0.0.1 -U postgres -qc "CREATE DATABASE $DB" >/dev/null
-export TNS_DATABASE_URL=postgres://postgres@127.0.0.1:5432/$DB
-export TNS_REDIS_PREFIX="bench:$$:"
-export TNS_SIGNING_SECRET=bench-signing-secret-0123456789abcdefghij
-export TNS_AUTH_RATE_LIMIT=100000000
-export TNS_COOKIE_SECURE=false
-export RUST_LOG=warn
+bench_db "$DB"
 PROFILES=()
 trap 'kill "${TNS_PIDS[@]}" 2>/dev/null || true; rm -rf "${PROFILES[@]}"' EXIT
 tns_start $PORT "$OUT/tns.log"
