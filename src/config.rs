@@ -93,8 +93,8 @@ impl Config {
         let vars = Vars::new(&lookup);
         let profile = role.profile();
         let adapters = AdapterSettings::from_vars(&vars, profile)?;
-        // The API seals webhook secrets and downstream passwords, the scheduler opens them: both
-        // need the same key. `tns dev` uses a fixed, public one (its data is not secret, and a
+        // The API seals webhook secrets and downstream passwords, the scheduler and the jobs
+        // (drift checks) open them: all need the same key. `tns dev` uses a fixed, public one (its data is not secret, and a
         // dev database must stay readable across restarts).
         let data_key = || {
             let fallback = (profile == Profile::Dev).then(|| DataKey::new(*b"tns dev data key: not a secret!!"));
@@ -118,7 +118,7 @@ impl Config {
             false => None,
         };
         let jobs = match role.runs_jobs() {
-            true => Some(tns_jobs::Settings::from_vars(&vars, profile)?),
+            true => Some(tns_jobs::Settings::from_vars(&vars, profile, data_key()?)?),
             false => None,
         };
         Ok(Config {

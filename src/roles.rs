@@ -92,11 +92,20 @@ pub async fn scheduler(
     Scheduler::prepare(settings, &cfg.db, metrics, adapters, &cfg.adapters.dir).await
 }
 
-/// The jobs role's parts: its pool, its elector, its metrics on `metrics`.
-pub async fn jobs(cfg: &Config, metrics: &prometheus::Registry) -> anyhow::Result<tns_jobs::Runner> {
+/// The jobs role's parts: its pool, its elector, its metrics on `metrics`; with the plugins
+/// of `adapters` (the drift checks ask them), or its own.
+pub async fn jobs(
+    cfg: &Config,
+    metrics: &prometheus::Registry,
+    adapters: Option<Arc<Registry>>,
+) -> anyhow::Result<tns_jobs::Runner> {
     let settings = cfg.jobs.clone().context("this role runs no jobs")?;
+    let adapters = match adapters {
+        Some(a) => a,
+        None => load_adapters(cfg)?,
+    };
     let db = tns_store::connect(&cfg.db.url, 4, "tns-jobs").await?;
-    tns_jobs::Runner::prepare(settings, &cfg.db.url, db, metrics).await
+    tns_jobs::Runner::prepare(settings, &cfg.db.url, db, metrics, adapters, cfg.adapters.call_timeout).await
 }
 
 /// `tns admin ARGS`: one operator's command, its output on stdout.
@@ -146,7 +155,7 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
         Role::Jobs => {
             database(&cfg, 2, "tns-jobs").await?.close().await;
             let metrics = prometheus::Registry::new();
-            let runner = jobs(&cfg, &metrics).await?;
+            let runner = jobs(&cfg, &metrics, None).await?;
             let _probes = Probes::start(cfg.listen, metrics, runner.db().clone()).await?;
             runner.run(shutdown).await
         }
@@ -171,8 +180,8 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
             // The scheduler and the jobs run alongside, on the API's metrics, and stop after the
             // API has drained.
             let registry = app.state().metrics.registry().clone();
-            let scheduler = scheduler(&cfg, &registry, Some(adapters)).await?;
-            let runner = jobs(&cfg, &registry).await?;
+            let scheduler = scheduler(&cfg, &registry, Some(adapters.clone())).await?;
+            let runner = jobs(&cfg, &registry, Some(adapters)).await?;
             let (stop, stopped) = tokio::sync::watch::channel(false);
             let until_stopped = move || {
                 let mut stopped = stopped.clone();

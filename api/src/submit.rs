@@ -12,7 +12,7 @@ use tns_adapter::{Cancellation, Kind, NoShow, Reactivation};
 
 use crate::{
     error::{ApiError, ApiResult},
-    snapshot::{self, Delivery},
+    snapshot,
     state::AppState,
 };
 use tns_core::domain::{
@@ -21,7 +21,7 @@ use tns_core::domain::{
 };
 use tns_store::{
     self as db,
-    submissions::{Queued, Submission, Target},
+    submissions::{delivery::Delivery, Queued, Submission, Target},
 };
 
 /// Where submissions go until the organization chooses otherwise.

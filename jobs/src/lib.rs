@@ -3,6 +3,7 @@
 //! stops them at once when its term ends. Run as many replicas as you like: one works, the
 //! others wait to take over.
 
+pub mod drift;
 pub mod leader;
 pub mod periodic;
 pub mod settings;
@@ -47,16 +48,20 @@ pub struct Runner {
     db: PgPool,
     elector: Elector,
     metrics: Arc<Metrics>,
+    drift: Option<Arc<drift::DriftCheck>>,
 }
 
 impl Runner {
     /// In a cluster the Lease lives in the configured namespace, reached with the pod's
-    /// service account (in-cluster configuration).
+    /// service account (in-cluster configuration). `adapters` (each call within `call_timeout`)
+    /// are what the drift checks ask.
     pub async fn prepare(
         settings: Settings,
         database_url: &str,
         db: PgPool,
         registry: &Registry,
+        adapters: Arc<tns_adapter_host::Registry>,
+        call_timeout: std::time::Duration,
     ) -> anyhow::Result<Runner> {
         use anyhow::Context;
         let elector = match &settings.election {
@@ -70,7 +75,9 @@ impl Runner {
             }
         };
         let metrics = Arc::new(Metrics::new(registry).context("registering the jobs' metrics")?);
-        Ok(Runner { settings, db, elector, metrics })
+        let drift = drift::DriftCheck::new(settings.drift, adapters, settings.data_key.clone(), call_timeout, registry)
+            .context("registering the drift checks' metrics")?;
+        Ok(Runner { settings, db, elector, metrics, drift: Some(Arc::new(drift)) })
     }
 
     /// The role's pool (for its readiness probe).
@@ -79,7 +86,8 @@ impl Runner {
     }
 
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
-        run(self.db, self.settings, self.elector, self.metrics, shutdown).await
+        let jobs = self.settings.jobs(self.drift);
+        run(self.db, self.settings, jobs, self.elector, self.metrics, shutdown).await
     }
 }
 
@@ -87,12 +95,12 @@ impl Runner {
 pub async fn run(
     db: PgPool,
     settings: Settings,
+    jobs: Vec<Job>,
     elector: Elector,
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     tokio::pin!(shutdown);
-    let jobs = settings.jobs();
     tracing::info!(election = elector.kind(), identity = %settings.identity, "jobs role started");
     loop {
         let mut term = tokio::select! {

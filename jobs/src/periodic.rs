@@ -2,7 +2,7 @@
 //! nothing the first run did not), so leadership is what keeps them cheap, not what keeps them
 //! correct.
 
-use std::time::Duration;
+use std::{sync::Arc, time::Duration};
 
 use chrono::Utc;
 use sqlx::PgPool;
@@ -12,7 +12,7 @@ use tns_store::invoices::Terms;
 /// Rows one statement of a purge touches at most.
 const PURGE_BATCH: i64 = 5_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone)]
 pub enum Job {
     /// Drop `Idempotency-Key` answers past their replay period.
     IdempotencyPurge,
@@ -28,6 +28,9 @@ pub enum Job {
     Invoicing(Terms),
     /// Suspend the organizations with an invoice unpaid past its due date.
     Dunning,
+    /// Ask the downstream about recently delivered records and record what changed outside
+    /// TNS ([`crate::drift`]).
+    DriftCheck(Arc<crate::drift::DriftCheck>),
 }
 
 /// A day's invoicing starts this long after it begins, so that the last calls' counts of a
@@ -35,7 +38,7 @@ pub enum Job {
 const SETTLE: Duration = Duration::from_secs(3600);
 
 impl Job {
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &'static str {
         match self {
             Job::IdempotencyPurge => "idempotency-purge",
             Job::WebhookRetention { .. } => "webhook-retention",
@@ -43,10 +46,11 @@ impl Job {
             Job::UsageSweep => "usage-sweep",
             Job::Invoicing(_) => "invoicing",
             Job::Dunning => "dunning",
+            Job::DriftCheck(_) => "drift-check",
         }
     }
 
-    pub fn every(self) -> Duration {
+    pub fn every(&self) -> Duration {
         match self {
             Job::IdempotencyPurge => Duration::from_secs(600),
             Job::WebhookRetention { .. } => Duration::from_secs(3600),
@@ -54,12 +58,14 @@ impl Job {
             Job::UsageSweep => Duration::from_secs(300),
             Job::Invoicing(_) => Duration::from_secs(300),
             Job::Dunning => Duration::from_secs(300),
+            Job::DriftCheck(_) => Duration::from_secs(300),
         }
     }
 
     /// One run; how many rows it changed.
-    pub async fn run(self, db: &PgPool, redis: &RedisSettings) -> anyhow::Result<u64> {
+    pub async fn run(&self, db: &PgPool, redis: &RedisSettings) -> anyhow::Result<u64> {
         match self {
+            Job::DriftCheck(check) => check.run(db).await,
             Job::IdempotencyPurge => Ok(tns_store::idempotency::purge(db).await?),
             Job::TrialExpiry => {
                 let ended = tns_store::standing::expire_trials(db).await?;
@@ -84,7 +90,7 @@ impl Job {
                         swept = false;
                     }
                 }
-                let issued = tns_store::invoices::issue_due(db, today, terms, swept).await?;
+                let issued = tns_store::invoices::issue_due(db, today, *terms, swept).await?;
                 for id in &issued {
                     tracing::info!(invoice = id, "invoice issued");
                 }
@@ -101,7 +107,7 @@ impl Job {
             Job::WebhookRetention { days } => {
                 let mut total = 0;
                 loop {
-                    let n = tns_store::webhooks::purge_finished(db, days, PURGE_BATCH).await?;
+                    let n = tns_store::webhooks::purge_finished(db, *days, PURGE_BATCH).await?;
                     total += n;
                     if n < PURGE_BATCH as u64 {
                         return Ok(total);

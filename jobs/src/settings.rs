@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use tns_core::env::{ConfigError, Profile, RedisSettings, Vars};
+use tns_core::{
+    env::{ConfigError, Profile, RedisSettings, Vars},
+    sealing::DataKey,
+};
 use tns_store::invoices::Terms;
 
 /// How leadership is decided.
@@ -27,13 +30,16 @@ pub struct Settings {
     pub redis: RedisSettings,
     /// KDV and the days to pay, for the invoices issued.
     pub invoices: Terms,
+    /// Opens the organizations' downstream passwords (drift checks ask with them).
+    pub data_key: DataKey,
+    pub drift: crate::drift::Settings,
 }
 
 /// Where a pod finds its own namespace.
 const NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
 impl Settings {
-    pub fn from_vars(vars: &Vars<'_>, profile: Profile) -> Result<Settings, ConfigError> {
+    pub fn from_vars(vars: &Vars<'_>, profile: Profile, data_key: DataKey) -> Result<Settings, ConfigError> {
         // Inside a cluster the kubelet sets KUBERNETES_SERVICE_HOST for every pod (`tns dev`
         // leads through PostgreSQL wherever it runs, unless told otherwise).
         let in_cluster = vars.get("KUBERNETES_SERVICE_HOST").is_some() && !profile.is_dev();
@@ -68,19 +74,24 @@ impl Settings {
             retention_days: vars.parse_int("TNS_RETENTION_DAYS", 30, 1, 3650)? as u32,
             redis: RedisSettings::from_vars(vars)?,
             invoices: Terms::from_vars(vars)?,
+            data_key,
+            drift: crate::drift::Settings::from_vars(vars)?,
         })
     }
 
-    pub fn jobs(&self) -> Vec<crate::periodic::Job> {
+    /// The jobs to run; the drift checks when enabled and given the adapters.
+    pub fn jobs(&self, drift: Option<std::sync::Arc<crate::drift::DriftCheck>>) -> Vec<crate::periodic::Job> {
         use crate::periodic::Job;
-        vec![
+        let mut jobs = vec![
             Job::IdempotencyPurge,
             Job::WebhookRetention { days: self.retention_days },
             Job::TrialExpiry,
             Job::UsageSweep,
             Job::Invoicing(self.invoices),
             Job::Dunning,
-        ]
+        ];
+        jobs.extend(drift.filter(|_| self.drift.enabled).map(Job::DriftCheck));
+        jobs
     }
 }
 
@@ -92,7 +103,7 @@ mod tests {
         let map: std::collections::HashMap<String, String> =
             pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let lookup = move |k: &str| map.get(k).cloned();
-        Settings::from_vars(&Vars::new(&lookup), Profile::Deployed)
+        Settings::from_vars(&Vars::new(&lookup), Profile::Deployed, DataKey::new([0; 32]))
     }
 
     #[test]

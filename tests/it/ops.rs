@@ -241,7 +241,14 @@ async fn openapi_document_states_what_the_api_does() {
     let hooks = doc["webhooks"].as_object().unwrap();
     assert_eq!(
         hooks.keys().collect::<Vec<_>>(),
-        ["journey.created", "submission.delivered", "submission.failed", "submission.unknown", "test"]
+        [
+            "journey.created",
+            "submission.delivered",
+            "submission.drifted",
+            "submission.failed",
+            "submission.unknown",
+            "test"
+        ]
     );
     let body = resolve(&hooks["submission.failed"]["post"]["requestBody"]["content"]["application/json"]["schema"]);
     assert_eq!(body["properties"]["data"]["$ref"], "#/components/schemas/Submission");

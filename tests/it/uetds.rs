@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use reqwest::Method;
 use serde_json::{json, Value};
+use tns::config::Role;
+use tns_jobs::drift::{self, DriftCheck};
 use tns_uetds_fake::{Behaviour, FakeUetds, Status, TEST_PASSWORD, TEST_USER};
 
 use crate::{fixtures::*, helpers::*};
@@ -1245,5 +1247,184 @@ async fn a_u_etds_answer_quoting_the_credentials_never_reaches_a_submission_or_a
     let b = error_body(res, 409).await;
     assert!(b["detail"].as_str().unwrap().contains("Rapor yok"), "{b}");
     assert_no_password("a report's refusal", &b.to_string());
+    s.fake.assert_no_violations();
+}
+
+/// The jobs role's drift checks against `s`'s fake: every record due again at once
+/// (`interval` zero) unless told otherwise, at most `per_org` of an organization per run.
+fn drift_check(s: &Setup, interval: Duration, per_org: u32) -> DriftCheck {
+    let cfg = s.app.env.config(Role::Jobs);
+    let adapters = tns::roles::load_adapters(&cfg).unwrap();
+    let settings = drift::Settings { enabled: true, interval, batch: 100, per_org, days_back: 2 };
+    let key = cfg.jobs.unwrap().data_key;
+    DriftCheck::new(settings, adapters, key, Duration::from_secs(4), &prometheus::Registry::new()).unwrap()
+}
+
+/// Tomorrow, as a request's date: drift checks look at recent and coming trips only.
+fn tomorrow() -> String {
+    (chrono::Utc::now().date_naive() + chrono::Days::new(1)).to_string()
+}
+
+async fn drifted_events(s: &Setup) -> Vec<Value> {
+    sqlx::query_scalar::<_, String>("SELECT body FROM webhook_events WHERE org_id = $1 AND type = $2 ORDER BY id")
+        .bind(s.f.org.id)
+        .bind("submission.drifted")
+        .fetch_all(&s.app.db)
+        .await
+        .unwrap()
+        .iter()
+        .map(|b| serde_json::from_str(b).unwrap())
+        .collect()
+}
+
+fn differences(sub: &Value) -> Vec<(String, String, String)> {
+    let text = |v: &Value| v.as_str().unwrap().to_string();
+    sub["drift"]["differences"]
+        .as_array()
+        .unwrap_or(&vec![])
+        .iter()
+        .map(|d| (text(&d["field"]), text(&d["expected"]), text(&d["found"])))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_trip_cancelled_or_changed_outside_tns_is_noticed_shown_and_told_once() {
+    let s = Setup::new().await;
+    let hook = json!({"event_type": "submission.drifted", "endpoint_url": "http://127.0.0.1:9/tns"});
+    json_of(s.app.post("/portal/webhooks", Some(s.key()), hook).await, 201).await;
+    let mut body = tarifesiz(json!(s.f.plate));
+    body["personnel_ids"] = json!([s.f.driver_id]);
+    body["departure"]["date"] = json!(tomorrow());
+    body["arrival"]["date"] = json!(tomorrow());
+    let id = s.journey(body, &[passenger(91), passenger(92)]).await;
+    let sub = s.submit(id).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let trip = s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub))[0].reference;
+    let path = format!("/portal/submissions/{}", sub["id"]);
+    let check = drift_check(&s, Duration::ZERO, 20);
+
+    // In step: nothing shown, nothing told, one summary read.
+    let before = s.fake.calls("bildirimOzeti");
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
+    assert_eq!(s.fake.calls("bildirimOzeti"), before + 1);
+    assert!(s.app.get_ok(&path, s.key()).await.get("drift").is_none());
+
+    // On e-Devlet: cancelled, moved to another vehicle, a passenger cancelled.
+    assert!(s.fake.edit_trip(trip, |t| {
+        t.status = Status::Cancelled;
+        t.plate = "06XYZ99".into();
+        t.passengers[0].status = Status::Cancelled;
+    }));
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 1, "found drifted");
+    let seen = s.app.get_ok(&path, s.key()).await;
+    let plate = s.f.plate.replace(' ', "").to_uppercase();
+    let expected = [
+        ("state".to_string(), "active".to_string(), "cancelled".to_string()),
+        ("plate".into(), plate, "06XYZ99".into()),
+        ("passengers".into(), "2".into(), "1".into()),
+    ];
+    assert_eq!(differences(&seen), expected, "{seen}");
+    // The journey itself is left as TNS holds it: the drift says what differs, a person decides.
+    assert_eq!(s.app.get_ok(&format!("/portal/journeys/{id}"), s.key()).await["status"], "delivered");
+    let events = drifted_events(&s).await;
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["data"]["id"], sub["id"]);
+    assert_eq!(differences(&events[0]["data"]), expected, "the event carries the drift");
+
+    // The portal's page of the submission shows it too.
+    let page = crate::portal::Visitor::owner(&s.app, &s.f.org).await.get(&format!("/submissions/{}", sub["id"])).await;
+    assert!(page.body.contains("id=\"drift-h\"") && page.body.contains("06XYZ99"), "{}", page.body);
+
+    // Found again: shown, not told again.
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
+    assert_eq!(drifted_events(&s).await.len(), 1);
+    assert_eq!(differences(&s.app.get_ok(&path, s.key()).await), expected);
+
+    // Put back on e-Devlet: in step again, the drift cleared.
+    let plate = s.fake.trip(trip).map(|_| s.f.plate.clone()).unwrap();
+    assert!(s.fake.edit_trip(trip, |t| {
+        t.status = Status::Valid;
+        t.plate = plate;
+        t.passengers[0].status = Status::Valid;
+    }));
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
+    assert!(s.app.get_ok(&path, s.key()).await.get("drift").is_none());
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn drift_checks_cover_goods_trips_and_stay_within_their_bounds() {
+    let s = Setup::new().await;
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    body["loading_date"] = json!(tomorrow());
+    body["unloading_date"] = json!(tomorrow());
+    let mut subs = vec![];
+    for _ in 0..3 {
+        let id = s.app.post_ok("/portal/cargo", s.key(), body.clone(), 201).await["id"].as_i64().unwrap();
+        let sub = s.act(&format!("/portal/cargo/{id}/submit")).await;
+        assert_eq!(sub["state"], "delivered", "{sub}");
+        subs.push(sub);
+    }
+    // A shipment whose trip left long ago is not looked at.
+    let mut old = body.clone();
+    (old["loading_date"], old["unloading_date"]) = (json!("2026-01-05"), json!("2026-01-06"));
+    let id = s.app.post_ok("/portal/cargo", s.key(), old, 201).await["id"].as_i64().unwrap();
+    assert_eq!(s.act(&format!("/portal/cargo/{id}/submit")).await["state"], "delivered");
+
+    // The first shipment's trip is cancelled on e-Devlet.
+    let trip =
+        s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&Setup::reference(&subs[0])));
+    assert!(s.fake.edit_cargo_trip(trip.unwrap().id, |t| t.status = Status::Cancelled));
+
+    // Two per organization per run, each checked once per interval: 2, then 1, then none.
+    let check = drift_check(&s, Duration::from_secs(3600), 2);
+    let details = || s.fake.calls("seferDetayiV3");
+    let start = details();
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 1);
+    assert_eq!(details(), start + 2);
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
+    assert_eq!(details(), start + 3);
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
+    assert_eq!(details(), start + 3, "nothing due within the interval");
+
+    let first = s.app.get_ok(&format!("/portal/submissions/{}", subs[0]["id"]), s.key()).await;
+    assert_eq!(differences(&first), [("state".to_string(), "active".to_string(), "cancelled".to_string())]);
+    for sub in &subs[1..] {
+        let now = s.app.get_ok(&format!("/portal/submissions/{}", sub["id"]), s.key()).await;
+        assert!(now.get("drift").is_none(), "{now}");
+    }
+    // Another organization sees nothing of it.
+    let other = Fleet::new(&s.app).await;
+    error_body(s.app.get(&format!("/portal/submissions/{}", subs[0]["id"]), other.key()).await, 404).await;
+    s.fake.assert_no_violations();
+}
+
+#[tokio::test]
+async fn a_drift_check_the_downstream_cannot_answer_waits_for_the_next_run_and_a_failing_one_ends_it() {
+    let s = Setup::new().await;
+    let mut body = tarifesiz(json!(s.f.plate));
+    body["departure"]["date"] = json!(tomorrow());
+    body["arrival"]["date"] = json!(tomorrow());
+    let mut subs = vec![];
+    for _ in 0..7 {
+        let id = s.journey(body.clone(), &[]).await;
+        subs.push(s.submit(id).await);
+    }
+    let check = drift_check(&s, Duration::from_secs(3600), 20);
+    let summaries = || s.fake.calls("bildirimOzeti");
+    // U-ETDS down: the run stops after five failures in a row; nothing is marked checked.
+    s.fake.script("bildirimOzeti", 100, Behaviour::Status(503));
+    let start = summaries();
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
+    let tried = summaries() - start;
+    assert!((5..=8).contains(&tried), "stopped early after {tried} calls");
+    s.fake.clear_scripts();
+    // Back: every one of the seven is checked on the next run (none was marked), then none.
+    let start = summaries();
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
+    assert_eq!(summaries() - start, 7);
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
+    assert_eq!(summaries() - start, 7, "each checked once per interval");
     s.fake.assert_no_violations();
 }

@@ -395,6 +395,19 @@ impl FakeUetds {
         self.core().lock().store.cargo.iter().find(|t| t.id == id).cloned()
     }
 
+    /// Changes a stored passenger trip as U-ETDS's own portal (e-Devlet) would, behind the
+    /// client's back; false when there is none with this `uetdsSeferReferansNo`.
+    pub fn edit_trip(&self, reference: i64, f: impl FnOnce(&mut Trip)) -> bool {
+        let mut s = self.core().lock();
+        s.store.trips.iter_mut().find(|t| t.reference == reference).map(f).is_some()
+    }
+
+    /// Changes a stored goods trip behind the client's back, as [`FakeUetds::edit_trip`].
+    pub fn edit_cargo_trip(&self, id: i64, f: impl FnOnce(&mut CargoTrip)) -> bool {
+        let mut s = self.core().lock();
+        s.store.cargo.iter_mut().find(|t| t.id == id).map(f).is_some()
+    }
+
     /// Reads the stored trips without copying them (for cheap checks on large states).
     pub fn inspect<R>(&self, f: impl FnOnce(&[Trip], &[CargoTrip]) -> R) -> R {
         let s = self.core().lock();

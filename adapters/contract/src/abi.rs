@@ -25,7 +25,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::{Adapter, AdapterError};
 
 /// Bumped on any incompatible change of the symbols, the ops or the JSON shapes.
-pub const ABI_VERSION: u32 = 3;
+pub const ABI_VERSION: u32 = 4;
 
 pub const STATUS_OK: i32 = 0;
 pub const STATUS_ERR: i32 = 1;
@@ -67,6 +67,7 @@ pub enum Op {
     VerifyCredentials = 3,
     Report = 4,
     AllowList = 5,
+    Inspect = 6,
 }
 
 impl Op {
@@ -78,6 +79,7 @@ impl Op {
             3 => Op::VerifyCredentials,
             4 => Op::Report,
             5 => Op::AllowList,
+            6 => Op::Inspect,
             _ => return None,
         })
     }
@@ -113,6 +115,7 @@ pub fn dispatch(adapter: &dyn Adapter, op: u32, input: &[u8]) -> Result<Vec<u8>,
         Some(Op::VerifyCredentials) => run(adapter.verify_credentials(&decode(input)?)),
         Some(Op::Report) => run(adapter.report(&decode(input)?)),
         Some(Op::AllowList) => run(adapter.allow_list(&decode(input)?)),
+        Some(Op::Inspect) => run(adapter.inspect(&decode(input)?)),
         None => Err(AdapterError::Configuration(format!("this plugin does not know operation {op}"))),
     }
 }

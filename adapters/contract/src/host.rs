@@ -12,7 +12,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::{
     abi::{self, AbiVersionFn, CallFn, CreateFn, DestroyFn, FreeFn, Op, TnsBuf},
     Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CredentialsCheck, Description,
-    Document, Notification, ReportRequest, Step,
+    Document, InspectRequest, Notification, Observed, ReportRequest, Step,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -161,6 +161,9 @@ impl Adapter for Plugin {
     }
     fn allow_list(&self, req: &AllowListRequest) -> AdapterResult<AllowList> {
         self.invoke(Op::AllowList, req)
+    }
+    fn inspect(&self, req: &InspectRequest) -> AdapterResult<Option<Observed>> {
+        self.invoke(Op::Inspect, req)
     }
 }
 

@@ -73,4 +73,10 @@ pub trait Adapter: Send + Sync {
     fn allow_list(&self, _req: &AllowListRequest) -> AdapterResult<AllowList> {
         Err(AdapterError::Permanent("this downstream keeps no list of caller addresses".into()))
     }
+    /// What the downstream holds now of a delivered notification, read without changing
+    /// anything (drift checks: was it cancelled or edited outside TNS?). `None` when this
+    /// downstream cannot be asked.
+    fn inspect(&self, _req: &InspectRequest) -> AdapterResult<Option<Observed>> {
+        Ok(None)
+    }
 }

@@ -403,6 +403,32 @@ pub struct ReportRequest {
     pub downstream_state: Value,
 }
 
+/// Ask what the downstream holds now of a delivered notification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InspectRequest {
+    pub credentials: Option<Credentials>,
+    pub kind: Kind,
+    pub downstream_reference: String,
+    #[serde(default)]
+    pub downstream_state: Value,
+}
+
+/// What the downstream holds of a notification, in the fields TNS compares with what it
+/// delivered; `None` where the downstream does not say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Observed {
+    pub cancelled: bool,
+    pub plate: Option<String>,
+    /// `YYYY-MM-DD`
+    pub departure_date: Option<String>,
+    /// `HH:MM`
+    pub departure_time: Option<String>,
+    /// Passengers held and not cancelled.
+    pub passengers: Option<u32>,
+    /// Crew held and not cancelled.
+    pub crew: Option<u32>,
+}
+
 /// One passenger's outcome. U-ETDS stores the accepted ones of a partly failed batch (its
 /// code 88); only the failed ones may be sent again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -80,6 +80,9 @@ pub fn summary_of(o: w::AriziSeferBildirimOzetSonuc) -> Summary {
     Summary {
         cancelled: is_cancelled(o.sefer_durum_aciklama.as_deref()),
         firma_sefer_no: o.firma_sefer_no,
+        plate: o.arac_plaka,
+        departure_date: o.sefer_tarihi.as_deref().and_then(crate::iso_day),
+        departure_time: o.sefer_saati,
         crew: o
             .arizi_personel_listesi
             .into_iter()

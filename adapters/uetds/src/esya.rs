@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tns_adapter::{AdapterError, AdapterResult, Cancellation, Cargo, Document, Receipt, Step};
+use tns_adapter::{AdapterError, AdapterResult, Cancellation, Cargo, Document, Observed, Receipt, Step};
 
 use crate::{
     arizi::pdf,
@@ -205,6 +205,22 @@ pub fn reconcile_cancel(s: &Session, c: &Cancellation, progress: &Value) -> Adap
     } else {
         continue_with(progress, Some(id))
     }
+}
+
+/// What U-ETDS holds now of a delivered goods trip (drift checks): one detail call. A trip
+/// whose every load was cancelled counts as cancelled (one shipment is one load).
+pub fn inspect(s: &Session, reference: &str) -> AdapterResult<Observed> {
+    let r = detail(s, number(reference, "the goods trip reference")?)?;
+    let loads_cancelled = !r.yuk_listesi.is_empty() && r.yuk_listesi.iter().all(|l| is_cancelled(l.durum.as_deref()));
+    let t = r.sefer_detayi.unwrap_or_default();
+    Ok(Observed {
+        cancelled: is_cancelled(t.durum.as_deref()) || loads_cancelled,
+        plate: t.plaka1,
+        departure_date: t.baslangic_tarihi.as_deref().and_then(crate::iso_day),
+        departure_time: t.baslangic_saati,
+        passengers: None,
+        crew: None,
+    })
 }
 
 pub fn report(s: &Session, id: i64) -> AdapterResult<Document> {

@@ -28,7 +28,8 @@ pub mod wire;
 use serde_json::Value;
 use tns_adapter::{
     export_adapter, Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, Credentials,
-    CredentialsCheck, Description, Document, Environment, Kind, Notification, ReportRequest, Step, Work,
+    CredentialsCheck, Description, Document, Environment, InspectRequest, Kind, Notification, Observed, ReportRequest,
+    Step, Work,
 };
 
 use crate::{
@@ -221,6 +222,10 @@ impl Adapter for Uetds {
         let s = self.session(Some(&req.credentials), "", &[])?;
         scrubbed(Some(&req.credentials), arizi::allow_list(&s, req.change.as_ref()))
     }
+
+    fn inspect(&self, req: &InspectRequest) -> AdapterResult<Option<Observed>> {
+        scrubbed(req.credentials.as_ref(), self.inspect_unscrubbed(req)).map(Some)
+    }
 }
 
 /// A call's error with the credentials masked in its text and cut to [`ERROR_CHARS`]: the last
@@ -296,6 +301,16 @@ impl Uetds {
         }
     }
 
+    fn inspect_unscrubbed(&self, req: &InspectRequest) -> AdapterResult<Observed> {
+        let s = self.session(req.credentials.as_ref(), "", &[])?;
+        s.same_environment(&req.downstream_state)?;
+        match req.kind {
+            Kind::NonScheduled => trips::inspect(&Arizi(&s), &req.downstream_reference),
+            Kind::Scheduled => trips::inspect(&Tarifeli(&s), &req.downstream_reference),
+            Kind::Goods => esya::inspect(&s, &req.downstream_reference),
+        }
+    }
+
     fn report_unscrubbed(&self, req: &ReportRequest) -> AdapterResult<Document> {
         let s = self.session(req.credentials.as_ref(), "", &[])?;
         s.same_environment(&req.downstream_state)?;
@@ -317,6 +332,15 @@ fn number(reference: &str, what: &str) -> AdapterResult<i64> {
         .trim()
         .parse()
         .map_err(|_| AdapterError::Permanent(format!("{what} `{reference}` is not a U-ETDS reference")))
+}
+
+/// The calendar day (`YYYY-MM-DD`) of a date U-ETDS wrote as an `xs:dateTime` or as
+/// `dd/MM/yyyy` (with or without a time after it).
+fn iso_day(text: &str) -> Option<String> {
+    let t = text.trim();
+    let iso = t.get(..10).filter(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").is_ok());
+    let dmy = || t.get(..10).and_then(|d| chrono::NaiveDate::parse_from_str(d, "%d/%m/%Y").ok());
+    iso.map(str::to_string).or_else(|| dmy().map(|d| d.format("%Y-%m-%d").to_string()))
 }
 
 /// `YYYY-MM-DD` → `dd/MM/yyyy`, U-ETDS's date text outside `xs:dateTime` fields.
@@ -367,5 +391,9 @@ mod tests {
         assert_eq!(dmy("2026-12-01"), "01/12/2026");
         assert_eq!(midnight("2026-12-01"), "2026-12-01T00:00:00+03:00");
         assert!(number("18073000016130", "trip").is_ok() && number("x", "trip").is_err());
+        assert_eq!(iso_day("2026-12-01T00:00:00+03:00").as_deref(), Some("2026-12-01"));
+        assert_eq!(iso_day("01/12/2026").as_deref(), Some("2026-12-01"));
+        assert_eq!(iso_day("01/12/2026 08:00:00").as_deref(), Some("2026-12-01"));
+        assert_eq!(iso_day("yesterday"), None);
     }
 }

@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tns_adapter::{
-    AdapterError, AdapterResult, Amendment, Cancellation, Environment, Journey, NoShow, Passenger, Person,
+    AdapterError, AdapterResult, Amendment, Cancellation, Environment, Journey, NoShow, Observed, Passenger, Person,
     Reactivation, Receipt, Step, Trip,
 };
 
@@ -42,6 +42,11 @@ use chrono::NaiveDate;
 pub struct Summary {
     pub firma_sefer_no: Option<String>,
     pub cancelled: bool,
+    pub plate: Option<String>,
+    /// `YYYY-MM-DD`
+    pub departure_date: Option<String>,
+    /// `HH:MM`
+    pub departure_time: Option<String>,
     /// Crew not cancelled, by identity number.
     pub crew: BTreeSet<String>,
     /// Passengers not cancelled: identity number and U-ETDS's reference.
@@ -681,4 +686,17 @@ pub fn reconcile_cancel(svc: &impl TripService, c: &Cancellation, progress: &Val
     } else {
         continue_with(progress, Some(id))
     }
+}
+
+/// What U-ETDS holds now of a delivered trip (drift checks): one summary call.
+pub fn inspect<S: TripService>(svc: &S, reference: &str) -> AdapterResult<Observed> {
+    let s = svc.summary(number(reference, "the trip reference")?)?;
+    Ok(Observed {
+        cancelled: s.cancelled,
+        plate: s.plate,
+        departure_date: s.departure_date,
+        departure_time: s.departure_time,
+        passengers: Some(s.passengers.len() as u32),
+        crew: Some(s.crew.len() as u32),
+    })
 }

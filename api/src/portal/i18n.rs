@@ -258,6 +258,12 @@ messages! {
     Started => "Başladı", "Started";
     Finished => "Bitti", "Finished";
     SubmittedBy => "Gönderen", "Submitted by";
+    Drifted => "TNS dışında değişmiş", "Changed outside TNS";
+    DriftedHelp => "U-ETDS'nin tuttuğu, TNS'nin bildirdiğinden farklı; kayıt olduğu gibi bırakıldı, ne yapılacağına siz karar verin",
+        "What U-ETDS holds differs from what TNS notified; the record is left as it is, you decide what to do";
+    Field => "Alan", "Field";
+    Expected => "Bildirilen", "Notified";
+    Found => "U-ETDS'de", "At U-ETDS";
     Warnings => "Uyarılar", "Warnings";
     Passengers => "Yolcular", "Passengers";
     Sent => "Gönderilen veri", "What was sent";

@@ -238,6 +238,16 @@ pub async fn show(
             dt { (lang.t(Msg::Attempts)) } dd { (s.attempts) }
             @if let Some(by) = &s.submitted_by { dt { (lang.t(Msg::SubmittedBy)) } dd { code { (by) } } }
         }
+        @if let Some(drift) = &s.drift {
+            section.drift aria-labelledby="drift-h" {
+                h2 #drift-h { (lang.t(Msg::Drifted)) }
+                p { (lang.t(Msg::DriftedHelp)) " (" (format::datetime(lang, drift.checked_at)) ")" }
+                @let headings = [lang.t(Msg::Field), lang.t(Msg::Expected), lang.t(Msg::Found)];
+                (table(&headings, &drift.differences, "", |d| html! {
+                    tr { td { code { (d.field.as_str()) } } td { (d.expected) } td { (d.found) } }
+                }))
+            }
+        }
         @if !s.warnings.is_empty() {
             h2 { (lang.t(Msg::Warnings)) }
             ul { @for w in &s.warnings { li { (serde_json::to_value(w).ok().and_then(|v| v["detail"].as_str().map(String::from)).unwrap_or_default()) } } }

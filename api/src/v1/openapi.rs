@@ -438,6 +438,13 @@ fn webhooks(doc: &mut Value) {
             reference(&submission),
         ),
         (
+            "submission.drifted",
+            "A drift check found the downstream holding something else than TNS delivered (the trip cancelled or \
+             edited outside TNS): the record's latest submission with its `drift`. Sent when a difference is \
+             first found, not on every check that finds it again.",
+            reference(&submission),
+        ),
+        (
             "test",
             "Sent by `POST /portal/webhooks/test-event` to every active subscription or the one named.",
             test_data,

@@ -141,6 +141,7 @@ str_enum! {
         SubmissionDelivered = "submission.delivered",
         SubmissionFailed = "submission.failed",
         SubmissionUnknown = "submission.unknown",
+        SubmissionDrifted = "submission.drifted",
     }
 }
 
@@ -151,6 +152,7 @@ str_enum! {
         SubmissionDelivered = "submission.delivered",
         SubmissionFailed = "submission.failed",
         SubmissionUnknown = "submission.unknown",
+        SubmissionDrifted = "submission.drifted",
         Test = "test",
     }
 }

@@ -9,6 +9,7 @@
 pub mod billing;
 pub mod cargo;
 pub mod downstream;
+pub mod drift;
 pub mod fields;
 pub mod journey;
 pub mod kinds;

@@ -8,10 +8,15 @@ use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
+    drift::Drift,
     kinds::{Operation, SubmissionState, TargetType},
     warnings::Warning,
 };
 
+/// What the downstream holds of a journey after its delivered submissions.
+pub mod delivery;
+/// Drift checks: delivered records against what the downstream holds now.
+pub mod drift;
 /// The queue's NOTIFY channels belong to the scheduler's queue; the API speaks on one and
 /// listens on the other.
 pub mod queue;
@@ -72,6 +77,12 @@ pub struct Submission {
     /// `key:<id>` (an API key or its tokens), `operator:<name>` (re-queued by an operator);
     /// `null` for submissions older than this field.
     pub submitted_by: Option<String>,
+    /// What the downstream holds now that differs from what was delivered (cancelled or edited
+    /// outside TNS), as the last drift check found it; absent while nothing differs. Only on
+    /// the record's latest submission.
+    #[sqlx(json(nullable))]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
 }
 
 impl Submission {
@@ -90,7 +101,7 @@ impl Keyed for Submission {
 
 const COLUMNS: &str = "id, target_type, target_id, operation, adapter, state, downstream_reference, error_message, \
      attempts, CASE WHEN state IN ('pending', 'unknown') THEN run_at END AS next_attempt_at, created_at, finished_at, warnings, \
-     submitted_by";
+     submitted_by, drift";
 
 /// One attempt of a submission.
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]

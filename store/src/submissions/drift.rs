@@ -1,0 +1,201 @@
+//! Drift checks: which delivered records to look at downstream, what TNS expects the
+//! downstream to hold of each, and recording what differs on the record's latest submission
+//! with a `submission.drifted` event (the jobs role asks the downstream in between).
+//!
+//! A record is a candidate while the downstream holds it (`delivered` or `cancelled`, with a
+//! reference), it departs on or after the first day looked at, its latest submission (no-show
+//! reports aside, which change no fact compared) is delivered — an unfinished or failed one
+//! means TNS itself is changing it — and that submission was not checked within the interval.
+
+use std::time::Duration;
+
+use sqlx::{types::Json, PgPool};
+use tns_adapter::{Cargo, Kind};
+use tns_core::domain::{
+    drift::{Difference, Drift, Facts},
+    kinds::{EventType, RecordStatus, TargetType},
+};
+
+use super::{delivery::Delivery, Submission, Target, COLUMNS};
+
+/// A record to check, with its latest submission.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Candidate {
+    pub submission_id: i64,
+    pub org_id: i64,
+    pub target_type: TargetType,
+    pub target_id: i64,
+    pub adapter: String,
+    pub status: RecordStatus,
+    pub downstream_reference: String,
+}
+
+impl Candidate {
+    pub fn target(&self) -> Target {
+        match self.target_type {
+            TargetType::Journey => Target::Journey(self.target_id),
+            TargetType::Cargo => Target::Cargo(self.target_id),
+        }
+    }
+}
+
+/// What to ask the downstream about a candidate and what TNS expects it to answer.
+#[derive(Debug, Clone)]
+pub struct Expected {
+    pub kind: Kind,
+    /// What the adapter kept of the delivery (handed back with the question).
+    pub downstream_state: serde_json::Value,
+    pub facts: Facts,
+}
+
+/// Up to `limit` candidates, at most `per_org` of one organization, the longest unchecked
+/// first, departing `days_back` days before today (Türkiye's calendar) or later, not checked
+/// within `interval`.
+pub async fn candidates(
+    db: &PgPool,
+    days_back: i32,
+    interval: Duration,
+    per_org: i64,
+    limit: i64,
+) -> sqlx::Result<Vec<Candidate>> {
+    sqlx::query_as(
+        "WITH day AS (SELECT (now() AT TIME ZONE INTERVAL '+03:00')::date - $1::int AS first),
+         records AS (
+            SELECT org_id, 'journey' AS target_type, id, status, downstream_reference FROM journeys
+             WHERE status IN ('delivered', 'cancelled') AND downstream_reference IS NOT NULL AND departure_date >= (SELECT first FROM day)
+            UNION ALL
+            SELECT org_id, 'cargo', id, status, downstream_reference FROM cargo
+             WHERE status IN ('delivered', 'cancelled') AND downstream_reference IS NOT NULL AND loading_date >= (SELECT first FROM day)
+         ), latest AS (
+            SELECT r.org_id, r.target_type, r.id AS target_id, r.status, r.downstream_reference,
+                   s.id AS submission_id, s.adapter, s.drift_checked_at
+              FROM records r CROSS JOIN LATERAL (
+                   SELECT id, adapter, state, drift_checked_at FROM submissions s
+                    WHERE s.org_id = r.org_id AND s.target_type = r.target_type AND s.target_id = r.id
+                      AND s.operation <> 'no_show'
+                    ORDER BY s.id DESC LIMIT 1) s
+             WHERE s.state = 'delivered'
+               AND (s.drift_checked_at IS NULL OR s.drift_checked_at < now() - make_interval(secs => $2))
+         ), ranked AS (
+            SELECT *, row_number() OVER (PARTITION BY org_id ORDER BY drift_checked_at NULLS FIRST, submission_id) AS n
+              FROM latest
+         )
+         SELECT submission_id, org_id, target_type, target_id, adapter, status, downstream_reference FROM ranked
+          WHERE n <= $3
+          ORDER BY drift_checked_at NULLS FIRST, submission_id
+          LIMIT $4",
+    )
+    .bind(days_back)
+    .bind(interval.as_secs_f64())
+    .bind(per_org)
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// What the downstream should hold of `c` after its delivered submissions; `None` when
+/// nothing delivered describes it (nothing to compare).
+pub async fn expected(db: &PgPool, c: &Candidate) -> anyhow::Result<Option<Expected>> {
+    let mut conn = db.acquire().await?;
+    let cancelled = c.status == RecordStatus::Cancelled;
+    let Some((_, state)) = super::delivered_state(&mut conn, c.org_id, c.target()).await? else {
+        return Ok(None);
+    };
+    match c.target() {
+        Target::Journey(id) => {
+            let history = super::delivered_history(&mut conn, c.org_id, id).await?;
+            let Some(d) = Delivery::replay(&history)? else { return Ok(None) };
+            let trip = d.trip();
+            Ok(Some(Expected {
+                kind: d.kind,
+                downstream_state: state.0,
+                facts: Facts {
+                    cancelled,
+                    plate: Some(trip.plate.clone()),
+                    departure_date: Some(trip.departure.date.clone()),
+                    departure_time: Some(trip.departure.time.clone()),
+                    passengers: Some(d.passenger_count() as u32),
+                    crew: Some(d.crew_count() as u32),
+                },
+            }))
+        }
+        Target::Cargo(id) => {
+            let snapshot: Option<Json<Cargo>> = sqlx::query_scalar(
+                "SELECT snapshot FROM submissions
+                  WHERE org_id = $1 AND target_type = 'cargo' AND target_id = $2 AND state = 'delivered'
+                    AND operation = 'cargo'
+                  ORDER BY id DESC LIMIT 1",
+            )
+            .bind(c.org_id)
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?;
+            Ok(snapshot.map(|Json(cargo)| Expected {
+                kind: Kind::Goods,
+                downstream_state: state.0,
+                facts: Facts {
+                    cancelled,
+                    plate: Some(cargo.plate),
+                    departure_date: Some(cargo.loading.date),
+                    departure_time: Some(cargo.loading.time),
+                    passengers: None,
+                    crew: None,
+                },
+            }))
+        }
+    }
+}
+
+/// Mark `c` checked without a comparison (the downstream cannot be asked, or said it will not
+/// answer): it waits its interval like a checked one.
+pub async fn mark_checked(db: &PgPool, c: &Candidate) -> sqlx::Result<()> {
+    sqlx::query("UPDATE submissions SET drift_checked_at = now() WHERE org_id = $1 AND id = $2")
+        .bind(c.org_id)
+        .bind(c.submission_id)
+        .execute(db)
+        .await
+        .map(|_| ())
+}
+
+/// Record a check of `c` that found `differences` (none: in step), in one transaction: the
+/// submission's `drift` and check time, and a `submission.drifted` event when the differences
+/// are new. Nothing is recorded when a newer submission of the record appeared meanwhile (the
+/// check compared against what is no longer the latest). The submission as it now is when an
+/// event was sent.
+pub async fn record(db: &PgPool, c: &Candidate, differences: Vec<Difference>) -> sqlx::Result<Option<Submission>> {
+    let mut tx = db.begin().await?;
+    let before: Option<Option<Json<Drift>>> = sqlx::query_scalar(
+        "SELECT s.drift FROM submissions s
+          WHERE s.org_id = $1 AND s.id = $2
+            AND NOT EXISTS (SELECT 1 FROM submissions n
+                             WHERE n.org_id = s.org_id AND n.target_type = s.target_type
+                               AND n.target_id = s.target_id AND n.id > s.id AND n.operation <> 'no_show')
+            FOR UPDATE",
+    )
+    .bind(c.org_id)
+    .bind(c.submission_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(before) = before else { return Ok(None) };
+    let new = !differences.is_empty() && before.as_ref().map(|d| &d.0.differences) != Some(&differences);
+    let drift = (!differences.is_empty()).then(|| Drift { checked_at: chrono::Utc::now(), differences });
+    let sub: Submission = sqlx::query_as(&format!(
+        "UPDATE submissions SET drift = $3, drift_checked_at = now() WHERE org_id = $1 AND id = $2 RETURNING {COLUMNS}"
+    ))
+    .bind(c.org_id)
+    .bind(c.submission_id)
+    .bind(drift.map(Json))
+    .fetch_one(&mut *tx)
+    .await?;
+    if new {
+        let data = serde_json::to_value(&sub).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+        sqlx::query("SELECT webhook_emit(ARRAY[$1::bigint], ARRAY[$2::text], ARRAY[$3::jsonb])")
+            .bind(c.org_id)
+            .bind(EventType::SubmissionDrifted.as_str())
+            .bind(Json(data))
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(new.then_some(sub))
+}
