@@ -7,7 +7,13 @@
 //! again and again stops early (the records not checked wait for the next run). These calls
 //! are the platform's own: they count against no organization's quota.
 
-use std::{sync::Arc, time::Duration};
+use std::{
+    sync::{
+        atomic::{AtomicBool, Ordering},
+        Arc,
+    },
+    time::Duration,
+};
 
 use futures::StreamExt;
 use prometheus::{IntCounterVec, Opts, Registry as Metrics};
@@ -68,6 +74,8 @@ pub enum Outcome {
     Refused,
     /// The downstream could not be reached; checked again next run.
     Unreachable,
+    /// TNS's own side failed (the database); checked again next run.
+    Failed,
 }
 
 impl Outcome {
@@ -79,6 +87,7 @@ impl Outcome {
             Outcome::NotAsked => "not_asked",
             Outcome::Refused => "refused",
             Outcome::Unreachable => "unreachable",
+            Outcome::Failed => "failed",
         }
     }
 }
@@ -114,20 +123,37 @@ impl DriftCheck {
         let s = self.settings;
         let due =
             store::candidates(db, s.days_back as i32, s.interval, i64::from(s.per_org), i64::from(s.batch)).await?;
-        let mut checks =
-            futures::stream::iter(due).map(|c| async move { self.check(db, &c).await }).buffered(CONCURRENCY);
+        // Once the checks keep failing, those not started yet are skipped, and the run ends
+        // when those in flight have (their calls never outlive it).
+        let stopped = AtomicBool::new(false);
+        let stopped = &stopped;
+        let mut checks = futures::stream::iter(due)
+            .map(|c| async move {
+                if stopped.load(Ordering::Relaxed) {
+                    return None;
+                }
+                Some(self.check(db, &c).await.unwrap_or_else(|e| {
+                    let error = match e.downcast_ref::<sqlx::Error>() {
+                        Some(db) => tns_store::redacted(db),
+                        None => e.to_string(),
+                    };
+                    tracing::warn!(org = c.org_id, submission = c.submission_id, %error, "drift check failed");
+                    Outcome::Failed
+                }))
+            })
+            .buffered(CONCURRENCY);
         let (mut drifted, mut failing) = (0, 0);
         while let Some(outcome) = checks.next().await {
-            let outcome = outcome?;
+            let Some(outcome) = outcome else { continue };
             self.checks.with_label_values(&[outcome.label()]).inc();
             match outcome {
                 Outcome::Drifted => drifted += 1,
-                Outcome::Unreachable => failing += 1,
+                Outcome::Unreachable | Outcome::Failed => failing += 1,
                 _ => failing = 0,
             }
-            if failing >= GIVE_UP_AFTER {
-                tracing::warn!("drift checks: the downstream keeps failing; the rest wait for the next run");
-                break;
+            if failing == GIVE_UP_AFTER {
+                tracing::warn!("drift checks keep failing; the rest wait for the next run");
+                stopped.store(true, Ordering::Relaxed);
             }
         }
         Ok(drifted)

@@ -32,7 +32,10 @@ impl Metrics {
     pub fn new(registry: &Registry) -> prometheus::Result<Metrics> {
         let m = Metrics {
             queue_depth: IntGaugeVec::new(
-                Opts::new("tns_submission_queue_depth", "Pending submissions: ready, waiting (retry later), leased"),
+                Opts::new(
+                    "tns_submission_queue_depth",
+                    "Queued submissions (pending or unknown): ready, waiting (retry or look-up later), leased",
+                ),
                 &["state"],
             )?,
             in_flight: IntGauge::new("tns_scheduler_in_flight", "Submissions this scheduler holds")?,

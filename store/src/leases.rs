@@ -18,6 +18,15 @@ impl Table {
         }
     }
 
+    /// The rows in the queue: an `unknown` submission waits there too, looked up again with
+    /// back-off (the same predicate as the partial index, which the count then uses).
+    fn queued(self) -> &'static str {
+        match self {
+            Table::Submissions => "state IN ('pending', 'unknown')",
+            Table::WebhookDeliveries => "state = 'pending'",
+        }
+    }
+
     /// What makes a held row claimable again at once: submissions keep their lease end in
     /// `run_at`, deliveries in `lease_expires_at` (see their migrations).
     fn expire_now(self) -> &'static str {
@@ -47,14 +56,15 @@ pub async fn release(db: &PgPool, table: Table, held: &[(i64, i64)]) -> sqlx::Re
     Ok(r.rows_affected())
 }
 
-/// Pending rows: (due now, waiting for a retry, held by a scheduler).
+/// Queued rows: (due now, waiting for a retry, held by a scheduler).
 pub async fn depth(db: &PgPool, table: Table) -> sqlx::Result<(i64, i64, i64)> {
     sqlx::query_as(&format!(
         "SELECT count(*) FILTER (WHERE lease_token IS NULL AND run_at <= now()),
                 count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()),
                 count(*) FILTER (WHERE lease_token IS NOT NULL)
-           FROM {} WHERE state = 'pending'",
-        table.name()
+           FROM {} WHERE {}",
+        table.name(),
+        table.queued()
     ))
     .fetch_one(db)
     .await

@@ -761,6 +761,19 @@ async fn the_platforms_addresses_are_registered_at_u_etds_with_the_firms_credent
     .await
     .unwrap();
     assert_eq!(changes, 3);
+    // U-ETDS took a change but its list could not be read after it: 503, and the change is
+    // audited all the same, as one whose outcome is unknown.
+    s.fake.script("ipListele", 1, Behaviour::Status(503));
+    error_body(s.app.post(path, Some(s.key()), json!({"first": "198.51.100.9"})).await, 503).await;
+    let last: Value = sqlx::query_scalar(
+        "SELECT after FROM audit_log WHERE org_id = $1 AND action = 'change_allowed_addresses' ORDER BY id DESC LIMIT 1",
+    )
+    .bind(s.f.org.id)
+    .fetch_one(&s.app.db)
+    .await
+    .unwrap();
+    assert_eq!(last["outcome"], "unknown", "{last}");
+    assert_eq!(last["change"]["first"], "198.51.100.9", "{last}");
     // The sandbox keeps no such list.
     let other = s.app.register().await;
     error_body(s.app.get(path, &other.key).await, 409).await;
@@ -1419,6 +1432,8 @@ async fn a_drift_check_the_downstream_cannot_answer_waits_for_the_next_run_and_a
     assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
     let tried = summaries() - start;
     assert!((5..=8).contains(&tried), "stopped early after {tried} calls");
+    // Every call of that run ended with it: none arrives later.
+    assert_eq!(summaries() - start, tried);
     s.fake.clear_scripts();
     // Back: every one of the seven is checked on the next run (none was marked), then none.
     let start = summaries();

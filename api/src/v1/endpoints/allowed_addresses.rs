@@ -71,20 +71,29 @@ async fn allowed(st: &AppState, p: &Principal, change: Option<AllowListChange>) 
                 .into(),
         ));
     };
-    let list = st.downstreams.allow_list(&adapter, AllowListRequest { credentials, change: change.clone() }).await?;
-    if let Some(change) = change {
+    let result = st.downstreams.allow_list(&adapter, AllowListRequest { credentials, change: change.clone() }).await;
+    // Audited when it was made, and when it may have been: the downstream could not be reached
+    // or answered only part of it (the change made, the list after it lost). A refusal
+    // changed nothing.
+    let outcome = match &result {
+        Ok(_) => Some("done"),
+        Err(ApiError::Unavailable(_)) => Some("unknown"),
+        Err(_) => None,
+    };
+    if let (Some(change), Some(outcome)) = (change, outcome) {
         let mut tx = st.db.begin().await?;
         let entry = Entry {
             actor: &p.actor(),
             action: AuditAction::ChangeAllowedAddresses,
             org: Some(p.org_id),
             before: serde_json::Value::Null,
-            after: serde_json::to_value(&change).map_err(anyhow::Error::from)?,
+            after: serde_json::json!({ "change": change, "outcome": outcome }),
             reason: None,
         };
         audit::record(&mut tx, entry).await?;
         tx.commit().await?;
     }
+    let list = result?;
     Ok(answer(st, list))
 }
 
