@@ -25,10 +25,13 @@ use tns_core::{
     env::{ConfigError, Vars},
     sealing::DataKey,
 };
-use tns_store::submissions::drift::{self as store, Candidate};
+use tns_store::submissions::drift::{self as store, Candidate, Recorded};
 
 /// Checks in flight at once.
 const CONCURRENCY: usize = 4;
+
+/// A check that could not be made is tried again this long after (behind the records due).
+const RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
 
 /// Transient failures in a row that end a run early: the downstream is down, and asking it
 /// the rest of the batch now would only wait on timeouts.
@@ -68,13 +71,15 @@ pub enum Outcome {
     Drifted,
     /// The same difference as the last check found.
     StillDrifted,
+    /// A newer submission of the record appeared during the check: nothing recorded.
+    Superseded,
     /// Nothing to compare, or the downstream cannot be asked.
     NotAsked,
     /// The downstream refused the question (credentials, a reference it does not know).
     Refused,
-    /// The downstream could not be reached; checked again next run.
+    /// The downstream could not be reached; checked again after a while.
     Unreachable,
-    /// TNS's own side failed (the database); checked again next run.
+    /// TNS's own side failed (the database); checked again after a while.
     Failed,
 }
 
@@ -84,6 +89,7 @@ impl Outcome {
             Outcome::InStep => "in_step",
             Outcome::Drifted => "drifted",
             Outcome::StillDrifted => "still_drifted",
+            Outcome::Superseded => "superseded",
             Outcome::NotAsked => "not_asked",
             Outcome::Refused => "refused",
             Outcome::Unreachable => "unreachable",
@@ -132,14 +138,19 @@ impl DriftCheck {
                 if stopped.load(Ordering::Relaxed) {
                     return None;
                 }
-                Some(self.check(db, &c).await.unwrap_or_else(|e| {
-                    let error = match e.downcast_ref::<sqlx::Error>() {
-                        Some(db) => tns_store::redacted(db),
-                        None => e.to_string(),
-                    };
-                    tracing::warn!(org = c.org_id, submission = c.submission_id, %error, "drift check failed");
-                    Outcome::Failed
-                }))
+                match self.check(db, &c).await {
+                    Ok(outcome) => Some(outcome),
+                    Err(e) => {
+                        let error = match e.downcast_ref::<sqlx::Error>() {
+                            Some(db) => tns_store::redacted(db),
+                            None => e.to_string(),
+                        };
+                        tracing::warn!(org = c.org_id, submission = c.submission_id, %error, "drift check failed");
+                        // Behind the others, so one record that cannot be checked holds up none.
+                        let _ = store::due_in(db, &c, self.settings.interval, RETRY_AFTER).await;
+                        Some(Outcome::Failed)
+                    }
+                }
             })
             .buffered(CONCURRENCY);
         let (mut drifted, mut failing) = (0, 0);
@@ -170,11 +181,20 @@ impl DriftCheck {
             store::mark_checked(db, c).await?;
             return Ok(Outcome::NotAsked);
         };
+        let credentials = match self.credentials(db, c.org_id).await? {
+            Ok(credentials) => credentials,
+            Err(unreadable) => {
+                tracing::warn!(org = c.org_id, error = %unreadable, "drift check: the organization's credentials");
+                store::mark_checked(db, c).await?;
+                return Ok(Outcome::Refused);
+            }
+        };
         let req = InspectRequest {
-            credentials: self.credentials(db, c.org_id).await?,
+            credentials,
             kind: expected.kind,
             downstream_reference: c.downstream_reference.clone(),
             downstream_state: expected.downstream_state,
+            references: expected.references,
         };
         let task = tokio::task::spawn_blocking(move || adapter.inspect(&req));
         let answer = match tokio::time::timeout(self.timeout, task).await {
@@ -189,16 +209,16 @@ impl DriftCheck {
             }
             Ok(Some(found)) => {
                 let differences = expected.facts.differences(&facts(found));
-                let in_step = differences.is_empty();
-                let recorded = store::record(db, c, differences).await?;
-                Ok(match (in_step, recorded) {
-                    (true, _) => Outcome::InStep,
-                    (false, Some(_)) => Outcome::Drifted,
-                    (false, None) => Outcome::StillDrifted,
+                Ok(match store::record(db, c, differences).await? {
+                    Recorded::InStep => Outcome::InStep,
+                    Recorded::Drifted(_) => Outcome::Drifted,
+                    Recorded::Unchanged => Outcome::StillDrifted,
+                    Recorded::Superseded => Outcome::Superseded,
                 })
             }
             Err(AdapterError::Transient(m) | AdapterError::Suspect(m)) => {
                 tracing::debug!(org = c.org_id, submission = c.submission_id, error = %m, "drift check: downstream unreachable");
+                store::due_in(db, c, self.settings.interval, RETRY_AFTER).await?;
                 Ok(Outcome::Unreachable)
             }
             Err(AdapterError::Permanent(m) | AdapterError::Configuration(m)) => {
@@ -209,15 +229,17 @@ impl DriftCheck {
         }
     }
 
-    /// The organization's downstream credentials, opened for the call (none stored: none).
-    async fn credentials(&self, db: &PgPool, org: i64) -> anyhow::Result<Option<Credentials>> {
+    /// The organization's downstream credentials, opened for the call (none stored: none);
+    /// a password the data key cannot open is the operator's configuration problem.
+    async fn credentials(
+        &self,
+        db: &PgPool,
+        org: i64,
+    ) -> anyhow::Result<Result<Option<Credentials>, credentials::Unreadable>> {
         let Some((env, user, sealed)) = tns_store::downstream::sealed_credentials(db, org).await? else {
-            return Ok(None);
+            return Ok(Ok(None));
         };
-        Ok(Some(
-            credentials::open(&self.data_key, org, env, user, &sealed)
-                .map_err(|e| anyhow::anyhow!("organization {org}: {e}"))?,
-        ))
+        Ok(credentials::open(&self.data_key, org, env, user, &sealed).map(Some))
     }
 }
 

@@ -64,6 +64,17 @@ pub async fn delete_draft(db: &PgPool, target: TargetType, org: i64, id: i64, by
     Ok(true)
 }
 
+/// Hold the record against submissions being queued for it until the transaction ends (each
+/// queuing locks it for update first); false when there is none.
+pub(crate) async fn hold(tx: &mut sqlx::PgConnection, target: TargetType, org: i64, id: i64) -> sqlx::Result<bool> {
+    let held = sqlx::query(&format!("SELECT 1 FROM {} WHERE org_id = $1 AND id = $2 FOR SHARE", table(target)))
+        .bind(org)
+        .bind(id)
+        .fetch_optional(tx)
+        .await?;
+    Ok(held.is_some())
+}
+
 pub async fn status(db: &PgPool, target: TargetType, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
     sqlx::query_scalar(&format!("SELECT status FROM {} WHERE org_id = $1 AND id = $2", table(target)))
         .bind(org)

@@ -1385,10 +1385,16 @@ async fn drift_checks_cover_goods_trips_and_stay_within_their_bounds() {
     let id = s.app.post_ok("/portal/cargo", s.key(), old, 201).await["id"].as_i64().unwrap();
     assert_eq!(s.act(&format!("/portal/cargo/{id}/submit")).await["state"], "delivered");
 
-    // The first shipment's trip is cancelled on e-Devlet.
-    let trip =
-        s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&Setup::reference(&subs[0])));
-    assert!(s.fake.edit_cargo_trip(trip.unwrap().id, |t| t.status = Status::Cancelled));
+    // The first shipment's trip is cancelled on e-Devlet; the third's reference names a trip
+    // declared under another sender's reference (never compared: refused).
+    let trip_of = |sub: &Value| {
+        s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&Setup::reference(sub))).unwrap()
+    };
+    assert!(s.fake.edit_cargo_trip(trip_of(&subs[0]).id, |t| t.status = Status::Cancelled));
+    assert!(s.fake.edit_cargo_trip(trip_of(&subs[2]).id, |t| {
+        t.status = Status::Cancelled;
+        t.firma_sefer_no = Some("another-firm-7".into());
+    }));
 
     // Two per organization per run, each checked once per interval: 2, then 1, then none.
     let check = drift_check(&s, Duration::from_secs(3600), 2);
@@ -1407,6 +1413,17 @@ async fn drift_checks_cover_goods_trips_and_stay_within_their_bounds() {
         let now = s.app.get_ok(&format!("/portal/submissions/{}", sub["id"]), s.key()).await;
         assert!(now.get("drift").is_none(), "{now}");
     }
+    // Cancelling it through TNS queues another submission: the first's drift is cleared, and
+    // the cancellation delivered is what the next check compares with (in step).
+    let cancel = s.act(&format!("/portal/cargo/{}/cancel", subs[0]["target_id"])).await;
+    assert_eq!(cancel["state"], "delivered", "{cancel}");
+    let first = s.app.get_ok(&format!("/portal/submissions/{}", subs[0]["id"]), s.key()).await;
+    assert!(first.get("drift").is_none(), "{first}");
+    let start = details();
+    assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
+    assert_eq!(details(), start + 1, "the cancellation is checked");
+    let checked = s.app.get_ok(&format!("/portal/submissions/{}", cancel["id"]), s.key()).await;
+    assert!(checked.get("drift").is_none(), "{checked}");
     // Another organization sees nothing of it.
     let other = Fleet::new(&s.app).await;
     error_body(s.app.get(&format!("/portal/submissions/{}", subs[0]["id"]), other.key()).await, 404).await;
@@ -1435,11 +1452,21 @@ async fn a_drift_check_the_downstream_cannot_answer_waits_for_the_next_run_and_a
     // Every call of that run ended with it: none arrives later.
     assert_eq!(summaries() - start, tried);
     s.fake.clear_scripts();
-    // Back: every one of the seven is checked on the next run (none was marked), then none.
+    // Back: the next run checks those not tried; the failed ones are tried again after a while
+    // (behind the others), and nothing is due after that within the interval.
     let start = summaries();
     assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
-    assert_eq!(summaries() - start, 7);
+    assert_eq!(summaries() - start, 7 - tried);
     assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
-    assert_eq!(summaries() - start, 7, "each checked once per interval");
+    assert_eq!(summaries() - start, 7 - tried, "each checked once per interval");
+    let waiting: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM submissions WHERE org_id = $1
+            AND drift_checked_at BETWEEN now() - interval '46 minutes' AND now() - interval '44 minutes'",
+    )
+    .bind(s.f.org.id)
+    .fetch_one(&s.app.db)
+    .await
+    .unwrap();
+    assert_eq!(waiting as usize, tried, "the failed ones are due again in 15 minutes");
     s.fake.assert_no_violations();
 }

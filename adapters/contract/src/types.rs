@@ -411,6 +411,10 @@ pub struct InspectRequest {
     pub downstream_reference: String,
     #[serde(default)]
     pub downstream_state: Value,
+    /// Our references the notification was sent under (`tns-<id>`): where the downstream
+    /// keeps the sender's reference, the record it holds must carry one of them.
+    #[serde(default)]
+    pub references: Vec<String>,
 }
 
 /// What the downstream holds of a notification, in the fields TNS compares with what it

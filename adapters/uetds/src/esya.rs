@@ -207,20 +207,23 @@ pub fn reconcile_cancel(s: &Session, c: &Cancellation, progress: &Value) -> Adap
     }
 }
 
-/// What U-ETDS holds now of a delivered goods trip (drift checks): one detail call. A trip
-/// whose every load was cancelled counts as cancelled (one shipment is one load).
-pub fn inspect(s: &Session, reference: &str) -> AdapterResult<Observed> {
+/// What U-ETDS holds now of a delivered goods trip (drift checks), with the sender's reference
+/// it was declared under: one detail call. A trip whose every load was cancelled counts as
+/// cancelled (one shipment is one load).
+pub fn inspect(s: &Session, reference: &str) -> AdapterResult<(Observed, Option<String>)> {
     let r = detail(s, number(reference, "the goods trip reference")?)?;
     let loads_cancelled = !r.yuk_listesi.is_empty() && r.yuk_listesi.iter().all(|l| is_cancelled(l.durum.as_deref()));
-    let t = r.sefer_detayi.unwrap_or_default();
-    Ok(Observed {
+    // An answer without the trip says nothing about it: not "active".
+    let t = r.sefer_detayi.ok_or_else(|| AdapterError::Suspect("U-ETDS answered without the trip's details".into()))?;
+    let observed = Observed {
         cancelled: is_cancelled(t.durum.as_deref()) || loads_cancelled,
         plate: t.plaka1,
         departure_date: t.baslangic_tarihi.as_deref().and_then(crate::iso_day),
         departure_time: t.baslangic_saati,
         passengers: None,
         crew: None,
-    })
+    };
+    Ok((observed, t.firma_sefer_no))
 }
 
 pub fn report(s: &Session, id: i64) -> AdapterResult<Document> {

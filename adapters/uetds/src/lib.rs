@@ -224,7 +224,7 @@ impl Adapter for Uetds {
     }
 
     fn inspect(&self, req: &InspectRequest) -> AdapterResult<Option<Observed>> {
-        scrubbed(req.credentials.as_ref(), self.inspect_unscrubbed(req)).map(Some)
+        scrubbed(req.credentials.as_ref(), self.inspect_unscrubbed(req))
     }
 }
 
@@ -301,14 +301,32 @@ impl Uetds {
         }
     }
 
-    fn inspect_unscrubbed(&self, req: &InspectRequest) -> AdapterResult<Observed> {
-        let s = self.session(req.credentials.as_ref(), "", &[])?;
+    fn inspect_unscrubbed(&self, req: &InspectRequest) -> AdapterResult<Option<Observed>> {
+        let s = self.session(req.credentials.as_ref(), "", &req.references)?;
         s.same_environment(&req.downstream_state)?;
-        match req.kind {
-            Kind::NonScheduled => trips::inspect(&Arizi(&s), &req.downstream_reference),
-            Kind::Scheduled => trips::inspect(&Tarifeli(&s), &req.downstream_reference),
-            Kind::Goods => esya::inspect(&s, &req.downstream_reference),
+        let (observed, tag) = match req.kind {
+            Kind::NonScheduled => trips::inspect(&Arizi(&s), &req.downstream_reference)?,
+            // The scheduled service's summary is read in the non-scheduled shape, which no
+            // public source confirms: asked only once the operator confirmed the service, and
+            // its counts (tickets, not passengers) never compared.
+            Kind::Scheduled if !self.cfg.tarifeli.confirmed => return Ok(None),
+            Kind::Scheduled => {
+                let (o, tag) = trips::inspect(&Tarifeli(&s), &req.downstream_reference)?;
+                (Observed { passengers: None, crew: None, ..o }, tag)
+            }
+            Kind::Goods => esya::inspect(&s, &req.downstream_reference)?,
+        };
+        // The trip held under the reference must be the one we sent (a wrong reference given
+        // by hand would compare another firm's trip, or another of ours).
+        if let Some(tag) = tag.filter(|t| !t.is_empty()) {
+            if !req.references.contains(&tag) {
+                return Err(AdapterError::Permanent(format!(
+                    "U-ETDS holds trip {} under the sender's reference {tag}, not one of this record's",
+                    req.downstream_reference
+                )));
+            }
         }
+        Ok(Some(observed))
     }
 
     fn report_unscrubbed(&self, req: &ReportRequest) -> AdapterResult<Document> {
@@ -338,9 +356,12 @@ fn number(reference: &str, what: &str) -> AdapterResult<i64> {
 /// `dd/MM/yyyy` (with or without a time after it).
 fn iso_day(text: &str) -> Option<String> {
     let t = text.trim();
-    let iso = t.get(..10).filter(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").is_ok());
+    // A moment with its offset is a day in Türkiye (midnight there is the evening before in UTC).
+    let turkey = chrono::FixedOffset::east_opt(3 * 3600)?;
+    let zoned = || chrono::DateTime::parse_from_rfc3339(t).ok().map(|d| d.with_timezone(&turkey).date_naive());
+    let iso = || t.get(..10).and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok());
     let dmy = || t.get(..10).and_then(|d| chrono::NaiveDate::parse_from_str(d, "%d/%m/%Y").ok());
-    iso.map(str::to_string).or_else(|| dmy().map(|d| d.format("%Y-%m-%d").to_string()))
+    zoned().or_else(iso).or_else(dmy).map(|d| d.format("%Y-%m-%d").to_string())
 }
 
 /// `YYYY-MM-DD` → `dd/MM/yyyy`, U-ETDS's date text outside `xs:dateTime` fields.
@@ -392,6 +413,8 @@ mod tests {
         assert_eq!(midnight("2026-12-01"), "2026-12-01T00:00:00+03:00");
         assert!(number("18073000016130", "trip").is_ok() && number("x", "trip").is_err());
         assert_eq!(iso_day("2026-12-01T00:00:00+03:00").as_deref(), Some("2026-12-01"));
+        assert_eq!(iso_day("2026-11-30T21:00:00Z").as_deref(), Some("2026-12-01"), "midnight in Türkiye, in UTC");
+        assert_eq!(iso_day("2026-12-01T00:00:00").as_deref(), Some("2026-12-01"));
         assert_eq!(iso_day("01/12/2026").as_deref(), Some("2026-12-01"));
         assert_eq!(iso_day("01/12/2026 08:00:00").as_deref(), Some("2026-12-01"));
         assert_eq!(iso_day("yesterday"), None);

@@ -688,15 +688,17 @@ pub fn reconcile_cancel(svc: &impl TripService, c: &Cancellation, progress: &Val
     }
 }
 
-/// What U-ETDS holds now of a delivered trip (drift checks): one summary call.
-pub fn inspect<S: TripService>(svc: &S, reference: &str) -> AdapterResult<Observed> {
+/// What U-ETDS holds now of a delivered trip (drift checks), with the sender's reference it
+/// was declared under: one summary call.
+pub fn inspect<S: TripService>(svc: &S, reference: &str) -> AdapterResult<(Observed, Option<String>)> {
     let s = svc.summary(number(reference, "the trip reference")?)?;
-    Ok(Observed {
+    let observed = Observed {
         cancelled: s.cancelled,
         plate: s.plate,
         departure_date: s.departure_date,
         departure_time: s.departure_time,
         passengers: Some(s.passengers.len() as u32),
         crew: Some(s.crew.len() as u32),
-    })
+    };
+    Ok((observed, s.firma_sefer_no))
 }

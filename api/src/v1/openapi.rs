@@ -440,8 +440,8 @@ fn webhooks(doc: &mut Value) {
         (
             "submission.drifted",
             "A drift check found the downstream holding something else than TNS delivered (the trip cancelled or \
-             edited outside TNS): the record's latest submission with its `drift`. Sent when a difference is \
-             first found, not on every check that finds it again.",
+             edited outside TNS): the record's latest submission with its `drift`. Sent whenever the differences \
+             change, not on every check that finds the same.",
             reference(&submission),
         ),
         (

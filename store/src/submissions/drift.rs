@@ -45,7 +45,23 @@ pub struct Expected {
     pub kind: Kind,
     /// What the adapter kept of the delivery (handed back with the question).
     pub downstream_state: serde_json::Value,
+    /// Our references of the record's submissions (`tns-<id>`, and those they continued): the
+    /// downstream's trip must carry one of them as its tag.
+    pub references: Vec<String>,
     pub facts: Facts,
+}
+
+/// What recording a check did.
+#[derive(Debug, Clone)]
+pub enum Recorded {
+    /// The downstream holds what TNS delivered (any earlier drift cleared).
+    InStep,
+    /// Differences other than the last check's: recorded and told (the submission as it now is).
+    Drifted(Box<Submission>),
+    /// The same differences as the last check found.
+    Unchanged,
+    /// A newer submission of the record appeared meanwhile: nothing recorded.
+    Superseded,
 }
 
 /// Up to `limit` candidates, at most `per_org` of one organization, the longest unchecked
@@ -101,6 +117,15 @@ pub async fn expected(db: &PgPool, c: &Candidate) -> anyhow::Result<Option<Expec
     let Some((_, state)) = super::delivered_state(&mut conn, c.org_id, c.target()).await? else {
         return Ok(None);
     };
+    let references: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT r FROM submissions s, unnest(s.earlier_references || ('tns-' || s.id)) AS r
+          WHERE s.org_id = $1 AND s.target_type = $2 AND s.target_id = $3",
+    )
+    .bind(c.org_id)
+    .bind(c.target_type)
+    .bind(c.target_id)
+    .fetch_all(&mut *conn)
+    .await?;
     match c.target() {
         Target::Journey(id) => {
             let history = super::delivered_history(&mut conn, c.org_id, id).await?;
@@ -109,6 +134,7 @@ pub async fn expected(db: &PgPool, c: &Candidate) -> anyhow::Result<Option<Expec
             Ok(Some(Expected {
                 kind: d.kind,
                 downstream_state: state.0,
+                references,
                 facts: Facts {
                     cancelled,
                     plate: Some(trip.plate.clone()),
@@ -133,6 +159,7 @@ pub async fn expected(db: &PgPool, c: &Candidate) -> anyhow::Result<Option<Expec
             Ok(snapshot.map(|Json(cargo)| Expected {
                 kind: Kind::Goods,
                 downstream_state: state.0,
+                references,
                 facts: Facts {
                     cancelled,
                     plate: Some(cargo.plate),
@@ -149,21 +176,35 @@ pub async fn expected(db: &PgPool, c: &Candidate) -> anyhow::Result<Option<Expec
 /// Mark `c` checked without a comparison (the downstream cannot be asked, or said it will not
 /// answer): it waits its interval like a checked one.
 pub async fn mark_checked(db: &PgPool, c: &Candidate) -> sqlx::Result<()> {
-    sqlx::query("UPDATE submissions SET drift_checked_at = now() WHERE org_id = $1 AND id = $2")
-        .bind(c.org_id)
-        .bind(c.submission_id)
-        .execute(db)
-        .await
-        .map(|_| ())
+    due_in(db, c, Duration::ZERO, Duration::ZERO).await
+}
+
+/// Make `c` due again `after` from now (a check that could not be made), for checks left alone
+/// for `interval`: it goes behind the records never or long unchecked, so a few failing ones
+/// cannot hold up the rest.
+pub async fn due_in(db: &PgPool, c: &Candidate, interval: Duration, after: Duration) -> sqlx::Result<()> {
+    let back = interval.saturating_sub(after);
+    sqlx::query(
+        "UPDATE submissions SET drift_checked_at = now() - make_interval(secs => $3) WHERE org_id = $1 AND id = $2",
+    )
+    .bind(c.org_id)
+    .bind(c.submission_id)
+    .bind(back.as_secs_f64())
+    .execute(db)
+    .await
+    .map(|_| ())
 }
 
 /// Record a check of `c` that found `differences` (none: in step), in one transaction: the
 /// submission's `drift` and check time, and a `submission.drifted` event when the differences
-/// are new. Nothing is recorded when a newer submission of the record appeared meanwhile (the
-/// check compared against what is no longer the latest). The submission as it now is when an
-/// event was sent.
-pub async fn record(db: &PgPool, c: &Candidate, differences: Vec<Difference>) -> sqlx::Result<Option<Submission>> {
+/// are not the last check's. Nothing is recorded when a newer submission of the record
+/// appeared meanwhile (the check compared against what is no longer the latest): the record
+/// is held first, so one being queued now is waited for and seen.
+pub async fn record(db: &PgPool, c: &Candidate, differences: Vec<Difference>) -> sqlx::Result<Recorded> {
     let mut tx = db.begin().await?;
+    if !crate::records::hold(&mut tx, c.target_type, c.org_id, c.target_id).await? {
+        return Ok(Recorded::Superseded);
+    }
     let before: Option<Option<Json<Drift>>> = sqlx::query_scalar(
         "SELECT s.drift FROM submissions s
           WHERE s.org_id = $1 AND s.id = $2
@@ -176,9 +217,10 @@ pub async fn record(db: &PgPool, c: &Candidate, differences: Vec<Difference>) ->
     .bind(c.submission_id)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some(before) = before else { return Ok(None) };
-    let new = !differences.is_empty() && before.as_ref().map(|d| &d.0.differences) != Some(&differences);
-    let drift = (!differences.is_empty()).then(|| Drift { checked_at: chrono::Utc::now(), differences });
+    let Some(before) = before else { return Ok(Recorded::Superseded) };
+    let in_step = differences.is_empty();
+    let new = !in_step && before.as_ref().map(|d| &d.0.differences) != Some(&differences);
+    let drift = (!in_step).then(|| Drift { checked_at: chrono::Utc::now(), differences });
     let sub: Submission = sqlx::query_as(&format!(
         "UPDATE submissions SET drift = $3, drift_checked_at = now() WHERE org_id = $1 AND id = $2 RETURNING {COLUMNS}"
     ))
@@ -197,5 +239,9 @@ pub async fn record(db: &PgPool, c: &Candidate, differences: Vec<Difference>) ->
             .await?;
     }
     tx.commit().await?;
-    Ok(new.then_some(sub))
+    Ok(match (in_step, new) {
+        (true, _) => Recorded::InStep,
+        (false, true) => Recorded::Drifted(Box::new(sub)),
+        (false, false) => Recorded::Unchanged,
+    })
 }

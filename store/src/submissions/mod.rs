@@ -79,7 +79,7 @@ pub struct Submission {
     pub submitted_by: Option<String>,
     /// What the downstream holds now that differs from what was delivered (cancelled or edited
     /// outside TNS), as the last drift check found it; absent while nothing differs. Only on
-    /// the record's latest submission.
+    /// the record's latest submission (no-show reports aside); cleared when another is queued.
     #[sqlx(json(nullable))]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
@@ -241,6 +241,11 @@ pub async fn enqueue(tx: &mut PgConnection, org: i64, target: Target, s: Queued<
                AND (progress <> 'null' OR EXISTS (
                     SELECT 1 FROM submission_attempts a
                      WHERE a.submission_id = latest.id AND a.outcome IN ('transient', 'timeout', 'abandoned')))
+         ), cleared AS (
+            -- A drift is about the record's latest submission: a new one (a no-show report aside,
+            -- which changes nothing compared) is checked afresh once delivered.
+            UPDATE submissions SET drift = NULL
+             WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND drift IS NOT NULL AND $4 <> 'no_show'
          )
          INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings, progress,
                                   earlier_references, submitted_by)
