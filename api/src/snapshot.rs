@@ -4,7 +4,7 @@
 
 use tns_adapter::{Cargo, Journey, Party, Passenger, Person, Stop, Tarifeli};
 
-use tns_core::refdata::RefData;
+use tns_core::{domain::journey::Place, refdata::RefData};
 use tns_store as db;
 
 fn stop(refdata: &RefData, date: String, time: String, district_id: i32) -> Stop {
@@ -16,11 +16,18 @@ fn stop(refdata: &RefData, date: String, time: String, district_id: i32) -> Stop
         city_id: district.map_or(0, |d| d.city_id),
         district_id,
         place: district.map(|d| d.name.clone()),
+        country: None,
     }
 }
 
 fn journey_stop(refdata: &RefData, s: &db::journeys::Stop) -> Stop {
-    stop(refdata, s.date.0.to_string(), s.time.0.format("%H:%M").to_string(), s.district_id)
+    let (date, time) = (s.date.0.to_string(), s.time.0.format("%H:%M").to_string());
+    match s.whereabouts() {
+        Place::District(d) => stop(refdata, date, time, d),
+        Place::Abroad { country, name } => {
+            Stop { date, time, city_id: 0, district_id: 0, place: Some(name), country: Some(country) }
+        }
+    }
 }
 
 pub fn crew_member(p: &db::personnel::Person) -> Person {

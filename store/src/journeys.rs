@@ -7,10 +7,10 @@ use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 use tns_core::domain::{
-    fields::{Day, Int, Time},
-    journey::{JourneyIn, NewJourney, Scheduled, StopIn, TarifeliIn},
+    fields::{Day, Int, Text, Time},
+    journey::{self, JourneyIn, NewJourney, Place, Scheduled, StopIn, TarifeliIn},
     kinds::{RecordStatus, TargetType, TripKind},
-    uetds::{Crew, PlaceId, VehicleRef},
+    uetds::{Crew, Nationality, PlaceId, VehicleRef},
 };
 
 /// Context of a scheduled (tarifeli) trip, as stored and shown.
@@ -27,19 +27,52 @@ pub struct TarifeliContext {
     pub seyahat_suresi_saat: i64,
 }
 
-/// Where and when a journey leaves or arrives.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// Where and when a journey leaves or arrives: a district in Türkiye, or a country and a
+/// place's name abroad.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct Stop {
     pub date: Day,
     pub time: Time,
-    /// District (or airport) id of the reference data, as a string of its digits.
-    #[serde(serialize_with = "as_text")]
-    #[schema(value_type = String, pattern = "^[1-9][0-9]*$")]
-    pub district_id: i32,
+    /// District (or airport) id of the reference data, as a string of its digits; absent for a
+    /// stop abroad.
+    #[serde(serialize_with = "as_text", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, pattern = "^[1-9][0-9]*$")]
+    pub district_id: Option<i32>,
+    /// A stop abroad's two-letter country code; absent in Türkiye.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// A stop abroad's place name; absent in Türkiye.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
 }
 
-fn as_text<S: serde::Serializer>(id: &i32, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(id)
+impl Stop {
+    /// The stop's place.
+    pub fn whereabouts(&self) -> Place {
+        match (self.district_id, &self.country, &self.place) {
+            (Some(d), _, _) => Place::District(d),
+            (None, c, p) => {
+                Place::Abroad { country: c.clone().unwrap_or_default(), name: p.clone().unwrap_or_default() }
+            }
+        }
+    }
+}
+
+impl From<&journey::Stop> for Stop {
+    fn from(s: &journey::Stop) -> Stop {
+        let (district_id, country, place) = match &s.place {
+            Place::District(d) => (Some(*d), None, None),
+            Place::Abroad { country, name } => (None, Some(country.clone()), Some(name.clone())),
+        };
+        Stop { date: Day(s.date), time: Time(s.time), district_id, country, place }
+    }
+}
+
+fn as_text<S: serde::Serializer>(id: &Option<i32>, s: S) -> Result<S::Ok, S::Error> {
+    match id {
+        Some(id) => s.collect_str(id),
+        None => s.serialize_none(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -87,10 +120,14 @@ struct Row {
     vehicle_record_id: Option<i64>,
     departure_date: NaiveDate,
     departure_time: NaiveTime,
-    departure_district_id: i32,
+    departure_district_id: Option<i32>,
+    departure_country: Option<String>,
+    departure_place: Option<String>,
     arrival_date: NaiveDate,
     arrival_time: NaiveTime,
-    arrival_district_id: i32,
+    arrival_district_id: Option<i32>,
+    arrival_country: Option<String>,
+    arrival_place: Option<String>,
     tarifeli_context: Option<Json<TarifeliContext>>,
     trip_kind: TripKind,
     personnel_ids: Vec<i64>,
@@ -102,10 +139,6 @@ struct Row {
     changed_by: Option<String>,
 }
 
-fn stop(date: NaiveDate, time: NaiveTime, district: i32) -> Stop {
-    Stop { date: Day(date), time: Time(time), district_id: district }
-}
-
 impl From<Row> for Journey {
     fn from(r: Row) -> Journey {
         let tarifeli_context = r.tarifeli_context.map(|j| j.0);
@@ -114,8 +147,20 @@ impl From<Row> for Journey {
             vehicle_id: r.vehicle_ref,
             plate: r.plate,
             vehicle_record_id: r.vehicle_record_id,
-            departure: stop(r.departure_date, r.departure_time, r.departure_district_id),
-            arrival: stop(r.arrival_date, r.arrival_time, r.arrival_district_id),
+            departure: Stop {
+                date: Day(r.departure_date),
+                time: Time(r.departure_time),
+                district_id: r.departure_district_id,
+                country: r.departure_country,
+                place: r.departure_place,
+            },
+            arrival: Stop {
+                date: Day(r.arrival_date),
+                time: Time(r.arrival_time),
+                district_id: r.arrival_district_id,
+                country: r.arrival_country,
+                place: r.arrival_place,
+            },
             trip_kind: r.trip_kind,
             tarifeli_context,
             personnel_ids: r.personnel_ids,
@@ -165,8 +210,8 @@ impl VehicleChoice {
 /// A journey's columns, as written.
 pub struct JourneyFields {
     pub vehicle: VehicleChoice,
-    pub departure: (NaiveDate, NaiveTime, i32),
-    pub arrival: (NaiveDate, NaiveTime, i32),
+    pub departure: Stop,
+    pub arrival: Stop,
     pub trip_kind: TripKind,
     pub tarifeli_context: Option<TarifeliContext>,
     pub personnel_ids: Vec<i64>,
@@ -174,14 +219,13 @@ pub struct JourneyFields {
 
 impl From<&NewJourney> for JourneyFields {
     fn from(j: &NewJourney) -> JourneyFields {
-        let stop = |s: tns_core::domain::journey::Stop| (s.date, s.time, s.district_id);
         JourneyFields {
             vehicle: match j.vehicle() {
                 VehicleRef::Record(id) => VehicleChoice::Record(*id),
                 VehicleRef::Plate(p) => VehicleChoice::Plate(p.as_str().to_string()),
             },
-            departure: stop(j.departure()),
-            arrival: stop(j.arrival()),
+            departure: Stop::from(j.departure()),
+            arrival: Stop::from(j.arrival()),
             trip_kind: j.trip().kind(),
             tarifeli_context: j.trip().context().map(TarifeliContext::from),
             personnel_ids: j.crew().to_vec(),
@@ -204,7 +248,13 @@ impl From<&Scheduled> for TarifeliContext {
 /// The stored journey as its input, which a partial update is merged into.
 impl From<&Journey> for JourneyIn {
     fn from(j: &Journey) -> Self {
-        let stop = |s: &Stop| StopIn { date: s.date, time: s.time, district_id: PlaceId(s.district_id) };
+        let stop = |s: &Stop| StopIn {
+            date: s.date,
+            time: s.time,
+            district_id: s.district_id.map(PlaceId),
+            country: s.country.clone().map(Nationality::stored),
+            place: s.place.clone().map(Text::stored),
+        };
         JourneyIn {
             vehicle_id: VehicleRef::stored(&j.vehicle_id),
             departure: stop(&j.departure),
@@ -223,7 +273,8 @@ impl From<&Journey> for JourneyIn {
 }
 
 const SELECT: &str = "SELECT j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
-       j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context, j.trip_kind,
+       j.departure_district_id, j.departure_country, j.departure_place, j.arrival_date, j.arrival_time,
+       j.arrival_district_id, j.arrival_country, j.arrival_place, j.tarifeli_context, j.trip_kind,
        j.status,
        j.downstream_reference, j.created_at, j.updated_at, j.created_by, j.changed_by,
        ARRAY(SELECT c.personnel_id FROM journey_crew c WHERE c.journey_id = j.id ORDER BY c.position) AS personnel_ids
@@ -277,19 +328,28 @@ const VEHICLE_CTE: &str = "WITH v AS (
            AND CASE WHEN $2::bigint IS NULL THEN rec.plate = $3::text ELSE rec.id = $2::bigint END
      WHERE $2::bigint IS NULL OR rec.id IS NOT NULL)";
 
-/// Bind `$2` to `$12`: the vehicle, the reference text, the stops, the context and the kind.
+/// Bind `$2` to `$12`: the vehicle, the reference text, the stops' days, times and districts,
+/// the context and the kind (the stops abroad are bound by [`bind_abroad`]).
 fn bind_fields<'q, O>(q: crate::RowQuery<'q, O>, f: &'q JourneyFields) -> crate::RowQuery<'q, O> {
     q.bind(f.vehicle.record())
         .bind(f.vehicle.plate())
         .bind(f.vehicle.as_ref_text())
-        .bind(f.departure.0)
-        .bind(f.departure.1)
-        .bind(f.departure.2)
-        .bind(f.arrival.0)
-        .bind(f.arrival.1)
-        .bind(f.arrival.2)
+        .bind(f.departure.date.0)
+        .bind(f.departure.time.0)
+        .bind(f.departure.district_id)
+        .bind(f.arrival.date.0)
+        .bind(f.arrival.time.0)
+        .bind(f.arrival.district_id)
         .bind(f.tarifeli_context.as_ref().map(Json))
         .bind(f.trip_kind)
+}
+
+/// Bind the departure's and the arrival's country and place, in that order.
+fn bind_abroad<'q, O>(q: crate::RowQuery<'q, O>, f: &'q JourneyFields) -> crate::RowQuery<'q, O> {
+    q.bind(f.departure.country.as_deref())
+        .bind(f.departure.place.as_deref())
+        .bind(f.arrival.country.as_deref())
+        .bind(f.arrival.place.as_deref())
 }
 
 /// A journey to create: its organization, its fields and who creates it.
@@ -329,9 +389,10 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
         "WITH input AS (
             SELECT i.*, nextval(pg_get_serial_sequence('journeys', 'id')) AS new_id
               FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::date[], $6::time[], $7::int[],
-                          $8::date[], $9::time[], $10::int[], $11::jsonb[], $15::text[], $16::text[])
+                          $8::date[], $9::time[], $10::int[], $11::jsonb[], $15::text[], $16::text[], $17::text[],
+                          $18::text[], $19::text[], $20::text[])
                    WITH ORDINALITY AS i(org, rec, plate, ref, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx,
-                                        kind, by, n)
+                                        kind, by, dep_c, dep_p, arr_c, arr_p, n)
          ), v AS (
             SELECT i.*, COALESCE(rec.plate, i.plate) AS v_plate, rec.id AS v_id
               FROM input i
@@ -343,9 +404,10 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
          ), j AS (
             INSERT INTO journeys (id, org_id, vehicle_ref, plate, vehicle_record_id, departure_date, departure_time,
                                   departure_district_id, arrival_date, arrival_time, arrival_district_id, tarifeli_context,
-                                  trip_kind, created_by, changed_by)
+                                  trip_kind, created_by, changed_by, departure_country, departure_place,
+                                  arrival_country, arrival_place)
             SELECT new_id, org, ref, v_plate, v_id, dep_date, dep_time, dep_d, arr_date, arr_time, arr_d, ctx, kind,
-                   by, by
+                   by, by, dep_c, dep_p, arr_c, arr_p
               FROM v ORDER BY n
             RETURNING *
          ), crew_rows AS (
@@ -357,12 +419,14 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
             SELECT webhook_emit(array_agg(j.org_id), array_agg('journey.created'::text), array_agg(
                        jsonb_build_object('id', j.id, 'vehicle_id', j.vehicle_ref, 'plate', j.plate,
                                           'vehicle_record_id', j.vehicle_record_id,
-                                          'departure', jsonb_build_object('date', j.departure_date,
+                                          'departure', jsonb_strip_nulls(jsonb_build_object('date', j.departure_date,
                                               'time', to_char(j.departure_time, 'HH24:MI'),
-                                              'district_id', j.departure_district_id::text),
-                                          'arrival', jsonb_build_object('date', j.arrival_date,
+                                              'district_id', j.departure_district_id::text,
+                                              'country', j.departure_country, 'place', j.departure_place)),
+                                          'arrival', jsonb_strip_nulls(jsonb_build_object('date', j.arrival_date,
                                               'time', to_char(j.arrival_time, 'HH24:MI'),
-                                              'district_id', j.arrival_district_id::text),
+                                              'district_id', j.arrival_district_id::text,
+                                              'country', j.arrival_country, 'place', j.arrival_place)),
                                           'tarifeli_context', j.tarifeli_context, 'trip_kind', j.trip_kind,
                                           'personnel_ids', ARRAY(SELECT c.personnel_id FROM crew c JOIN v ON v.n = c.n
                                                                   WHERE v.new_id = j.id ORDER BY c.position),
@@ -372,7 +436,8 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
               FROM j
          )
          SELECT v.n AS ordinal, j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
-                j.departure_district_id, j.arrival_date, j.arrival_time, j.arrival_district_id, j.tarifeli_context,
+                j.departure_district_id, j.departure_country, j.departure_place, j.arrival_date, j.arrival_time,
+                j.arrival_district_id, j.arrival_country, j.arrival_place, j.tarifeli_context,
                 j.trip_kind, j.status, j.downstream_reference, j.created_at, j.updated_at, j.created_by, j.changed_by,
                 ARRAY(SELECT c.personnel_id FROM crew c WHERE c.n = v.n ORDER BY c.position) AS personnel_ids
            FROM j JOIN v ON v.new_id = j.id CROSS JOIN events",
@@ -381,18 +446,22 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
     .bind(col(batch, |j| j.vehicle.record()))
     .bind(col(batch, |j| j.vehicle.plate().map(str::to_string)))
     .bind(col(batch, |j| j.vehicle.as_ref_text()))
-    .bind(col(batch, |j| j.departure.0))
-    .bind(col(batch, |j| j.departure.1))
-    .bind(col(batch, |j| j.departure.2))
-    .bind(col(batch, |j| j.arrival.0))
-    .bind(col(batch, |j| j.arrival.1))
-    .bind(col(batch, |j| j.arrival.2))
+    .bind(col(batch, |j| j.departure.date.0))
+    .bind(col(batch, |j| j.departure.time.0))
+    .bind(col(batch, |j| j.departure.district_id))
+    .bind(col(batch, |j| j.arrival.date.0))
+    .bind(col(batch, |j| j.arrival.time.0))
+    .bind(col(batch, |j| j.arrival.district_id))
     .bind(col(batch, |j| j.tarifeli_context.clone().map(Json)))
     .bind(&crew_n)
     .bind(&crew_id)
     .bind(&crew_pos)
     .bind(col(batch, |j| j.trip_kind))
     .bind(&by)
+    .bind(col(batch, |j| j.departure.country.clone()))
+    .bind(col(batch, |j| j.departure.place.clone()))
+    .bind(col(batch, |j| j.arrival.country.clone()))
+    .bind(col(batch, |j| j.arrival.place.clone()))
     .fetch_all(db)
     .await?;
     let mut out: Vec<Option<Journey>> = (0..batch.len()).map(|_| None).collect();
@@ -419,13 +488,15 @@ pub async fn update_editable(
          UPDATE journeys j SET vehicle_ref = $4, plate = v.plate, vehicle_record_id = v.id, departure_date = $5,
                 departure_time = $6, departure_district_id = $7, arrival_date = $8, arrival_time = $9,
                 arrival_district_id = $10, tarifeli_context = $11, trip_kind = $12, updated_at = now(),
-                changed_by = $14
+                changed_by = $14, departure_country = $15, departure_place = $16, arrival_country = $17,
+                arrival_place = $18
            FROM v
           WHERE j.org_id = $1 AND j.id = $13 AND j.status IN ('draft', 'delivered', 'failed')
          RETURNING j.id"
     );
-    let updated: Option<(i64,)> =
-        bind_fields(sqlx::query_as(&sql).bind(org), f).bind(id).bind(by).fetch_optional(&mut *tx).await?;
+    let updated: Option<(i64,)> = bind_abroad(bind_fields(sqlx::query_as(&sql).bind(org), f).bind(id).bind(by), f)
+        .fetch_optional(&mut *tx)
+        .await?;
     if updated.is_none() {
         return Ok(false);
     }

@@ -31,7 +31,14 @@ fn person(id: &str) -> Person {
 }
 
 fn stop(date: &str) -> Stop {
-    Stop { date: date.into(), time: "08:30".into(), city_id: 34, district_id: 1421, place: Some("Kadıköy".into()) }
+    Stop {
+        date: date.into(),
+        time: "08:30".into(),
+        city_id: 34,
+        district_id: 1421,
+        place: Some("Kadıköy".into()),
+        country: None,
+    }
 }
 
 /// `work` as the scheduler hands it over for the first time.

@@ -289,18 +289,26 @@ async fn concurrent_creates_are_batched_and_each_answered_for_itself() {
 
 #[tokio::test]
 async fn a_failing_row_fails_only_its_own_create() {
+    use tns_core::domain::fields::{Day, Time};
     use tns_store::{
         journey_writer::JourneyWriter,
-        journeys::{JourneyFields, VehicleChoice},
+        journeys::{self, JourneyFields, VehicleChoice},
     };
     let app = TestApp::spawn().await;
     let fleet = Fleet::new(&app).await;
     let (writer, writers) = JourneyWriter::new(app.db.clone(), 1);
     tokio::spawn(writers.run());
+    let stop = |time: &str, district: i64| journeys::Stop {
+        date: Day("2026-12-01".parse().unwrap()),
+        time: Time(time.parse().unwrap()),
+        district_id: Some(district as i32),
+        country: None,
+        place: None,
+    };
     let fields = |crew: Vec<i64>| JourneyFields {
         vehicle: VehicleChoice::Record(fleet.vehicle_id),
-        departure: ("2026-12-01".parse().unwrap(), "08:00".parse().unwrap(), KADIKOY as i32),
-        arrival: ("2026-12-01".parse().unwrap(), "12:00".parse().unwrap(), CEYHAN as i32),
+        departure: stop("08:00", KADIKOY),
+        arrival: stop("12:00", CEYHAN),
         trip_kind: tns_core::domain::kinds::TripKind::Tarifesiz,
         tarifeli_context: None,
         personnel_ids: crew,

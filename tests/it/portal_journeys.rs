@@ -428,3 +428,28 @@ async fn a_passenger_who_did_not_come_is_reported_from_the_journeys_page() {
     assert_eq!(subs["data"][0]["operation"], "no_show", "{subs}");
     assert_eq!(subs["data"][0]["submitted_by"], format!("user:{}", fleet.org.user_id));
 }
+
+#[tokio::test]
+async fn a_journey_abroad_is_made_from_the_form_and_shown_by_its_country_and_place() {
+    let app = TestApp::spawn().await;
+    let fleet = Fleet::new(&app).await;
+    let v = Visitor::owner(&app, &fleet.org).await;
+    let (vehicle, driver) = (fleet.vehicle_id.to_string(), fleet.driver_id.to_string());
+    let mut form = journey_form(&vehicle, &driver, "2026-12-01");
+    form.retain(|(k, _)| *k != "arrival.district_id");
+    form.extend([("arrival.country", "BG"), ("arrival.place", "Sofya")]);
+    // A place abroad without its country is a stop at home that names no district.
+    let no_country: Vec<_> = form.iter().filter(|(k, _)| *k != "arrival.country").copied().collect();
+    let refused = v.submit("/journeys/new", "/journeys", &no_country).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.body);
+    assert!(refused.body.contains(r#"id="f-arrival-district_id-error""#), "{}", refused.body);
+
+    let made = v.submit("/journeys/new", "/journeys", &form).await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.body);
+    let listed = app.get_ok("/portal/journeys", fleet.key()).await;
+    assert_eq!(listed["data"][0]["arrival"]["country"], "BG");
+    let page = v.get(made.location().split('?').next().unwrap()).await;
+    assert!(page.body.contains("Sofya (BG)"), "{}", page.body);
+    let list = v.get("/journeys").await;
+    assert!(list.body.contains("Sofya (BG)"), "{}", list.body);
+}

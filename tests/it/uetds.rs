@@ -1470,3 +1470,57 @@ async fn a_drift_check_the_downstream_cannot_answer_waits_for_the_next_run_and_a
     assert_eq!(waiting as usize, tried, "the failed ones are due again in 15 minutes");
     s.fake.assert_no_violations();
 }
+
+#[tokio::test]
+async fn a_trip_abroad_sends_the_country_and_place_to_its_passenger_group() {
+    let s = Setup::new().await;
+    let mut body = tarifesiz(json!(s.f.plate));
+    body["personnel_ids"] = json!([s.f.driver_id]);
+    body["arrival"] = json!({"date": "2026-12-02", "time": "06:00", "country": "bg", "place": "Sofya"});
+    let id = s.journey(body.clone(), &[passenger(96)]).await;
+    let path = format!("/portal/journeys/{id}");
+    let shown = s.app.get_ok(&path, s.key()).await;
+    assert_eq!(shown["arrival"], json!({"date": "2026-12-02", "time": "06:00", "country": "BG", "place": "Sofya"}));
+    assert_eq!(shown["departure"]["district_id"], KADIKOY.to_string(), "a stop at home is as before");
+    assert!(shown["departure"].get("country").is_none());
+
+    let sub = s.submit(id).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let trip = &s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub))[0];
+    let group = trip.groups.iter().find(|g| g.status == Status::Valid).unwrap();
+    assert_eq!((group.start_country.as_str(), group.start_province, group.start_district), ("TR", ISTANBUL, KADIKOY));
+    assert_eq!((group.end_country.as_str(), group.end_province, group.end_place.as_str()), ("BG", 0, "Sofya"));
+    assert_eq!(trip.valid_passengers().count(), 1);
+
+    // Moved to another city abroad: the group follows.
+    let moved = json!({"arrival": {"place": "Plovdiv"}});
+    json_of(s.app.put(&path, s.key(), moved).await, 200).await;
+    assert_eq!(s.submit(id).await["state"], "delivered");
+    let trip = &s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub))[0];
+    let group = trip.groups.iter().find(|g| g.status == Status::Valid).unwrap();
+    assert_eq!((group.end_country.as_str(), group.end_place.as_str()), ("BG", "Plovdiv"), "{group:?}");
+    s.fake.assert_no_violations();
+
+    // What a stop abroad must and must not have, each refused naming its field.
+    let refused = [
+        (json!({"date": "2026-12-02", "time": "06:00", "country": "BG"}), "arrival.place"),
+        (
+            json!({"date": "2026-12-02", "time": "06:00", "country": "BG", "place": "Sofya", "district_id": CEYHAN}),
+            "arrival.district_id",
+        ),
+        (json!({"date": "2026-12-02", "time": "06:00", "place": "Sofya", "district_id": CEYHAN}), "arrival.place"),
+        (json!({"date": "2026-12-02", "time": "06:00"}), "arrival.district_id"),
+        (json!({"date": "2026-12-02", "time": "06:00", "country": "Bulgaria", "place": "Sofya"}), "arrival.country"),
+    ];
+    for (arrival, field) in refused {
+        let mut bad = body.clone();
+        bad["arrival"] = arrival.clone();
+        assert_invalid(s.app.post("/portal/journeys", Some(s.key()), bad).await, field).await;
+    }
+    let mut both = body.clone();
+    both["departure"] = json!({"date": "2026-12-01", "time": "08:30", "country": "GR", "place": "Atina"});
+    assert_invalid(s.app.post("/portal/journeys", Some(s.key()), both).await, "arrival.country").await;
+    let mut scheduled = journey(json!(s.f.plate));
+    scheduled["arrival"] = body["arrival"].clone();
+    assert_invalid(s.app.post("/portal/journeys", Some(s.key()), scheduled).await, "arrival.country").await;
+}

@@ -306,10 +306,18 @@ fn group_input(ctx: &mut Ctx, el: &Element, id: i64) -> Result<Group, Answer> {
         fare: text(g, "grupUcret"),
         status: Status::Valid,
     };
-    for (country, province) in [(&group.start_country, group.start_province), (&group.end_country, group.end_province)]
-    {
+    // The Ministry's document: in Türkiye the province and district are required; abroad the
+    // place's text is enough.
+    let ends = [
+        (&group.start_country, group.start_province, group.start_place.clone().unwrap_or_default()),
+        (&group.end_country, group.end_province, group.end_place.clone()),
+    ];
+    for (country, province, place) in ends {
         if country == "TR" && !(1..=81).contains(&province) {
             return Err(Answer::result(codes::INVALID, &format!("{province} geçerli bir il kodu değil")));
+        }
+        if country != "TR" && place.trim().is_empty() {
+            return Err(Answer::result(codes::INVALID, "yurt dışı için yer bilgisi zorunludur"));
         }
     }
     Ok(group)

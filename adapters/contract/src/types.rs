@@ -54,13 +54,23 @@ pub struct Stop {
     pub date: String,
     /// `HH:MM`
     pub time: String,
-    /// MERNIS province code.
+    /// MERNIS province code (0 abroad).
     pub city_id: i32,
-    /// MERNIS district code (or an airport's 99xxx code).
+    /// MERNIS district code (or an airport's 99xxx code; 0 abroad).
     pub district_id: i32,
-    /// The district's (or airport's) name, as the reference data has it.
+    /// The district's (or airport's) name, as the reference data has it; abroad, the place's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub place: Option<String>,
+    /// A stop abroad's two-letter country code; `None` in Türkiye.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+}
+
+impl Stop {
+    /// The stop's country code as the downstream wants it: `TR` unless abroad.
+    pub fn country(&self) -> &str {
+        self.country.as_deref().unwrap_or("TR")
+    }
 }
 
 /// A scheduled trip's context: the firm's approved route and timetable.

@@ -117,11 +117,11 @@ pub fn list_request(s: &Session, plate: &str, from: NaiveDate, to: NaiveDate) ->
 fn group_input(t: &Trip, name: &str) -> w::AriziGrupBilgileriInput {
     w::AriziGrupBilgileriInput {
         grup_aciklama: format!("TNS {name}"),
-        baslangic_ulke: "TR".into(),
+        baslangic_ulke: t.departure.country().to_string(),
         baslangic_il: t.departure.city_id.into(),
         baslangic_ilce: t.departure.district_id.into(),
         baslangic_yer: Some(place(&t.departure)),
-        bitis_ulke: "TR".into(),
+        bitis_ulke: t.arrival.country().to_string(),
         bitis_il: t.arrival.city_id.into(),
         bitis_ilce: t.arrival.district_id.into(),
         bitis_yer: place(&t.arrival),

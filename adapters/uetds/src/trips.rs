@@ -495,9 +495,13 @@ fn group_moves(a: &Amendment) -> bool {
     has_group && moved
 }
 
-/// True when the two trips start and end at the same places.
+/// True when the two trips start and end at the same places (a district, or a place abroad by
+/// its country and name).
 fn same_places(a: &Trip, b: &Trip) -> bool {
-    let at = |s: &tns_adapter::Stop| (s.city_id, s.district_id);
+    let at = |s: &tns_adapter::Stop| {
+        let abroad = s.country.is_some().then(|| (s.country.clone(), s.place.clone()));
+        (s.city_id, s.district_id, abroad)
+    };
     at(&a.departure) == at(&b.departure) && at(&a.arrival) == at(&b.arrival)
 }
 

@@ -306,6 +306,10 @@ messages! {
     JArrivalDate => "Varış tarihi", "Arrival date";
     JArrivalTime => "Varış saati", "Arrival time";
     JArrivalPlace => "Varış yeri (ilçe)", "Arrival place (district)";
+    JDepartureCountry => "Kalkış ülkesi (yurt dışı; örn. BG)", "Departure country (abroad; e.g. BG)";
+    JDepartureAbroad => "Kalkış yeri (yurt dışı)", "Departure place (abroad)";
+    JArrivalCountry => "Varış ülkesi (yurt dışı; örn. BG)", "Arrival country (abroad; e.g. BG)";
+    JArrivalAbroad => "Varış yeri (yurt dışı)", "Arrival place (abroad)";
     JFirmaId => "Firma kodu", "Company code";
     JRouteCode => "UNET güzergah kodu", "UNET route code";
     JFromPlace => "Hat kalkış yeri", "Route start";

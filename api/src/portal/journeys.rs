@@ -21,6 +21,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tns_core::{
     domain::{
+        journey::Place,
         kinds::{RecordStatus, TargetType},
         passenger::{BulkIn, Manifest, NewPassenger, PassengerIn},
         personal::mask_personal,
@@ -89,14 +90,24 @@ fn journey_specs() -> &'static [FieldSpec] {
                 None => out.push(spec.clone()),
             }
         }
-        // The vehicle, the kind and the crew first, then the stops, then a schedule's context.
-        let rank = |n: &str| match n {
-            "vehicle_id" => 0,
-            "trip_kind" => 1,
-            "personnel_ids" => 2,
-            n if n.starts_with("departure.") => 3,
-            n if n.starts_with("arrival.") => 4,
-            _ => 5,
+        // The vehicle, the kind and the crew first, then the stops (when, then where: a district
+        // at home, else a country and a place abroad), then a schedule's context.
+        let rank = |n: &str| {
+            let within = |field: &str| match field {
+                "date" => 0,
+                "time" => 1,
+                "district_id" => 2,
+                "country" => 3,
+                _ => 4,
+            };
+            match n.split_once('.') {
+                None if n == "vehicle_id" => (0, 0),
+                None if n == "trip_kind" => (1, 0),
+                None if n == "personnel_ids" => (2, 0),
+                Some(("departure", f)) => (3, within(f)),
+                Some(("arrival", f)) => (4, within(f)),
+                _ => (5, 0),
+            }
         };
         out.sort_by_key(|s| rank(&s.name));
         out
@@ -136,6 +147,10 @@ fn label(lang: Lang, name: &str) -> String {
         "arrival.date" => Msg::JArrivalDate,
         "arrival.time" => Msg::JArrivalTime,
         "arrival.district_id" => Msg::JArrivalPlace,
+        "departure.country" => Msg::JDepartureCountry,
+        "departure.place" => Msg::JDepartureAbroad,
+        "arrival.country" => Msg::JArrivalCountry,
+        "arrival.place" => Msg::JArrivalAbroad,
         "tarifeli_context.firma_id" => Msg::JFirmaId,
         "tarifeli_context.unet_guzergah_kodu" => Msg::JRouteCode,
         "tarifeli_context.kalkis_yer_id" => Msg::JFromPlace,
@@ -546,10 +561,15 @@ fn status_label(lang: Lang, s: RecordStatus) -> &'static str {
     })
 }
 
-fn place(id: i32) -> String {
-    match tns_core::refdata::installed().and_then(|d| d.district(id)) {
-        Some(d) => format!("{} ({id})", d.name),
-        None => id.to_string(),
+/// A stop's place as a person reads it: the district's name with its id, or the place abroad
+/// with its country.
+fn place(s: &tns_store::journeys::Stop) -> String {
+    match s.whereabouts() {
+        Place::District(id) => match tns_core::refdata::installed().and_then(|d| d.district(id)) {
+            Some(d) => format!("{} ({id})", d.name),
+            None => id.to_string(),
+        },
+        Place::Abroad { country, name } => format!("{name} ({country})"),
     }
 }
 
@@ -653,7 +673,7 @@ pub async fn list(
                                 tr {
                                     td { a href=(format!("{PATH}/{}", j.id)) { (lang.t(Msg::JJourney)) " #" (j.id) } }
                                     td { (format::date(lang, j.departure.date.0)) " " (j.departure.time.0.format("%H:%M")) }
-                                    td { (place(j.departure.district_id)) " → " (place(j.arrival.district_id)) }
+                                    td { (place(&j.departure)) " → " (place(&j.arrival)) }
                                     td { (j.plate) }
                                     td { (j.trip_kind.as_str()) }
                                     td { span class=(format!("badge status-{}", j.status.as_str())) { (status_label(lang, j.status)) } }
@@ -1171,7 +1191,7 @@ async fn journey_page(
     let csrf = &signed_in.csrf;
     let shell = Shell { lang, signed_in: Some(signed_in), path: PATH };
     let stop = |s: &tns_store::journeys::Stop| {
-        format!("{} {} · {}", format::date(lang, s.date.0), s.time.0.format("%H:%M"), place(s.district_id))
+        format!("{} {} · {}", format::date(lang, s.date.0), s.time.0.format("%H:%M"), place(s))
     };
     let body = html! {
         div.toolbar {

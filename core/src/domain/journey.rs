@@ -7,20 +7,70 @@ use serde_json::{json, Value};
 use utoipa::ToSchema;
 
 use super::{
-    fields::{Day, Time},
+    fields::{Day, Text, Time},
     kinds::TripKind,
-    uetds::{Crew, PlaceId, PositiveCode, TravelHours, VehicleRef},
+    uetds::{is_turkish, Crew, Nationality, PlaceId, PositiveCode, TravelHours, VehicleRef},
     Invalid,
 };
 
-/// Departure or arrival.
+/// Departure or arrival: in Türkiye a district (or airport); abroad, for a non-scheduled trip
+/// crossing the border, a country and a place's name.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StopIn {
     pub date: Day,
     pub time: Time,
     /// District or airport id of the reference data (`GET /ref/districts`), string or integer.
-    pub district_id: PlaceId,
+    /// Required in Türkiye; absent for a stop abroad.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub district_id: Option<PlaceId>,
+    /// For a stop abroad (a `tarifesiz` trip only): its two-letter country code. Absent (or
+    /// `TR`): the stop is in Türkiye.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub country: Option<Nationality>,
+    /// For a stop abroad: the place's name (a city, a border gate), as U-ETDS shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<Text<200>>,
+}
+
+/// Where a stop is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// A district or airport id of the reference data.
+    District(i32),
+    /// A place abroad: its country code (never `TR`) and name.
+    Abroad { country: String, name: String },
+}
+
+impl Place {
+    pub fn is_abroad(&self) -> bool {
+        matches!(self, Place::Abroad { .. })
+    }
+}
+
+impl StopIn {
+    /// The stop's place, by the rule across its fields; `field` names the stop in errors.
+    fn place_at(&self, field: &str) -> Result<Place, Invalid> {
+        let country = self.country.as_ref().map(|c| c.as_str()).filter(|c| !is_turkish(Some(c)));
+        match (country, &self.district_id, &self.place) {
+            (None, Some(d), None) => Ok(Place::District(d.0)),
+            (None, None, _) => Err(Invalid::new(format!("{field}.district_id"), "is required for a stop in Türkiye")),
+            (None, Some(_), Some(_)) => Err(Invalid::new(
+                format!("{field}.place"),
+                "is for a stop abroad only (with `country`); a stop in Türkiye is its district_id",
+            )),
+            (Some(_), Some(_), _) => Err(Invalid::new(
+                format!("{field}.district_id"),
+                "must be absent for a stop abroad: name the place in `place`",
+            )),
+            (Some(_), None, None) => {
+                Err(Invalid::new(format!("{field}.place"), "is required for a stop abroad (the place's name)"))
+            }
+            (Some(c), None, Some(name)) => {
+                Ok(Place::Abroad { country: c.to_string(), name: name.as_str().to_string() })
+            }
+        }
+    }
 }
 
 /// Context of a scheduled (tarifeli) trip.
@@ -60,22 +110,20 @@ pub struct JourneyIn {
 }
 
 /// Where and when a journey leaves or arrives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stop {
     pub date: NaiveDate,
     pub time: NaiveTime,
-    pub district_id: i32,
+    pub place: Place,
 }
 
 impl Stop {
     fn at(&self) -> (NaiveDate, NaiveTime) {
         (self.date, self.time)
     }
-}
 
-impl From<&StopIn> for Stop {
-    fn from(s: &StopIn) -> Stop {
-        Stop { date: s.date.0, time: s.time.0, district_id: s.district_id.0 }
+    fn parse(s: &StopIn, field: &str) -> Result<Stop, Invalid> {
+        Ok(Stop { date: s.date.0, time: s.time.0, place: s.place_at(field)? })
     }
 }
 
@@ -128,11 +176,11 @@ impl NewJourney {
     pub fn vehicle(&self) -> &VehicleRef {
         &self.vehicle
     }
-    pub fn departure(&self) -> Stop {
-        self.departure
+    pub fn departure(&self) -> &Stop {
+        &self.departure
     }
-    pub fn arrival(&self) -> Stop {
-        self.arrival
+    pub fn arrival(&self) -> &Stop {
+        &self.arrival
     }
     pub fn trip(&self) -> &Trip {
         &self.trip
@@ -142,10 +190,26 @@ impl NewJourney {
         &self.crew
     }
 
+    /// The rule across a stop's fields, as JSON Schema keywords of `StopIn`: a district in
+    /// Türkiye (no `country`, or `TR`), else a place's name and no district.
+    pub fn stop_schema_rules() -> Value {
+        json!({
+            "if": {"anyOf": [
+                {"not": {"required": ["country"]}},
+                {"properties": {"country": {"anyOf": [{"type": "null"}, {"type": "string", "pattern": "^[Tt][Rr]$"}]}}},
+            ]},
+            "then": {"required": ["district_id"], "properties": {"place": {"type": "null"}}},
+            "else": {"required": ["place"], "properties": {"district_id": {"type": "null"}, "place": {"type": "string"}}},
+        })
+    }
+
     /// The rules [`TryFrom<JourneyIn>`] applies across fields, as JSON Schema keywords of
-    /// `JourneyIn` (the order, which JSON Schema cannot state, in `x-tns-not-before`).
+    /// `JourneyIn` (the order, which JSON Schema cannot state, in `x-tns-not-before`; a stop
+    /// abroad only on a `tarifesiz` trip, and one stop at least in Türkiye, in `x-tns-abroad`).
     pub fn schema_rules() -> Value {
         json!({
+            "x-tns-abroad": "A stop abroad (`country` other than TR) is for a `tarifesiz` trip only, and one of departure \
+                             and arrival at least is in Türkiye.",
             "if": {"properties": {"trip_kind": {"const": TripKind::Tarifesiz.as_str()}}, "required": ["trip_kind"]},
             "then": {"properties": {"tarifeli_context": {"type": "null"}}},
             "else": {"required": ["tarifeli_context"], "properties": {"tarifeli_context": {"type": "object"}}},
@@ -158,9 +222,20 @@ impl TryFrom<JourneyIn> for NewJourney {
     type Error = Invalid;
 
     fn try_from(input: JourneyIn) -> Result<NewJourney, Invalid> {
-        let (departure, arrival) = (Stop::from(&input.departure), Stop::from(&input.arrival));
+        let (departure, arrival) =
+            (Stop::parse(&input.departure, "departure")?, Stop::parse(&input.arrival, "arrival")?);
         if arrival.at() < departure.at() {
             return Err(Invalid::new("arrival", "must not be before departure"));
+        }
+        if departure.place.is_abroad() && arrival.place.is_abroad() {
+            return Err(Invalid::new("arrival.country", "one of departure and arrival at least must be in Türkiye"));
+        }
+        let abroad = [("departure", &departure), ("arrival", &arrival)].into_iter().find(|(_, s)| s.place.is_abroad());
+        if let (Some((field, _)), TripKind::Tarifeli) = (abroad, input.trip_kind.unwrap_or(TripKind::Tarifeli)) {
+            return Err(Invalid::new(
+                format!("{field}.country"),
+                "a stop abroad is for a `tarifesiz` (non-scheduled) trip only",
+            ));
         }
         let trip = match (input.trip_kind.unwrap_or(TripKind::Tarifeli), input.tarifeli_context) {
             (TripKind::Tarifeli, Some(t)) => Trip::Tarifeli(Scheduled {
@@ -198,7 +273,18 @@ mod tests {
         StopIn {
             date: Day(date.parse().unwrap()),
             time: Time(NaiveTime::parse_from_str(time, "%H:%M").unwrap()),
-            district_id: PlaceId(1),
+            district_id: Some(PlaceId(1)),
+            country: None,
+            place: None,
+        }
+    }
+
+    fn abroad(date: &str, time: &str, country: &str, place: &str) -> StopIn {
+        StopIn {
+            district_id: None,
+            country: Some(Nationality::stored(country.into())),
+            place: Some(Text::parse(place).unwrap()),
+            ..stop(date, time)
         }
     }
 
@@ -268,5 +354,42 @@ mod tests {
         let mut j = journey(Some(TripKind::Tarifesiz), Some(context()));
         j.arrival = stop("2026-04-01", "08:00");
         assert_eq!(field(NewJourney::try_from(j)), "arrival");
+    }
+
+    #[test]
+    fn a_non_scheduled_trip_may_leave_or_arrive_abroad_by_country_and_place() {
+        let mut j = journey(Some(TripKind::Tarifesiz), None);
+        j.arrival = abroad("2026-05-01", "12:30", "BG", "Sofya");
+        let parsed = NewJourney::try_from(j).unwrap();
+        assert_eq!(parsed.arrival().place, Place::Abroad { country: "BG".into(), name: "Sofya".into() });
+        assert_eq!(parsed.departure().place, Place::District(1));
+        // `TR` is Türkiye: a district, as without a country.
+        let mut j = journey(Some(TripKind::Tarifesiz), None);
+        j.departure.country = Some(Nationality::stored("TR".into()));
+        assert!(NewJourney::try_from(j).is_ok());
+    }
+
+    #[test]
+    fn a_stop_abroad_has_a_place_and_no_district_and_the_trip_touches_turkiye_unscheduled() {
+        let tarifesiz = || journey(Some(TripKind::Tarifesiz), None);
+        let mut j = tarifesiz();
+        j.arrival = StopIn { place: None, ..abroad("2026-05-01", "12:30", "BG", "x") };
+        assert_eq!(field(NewJourney::try_from(j)), "arrival.place");
+        let mut j = tarifesiz();
+        j.arrival = StopIn { district_id: Some(PlaceId(1)), ..abroad("2026-05-01", "12:30", "BG", "Sofya") };
+        assert_eq!(field(NewJourney::try_from(j)), "arrival.district_id");
+        let mut j = tarifesiz();
+        j.arrival = StopIn { district_id: None, ..stop("2026-05-01", "12:30") };
+        assert_eq!(field(NewJourney::try_from(j)), "arrival.district_id");
+        let mut j = tarifesiz();
+        j.departure.place = Some(Text::parse("Kadıköy").unwrap());
+        assert_eq!(field(NewJourney::try_from(j)), "departure.place");
+        let mut j = tarifesiz();
+        j.departure = abroad("2026-05-01", "08:00", "GR", "Atina");
+        j.arrival = abroad("2026-05-01", "12:30", "BG", "Sofya");
+        assert_eq!(field(NewJourney::try_from(j)), "arrival.country");
+        let mut j = journey(None, Some(context()));
+        j.departure = abroad("2026-05-01", "08:00", "GR", "Atina");
+        assert_eq!(field(NewJourney::try_from(j)), "departure.country", "scheduled trips stay in Türkiye");
     }
 }

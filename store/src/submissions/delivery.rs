@@ -192,7 +192,14 @@ mod tests {
     }
 
     fn journey_with(passengers: Vec<Passenger>) -> serde_json::Value {
-        let s = Stop { date: "2026-12-01".into(), time: "08:00".into(), city_id: 34, district_id: 1421, place: None };
+        let s = Stop {
+            date: "2026-12-01".into(),
+            time: "08:00".into(),
+            city_id: 34,
+            district_id: 1421,
+            place: None,
+            country: None,
+        };
         serde_json::to_value(Journey {
             plate: "34ABC123".into(),
             departure: s.clone(),
@@ -213,7 +220,14 @@ mod tests {
     }
 
     fn trip(time: &str) -> Trip {
-        let s = Stop { date: "2026-12-01".into(), time: time.into(), city_id: 34, district_id: 1421, place: None };
+        let s = Stop {
+            date: "2026-12-01".into(),
+            time: time.into(),
+            city_id: 34,
+            district_id: 1421,
+            place: None,
+            country: None,
+        };
         Trip { plate: "34ABC123".into(), departure: s.clone(), arrival: s }
     }
 

@@ -20,7 +20,7 @@ use crate::{
         Ok as OkBody,
     },
 };
-pub use tns_core::domain::journey::JourneyIn;
+pub use tns_core::domain::journey::{JourneyIn, StopIn};
 use tns_core::{
     domain::{
         fields::{Cursor, Day, Int, Limit, RecordId},
@@ -40,6 +40,12 @@ patch_schema!(JourneyPatch, JourneyIn);
 impl AcrossFields for JourneyIn {
     fn json_rules() -> serde_json::Value {
         NewJourney::schema_rules()
+    }
+}
+
+impl AcrossFields for StopIn {
+    fn json_rules() -> serde_json::Value {
+        NewJourney::stop_schema_rules()
     }
 }
 
@@ -187,10 +193,9 @@ pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde
         }
         // U-ETDS's scheduled service publishes no trip update: a notified scheduled trip keeps
         // its vehicle, times and places.
-        let stop = |s: &db::journeys::Stop| (s.date.0, s.time.0, s.district_id);
         let same_trip = f.vehicle.as_ref_text() == current.vehicle_id
-            && f.departure == stop(&current.departure)
-            && f.arrival == stop(&current.arrival);
+            && f.departure == current.departure
+            && f.arrival == current.arrival;
         if current.trip_kind == TripKind::Tarifeli && !same_trip {
             return Err(ApiError::Conflict(format!(
                 "journey {id} is a notified scheduled trip: its vehicle_id, departure and arrival cannot change \
