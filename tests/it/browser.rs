@@ -465,6 +465,11 @@ async fn a_dispatcher_registers_and_gets_a_journey_with_twenty_passengers_delive
     b.press("Kaydet").await;
     b.wait(".flash.ok").await;
     assert!(b.text().await.contains("Kaydedildi."));
+    // The allowed-addresses page: the sandbox keeps no list, which the page says.
+    b.goto("/settings/downstream/addresses").await;
+    b.heading("İzinli IP adresleri").await;
+    b.check("addresses").await;
+    assert!(b.text().await.contains("keeps no list"), "{}", b.text().await);
 
     // A journey through its form; the places are picked by name from the type-ahead list.
     b.goto("/journeys").await;

@@ -1524,3 +1524,44 @@ async fn a_trip_abroad_sends_the_country_and_place_to_its_passenger_group() {
     scheduled["arrival"] = body["arrival"].clone();
     assert_invalid(s.app.post("/portal/journeys", Some(s.key()), scheduled).await, "arrival.country").await;
 }
+
+#[tokio::test]
+async fn the_portal_registers_the_platforms_addresses_at_u_etds() {
+    let s = Setup::with(&[("TNS_EGRESS_IPS", "203.0.113.50")]).await;
+    let v = crate::portal::Visitor::owner(&s.app, &s.f.org).await;
+    let page = "/settings/downstream/addresses";
+    // Linked from the downstream's page once U-ETDS is chosen.
+    assert!(v.get("/settings/downstream").await.body.contains(&format!(r#"href="{page}""#)));
+    let seen = v.get(page).await;
+    assert_eq!(seen.status, reqwest::StatusCode::OK, "{}", seen.body);
+    assert!(seen.body.contains("<code>203.0.113.50</code>"), "the platform's address: {}", seen.body);
+
+    let added = v.submit(page, page, &[("first", "203.0.113.50"), ("last", "")]).await;
+    assert_eq!((added.status.as_u16(), added.location()), (303, "/settings/downstream/addresses?done=added"));
+    let held = s.app.get_ok("/portal/downstream/allowed-addresses", s.key()).await;
+    assert_eq!(held["data"][0]["first"], "203.0.113.50", "{held}");
+    let shown = v.get(added.location()).await;
+    assert!(shown.body.contains("<td><code>203.0.113.50</code></td>"), "{}", shown.body);
+
+    // Not an address: the API's message beside the field, what was typed kept.
+    let bad = v.submit(page, page, &[("first", "not-an-address"), ("last", "")]).await;
+    assert_eq!(bad.status.as_u16(), 422, "{}", bad.body);
+    assert!(bad.body.contains(r#"id="first-error""#) && bad.body.contains(r#"value="not-an-address""#), "{}", bad.body);
+
+    // U-ETDS keeps at least one: its refusal shown on the page, in its words.
+    let id = held["data"][0]["id"].as_str().unwrap().to_string();
+    let kept = v.submit(page, &format!("{page}/{id}/remove"), &[]).await;
+    assert_eq!(kept.status.as_u16(), 409, "{}", kept.body);
+    assert!(kept.body.contains("Son IP kaydı silinemez"), "{}", kept.body);
+    let more = v.submit(page, page, &[("first", "198.51.100.1"), ("last", "198.51.100.9")]).await;
+    assert_eq!(more.status.as_u16(), 303, "{}", more.body);
+    let removed = v.submit(page, &format!("{page}/{id}/remove"), &[]).await;
+    assert_eq!((removed.status.as_u16(), removed.location()), (303, "/settings/downstream/addresses?done=removed"));
+    let held = s.app.get_ok("/portal/downstream/allowed-addresses", s.key()).await;
+    assert_eq!(held["data"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        (held["data"][0]["first"].as_str(), held["data"][0]["last"].as_str()),
+        (Some("198.51.100.1"), Some("198.51.100.9"))
+    );
+    s.fake.assert_no_violations();
+}

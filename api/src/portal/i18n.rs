@@ -258,6 +258,20 @@ messages! {
     Started => "Başladı", "Started";
     Finished => "Bitti", "Finished";
     SubmittedBy => "Gönderen", "Submitted by";
+    AllowedAddresses => "İzinli IP adresleri", "Allowed addresses";
+    AddressesIntro => "U-ETDS, firmanın çağrılarını yalnızca firmanın tanımladığı IP adreslerinden kabul eder: TNS'nin adreslerini tanımlayın, yoksa bildirimler reddedilir. Değişiklikler firmanızın U-ETDS bilgileriyle yapılır:",
+        "U-ETDS accepts a firm's calls only from the IP addresses the firm registered: register TNS's addresses, or notifications are refused. Changes are made with your firm's U-ETDS credentials:";
+    PlatformAddresses => "TNS'nin çağrı yaptığı adresler", "The addresses TNS calls from";
+    NoPlatformAddresses => "Platform işletmecisi bu kurulumun adreslerini belirtmedi; destek ekibine sorun.",
+        "The platform's operator has not listed this deployment's addresses; ask support.";
+    RegisteredAddresses => "U-ETDS'de tanımlı adresler", "Registered at U-ETDS";
+    FirstAddress => "IP adresi (ya da aralığın başı)", "IP address (or a range's start)";
+    LastAddress => "Aralığın sonu", "Range end";
+    LastAddressOptional => "Aralığın sonu (isteğe bağlı)", "Range end (optional)";
+    RegisterAddress => "Adres tanımla", "Register an address";
+    RegisterIt => "Tanımla", "Register";
+    AddressRegistered => "Adres U-ETDS'de tanımlandı.", "The address is registered at U-ETDS.";
+    AddressRemoved => "Adres U-ETDS'den çıkarıldı.", "The address is removed at U-ETDS.";
     Drifted => "TNS dışında değişmiş", "Changed outside TNS";
     DriftedHelp => "U-ETDS'nin tuttuğu, TNS'nin bildirdiğinden farklı; kayıt olduğu gibi bırakıldı, ne yapılacağına siz karar verin",
         "What U-ETDS holds differs from what TNS notified; the record is left as it is, you decide what to do";

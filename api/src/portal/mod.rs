@@ -72,6 +72,8 @@ pub fn router(state: AppState) -> Router {
         .merge(registry::<Vehicles>())
         .merge(registry::<Personnel>())
         .route("/settings/downstream", get(settings::downstream::show).post(settings::downstream::save))
+        .route("/settings/downstream/addresses", get(settings::addresses::show).post(settings::addresses::add))
+        .route("/settings/downstream/addresses/{id}/remove", post(settings::addresses::remove))
         .route("/settings/keys", get(settings::keys::show).post(settings::keys::create))
         .route("/settings/keys/{id}/revoke", post(settings::keys::revoke))
         .route("/settings/webhooks", get(settings::webhooks::list).post(settings::webhooks::create))

@@ -123,6 +123,10 @@ fn render(
                 dt { (lang.t(Msg::LastChanged)) }
                 dd { @match current.updated_at { Some(t) => (format::datetime(lang, t)), None => (lang.t(Msg::NotChosenYet)) } }
             }
+            // U-ETDS takes calls only from the addresses each firm registered there.
+            @if current.adapter == AdapterName::Uetds.as_str() && current.ws_username.is_some() {
+                p { a href=(super::addresses::PATH) { (lang.t(Msg::AllowedAddresses)) } }
+            }
         }
         @if may_change {
             form.record #downstream method="post" action=(PATH) novalidate {

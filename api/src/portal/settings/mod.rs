@@ -2,6 +2,7 @@
 //! team, API keys, webhooks, billing and support, under one sub-navigation ([`nav`]). Each is
 //! the API's `/portal/...` resource of the same name, through its own service functions.
 
+pub mod addresses;
 pub mod billing;
 pub mod downstream;
 pub mod keys;

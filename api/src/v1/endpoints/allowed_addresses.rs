@@ -53,6 +53,18 @@ pub struct AllowedAddressIn {
     pub last: Option<IpAddr>,
 }
 
+impl AllowedAddressIn {
+    /// The change it asks for.
+    pub(crate) fn change(self) -> AllowListChange {
+        AllowListChange::Add { first: self.first.to_string(), last: self.last.map(|l| l.to_string()) }
+    }
+}
+
+/// An entry id as the downstream gives them (digits), else `None`: no such entry.
+pub(crate) fn entry_id(id: String) -> Option<String> {
+    (!id.is_empty() && id.len() <= 20 && id.bytes().all(|b| b.is_ascii_digit())).then_some(id)
+}
+
 fn answer(st: &AppState, list: AllowList) -> AllowedAddresses {
     AllowedAddresses {
         platform_addresses: st.cfg.egress_addresses.clone(),
@@ -62,7 +74,11 @@ fn answer(st: &AppState, list: AllowList) -> AllowedAddresses {
 
 /// The list after `change`, with the organization's own credentials; the change audited as
 /// the member or key that made it.
-async fn allowed(st: &AppState, p: &Principal, change: Option<AllowListChange>) -> ApiResult<AllowedAddresses> {
+pub(crate) async fn allowed(
+    st: &AppState,
+    p: &Principal,
+    change: Option<AllowListChange>,
+) -> ApiResult<AllowedAddresses> {
     let adapter = current(st, p.org_id).await?.adapter;
     let Some(credentials) = credentials(st, p.org_id).await? else {
         return Err(ApiError::Conflict(
@@ -123,8 +139,7 @@ pub async fn add(
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<AllowedAddressIn>,
 ) -> ApiResult<(StatusCode, Json<AllowedAddresses>)> {
-    let change = AllowListChange::Add { first: input.first.to_string(), last: input.last.map(|l| l.to_string()) };
-    Ok((StatusCode::CREATED, Json(allowed(&st, &p, Some(change)).await?)))
+    Ok((StatusCode::CREATED, Json(allowed(&st, &p, Some(input.change())).await?)))
 }
 
 /// Remove an entry at the downstream (U-ETDS `ipSil`; it keeps at least one); answers the list.
@@ -141,8 +156,8 @@ pub async fn remove(
     p: Caller<AccountWrite>,
     ApiPath(id): ApiPath<String>,
 ) -> ApiResult<Json<AllowedAddresses>> {
-    if id.is_empty() || id.len() > 20 || !id.bytes().all(|b| b.is_ascii_digit()) {
+    let Some(id) = entry_id(id.clone()) else {
         return Err(ApiError::NotFound(format!("no allowed address {id:?}")));
-    }
+    };
     Ok(Json(allowed(&st, &p, Some(AllowListChange::Remove { id })).await?))
 }
