@@ -1,7 +1,7 @@
 //! What journeys and cargo shipments share as records sent downstream: a status that mirrors
 //! their latest submission, and the downstream reference of the first delivered one, or of the
-//! latest delivered amendment (a failed submission's reference stays on that submission, for a
-//! cancellation), and deletion only
+//! latest finished amendment (a failed first notification's reference stays on that
+//! submission, for a cancellation), and deletion only
 //! while a draft. Both tables are otherwise their own modules'; this part of their lifecycle is
 //! written here, once.
 
@@ -31,8 +31,9 @@ pub(crate) fn mirror(finished: &str) -> String {
                SET status = f.status, updated_at = now(),
                    downstream_reference = CASE
                        -- An amendment's answer names the trip anew (U-ETDS may give another
-                       -- reference on an update): that one holds from now on.
-                       WHEN f.state = 'delivered' AND f.operation = 'amendment'
+                       -- reference on an update): that one holds from now on, also when a later
+                       -- step of the amendment failed (the trip is known by it only now).
+                       WHEN f.operation = 'amendment'
                            THEN COALESCE(NULLIF(f.downstream_reference, ''), t.downstream_reference)
                        WHEN f.state = 'delivered' THEN COALESCE(t.downstream_reference, f.downstream_reference)
                        ELSE t.downstream_reference END

@@ -1565,3 +1565,29 @@ async fn the_portal_registers_the_platforms_addresses_at_u_etds() {
     );
     s.fake.assert_no_violations();
 }
+
+#[tokio::test]
+async fn an_amendment_that_renamed_the_trip_then_failed_leaves_the_journey_on_the_new_reference() {
+    let s = Setup::new().await;
+    s.fake.renumber_on_update();
+    let id = s.tarifesiz(&s.f.plate, &[passenger(74)]).await;
+    let first = s.submit(id).await;
+    assert_eq!(first["state"], "delivered", "{first}");
+    let path = format!("/portal/journeys/{id}");
+    // Another time (the update renames the trip) and another crew member, whom U-ETDS refuses.
+    let host = s.app.post_ok("/portal/personnel", s.key(), person(75, "host"), 201).await["id"].clone();
+    let change = json!({"departure": {"time": "11:15"}, "personnel_ids": [s.f.driver_id, host]});
+    json_of(s.app.put(&path, s.key(), change).await, 200).await;
+    s.fake.script("personelEkle", 1, Behaviour::business(23, "Personel bilgileri hatalı"));
+    let failed = s.submit(id).await;
+    assert_eq!(failed["state"], "failed", "{failed}");
+    let renamed = s.fake.trips_with_firma_sefer_no(&Setup::reference(&first))[0].reference.to_string();
+    assert_ne!(renamed, first["downstream_reference"].as_str().unwrap());
+    let journey = s.app.get_ok(&path, s.key()).await;
+    assert_eq!(journey["downstream_reference"], renamed.as_str(), "the trip is known by its new reference: {journey}");
+    // Cancelled from the journey now, it is the renamed trip that is cancelled.
+    let cancel = s.act(&format!("{path}/cancel")).await;
+    assert_eq!(cancel["state"], "delivered", "{cancel}");
+    assert_eq!(s.fake.trip(renamed.parse().unwrap()).unwrap().status, Status::Cancelled);
+    s.fake.assert_no_violations();
+}
