@@ -84,11 +84,19 @@ pub fn journey(
     }
 }
 
-pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, driver: Option<&db::personnel::Person>) -> Cargo {
+/// The shipment's people: its driver and a second one, when it has them.
+pub struct CargoCrew<'a> {
+    pub driver: Option<&'a db::personnel::Person>,
+    pub second_driver: Option<&'a db::personnel::Person>,
+}
+
+pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, crew: CargoCrew<'_>) -> Cargo {
     let hh_mm = |t: chrono::NaiveTime| t.format("%H:%M").to_string();
     Cargo {
         plate,
-        driver: driver.map(crew_member),
+        driver: crew.driver.map(crew_member),
+        second_driver: crew.second_driver.map(crew_member),
+        trailer_plate: c.trailer_plate.clone(),
         transport_type: c.transport_type,
         cargo_type: c.cargo_type,
         transport_mode: c.transport_mode,

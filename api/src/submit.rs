@@ -323,6 +323,14 @@ async fn journey_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, id: 
     })
 }
 
+/// A personnel record named by a shipment, whatever its status now.
+async fn person(tx: &mut sqlx::PgConnection, org: i64, id: Option<i64>) -> ApiResult<Option<db::personnel::Person>> {
+    Ok(match id {
+        Some(id) => db::personnel::get(&mut *tx, org, id).await?,
+        None => None,
+    })
+}
+
 async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db::cargo::Cargo) -> ApiResult<Plan> {
     if c.status == RecordStatus::Delivered {
         return unchanged(tx, org, Target::Cargo(c.id)).await;
@@ -332,15 +340,12 @@ async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db
         .await?
         .map(|v| v.plate)
         .ok_or_else(|| anyhow::anyhow!("cargo {} names vehicle {} that is gone", c.id, c.vehicle_id))?;
-    let driver = match c.driver_id {
-        Some(d) => db::personnel::get(&mut *tx, org, d).await?,
-        None => None,
-    };
+    let (driver, second_driver) = (person(tx, org, c.driver_id).await?, person(tx, org, c.second_driver_id).await?);
+    let crew = snapshot::CargoCrew { driver: driver.as_ref(), second_driver: second_driver.as_ref() };
     Ok(Plan::Send {
         operation: Operation::Cargo,
         adapter: org_adapter(tx, org).await?,
-        snapshot: serde_json::to_value(snapshot::cargo(st.refdata, c, plate, driver.as_ref()))
-            .map_err(anyhow::Error::from)?,
+        snapshot: serde_json::to_value(snapshot::cargo(st.refdata, c, plate, crew)).map_err(anyhow::Error::from)?,
         warnings: warnings::cargo(driver.as_ref().map(|d| d.role_type)),
     })
 }

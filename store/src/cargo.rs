@@ -10,7 +10,7 @@ use tns_core::domain::{
     cargo::{CargoIn, CargoShipment},
     fields::{Amount, Day, Int, Text, Time},
     kinds::{CargoUnit, RecordStatus},
-    uetds::{CityId, PlaceId, TaxId},
+    uetds::{CityId, PlaceId, Plate, TaxId},
 };
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
@@ -18,6 +18,12 @@ pub struct Cargo {
     pub id: i64,
     pub vehicle_id: i64,
     pub driver_id: Option<i64>,
+    /// A second driver (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_driver_id: Option<i64>,
+    /// The trailer's plate (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trailer_plate: Option<String>,
     pub transport_type: i16,
     pub cargo_type: i32,
     pub transport_mode: i16,
@@ -68,6 +74,8 @@ impl Keyed for Cargo {
 pub struct CargoFields {
     pub vehicle_id: i64,
     pub driver_id: Option<i64>,
+    pub second_driver_id: Option<i64>,
+    pub trailer_plate: Option<String>,
     pub transport_type: i16,
     pub cargo_type: i32,
     pub transport_mode: i16,
@@ -87,6 +95,8 @@ impl From<&CargoShipment> for CargoFields {
         CargoFields {
             vehicle_id: c.vehicle_id(),
             driver_id: c.driver_id(),
+            second_driver_id: c.second_driver_id(),
+            trailer_plate: c.trailer_plate().map(str::to_string),
             transport_type: goods.transport_type,
             cargo_type: goods.cargo_type,
             transport_mode: goods.transport_mode,
@@ -108,6 +118,8 @@ impl From<&Cargo> for CargoIn {
         CargoIn {
             vehicle_id: Int::stored(c.vehicle_id),
             driver_id: c.driver_id.map(Int::stored),
+            second_driver_id: c.second_driver_id.map(Int::stored),
+            trailer_plate: c.trailer_plate.clone().map(Plate::stored),
             transport_type: Int::stored(c.transport_type.into()),
             cargo_type: Int::stored(c.cargo_type.into()),
             transport_mode: Int::stored(c.transport_mode.into()),
@@ -130,15 +142,17 @@ impl From<&Cargo> for CargoIn {
 }
 
 const COLUMNS: &str =
-    "id, vehicle_id, driver_id, transport_type, cargo_type, transport_mode, cargo_amount::float8 AS cargo_amount, \
+    "id, vehicle_id, driver_id, second_driver_id, trailer_plate, transport_type, cargo_type, transport_mode, cargo_amount::float8 AS cargo_amount, \
      cargo_unit, sender_tax_number, sender_name, receiver_tax_number, receiver_name, loading_date, loading_time, \
      loading_city_id, loading_district_id, unloading_date, unloading_time, unloading_city_id, unloading_district_id, \
      status, downstream_reference, created_at, updated_at, created_by, changed_by";
 
 /// The columns both writes set, bound in this order by [`bind_fields`].
-const FIELDS: [&str; 19] = [
+const FIELDS: [&str; 21] = [
     "vehicle_id",
     "driver_id",
+    "second_driver_id",
+    "trailer_plate",
     "transport_type",
     "cargo_type",
     "transport_mode",
@@ -161,6 +175,8 @@ const FIELDS: [&str; 19] = [
 fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::RowQuery<'q, Cargo> {
     q.bind(c.vehicle_id)
         .bind(c.driver_id)
+        .bind(c.second_driver_id)
+        .bind(c.trailer_plate.as_deref())
         .bind(c.transport_type)
         .bind(c.cargo_type)
         .bind(c.transport_mode)

@@ -33,7 +33,7 @@ impl Retirable {
                 "EXISTS (SELECT 1 FROM journeys WHERE vehicle_record_id = $1) OR EXISTS (SELECT 1 FROM cargo WHERE vehicle_id = $1)"
             }
             Retirable::Person => {
-                "EXISTS (SELECT 1 FROM journey_crew WHERE personnel_id = $1) OR EXISTS (SELECT 1 FROM cargo WHERE driver_id = $1)"
+                "EXISTS (SELECT 1 FROM journey_crew WHERE personnel_id = $1) OR EXISTS (SELECT 1 FROM cargo WHERE driver_id = $1 OR second_driver_id = $1)"
             }
         }
     }

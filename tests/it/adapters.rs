@@ -185,6 +185,8 @@ fn sandbox_scenarios_through_the_c_abi() {
     let cargo = Cargo {
         plate: "34ABC123".into(),
         driver: Some(person("10000000146")),
+        second_driver: None,
+        trailer_plate: None,
         transport_type: 1,
         cargo_type: 7,
         transport_mode: 1,

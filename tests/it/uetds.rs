@@ -1591,3 +1591,41 @@ async fn an_amendment_that_renamed_the_trip_then_failed_leaves_the_journey_on_th
     assert_eq!(s.fake.trip(renamed.parse().unwrap()).unwrap().status, Status::Cancelled);
     s.fake.assert_no_violations();
 }
+
+#[tokio::test]
+async fn a_goods_trip_carries_its_trailer_plate_and_second_driver() {
+    let s = Setup::new().await;
+    let second = s.app.post_ok("/portal/personnel", s.key(), person(77, "driver"), 201).await["id"].as_i64().unwrap();
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    body["second_driver_id"] = json!(second);
+    body["trailer_plate"] = json!("34 rmk 77");
+    let made = s.app.post_ok("/portal/cargo", s.key(), body.clone(), 201).await;
+    assert_eq!((made["trailer_plate"].as_str(), made["second_driver_id"].as_i64()), (Some("34RMK77"), Some(second)));
+    let sub = s.act(&format!("/portal/cargo/{}/submit", made["id"])).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let trip = s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&Setup::reference(&sub)));
+    let trip = trip.unwrap();
+    assert_eq!(trip.plate2.as_deref(), Some("34RMK77"));
+    assert_eq!(trip.driver2.as_deref(), Some(tckn(77).as_str()));
+    s.fake.assert_no_violations();
+    // A shipment without either says nothing of them.
+    let plain = s.app.post_ok("/portal/cargo", s.key(), cargo(s.f.vehicle_id), 201).await;
+    assert!(plain.get("trailer_plate").is_none() && plain.get("second_driver_id").is_none(), "{plain}");
+
+    // The second driver is another person than the first, a driver needs a first, and either
+    // must be the organization's.
+    let mut same = body.clone();
+    same["second_driver_id"] = json!(s.f.driver_id);
+    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), same).await, "second_driver_id").await;
+    let mut alone = body.clone();
+    alone.as_object_mut().unwrap().remove("driver_id");
+    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), alone).await, "second_driver_id").await;
+    let mut stranger = body.clone();
+    stranger["second_driver_id"] = json!(987_654_321);
+    let e = error_body(s.app.post("/portal/cargo", Some(s.key()), stranger).await, 404).await;
+    assert!(e["detail"].as_str().unwrap().starts_with("second_driver_id"), "{e}");
+    let mut bad_plate = body.clone();
+    bad_plate["trailer_plate"] = json!("34-RMK");
+    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), bad_plate).await, "trailer_plate").await;
+}

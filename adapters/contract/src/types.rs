@@ -233,6 +233,12 @@ pub struct Party {
 pub struct Cargo {
     pub plate: String,
     pub driver: Option<Person>,
+    /// A second driver taking turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_driver: Option<Person>,
+    /// The trailer's plate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trailer_plate: Option<String>,
     pub transport_type: i16,
     pub cargo_type: i32,
     pub transport_mode: i16,

@@ -53,11 +53,11 @@ fn amount(x: f64) -> String {
 fn trip_input(c: &Cargo, reference: &str) -> w::EsyaSeferBilgileriInputV3 {
     w::EsyaSeferBilgileriInputV3 {
         plaka1: c.plate.clone(),
-        plaka2: None,
+        plaka2: c.trailer_plate.clone(),
         // Required by the service; a shipment without a driver was submitted with a warning,
         // and U-ETDS's refusal says the rest.
         sofor1_tc_no: c.driver.as_ref().map(|d| d.identity_number.clone()).unwrap_or_default(),
-        sofor2_tc_no: None,
+        sofor2_tc_no: c.second_driver.as_ref().map(|d| d.identity_number.clone()),
         baslangic_tarihi: dmy(&c.loading.date),
         baslangic_saati: c.loading.time.clone(),
         bitis_tarihi: dmy(&c.unloading.date),

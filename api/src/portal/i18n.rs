@@ -391,6 +391,8 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "status" => ("Durum", "Status"),
         "vehicle_id" => ("Araç no", "Vehicle id"),
         "driver_id" => ("Sürücü no", "Driver id"),
+        "second_driver_id" => ("İkinci sürücü no", "Second driver id"),
+        "trailer_plate" => ("Dorse plakası", "Trailer plate"),
         "transport_type" => ("Taşıma türü", "Transport type"),
         "cargo_type" => ("Yük türü kodu", "Cargo type code"),
         "transport_mode" => ("Yükleme şekli", "Load mode"),

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::{
     fields::{ceiling, Day, Int, RecordId, Time},
     kinds::CargoUnit,
-    uetds::{CargoTypeCode, CityId, PlaceId, TaxId, Title, TransportMode, TransportType},
+    uetds::{CargoTypeCode, CityId, PlaceId, Plate, TaxId, Title, TransportMode, TransportType},
     Invalid,
 };
 use crate::refdata;
@@ -33,6 +33,13 @@ pub struct CargoIn {
     /// warning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_id: Option<RecordId>,
+    /// A second driver taking turns at the wheel: another active personnel record (with
+    /// `driver_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub second_driver_id: Option<RecordId>,
+    /// The trailer's plate, when the vehicle pulls one (U-ETDS `plaka2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trailer_plate: Option<Plate>,
     pub transport_type: TransportType,
     pub cargo_type: CargoTypeCode,
     pub transport_mode: TransportMode,
@@ -88,6 +95,8 @@ pub struct Handover {
 pub struct CargoShipment {
     vehicle_id: i64,
     driver_id: Option<i64>,
+    second_driver_id: Option<i64>,
+    trailer_plate: Option<String>,
     goods: Goods,
     sender: Party,
     receiver: Party,
@@ -101,6 +110,12 @@ impl CargoShipment {
     }
     pub fn driver_id(&self) -> Option<i64> {
         self.driver_id
+    }
+    pub fn second_driver_id(&self) -> Option<i64> {
+        self.second_driver_id
+    }
+    pub fn trailer_plate(&self) -> Option<&str> {
+        self.trailer_plate.as_deref()
     }
     pub fn goods(&self) -> &Goods {
         &self.goods
@@ -169,9 +184,19 @@ impl TryFrom<CargoIn> for CargoShipment {
         if (unloading.date, unloading.time) < (loading.date, loading.time) {
             return Err(Invalid::new("unloading_date", "unloading must not be before loading"));
         }
+        let (driver_id, second_driver_id) = (c.driver_id.map(Int::get), c.second_driver_id.map(Int::get));
+        match (driver_id, second_driver_id) {
+            (None, Some(_)) => return Err(Invalid::new("second_driver_id", "needs a first driver (`driver_id`)")),
+            (Some(a), Some(b)) if a == b => {
+                return Err(Invalid::new("second_driver_id", "must be another person than `driver_id`"))
+            }
+            _ => {}
+        }
         Ok(CargoShipment {
             vehicle_id: c.vehicle_id.get(),
-            driver_id: c.driver_id.map(Int::get),
+            driver_id,
+            second_driver_id,
+            trailer_plate: c.trailer_plate.map(Plate::into_inner),
             goods: Goods {
                 // The bounds of these fields' types fit the narrower columns.
                 transport_type: c.transport_type.get() as i16,

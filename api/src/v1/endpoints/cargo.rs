@@ -74,9 +74,11 @@ async fn resolve(st: &AppState, org: i64, shipment: &CargoShipment) -> ApiResult
     if !vehicle.is_some_and(|v| v.status == RegistryStatus::Active) {
         return Err(missing_reference("vehicle_id", "active vehicle", shipment.vehicle_id()));
     }
-    if let Some(driver) = shipment.driver_id() {
-        if db::personnel::active_roles(&st.db, org, &[driver]).await?.is_empty() {
-            return Err(missing_reference("driver_id", "active person", driver));
+    for (field, person) in [("driver_id", shipment.driver_id()), ("second_driver_id", shipment.second_driver_id())] {
+        if let Some(person) = person {
+            if db::personnel::active_roles(&st.db, org, &[person]).await?.is_empty() {
+                return Err(missing_reference(field, "active person", person));
+            }
         }
     }
     Ok(CargoFields::from(shipment))
@@ -85,7 +87,7 @@ async fn resolve(st: &AppState, org: i64, shipment: &CargoShipment) -> ApiResult
 /// Create a shipment (status `draft`). Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/cargo", operation_id = "create_cargo", tag = "cargo", request_body = CargoIn,
     responses((status = 201, body = Cargo),
-              (status = 404, body = ErrorBody, description = "`vehicle_id` or `driver_id` names no active record of the organization"),
+              (status = 404, body = ErrorBody, description = "`vehicle_id`, `driver_id` or `second_driver_id` names no active record of the organization"),
               (status = 409, body = ErrorBody, description = "The organization submits to U-ETDS, whose goods service takes road shipments (`transport_type` 1) in KG, TON, ADET or LITRE only (`detail` names the field)"),
               (status = 422, body = ErrorBody, description = "A field breaks its rule, or a rule across fields: a district not in its province, unloading before loading")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
@@ -152,7 +154,7 @@ pub async fn get(
 #[utoipa::path(put, path = "/portal/cargo/{id}", operation_id = "update_cargo", tag = "cargo", params(("id" = i64, Path)),
     request_body = CargoPatch,
     responses((status = 200, body = Cargo),
-              (status = 404, body = ErrorBody, description = "No such shipment, or `vehicle_id` / `driver_id` names no active record"),
+              (status = 404, body = ErrorBody, description = "No such shipment, or `vehicle_id`, `driver_id` or `second_driver_id` names no active record"),
               (status = 409, body = ErrorBody, description = "Not a draft any more, or the merged shipment breaks a rule across fields")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
