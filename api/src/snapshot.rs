@@ -104,13 +104,34 @@ pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, crew: Cargo
         unit: c.cargo_unit.as_str().to_string(),
         sender: Party { tax_number: c.sender_tax_number.clone(), name: c.sender_name.clone() },
         receiver: Party { tax_number: c.receiver_tax_number.clone(), name: c.receiver_name.clone() },
-        loading: Stop {
-            city_id: c.loading_city_id,
-            ..stop(refdata, c.loading_date.to_string(), hh_mm(c.loading_time), c.loading_district_id)
-        },
-        unloading: Stop {
-            city_id: c.unloading_city_id,
-            ..stop(refdata, c.unloading_date.to_string(), hh_mm(c.unloading_time), c.unloading_district_id)
-        },
+        loading: handover(
+            refdata,
+            c.loading_date,
+            hh_mm(c.loading_time),
+            (c.loading_city_id, c.loading_district_id),
+            &c.loading_country,
+        ),
+        unloading: handover(
+            refdata,
+            c.unloading_date,
+            hh_mm(c.unloading_time),
+            (c.unloading_city_id, c.unloading_district_id),
+            &c.unloading_country,
+        ),
+    }
+}
+
+/// Where goods change hands: a province's district at home (as stored), or a country abroad
+/// (no province, district or place name).
+fn handover(
+    refdata: &RefData,
+    date: chrono::NaiveDate,
+    time: String,
+    (city, district): (Option<i32>, Option<i32>),
+    country: &Option<String>,
+) -> Stop {
+    match (city, district) {
+        (Some(city_id), Some(district)) => Stop { city_id, ..stop(refdata, date.to_string(), time, district) },
+        _ => Stop { date: date.to_string(), time, city_id: 0, district_id: 0, place: None, country: country.clone() },
     }
 }

@@ -7,10 +7,10 @@ use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 use tns_core::domain::{
-    cargo::{CargoIn, CargoShipment},
+    cargo::{CargoIn, CargoShipment, Handover, Site},
     fields::{Amount, Day, Int, Text, Time},
     kinds::{CargoUnit, RecordStatus},
-    uetds::{CityId, PlaceId, Plate, TaxId},
+    uetds::{CityId, Nationality, PlaceId, Plate, TaxId},
 };
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
@@ -38,15 +38,29 @@ pub struct Cargo {
     #[serde(serialize_with = "hh_mm")]
     #[schema(value_type = tns_core::domain::fields::Time)]
     pub loading_time: NaiveTime,
-    pub loading_city_id: i32,
-    pub loading_district_id: i32,
+    /// Absent when loading abroad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loading_city_id: Option<i32>,
+    /// Absent when loading abroad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loading_district_id: Option<i32>,
+    /// The country when loading abroad; absent in Türkiye.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loading_country: Option<String>,
     #[schema(value_type = tns_core::domain::fields::Day)]
     pub unloading_date: NaiveDate,
     #[serde(serialize_with = "hh_mm")]
     #[schema(value_type = tns_core::domain::fields::Time)]
     pub unloading_time: NaiveTime,
-    pub unloading_city_id: i32,
-    pub unloading_district_id: i32,
+    /// Absent when unloading abroad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unloading_city_id: Option<i32>,
+    /// Absent when unloading abroad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unloading_district_id: Option<i32>,
+    /// The country when unloading abroad; absent in Türkiye.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unloading_country: Option<String>,
     /// Mirrors the latest submission: `draft` until submitted.
     pub status: RecordStatus,
     /// The downstream's reference, once a submission of it was delivered.
@@ -70,6 +84,26 @@ impl Keyed for Cargo {
     }
 }
 
+/// Where and when goods are loaded or unloaded, as columns: a province and district, or a
+/// country abroad.
+pub struct HandoverFields {
+    pub date: NaiveDate,
+    pub time: NaiveTime,
+    pub city_id: Option<i32>,
+    pub district_id: Option<i32>,
+    pub country: Option<String>,
+}
+
+impl From<&Handover> for HandoverFields {
+    fn from(h: &Handover) -> HandoverFields {
+        let (city_id, district_id, country) = match &h.place {
+            Site::Province { city_id, district_id } => (Some(*city_id), Some(*district_id), None),
+            Site::Abroad { country } => (None, None, Some(country.clone())),
+        };
+        HandoverFields { date: h.date, time: h.time, city_id, district_id, country }
+    }
+}
+
 /// A shipment's columns, as written.
 pub struct CargoFields {
     pub vehicle_id: i64,
@@ -85,8 +119,8 @@ pub struct CargoFields {
     pub sender_name: String,
     pub receiver_tax_number: String,
     pub receiver_name: String,
-    pub loading: (NaiveDate, NaiveTime, i32, i32),
-    pub unloading: (NaiveDate, NaiveTime, i32, i32),
+    pub loading: HandoverFields,
+    pub unloading: HandoverFields,
 }
 
 impl From<&CargoShipment> for CargoFields {
@@ -106,8 +140,8 @@ impl From<&CargoShipment> for CargoFields {
             sender_name: c.sender().name.clone(),
             receiver_tax_number: c.receiver().tax_number.clone(),
             receiver_name: c.receiver().name.clone(),
-            loading: (l.date, l.time, l.city_id, l.district_id),
-            unloading: (u.date, u.time, u.city_id, u.district_id),
+            loading: HandoverFields::from(l),
+            unloading: HandoverFields::from(u),
         }
     }
 }
@@ -131,12 +165,14 @@ impl From<&Cargo> for CargoIn {
             receiver_name: Text::stored(c.receiver_name.clone()),
             loading_date: Day(c.loading_date),
             loading_time: Time(c.loading_time),
-            loading_city_id: CityId(c.loading_city_id),
-            loading_district_id: PlaceId(c.loading_district_id),
+            loading_city_id: c.loading_city_id.map(CityId),
+            loading_district_id: c.loading_district_id.map(PlaceId),
+            loading_country: c.loading_country.clone().map(Nationality::stored),
             unloading_date: Day(c.unloading_date),
             unloading_time: Time(c.unloading_time),
-            unloading_city_id: CityId(c.unloading_city_id),
-            unloading_district_id: PlaceId(c.unloading_district_id),
+            unloading_city_id: c.unloading_city_id.map(CityId),
+            unloading_district_id: c.unloading_district_id.map(PlaceId),
+            unloading_country: c.unloading_country.clone().map(Nationality::stored),
         }
     }
 }
@@ -144,11 +180,12 @@ impl From<&Cargo> for CargoIn {
 const COLUMNS: &str =
     "id, vehicle_id, driver_id, second_driver_id, trailer_plate, transport_type, cargo_type, transport_mode, cargo_amount::float8 AS cargo_amount, \
      cargo_unit, sender_tax_number, sender_name, receiver_tax_number, receiver_name, loading_date, loading_time, \
-     loading_city_id, loading_district_id, unloading_date, unloading_time, unloading_city_id, unloading_district_id, \
+     loading_city_id, loading_district_id, loading_country, unloading_date, unloading_time, unloading_city_id, \
+     unloading_district_id, unloading_country, \
      status, downstream_reference, created_at, updated_at, created_by, changed_by";
 
 /// The columns both writes set, bound in this order by [`bind_fields`].
-const FIELDS: [&str; 21] = [
+const FIELDS: [&str; 23] = [
     "vehicle_id",
     "driver_id",
     "second_driver_id",
@@ -166,10 +203,12 @@ const FIELDS: [&str; 21] = [
     "loading_time",
     "loading_city_id",
     "loading_district_id",
+    "loading_country",
     "unloading_date",
     "unloading_time",
     "unloading_city_id",
     "unloading_district_id",
+    "unloading_country",
 ];
 
 fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::RowQuery<'q, Cargo> {
@@ -186,14 +225,16 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::
         .bind(&c.sender_name)
         .bind(&c.receiver_tax_number)
         .bind(&c.receiver_name)
-        .bind(c.loading.0)
-        .bind(c.loading.1)
-        .bind(c.loading.2)
-        .bind(c.loading.3)
-        .bind(c.unloading.0)
-        .bind(c.unloading.1)
-        .bind(c.unloading.2)
-        .bind(c.unloading.3)
+        .bind(c.loading.date)
+        .bind(c.loading.time)
+        .bind(c.loading.city_id)
+        .bind(c.loading.district_id)
+        .bind(c.loading.country.as_deref())
+        .bind(c.unloading.date)
+        .bind(c.unloading.time)
+        .bind(c.unloading.city_id)
+        .bind(c.unloading.district_id)
+        .bind(c.unloading.country.as_deref())
 }
 
 pub async fn insert(db: &PgPool, org: i64, c: &CargoFields, by: &str) -> sqlx::Result<Cargo> {

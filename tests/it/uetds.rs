@@ -1629,3 +1629,38 @@ async fn a_goods_trip_carries_its_trailer_plate_and_second_driver() {
     bad_plate["trailer_plate"] = json!("34-RMK");
     assert_invalid(s.app.post("/portal/cargo", Some(s.key()), bad_plate).await, "trailer_plate").await;
 }
+
+#[tokio::test]
+async fn goods_unloaded_abroad_go_with_the_country_and_no_province() {
+    let s = Setup::new().await;
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    let o = body.as_object_mut().unwrap();
+    o.remove("unloading_city_id");
+    o.remove("unloading_district_id");
+    o.insert("unloading_country".into(), json!("de"));
+    let made = s.app.post_ok("/portal/cargo", s.key(), body.clone(), 201).await;
+    assert_eq!(made["unloading_country"], "DE");
+    assert!(made.get("unloading_city_id").is_none() && made.get("loading_country").is_none(), "{made}");
+    let sub = s.act(&format!("/portal/cargo/{}/submit", made["id"])).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    s.fake.assert_no_violations();
+    let trip = s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&Setup::reference(&sub)));
+    let load = &trip.unwrap().loads[0].input;
+    assert_eq!((load.child_text("yuklemeUlkeKodu"), load.child_text("yuklemeIlMernisKodu")), (Some("TR"), Some("34")));
+    assert_eq!((load.child_text("bosaltmaUlkeKodu"), load.child_text("bosaltmaIlMernisKodu")), (Some("DE"), None));
+    assert_eq!(load.child_text("bosaltmaIlceMernisKodu"), None);
+
+    // Abroad means no province or district; at home both.
+    let mut both = body.clone();
+    both["unloading_city_id"] = json!(ADANA);
+    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), both).await, "unloading_city_id").await;
+    let mut neither = cargo(s.f.vehicle_id);
+    neither.as_object_mut().unwrap().remove("loading_district_id");
+    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), neither).await, "loading_district_id").await;
+    // Brought home by a merge patch: the country removed, a province and district given.
+    let path = format!("/portal/cargo/{}", s.app.post_ok("/portal/cargo", s.key(), body, 201).await["id"]);
+    let home = json!({"unloading_country": null, "unloading_city_id": ADANA, "unloading_district_id": CEYHAN});
+    let moved = json_of(s.app.put(&path, s.key(), home).await, 200).await;
+    assert_eq!((moved["unloading_city_id"].as_i64(), moved.get("unloading_country")), (Some(ADANA), None));
+}

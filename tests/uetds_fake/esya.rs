@@ -226,6 +226,19 @@ fn load(ctx: &mut Ctx, item: &Element) -> Result<Load, (i32, String)> {
             return Err((codes::INVALID, format!("{name} zorunludur")));
         }
     }
+    // In Türkiye the province and district are required (the schema makes them optional for
+    // places abroad).
+    for side in ["yukleme", "bosaltma"] {
+        let country = text_or_empty(item, &format!("{side}UlkeKodu"));
+        let province = text(item, &format!("{side}IlMernisKodu"));
+        let district = text(item, &format!("{side}IlceMernisKodu"));
+        if country == "TR" && (province.is_none() || district.is_none()) {
+            return Err((codes::INVALID, format!("{side} il ve ilçe bilgisi Türkiye için zorunludur")));
+        }
+        if country != "TR" && (province.is_some() || district.is_some()) {
+            return Err((codes::INVALID, format!("{side} il ve ilçe bilgisi yalnız Türkiye için verilir")));
+        }
+    }
     Ok(Load {
         id: 0,
         firma_yuk_no,

@@ -354,7 +354,9 @@ async fn esya_trip_loads_and_date_format() {
     let load = |no: &str| {
         format!(
             "<yukBilgileriInputList><tasimaTuruKodu>2</tasimaTuruKodu><yuklemeUlkeKodu>TR</yuklemeUlkeKodu>\
-             <yuklemeIlMernisKodu>6</yuklemeIlMernisKodu><bosaltmaUlkeKodu>TR</bosaltmaUlkeKodu>\
+             <yuklemeIlMernisKodu>6</yuklemeIlMernisKodu><yuklemeIlceMernisKodu>1231</yuklemeIlceMernisKodu>\
+             <bosaltmaUlkeKodu>TR</bosaltmaUlkeKodu><bosaltmaIlMernisKodu>34</bosaltmaIlMernisKodu>\
+             <bosaltmaIlceMernisKodu>1421</bosaltmaIlceMernisKodu>\
              <yuklemeTarihi>03/04/2030</yuklemeTarihi><yuklemeSaati>08:00</yuklemeSaati>\
              <bosaltmaTarihi>03/04/2030</bosaltmaTarihi><bosaltmaSaati>19:00</bosaltmaSaati><yukCinsId>12</yukCinsId>\
              <yukMiktari>1500.5</yukMiktari><yukMiktariBirimi>KG</yukMiktariBirimi><gonderenUnvan>ACME A.Ş.</gonderenUnvan>\

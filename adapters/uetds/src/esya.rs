@@ -66,6 +66,11 @@ fn trip_input(c: &Cargo, reference: &str) -> w::EsyaSeferBilgileriInputV3 {
     }
 }
 
+/// A MERNIS code of a place in Türkiye; none abroad.
+fn mernis(s: &tns_adapter::Stop, code: i32) -> Option<String> {
+    s.country.is_none().then(|| code.to_string())
+}
+
 fn load_input(c: &Cargo, reference: &str) -> AdapterResult<w::EsyaYukBilgileriInputV3> {
     if c.transport_type != 1 {
         return Err(AdapterError::Permanent("U-ETDS's goods service takes road shipments only".into()));
@@ -73,12 +78,13 @@ fn load_input(c: &Cargo, reference: &str) -> AdapterResult<w::EsyaYukBilgileriIn
     Ok(w::EsyaYukBilgileriInputV3 {
         // 2: not dangerous goods (the record has no dangerous-goods fields).
         tasima_turu_kodu: "2".into(),
-        yukleme_ulke_kodu: "TR".into(),
-        yukleme_il_mernis_kodu: Some(c.loading.city_id.to_string()),
-        yukleme_ilce_mernis_kodu: Some(c.loading.district_id.to_string()),
-        bosaltma_ulke_kodu: "TR".into(),
-        bosaltma_il_mernis_kodu: Some(c.unloading.city_id.to_string()),
-        bosaltma_ilce_mernis_kodu: Some(c.unloading.district_id.to_string()),
+        // The province and district only in Türkiye (the schema leaves them out abroad).
+        yukleme_ulke_kodu: c.loading.country().to_string(),
+        yukleme_il_mernis_kodu: mernis(&c.loading, c.loading.city_id),
+        yukleme_ilce_mernis_kodu: mernis(&c.loading, c.loading.district_id),
+        bosaltma_ulke_kodu: c.unloading.country().to_string(),
+        bosaltma_il_mernis_kodu: mernis(&c.unloading, c.unloading.city_id),
+        bosaltma_ilce_mernis_kodu: mernis(&c.unloading, c.unloading.district_id),
         yukleme_tarihi: dmy(&c.loading.date),
         yukleme_saati: c.loading.time.clone(),
         bosaltma_tarihi: dmy(&c.unloading.date),

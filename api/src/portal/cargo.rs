@@ -54,10 +54,17 @@ pub fn status_label(lang: Lang, s: RecordStatus) -> &'static str {
     })
 }
 
-fn place(st: &AppState, city: i32, district: i32) -> String {
-    let c = st.refdata.city(city).map(|c| c.name.as_str()).unwrap_or("?");
-    let d = st.refdata.district(district).map(|d| d.name.as_str()).unwrap_or("?");
-    format!("{d} / {c}")
+/// A loading or unloading place as a person reads it: district and province, or the country
+/// abroad.
+fn place(st: &AppState, city: Option<i32>, district: Option<i32>, country: Option<&str>) -> String {
+    match (city, district) {
+        (Some(city), Some(district)) => {
+            let c = st.refdata.city(city).map(|c| c.name.as_str()).unwrap_or("?");
+            let d = st.refdata.district(district).map(|d| d.name.as_str()).unwrap_or("?");
+            format!("{d} / {c}")
+        }
+        _ => country.unwrap_or("?").to_string(),
+    }
 }
 
 /// `GET /cargo`: shipments, newest first, by the API's status filter (`GET /api/v1/portal/cargo`).
@@ -110,8 +117,8 @@ pub async fn list(
                     td { a href=(format!("/cargo/{}", c.id)) { (c.id) } }
                     td { span class=(format!("badge status-{}", c.status.as_str())) { (status_label(lang, c.status)) } }
                     td { (super::format::date(lang, c.loading_date)) }
-                    td { (place(&st, c.loading_city_id, c.loading_district_id)) }
-                    td { (place(&st, c.unloading_city_id, c.unloading_district_id)) }
+                    td { (place(&st, c.loading_city_id, c.loading_district_id, c.loading_country.as_deref())) }
+                    td { (place(&st, c.unloading_city_id, c.unloading_district_id, c.unloading_country.as_deref())) }
                     td { (c.sender_name) }
                     td.num { (c.cargo_amount) " " (c.cargo_unit.as_str()) }
                 }
@@ -314,8 +321,8 @@ pub async fn show(
                 dt { (field_label(lang, &spec.name)) }
                 dd {
                     @match (spec.name.as_str(), values.get(&spec.name)) {
-                        ("loading_district_id", _) => (place(&st, c.loading_city_id, c.loading_district_id)),
-                        ("unloading_district_id", _) => (place(&st, c.unloading_city_id, c.unloading_district_id)),
+                        ("loading_district_id", _) => (place(&st, c.loading_city_id, c.loading_district_id, c.loading_country.as_deref())),
+                        ("unloading_district_id", _) => (place(&st, c.unloading_city_id, c.unloading_district_id, c.unloading_country.as_deref())),
                         (_, Some(v)) => (v),
                         (_, None) => "—",
                     }

@@ -405,6 +405,8 @@ pub fn field_label(lang: Lang, field: &str) -> String {
         "loading_date" => ("Yükleme tarihi", "Loading date"),
         "loading_time" => ("Yükleme saati", "Loading time"),
         "loading_city_id" => ("Yükleme ili", "Loading province"),
+        "loading_country" => ("Yükleme ülkesi (yurt dışı; örn. DE)", "Loading country (abroad; e.g. DE)"),
+        "unloading_country" => ("Boşaltma ülkesi (yurt dışı; örn. DE)", "Unloading country (abroad; e.g. DE)"),
         "loading_district_id" => ("Yükleme ilçesi", "Loading district"),
         "unloading_date" => ("Boşaltma tarihi", "Unloading date"),
         "unloading_time" => ("Boşaltma saati", "Unloading time"),

@@ -10,7 +10,9 @@ use utoipa::ToSchema;
 use super::{
     fields::{ceiling, Day, Int, RecordId, Time},
     kinds::CargoUnit,
-    uetds::{CargoTypeCode, CityId, PlaceId, Plate, TaxId, Title, TransportMode, TransportType},
+    uetds::{
+        is_turkish, CargoTypeCode, CityId, Nationality, PlaceId, Plate, TaxId, Title, TransportMode, TransportType,
+    },
     Invalid,
 };
 use crate::refdata;
@@ -51,15 +53,28 @@ pub struct CargoIn {
     pub receiver_name: Title,
     pub loading_date: Day,
     pub loading_time: Time,
-    pub loading_city_id: CityId,
-    /// A district of `loading_city_id`.
-    pub loading_district_id: PlaceId,
+    /// Required in Türkiye; absent when loading abroad.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loading_city_id: Option<CityId>,
+    /// A district of `loading_city_id`; absent when loading abroad.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loading_district_id: Option<PlaceId>,
+    /// The two-letter country code when loading abroad (no province or district then);
+    /// absent (or `TR`): in Türkiye.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loading_country: Option<Nationality>,
     /// Not before loading.
     pub unloading_date: Day,
     pub unloading_time: Time,
-    pub unloading_city_id: CityId,
-    /// A district of `unloading_city_id`.
-    pub unloading_district_id: PlaceId,
+    /// Required in Türkiye; absent when unloading abroad.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unloading_city_id: Option<CityId>,
+    /// A district of `unloading_city_id`; absent when unloading abroad.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unloading_district_id: Option<PlaceId>,
+    /// The two-letter country code when unloading abroad; absent (or `TR`): in Türkiye.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unloading_country: Option<Nationality>,
 }
 
 /// What is carried, in U-ETDS's codes.
@@ -79,13 +94,22 @@ pub struct Party {
     pub name: String,
 }
 
-/// Where and when the goods are loaded or unloaded: a district of its province.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where and when the goods are loaded or unloaded: a district of its province, or a country
+/// abroad.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Handover {
     pub date: NaiveDate,
     pub time: NaiveTime,
-    pub city_id: i32,
-    pub district_id: i32,
+    pub place: Site,
+}
+
+/// Where goods change hands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Site {
+    /// A province and one of its districts.
+    Province { city_id: i32, district_id: i32 },
+    /// A country other than Türkiye, by its two-letter code.
+    Abroad { country: String },
 }
 
 /// A shipment whose every rule holds: each field's, and those across fields. The vehicle and
@@ -126,11 +150,11 @@ impl CargoShipment {
     pub fn receiver(&self) -> &Party {
         &self.receiver
     }
-    pub fn loading(&self) -> Handover {
-        self.loading
+    pub fn loading(&self) -> &Handover {
+        &self.loading
     }
-    pub fn unloading(&self) -> Handover {
-        self.unloading
+    pub fn unloading(&self) -> &Handover {
+        &self.unloading
     }
 
     /// The rules [`TryFrom<CargoIn>`] applies across fields, as JSON Schema keywords of
@@ -156,31 +180,84 @@ impl CargoShipment {
                 .unwrap_or_default();
             json!({"anyOf": alternatives})
         };
+        // Abroad: a country other than TR, no province or district; else both, of one province.
+        let site = |kind: &str| -> Value {
+            let (country, city, district) =
+                (format!("{kind}_country"), format!("{kind}_city_id"), format!("{kind}_district_id"));
+            json!({"anyOf": [
+                {"required": [country], "properties": {
+                    country.clone(): {"type": "string", "not": {"pattern": "^[Tt][Rr]$"}},
+                    city.clone(): {"type": "null"}, district.clone(): {"type": "null"}}},
+                {"allOf": [
+                    {"required": [city, district]},
+                    {"properties": {country: {"anyOf": [{"type": "null"}, {"type": "string", "pattern": "^[Tt][Rr]$"}]}}},
+                    provinces(kind),
+                ]},
+            ]})
+        };
         json!({
-            "allOf": [provinces("loading"), provinces("unloading")],
+            "allOf": [site("loading"), site("unloading")],
             "x-tns-not-before": [[["/loading_date", "/loading_time"], ["/unloading_date", "/unloading_time"]]],
         })
     }
 }
 
-/// `kind`'s place, its district checked to be in its province.
-fn handover(kind: &str, date: Day, time: Time, city: CityId, district: PlaceId) -> Result<Handover, Invalid> {
-    if district.city() != Some(city.0) {
-        return Err(Invalid::new(
-            format!("{kind}_district_id"),
-            format!("district {} is not in province {}", district.0, city.0),
-        ));
-    }
-    Ok(Handover { date: date.0, time: time.0, city_id: city.0, district_id: district.0 })
+/// `kind`'s place as given: a province and district (checked to be in it), or a country abroad
+/// and neither.
+struct Given {
+    date: Day,
+    time: Time,
+    city: Option<CityId>,
+    district: Option<PlaceId>,
+    country: Option<Nationality>,
+}
+
+fn handover(kind: &str, g: Given) -> Result<Handover, Invalid> {
+    let field = |f: &str| format!("{kind}_{f}");
+    let abroad = g.country.as_ref().map(|c| c.as_str()).filter(|c| !is_turkish(Some(c)));
+    let place = match (abroad, g.city, g.district) {
+        (Some(country), None, None) => Site::Abroad { country: country.to_string() },
+        (Some(_), Some(_), _) => return Err(Invalid::new(field("city_id"), "must be absent when abroad")),
+        (Some(_), None, Some(_)) => return Err(Invalid::new(field("district_id"), "must be absent when abroad")),
+        (None, None, _) => return Err(Invalid::new(field("city_id"), "is required in Türkiye")),
+        (None, Some(_), None) => return Err(Invalid::new(field("district_id"), "is required in Türkiye")),
+        (None, Some(city), Some(district)) => {
+            if district.city() != Some(city.0) {
+                return Err(Invalid::new(
+                    field("district_id"),
+                    format!("district {} is not in province {}", district.0, city.0),
+                ));
+            }
+            Site::Province { city_id: city.0, district_id: district.0 }
+        }
+    };
+    Ok(Handover { date: g.date.0, time: g.time.0, place })
 }
 
 impl TryFrom<CargoIn> for CargoShipment {
     type Error = Invalid;
 
     fn try_from(c: CargoIn) -> Result<CargoShipment, Invalid> {
-        let loading = handover("loading", c.loading_date, c.loading_time, c.loading_city_id, c.loading_district_id)?;
-        let unloading =
-            handover("unloading", c.unloading_date, c.unloading_time, c.unloading_city_id, c.unloading_district_id)?;
+        let loading = handover(
+            "loading",
+            Given {
+                date: c.loading_date,
+                time: c.loading_time,
+                city: c.loading_city_id,
+                district: c.loading_district_id,
+                country: c.loading_country,
+            },
+        )?;
+        let unloading = handover(
+            "unloading",
+            Given {
+                date: c.unloading_date,
+                time: c.unloading_time,
+                city: c.unloading_city_id,
+                district: c.unloading_district_id,
+                country: c.unloading_country,
+            },
+        )?;
         if (unloading.date, unloading.time) < (loading.date, loading.time) {
             return Err(Invalid::new("unloading_date", "unloading must not be before loading"));
         }
@@ -252,8 +329,8 @@ mod tests {
         let s = CargoShipment::try_from(shipment(json!({}))).unwrap();
         assert_eq!((s.vehicle_id(), s.driver_id()), (1, Some(2)));
         assert_eq!((s.goods().transport_type, s.goods().amount, s.goods().unit), (1, 12.5, CargoUnit::Kg));
-        assert_eq!((s.loading().city_id, s.loading().district_id), (34, 1));
-        assert_eq!((s.unloading().city_id, s.unloading().district_id), (6, 2));
+        assert_eq!(s.loading().place, Site::Province { city_id: 34, district_id: 1 });
+        assert_eq!(s.unloading().place, Site::Province { city_id: 6, district_id: 2 });
         assert_eq!(s.sender().name, "Gönderen A.Ş.");
     }
 
@@ -271,5 +348,18 @@ mod tests {
         assert_eq!(field(json!({"unloading_date": "2026-04-30", "unloading_time": "09:00"})), "unloading_date");
         let same = json!({"unloading_date": "2026-05-01", "unloading_time": "08:00"});
         assert!(CargoShipment::try_from(shipment(same)).is_ok(), "unloading as it loads is allowed");
+    }
+
+    #[test]
+    fn goods_may_be_loaded_or_unloaded_abroad_by_country_alone() {
+        let abroad = json!({"unloading_city_id": null, "unloading_district_id": null, "unloading_country": "de"});
+        let s = CargoShipment::try_from(shipment(abroad)).unwrap();
+        assert_eq!(s.unloading().place, Site::Abroad { country: "DE".into() });
+        assert_eq!(field(json!({"unloading_country": "DE"})), "unloading_city_id", "no province abroad");
+        assert_eq!(field(json!({"unloading_country": "DE", "unloading_city_id": null})), "unloading_district_id");
+        assert_eq!(field(json!({"loading_city_id": null})), "loading_city_id", "a province at home");
+        assert_eq!(field(json!({"loading_district_id": null})), "loading_district_id");
+        let home = json!({"loading_country": "TR"});
+        assert!(CargoShipment::try_from(shipment(home)).is_ok(), "TR is at home");
     }
 }
