@@ -100,18 +100,7 @@ fn refuse_cancelled(target: Target, status: RecordStatus) -> ApiResult<()> {
 /// pending waits for it (409).
 pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &str) -> ApiResult<Submission> {
     let mut tx = st.db.begin().await?;
-    let (status, reference, kind) = match target {
-        Target::Journey(id) => {
-            let j = locked_journey(&mut tx, org, id).await?;
-            (j.status, j.downstream_reference.clone(), journey_kind(&j))
-        }
-        Target::Cargo(id) => {
-            let c = db::cargo::get_for_update(&mut tx, org, id)
-                .await?
-                .ok_or_else(|| ApiError::not_found("cargo shipment", id))?;
-            (c.status, c.downstream_reference.clone(), Kind::Goods)
-        }
-    };
+    let (status, reference, kind) = locked(&mut tx, org, target).await?;
     if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
         if pending.operation == Operation::Cancel {
             return Ok(pending);
@@ -154,38 +143,58 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &
     queue_and_commit(tx, org, target, Operation::Cancel, &adapter, &snapshot, by).await
 }
 
-/// Queue the re-activation of a journey cancelled downstream (or return the pending one). A
-/// journey that is not cancelled has nothing to re-activate (409); one with a submission of
-/// another kind pending waits for it (409).
-pub async fn reactivate(st: &AppState, org: i64, id: i64, reason: &str, by: &str) -> ApiResult<Submission> {
-    let target = Target::Journey(id);
+/// Queue the re-activation of a journey or shipment cancelled downstream (or return the
+/// pending one). A record that is not cancelled has nothing to re-activate (409); one with a
+/// submission of another kind pending waits for it (409).
+pub async fn reactivate(st: &AppState, org: i64, target: Target, reason: &str, by: &str) -> ApiResult<Submission> {
     let mut tx = st.db.begin().await?;
-    let j = locked_journey(&mut tx, org, id).await?;
+    let (status, reference, kind) = locked(&mut tx, org, target).await?;
     if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
         if pending.operation == Operation::Reactivate {
             return Ok(pending);
         }
         return Err(ApiError::Conflict(format!(
-            "journey {id} has a pending submission ({}); re-activate it once that has finished",
+            "{} {} has a pending submission ({}); re-activate it once that has finished",
+            what(target),
+            target.id(),
             pending.id
         )));
     }
-    let (RecordStatus::Cancelled, Some(reference)) = (j.status, j.downstream_reference.clone()) else {
+    let (RecordStatus::Cancelled, Some(reference)) = (status, reference) else {
         return Err(ApiError::Conflict(format!(
-            "journey {id} is {}, not cancelled downstream: only a cancelled journey is re-activated",
-            j.status.as_str()
+            "{} {} is {}, not cancelled downstream: only a cancelled one is re-activated",
+            what(target),
+            target.id(),
+            status.as_str()
         )));
     };
     let (adapter, state) = db::submissions::delivered_state(&mut tx, org, target)
         .await?
-        .ok_or_else(|| anyhow::anyhow!("journey {id} is cancelled but was never delivered"))?;
-    let snapshot = Reactivation {
-        kind: journey_kind(&j),
-        downstream_reference: reference,
-        downstream_state: state.0,
-        reason: reason.to_string(),
-    };
+        .ok_or_else(|| anyhow::anyhow!("{target:?} is cancelled but was never delivered"))?;
+    let snapshot =
+        Reactivation { kind, downstream_reference: reference, downstream_state: state.0, reason: reason.to_string() };
     queue_and_commit(tx, org, target, Operation::Reactivate, &adapter, &snapshot, by).await
+}
+
+/// The record locked until the transaction ends (submissions serialize on it): its status,
+/// downstream reference and the kind of notification it is.
+async fn locked(
+    tx: &mut sqlx::PgConnection,
+    org: i64,
+    target: Target,
+) -> ApiResult<(RecordStatus, Option<String>, Kind)> {
+    Ok(match target {
+        Target::Journey(id) => {
+            let j = locked_journey(tx, org, id).await?;
+            (j.status, j.downstream_reference.clone(), journey_kind(&j))
+        }
+        Target::Cargo(id) => {
+            let c = db::cargo::get_for_update(tx, org, id)
+                .await?
+                .ok_or_else(|| ApiError::not_found("cargo shipment", id))?;
+            (c.status, c.downstream_reference.clone(), Kind::Goods)
+        }
+    })
 }
 
 /// Queue the report that passenger `passenger` of delivered journey `id` did not come. The

@@ -92,6 +92,7 @@ async fn openapi_document_covers_every_route() {
         ("post", "/portal/journeys/{id}/cancel"),
         ("post", "/portal/cargo/{id}/cancel"),
         ("post", "/portal/journeys/{id}/reactivate"),
+        ("post", "/portal/cargo/{id}/reactivate"),
         ("get", "/portal/downstream/allowed-addresses"),
         ("post", "/portal/downstream/allowed-addresses"),
         ("delete", "/portal/downstream/allowed-addresses/{id}"),

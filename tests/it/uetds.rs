@@ -1664,3 +1664,45 @@ async fn goods_unloaded_abroad_go_with_the_country_and_no_province() {
     let moved = json_of(s.app.put(&path, s.key(), home).await, 200).await;
     assert_eq!((moved["unloading_city_id"].as_i64(), moved.get("unloading_country")), (Some(ADANA), None));
 }
+
+#[tokio::test]
+async fn a_cancelled_shipment_is_reactivated_at_u_etds_with_its_load() {
+    let s = Setup::new().await;
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    let id = s.app.post_ok("/portal/cargo", s.key(), body, 201).await["id"].as_i64().unwrap();
+    let path = format!("/portal/cargo/{id}");
+    // Nothing to re-activate before it is cancelled.
+    let e = error_body(s.app.post(&format!("{path}/reactivate"), Some(s.key()), json!({})).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().contains("not cancelled"), "{e}");
+    let sub = s.act(&format!("{path}/submit")).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let trip = s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&Setup::reference(&sub)));
+    let trip = trip.unwrap().id;
+    assert_eq!(s.act(&format!("{path}/cancel")).await["state"], "delivered");
+    // On U-ETDS's portal the load was cancelled as well.
+    assert!(s.fake.edit_cargo_trip(trip, |t| t.loads[0].status = Status::Cancelled));
+
+    let back = s.act(&format!("{path}/reactivate")).await;
+    assert_eq!((back["operation"].as_str(), back["state"].as_str()), (Some("reactivate"), Some("delivered")), "{back}");
+    assert_eq!((s.fake.calls("seferAktifEtV3"), s.fake.calls("yukAktifEtV3")), (1, 1));
+    let held = s.fake.cargo_trip(trip).unwrap();
+    assert_eq!((held.status, held.loads[0].status), (Status::Valid, Status::Valid));
+    assert_eq!(s.app.get_ok(&path, s.key()).await["status"], "delivered");
+    // Again: nothing to do (it is not cancelled now).
+    error_body(s.app.post(&format!("{path}/reactivate"), Some(s.key()), json!({})).await, 409).await;
+
+    // Cancelled and re-activated by hand on U-ETDS's portal meanwhile: the refusal of what is
+    // active already is done, and a load never cancelled is left alone.
+    assert_eq!(s.act(&format!("{path}/cancel")).await["state"], "delivered");
+    assert!(s.fake.edit_cargo_trip(trip, |t| t.status = Status::Valid));
+    let again = s.act(&format!("{path}/reactivate")).await;
+    assert_eq!(again["state"], "delivered", "{again}");
+    assert_eq!((s.fake.calls("seferAktifEtV3"), s.fake.calls("yukAktifEtV3")), (2, 1));
+    s.fake.assert_no_violations();
+
+    // The portal offers it on a cancelled shipment's page.
+    assert_eq!(s.act(&format!("{path}/cancel")).await["state"], "delivered");
+    let page = crate::portal::Visitor::owner(&s.app, &s.f.org).await.get(&format!("/cargo/{id}")).await;
+    assert!(page.body.contains(&format!(r#"action="/cargo/{id}/reactivate""#)), "{}", page.body);
+}

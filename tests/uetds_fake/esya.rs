@@ -30,6 +30,7 @@ pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
         "seferAktifEtV3" => sefer_aktif(ctx, el),
         "sefereYukEkleV3" => yuk_ekle(ctx, el),
         "yukIptalEtV3" => yuk_iptal(ctx, el),
+        "yukAktifEtV3" => yuk_aktif(ctx, el),
         "seferDetayiV3" => sefer_detayi(ctx, el),
         "seferListesiV3" => sefer_listesi(ctx, el),
         "seferRaporuV3" => sefer_raporu(ctx, el),
@@ -290,21 +291,38 @@ fn yuk_iptal(ctx: &mut Ctx, el: &Element) -> Answer {
     if !kind_known(&LOAD_CANCEL_KINDS, &code) {
         return Answer::result(codes::INVALID, &format!("{code:?} geçerli bir yük iptal türü değil"));
     }
-    let (env, firm) = (ctx.env, ctx.firm.clone());
-    let found = ctx
-        .store
-        .cargo
-        .iter_mut()
-        .filter(|t| t.env == env && t.firm == firm)
-        .flat_map(|t| t.loads.iter_mut())
-        .find(|l| l.id == id);
-    let Some(l) = found else { return Answer::result(codes::NOT_FOUND, &format!("{id} numaralı yük bulunamadı")) };
+    let l = or_answer!(firms_load(ctx, id));
     if l.status == Status::Cancelled {
         return Answer::result(codes::WRONG_STATE, "Yük daha önce iptal edilmiş");
     }
     l.status = Status::Cancelled;
     l.cancel_code = Some(code);
     l.cancel_reason = text(el, "yukIptalAciklama");
+    Answer::ret(ok())
+}
+
+/// The calling firm's load `id` in the environment called, or the service's "not found".
+fn firms_load<'a>(ctx: &'a mut Ctx<'_>, id: i64) -> Result<&'a mut Load, Answer> {
+    let (env, firm) = (ctx.env, ctx.firm.clone());
+    ctx.store
+        .cargo
+        .iter_mut()
+        .filter(|t| t.env == env && t.firm == firm)
+        .flat_map(|t| t.loads.iter_mut())
+        .find(|l| l.id == id)
+        .ok_or_else(|| Answer::result(codes::NOT_FOUND, &format!("{id} numaralı yük bulunamadı")))
+}
+
+/// `yukAktifEtV3(wsuser, yukId)`.
+fn yuk_aktif(ctx: &mut Ctx, el: &Element) -> Answer {
+    let Some(id) = long(el, "yukId") else { return Answer::result(codes::INVALID, "yukId zorunludur") };
+    let l = or_answer!(firms_load(ctx, id));
+    if l.status == Status::Valid {
+        return Answer::result(codes::WRONG_STATE, "Yük zaten geçerli durumda");
+    }
+    l.status = Status::Valid;
+    l.cancel_code = None;
+    l.cancel_reason = None;
     Answer::ret(ok())
 }
 

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tns_adapter::{AdapterError, AdapterResult, Cancellation, Cargo, Document, Observed, Receipt, Step};
+use tns_adapter::{AdapterError, AdapterResult, Cancellation, Cargo, Document, Observed, Reactivation, Receipt, Step};
 
 use crate::{
     arizi::pdf,
@@ -230,6 +230,69 @@ pub fn inspect(s: &Session, reference: &str) -> AdapterResult<(Observed, Option<
         crew: None,
     };
     Ok((observed, t.firma_sefer_no))
+}
+
+/// How far a re-activation got: the trip first, then its load if it was cancelled too.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct ReactivationProgress {
+    trip_active: bool,
+}
+
+/// The trip and our load as U-ETDS holds them: (trip active, the load's id and whether it is
+/// active). Our load is the one the delivery kept, else the one carrying our tag.
+fn held(s: &Session, trip: i64, kept: Option<i64>) -> AdapterResult<(bool, Option<(i64, bool)>)> {
+    let d = detail(s, trip)?;
+    let t = d.sefer_detayi.ok_or_else(|| AdapterError::Suspect("U-ETDS answered without the trip's details".into()))?;
+    let load = d
+        .yuk_listesi
+        .iter()
+        .find(|y| match kept {
+            Some(id) => y.yuk_id == Some(id),
+            None => y.firma_yuk_no.as_deref().is_some_and(|n| s.is_ours(n)),
+        })
+        .and_then(|y| Some((y.yuk_id?, !is_cancelled(y.durum.as_deref()))));
+    Ok((!is_cancelled(t.durum.as_deref()), load))
+}
+
+fn kept_load(state: &Value) -> Option<i64> {
+    state.get("load").and_then(Value::as_i64)
+}
+
+/// Re-activate a cancelled goods trip (`seferAktifEtV3`), then its load when U-ETDS holds that
+/// cancelled too (`yukAktifEtV3`): one change per call. A refusal of what is active already
+/// (re-activated by hand) is done.
+pub fn reactivate(s: &Session, r: &Reactivation, progress: &Value) -> AdapterResult<Step> {
+    let trip = number(&r.downstream_reference, "the goods trip reference")?;
+    let mut p: ReactivationProgress = load(progress)?;
+    if !p.trip_active {
+        match accepted(s.call(Service::Esya, &w::SeferAktifEtV3 { wsuser: s.wsuser(), sefer_id: trip })?) {
+            Err(AdapterError::Permanent(_)) if held(s, trip, kept_load(&r.downstream_state))?.0 => {}
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        p.trip_active = true;
+        return continue_with(&p, Some(trip));
+    }
+    if let (_, Some((load_id, false))) = held(s, trip, kept_load(&r.downstream_state))? {
+        match accepted(s.call(Service::Esya, &w::YukAktifEtV3 { wsuser: s.wsuser(), yuk_id: load_id })?) {
+            Err(AdapterError::Permanent(_)) if held(s, trip, Some(load_id))?.1.is_some_and(|(_, active)| active) => {}
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+    }
+    Ok(cancelled(r))
+}
+
+/// What a re-activation whose last call's outcome is unknown achieved, read from the trip.
+pub fn reconcile_reactivate(s: &Session, r: &Reactivation, progress: &Value) -> AdapterResult<Step> {
+    let trip = number(&r.downstream_reference, "the goods trip reference")?;
+    let mut p: ReactivationProgress = load(progress)?;
+    let (trip_active, load) = held(s, trip, kept_load(&r.downstream_state))?;
+    p.trip_active = trip_active;
+    if trip_active && load.is_none_or(|(_, active)| active) {
+        return Ok(cancelled(r));
+    }
+    continue_with(&p, Some(trip))
 }
 
 pub fn report(s: &Session, id: i64) -> AdapterResult<Document> {

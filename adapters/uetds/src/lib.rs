@@ -46,10 +46,6 @@ fn no_goods_amendment() -> AdapterError {
     AdapterError::Permanent("goods shipments take no amendments".into())
 }
 
-fn no_goods_reactivation() -> AdapterError {
-    AdapterError::Permanent("a cancelled goods shipment is not re-activated through TNS; notify it anew".into())
-}
-
 export_adapter!(Uetds::from_config);
 
 pub struct Uetds {
@@ -262,7 +258,7 @@ impl Uetds {
             Work::Reactivate(r) => match r.kind {
                 Kind::Scheduled => trips::reactivate(&tarifeli, r),
                 Kind::NonScheduled => trips::reactivate(&arizi, r),
-                Kind::Goods => Err(no_goods_reactivation()),
+                Kind::Goods => esya::reactivate(&s, r, &n.progress),
             },
             Work::NoShow(x) => match x.kind {
                 Kind::Scheduled => trips::no_show(&tarifeli, x),
@@ -293,7 +289,7 @@ impl Uetds {
             Work::Reactivate(r) => match r.kind {
                 Kind::Scheduled => trips::reconcile_reactivate(&tarifeli, r, &n.progress),
                 Kind::NonScheduled => trips::reconcile_reactivate(&arizi, r, &n.progress),
-                Kind::Goods => Err(no_goods_reactivation()),
+                Kind::Goods => esya::reconcile_reactivate(&s, r, &n.progress),
             },
             // The summary does not show a no-show: it is told again (U-ETDS refuses a second
             // report of the same passenger, which is taken as done).

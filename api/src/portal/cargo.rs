@@ -301,6 +301,8 @@ pub async fn show(
                 div.actions {
                     @if c.status != RecordStatus::Cancelled {
                         (Record::Cargo.submit_form(lang, csrf, id, "#latest-submission"))
+                    } @else {
+                        (Record::Cargo.reactivate_form(lang, csrf, id))
                     }
                     @if c.status == RecordStatus::Draft {
                         a.button.secondary href=(format!("/cargo/{id}/edit")) { (lang.t(Msg::Edit)) }

@@ -53,13 +53,13 @@ use crate::{
     extract::{parse_query, parse_value},
     limits::MAX_BODY_BYTES,
     state::AppState,
-    submit::{cancel, no_show, reactivate},
+    submit::{cancel, no_show},
     v1::{
         endpoints::{
             journeys::{self as api, JourneyIn, JourneyQuery},
             passengers::{self as pax},
             personnel::Personnel,
-            submissions::{CancelIn, DEFAULT_REACTIVATION_REASON, DEFAULT_REASON},
+            submissions::{CancelIn, DEFAULT_REASON},
             vehicles::Vehicles,
         },
         openapi_document, registry,
@@ -534,18 +534,6 @@ pub async fn report_no_show(
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/passengers/{passenger_id}/no-show").await?;
     no_show(&st, m.org(), id, passenger, None, &m.principal().credential_id()).await?;
-    Ok(go(&format!("{PATH}/{id}?done=submitted"), &headers))
-}
-
-/// `POST /journeys/{id}/reactivate`: as `POST /api/v1/portal/journeys/{id}/reactivate`.
-pub async fn reactivate_journey(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<i64>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/reactivate").await?;
-    reactivate(&st, m.org(), id, DEFAULT_REACTIVATION_REASON, &m.principal().credential_id()).await?;
     Ok(go(&format!("{PATH}/{id}?done=submitted"), &headers))
 }
 
@@ -1234,11 +1222,7 @@ async fn journey_page(
                         }
                     }
                     @if j.status == RecordStatus::Cancelled {
-                        form method="post" action=(format!("{PATH}/{id}/reactivate")) hx-post=(format!("{PATH}/{id}/reactivate"))
-                            hx-confirm=(lang.t(Msg::JConfirmReactivate)) {
-                            input type="hidden" name="_csrf" value=(csrf);
-                            button.secondary type="submit" { (lang.t(Msg::JReactivate)) }
-                        }
+                        (Record::Journey.reactivate_form(lang, csrf, id))
                     }
                 }
             }

@@ -64,7 +64,6 @@ pub fn router(state: AppState) -> Router {
         .route("/journeys/{id}/edit", get(journeys::edit))
         .route("/journeys/{id}/delete", post(journeys::delete))
         .route("/journeys/{id}/cancel", post(journeys::cancel_journey))
-        .route("/journeys/{id}/reactivate", post(journeys::reactivate_journey))
         .route("/journeys/{id}/passengers/{passenger}/no-show", post(journeys::report_no_show))
         .route("/journeys/{id}/passengers", post(journeys::passengers))
         .route("/journeys/{id}/passengers/paste", post(journeys::paste))

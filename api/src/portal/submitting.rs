@@ -1,6 +1,6 @@
-//! Submitting a record from its page and fetching the downstream's PDF of it: one pair of
-//! handlers for journeys and cargo shipments, each action admitted as the API call it mirrors
-//! and done by the API's own service function.
+//! Submitting a record from its page, re-activating a cancelled one and fetching the
+//! downstream's PDF of it: one set of handlers for journeys and cargo shipments, each action
+//! admitted as the API call it mirrors and done by the API's own service function.
 
 use axum::{
     extract::{Path, State},
@@ -16,10 +16,14 @@ use tns_store::submissions::Target;
 use super::{
     i18n::{Lang, Msg},
     member::{admit, Member},
-    page::PortalError,
+    page::{go, PortalError},
     submissions::status,
 };
-use crate::{state::AppState, submit::submit as queue, v1::endpoints::reports};
+use crate::{
+    state::AppState,
+    submit::{reactivate as again, submit as queue},
+    v1::endpoints::{reports, submissions::DEFAULT_REACTIVATION_REASON},
+};
 
 /// The kinds of record a member submits from its page.
 #[derive(Debug, Clone, Copy)]
@@ -37,11 +41,26 @@ impl Record {
         }
     }
 
-    /// The API routes the actions are admitted as.
-    fn api_routes(self) -> (&'static str, &'static str) {
+    /// The API routes the actions are admitted as: submit, report, re-activate.
+    fn api_routes(self) -> (&'static str, &'static str, &'static str) {
         match self {
-            Record::Journey => ("/portal/journeys/{id}/submit", "/portal/journeys/{id}/report"),
-            Record::Cargo => ("/portal/cargo/{id}/submit", "/portal/cargo/{id}/report"),
+            Record::Journey => {
+                ("/portal/journeys/{id}/submit", "/portal/journeys/{id}/report", "/portal/journeys/{id}/reactivate")
+            }
+            Record::Cargo => {
+                ("/portal/cargo/{id}/submit", "/portal/cargo/{id}/report", "/portal/cargo/{id}/reactivate")
+            }
+        }
+    }
+
+    /// The button on a cancelled record's page that re-activates it downstream (confirmed).
+    pub fn reactivate_form(self, lang: Lang, csrf: &str, id: i64) -> Markup {
+        let action = format!("{}/{id}/reactivate", self.path());
+        html! {
+            form method="post" action=(action) hx-post=(action) hx-confirm=(lang.t(Msg::JConfirmReactivate)) {
+                input type="hidden" name="_csrf" value=(csrf);
+                button.secondary type="submit" { (lang.t(Msg::JReactivate)) }
+            }
         }
     }
 
@@ -64,7 +83,8 @@ impl Record {
         }
     }
 
-    /// `POST …/{id}/submit` and `GET …/{id}/report` under the record's path.
+    /// `POST …/{id}/submit`, `POST …/{id}/reactivate` and `GET …/{id}/report` under the
+    /// record's path.
     pub fn routes(self) -> Router<AppState> {
         let p = self.path();
         Router::new()
@@ -72,6 +92,12 @@ impl Record {
                 &format!("{p}/{{id}}/submit"),
                 post(move |st: State<AppState>, m: Member<JourneysWrite>, headers: HeaderMap, id: Path<i64>| {
                     submit(self, st, m, headers, id)
+                }),
+            )
+            .route(
+                &format!("{p}/{{id}}/reactivate"),
+                post(move |st: State<AppState>, m: Member<JourneysWrite>, headers: HeaderMap, id: Path<i64>| {
+                    reactivate(self, st, m, headers, id)
                 }),
             )
             .route(
@@ -96,6 +122,20 @@ async fn submit(
         return Ok(Html(status(m.lang, &s).into_string()).into_response());
     }
     Ok(Redirect::to(&format!("{}/{id}?done=submitted", record.path())).into_response())
+}
+
+/// Re-activate a cancelled record, as the API's re-activate route; back to the record's page.
+async fn reactivate(
+    record: Record,
+    State(st): State<AppState>,
+    m: Member<JourneysWrite>,
+    headers: HeaderMap,
+    Path(id): Path<i64>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::POST, record.api_routes().2).await?;
+    let by = m.principal().credential_id();
+    again(&st, m.org(), record.target(id), DEFAULT_REACTIVATION_REASON, &by).await?;
+    Ok(go(&format!("{}/{id}?done=submitted", record.path()), &headers))
 }
 
 /// The downstream's PDF of a delivered record, as the API's report route serves it (admitted

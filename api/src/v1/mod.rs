@@ -71,6 +71,7 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(submissions::cancel_journey))
         .routes(routes!(submissions::cancel_cargo))
         .routes(routes!(submissions::reactivate_journey))
+        .routes(routes!(submissions::reactivate_cargo))
         .routes(routes!(submissions::report_no_show))
         .routes(routes!(reports::journey))
         .routes(routes!(reports::cargo))

@@ -103,6 +103,22 @@ pub struct SeferIptalEtV3 {
     pub sefer_iptal_aciklama: String,
 }
 
+/// `seferAktifEtV3`: re-activates a cancelled trip.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeferAktifEtV3 {
+    pub wsuser: WsUser,
+    pub sefer_id: i64,
+}
+
+/// `yukAktifEtV3`: re-activates a cancelled load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct YukAktifEtV3 {
+    pub wsuser: WsUser,
+    pub yuk_id: i64,
+}
+
 /// `seferDetayiV3`: a trip and its loads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -306,6 +322,8 @@ op!(
     EsyaYeniYukEkleSonucV3
 );
 op!(SeferIptalEtV3, "seferIptalEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferIptalEtV3", GenelIslemSonuc);
+op!(SeferAktifEtV3, "seferAktifEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferAktifEtV3", GenelIslemSonuc);
+op!(YukAktifEtV3, "yukAktifEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/yukAktifEtV3", GenelIslemSonuc);
 op!(SeferDetayiV3, "seferDetayiV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferDetayiV3", EsyaSeferDetayiSonucV3);
 op!(
     SeferListesiV3,

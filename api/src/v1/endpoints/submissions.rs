@@ -237,11 +237,39 @@ pub async fn reactivate_journey(
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    let body: Option<CancelIn> = optional_json(&body)?;
+    reactivate_and_answer(&st, &p, Target::Journey(id), &body, &headers).await
+}
+
+/// Re-activate a shipment cancelled downstream (U-ETDS `seferAktifEtV3`, and `yukAktifEtV3`
+/// when its load was cancelled too), as a journey is. Scope `journeys:write`.
+#[utoipa::path(post, path = "/portal/cargo/{id}/reactivate", operation_id = "reactivate_cargo", tag = "submissions", params(("id" = i64, Path),
+        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
+    request_body(content = Option<CancelIn>, description = "Optional: the reason (\"Yeniden etkinleştirildi\" when absent)"),
+    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
+              (status = 409, body = ErrorBody, description = "Not cancelled, or another submission of it is pending")),
+    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+pub async fn reactivate_cargo(
+    State(st): State<AppState>,
+    p: Caller<JourneysWrite>,
+    ApiPath(id): ApiPath<i64>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    reactivate_and_answer(&st, &p, Target::Cargo(id), &body, &headers).await
+}
+
+async fn reactivate_and_answer(
+    st: &AppState,
+    p: &Principal,
+    target: Target,
+    body: &Bytes,
+    headers: &HeaderMap,
+) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+    let body: Option<CancelIn> = optional_json(body)?;
     let reason = body.and_then(|b| b.reason).map(CancelReason::into_inner);
     let reason = reason.as_deref().unwrap_or(DEFAULT_REACTIVATION_REASON);
-    let sub = reactivate(&st, p.org_id, id, reason, &p.credential_id()).await?;
-    answer(&st, p.org_id, sub, &headers).await
+    let sub = reactivate(st, p.org_id, target, reason, &p.credential_id()).await?;
+    answer(st, p.org_id, sub, headers).await
 }
 
 #[derive(Debug, Default, Deserialize, ToSchema)]

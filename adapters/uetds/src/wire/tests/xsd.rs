@@ -315,13 +315,15 @@ fn esya_messages_match_the_xsd() {
         esya::YeniSeferEkleV3,
         esya::SefereYukEkleV3,
         esya::SeferIptalEtV3,
+        esya::SeferAktifEtV3,
+        esya::YukAktifEtV3,
         esya::SeferDetayiV3,
         esya::SeferListesiV3,
         esya::SeferRaporuV3,
         esya::SeferIptalTurleri,
         esya::ServisTest,
     );
-    assert_eq!(docs.len(), 8 * 4);
+    assert_eq!(docs.len(), 10 * 4);
     xmllint("uetdsesya-v3.xsd", &docs);
 }
 
