@@ -1344,9 +1344,16 @@ async fn a_trip_cancelled_or_changed_outside_tns_is_noticed_shown_and_told_once(
     assert_eq!(events[0]["data"]["id"], sub["id"]);
     assert_eq!(differences(&events[0]["data"]), expected, "the event carries the drift");
 
-    // The portal's page of the submission shows it too.
-    let page = crate::portal::Visitor::owner(&s.app, &s.f.org).await.get(&format!("/submissions/{}", sub["id"])).await;
+    // The portal's page of the submission shows it too, and the journey's page says so.
+    let visitor = crate::portal::Visitor::owner(&s.app, &s.f.org).await;
+    let page = visitor.get(&format!("/submissions/{}", sub["id"])).await;
     assert!(page.body.contains("id=\"drift-h\"") && page.body.contains("06XYZ99"), "{}", page.body);
+    let journey_page = visitor.get(&format!("/journeys/{id}")).await;
+    assert!(
+        journey_page.body.contains("TNS dışında değişmiş</strong>: state, plate, passengers"),
+        "{}",
+        journey_page.body
+    );
 
     // Found again: shown, not told again.
     assert_eq!(check.run(&s.app.db).await.unwrap(), 0);

@@ -174,6 +174,11 @@ pub fn status(lang: Lang, s: &Submission) -> Markup {
             @if !s.warnings.is_empty() {
                 ul.warnings { @for w in &s.warnings { li { (w.detail) } } }
             }
+            // What changed downstream outside TNS, where the record's page shows its status.
+            @if let Some(d) = &s.drift {
+                @let fields: Vec<&str> = d.differences.iter().map(|x| x.field.as_str()).collect();
+                p.message.drift role="note" { strong { (lang.t(Msg::Drifted)) } ": " (fields.join(", ")) }
+            }
             " " a href=(format!("/submissions/{}", s.id)) { (lang.t(Msg::Details)) " #" (s.id) }
         }
     }
