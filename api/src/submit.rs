@@ -168,9 +168,15 @@ pub async fn reactivate(st: &AppState, org: i64, target: Target, reason: &str, b
             status.as_str()
         )));
     };
-    let (adapter, state) = db::submissions::delivered_state(&mut tx, org, target)
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("{target:?} is cancelled but was never delivered"))?;
+    // Cancelled after a submission failed halfway (the downstream held part of it): there
+    // is no delivery to bring back, only the record to submit again.
+    let Some((adapter, state)) = db::submissions::delivered_state(&mut tx, org, target).await? else {
+        return Err(ApiError::Conflict(format!(
+            "{} {} was cancelled before it was ever delivered, so there is nothing to re-activate; submit it again",
+            what(target),
+            target.id()
+        )));
+    };
     let snapshot =
         Reactivation { kind, downstream_reference: reference, downstream_state: state.0, reason: reason.to_string() };
     queue_and_commit(tx, org, target, Operation::Reactivate, &adapter, &snapshot, by).await

@@ -7,6 +7,9 @@ Schema's own vocabulary, taught to the generator from the document itself.
 - `x-tns-not-before` on a request schema: pairs of (earlier, later) lists of JSON pointers that a
   valid body orders (arrival not before departure). Positive bodies that break the order are not
   generated; negative ones are left alone.
+- `x-tns-other-than` on a request schema: pairs of JSON pointers whose values a valid body keeps
+  apart (a second driver is another person than the first); bodies that break it are not
+  generated either.
 
 And one thing the run must not do: let the server's webhook deliveries leave the machine. Every
 endpoint URL the document admits is sent with its host and port made loopback's discard port.
@@ -70,9 +73,10 @@ def pointer(body, ptr):
 
 
 def orders(context):
+    """The body's component's (`x-tns-not-before`, `x-tns-other-than`) lists."""
     operation = getattr(context, "operation", None)
     if operation is None:
-        return []
+        return [], []
     try:
         body = operation.definition.raw.get("requestBody", {})
         schema = body["content"]["application/json"]["schema"]
@@ -80,14 +84,19 @@ def orders(context):
         name = ref.rsplit("/", 1)[-1]
         component = operation.schema.raw_schema["components"]["schemas"][name]
     except (KeyError, AttributeError, TypeError):
-        return []
-    return component.get("x-tns-not-before", [])
+        return [], []
+    return component.get("x-tns-not-before", []), component.get("x-tns-other-than", [])
 
 
 @schemathesis.hook
 def filter_body(context, body):
     """Keep a body only if it keeps the orders its schema lists (when it has the fields)."""
-    for earlier, later in orders(context):
+    not_before, other_than = orders(context)
+    for one, other in other_than:
+        a, b = pointer(body, one), pointer(body, other)
+        if a is not None and b is not None and str(a) == str(b):
+            return False
+    for earlier, later in not_before:
         a = [pointer(body, p) for p in earlier]
         b = [pointer(body, p) for p in later]
         if None in a or None in b or not all(isinstance(x, str) for x in a + b):

@@ -1708,6 +1708,18 @@ async fn a_cancelled_shipment_is_reactivated_at_u_etds_with_its_load() {
     assert_eq!((s.fake.calls("seferAktifEtV3"), s.fake.calls("yukAktifEtV3")), (2, 1));
     s.fake.assert_no_violations();
 
+    // A shipment cancelled before it was ever delivered (its trip declared, its load refused)
+    // has no delivery to bring back: submitted again instead.
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    let half = s.app.post_ok("/portal/cargo", s.key(), body, 201).await["id"].as_i64().unwrap();
+    s.fake.script("sefereYukEkleV3", 1, Behaviour::business(23, "Yük bilgileri hatalı"));
+    assert_eq!(s.act(&format!("/portal/cargo/{half}/submit")).await["state"], "failed");
+    assert_eq!(s.act(&format!("/portal/cargo/{half}/cancel")).await["state"], "delivered");
+    let e =
+        error_body(s.app.post(&format!("/portal/cargo/{half}/reactivate"), Some(s.key()), json!({})).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().contains("before it was ever delivered"), "{e}");
+
     // The portal offers it on a cancelled shipment's page.
     assert_eq!(s.act(&format!("{path}/cancel")).await["state"], "delivered");
     let page = crate::portal::Visitor::owner(&s.app, &s.f.org).await.get(&format!("/cargo/{id}")).await;

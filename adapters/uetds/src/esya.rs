@@ -239,7 +239,8 @@ struct ReactivationProgress {
 }
 
 /// The trip and our load as U-ETDS holds them: (trip active, the load's id and whether it is
-/// active). Our load is the one the delivery kept, else the one carrying our tag.
+/// active). Our load is the one the delivery kept (its `yukId`), else one carrying a tag of
+/// this notification's.
 fn held(s: &Session, trip: i64, kept: Option<i64>) -> AdapterResult<(bool, Option<(i64, bool)>)> {
     let d = detail(s, trip)?;
     let t = d.sefer_detayi.ok_or_else(|| AdapterError::Suspect("U-ETDS answered without the trip's details".into()))?;
@@ -273,11 +274,21 @@ pub fn reactivate(s: &Session, r: &Reactivation, progress: &Value) -> AdapterRes
         p.trip_active = true;
         return continue_with(&p, Some(trip));
     }
-    if let (_, Some((load_id, false))) = held(s, trip, kept_load(&r.downstream_state))? {
-        match accepted(s.call(Service::Esya, &w::YukAktifEtV3 { wsuser: s.wsuser(), yuk_id: load_id })?) {
-            Err(AdapterError::Permanent(_)) if held(s, trip, Some(load_id))?.1.is_some_and(|(_, active)| active) => {}
-            Err(e) => return Err(e),
-            Ok(_) => {}
+    match held(s, trip, kept_load(&r.downstream_state))? {
+        (_, Some((_, true))) => {}
+        (_, Some((load_id, false))) => {
+            match accepted(s.call(Service::Esya, &w::YukAktifEtV3 { wsuser: s.wsuser(), yuk_id: load_id })?) {
+                Err(AdapterError::Permanent(_)) if held(s, trip, Some(load_id))?.1.is_some_and(|(_, a)| a) => {}
+                Err(e) => return Err(e),
+                Ok(_) => {}
+            }
+        }
+        // Never "done" without the load: it may be cancelled still.
+        (_, None) => {
+            return Err(AdapterError::Permanent(format!(
+                "U-ETDS's goods trip {trip} is active again, but its load is not found there to check; \
+                 re-activate the load on U-ETDS's portal if it is cancelled"
+            )))
         }
     }
     Ok(cancelled(r))
@@ -289,7 +300,7 @@ pub fn reconcile_reactivate(s: &Session, r: &Reactivation, progress: &Value) -> 
     let mut p: ReactivationProgress = load(progress)?;
     let (trip_active, load) = held(s, trip, kept_load(&r.downstream_state))?;
     p.trip_active = trip_active;
-    if trip_active && load.is_none_or(|(_, active)| active) {
+    if trip_active && load.is_some_and(|(_, active)| active) {
         return Ok(cancelled(r));
     }
     continue_with(&p, Some(trip))

@@ -66,7 +66,8 @@ record breaking a rule across fields); 422 a field that breaks its rule; 429 a r
 custom formats carry check digits: `tckn` (a T.C. kimlik numarası: 11 digits, d1 ≠ 0, \
 d10 = (7·(d1+d3+d5+d7+d9) − (d2+d4+d6+d8)) mod 10, d11 = (d1+…+d10) mod 10) and `vkn` (a tax number: \
 10 digits, the Revenue Administration's check digit). Orders JSON Schema cannot state are listed \
-in `x-tns-not-before` (arrival not before departure, unloading not before loading).
+in `x-tns-not-before` (arrival not before departure, unloading not before loading), and values that \
+must differ in `x-tns-other-than` (a second driver is another person than the first).
 
 **Rate limits**: every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining` (-1 = \
 unlimited) and `X-RateLimit-Reset` (Unix time of the next UTC month) for the organization's \

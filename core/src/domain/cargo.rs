@@ -195,8 +195,14 @@ impl CargoShipment {
                 ]},
             ]})
         };
+        // A second driver takes turns with a first one.
+        let second = json!({
+            "if": {"required": ["second_driver_id"], "properties": {"second_driver_id": {"not": {"type": "null"}}}},
+            "then": {"required": ["driver_id"], "properties": {"driver_id": {"not": {"type": "null"}}}},
+        });
         json!({
-            "allOf": [site("loading"), site("unloading")],
+            "allOf": [site("loading"), site("unloading"), second],
+            "x-tns-other-than": [["/second_driver_id", "/driver_id"]],
             "x-tns-not-before": [[["/loading_date", "/loading_time"], ["/unloading_date", "/unloading_time"]]],
         })
     }

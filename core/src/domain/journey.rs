@@ -198,21 +198,26 @@ impl NewJourney {
                 {"not": {"required": ["country"]}},
                 {"properties": {"country": {"anyOf": [{"type": "null"}, {"type": "string", "pattern": "^[Tt][Rr]$"}]}}},
             ]},
-            "then": {"required": ["district_id"], "properties": {"place": {"type": "null"}}},
+            "then": {"required": ["district_id"], "properties": {"district_id": {"not": {"type": "null"}}, "place": {"type": "null"}}},
             "else": {"required": ["place"], "properties": {"district_id": {"type": "null"}, "place": {"type": "string"}}},
         })
     }
 
     /// The rules [`TryFrom<JourneyIn>`] applies across fields, as JSON Schema keywords of
-    /// `JourneyIn` (the order, which JSON Schema cannot state, in `x-tns-not-before`; a stop
-    /// abroad only on a `tarifesiz` trip, and one stop at least in Türkiye, in `x-tns-abroad`).
+    /// `JourneyIn` (the order, which JSON Schema cannot state, in `x-tns-not-before`): a stop
+    /// abroad only on a `tarifesiz` trip, and one stop at least in Türkiye.
     pub fn schema_rules() -> Value {
+        // A stop abroad: a country other than TR.
+        let abroad = json!({"required": ["country"], "properties": {"country": {"type": "string", "not": {"pattern": "^[Tt][Rr]$"}}}});
+        let home = json!({"not": abroad});
         json!({
-            "x-tns-abroad": "A stop abroad (`country` other than TR) is for a `tarifesiz` trip only, and one of departure \
-                             and arrival at least is in Türkiye.",
+            // One end at least in Türkiye.
+            "not": {"required": ["departure", "arrival"], "properties": {"departure": abroad, "arrival": abroad}},
             "if": {"properties": {"trip_kind": {"const": TripKind::Tarifesiz.as_str()}}, "required": ["trip_kind"]},
             "then": {"properties": {"tarifeli_context": {"type": "null"}}},
-            "else": {"required": ["tarifeli_context"], "properties": {"tarifeli_context": {"type": "object"}}},
+            // A scheduled trip stays at home.
+            "else": {"required": ["tarifeli_context"], "properties": {
+                "tarifeli_context": {"type": "object"}, "departure": home, "arrival": home}},
             "x-tns-not-before": [[["/departure/date", "/departure/time"], ["/arrival/date", "/arrival/time"]]],
         })
     }

@@ -133,6 +133,9 @@ pub async fn show(
         Some("removed") => Some(Msg::AddressRemoved),
         _ => None,
     };
+    // Each view asks U-ETDS with the firm's credentials: admitted (and counted) as the API's
+    // list call, not a mere page view.
+    admit(&st, m.principal(), Method::GET, API).await?;
     let held = match allowed(&st, m.principal(), None).await {
         Err(e) if !correctable(&e) => return Err(e.into()),
         held => held,
@@ -151,7 +154,12 @@ async fn refused(
     if !correctable(&e) {
         return Err(e.into());
     }
-    let held = allowed(st, m.principal(), None).await;
+    // The list after a refusal is asked again only as an admitted call; past the limit the
+    // page says why instead.
+    let held = match admit(st, m.principal(), Method::GET, API).await {
+        Ok(()) => allowed(st, m.principal(), None).await,
+        Err(_) => Err(ApiError::Unavailable("the list is not asked again now".into())),
+    };
     let page = render(st, m.lang, &m.signed_in, held.as_ref(), typed, Some(&e), None);
     Ok((e.status(), Html(page)).into_response())
 }
