@@ -361,6 +361,6 @@ async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db
         operation: Operation::Cargo,
         adapter: org_adapter(tx, org).await?,
         snapshot: serde_json::to_value(snapshot::cargo(st.refdata, c, plate, crew)).map_err(anyhow::Error::from)?,
-        warnings: warnings::cargo(driver.as_ref().map(|d| d.role_type)),
+        warnings: warnings::cargo(driver.as_ref().map(|d| d.role_type), second_driver.as_ref().map(|d| d.role_type)),
     })
 }

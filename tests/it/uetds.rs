@@ -1355,6 +1355,14 @@ async fn a_trip_cancelled_or_changed_outside_tns_is_noticed_shown_and_told_once(
         journey_page.body
     );
 
+    // Listed by the filter, on the API and in the portal.
+    let ids = |v: Value| v["data"].as_array().unwrap().iter().map(|s| s["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(ids(s.app.get_ok("/portal/submissions?drifted=true", s.key()).await), [sub["id"].clone()]);
+    assert!(!ids(s.app.get_ok("/portal/submissions?drifted=false", s.key()).await).contains(&sub["id"]));
+    let listed = visitor.get("/submissions?drifted=true").await;
+    assert!(listed.body.contains(&format!(r#"href="/submissions/{}""#, sub["id"])), "{}", listed.body);
+    assert_invalid(s.app.get("/portal/submissions?drifted=maybe", s.key()).await, "drifted").await;
+
     // Found again: shown, not told again.
     assert_eq!(check.run(&s.app.db).await.unwrap(), 0);
     assert_eq!(drifted_events(&s).await.len(), 1);

@@ -273,6 +273,8 @@ messages! {
     AddressRegistered => "Adres U-ETDS'de tanımlandı.", "The address is registered at U-ETDS.";
     AddressRemoved => "Adres U-ETDS'den çıkarıldı.", "The address is removed at U-ETDS.";
     Drifted => "TNS dışında değişmiş", "Changed outside TNS";
+    Yes => "Evet", "Yes";
+    No => "Hayır", "No";
     DriftedHelp => "U-ETDS'nin tuttuğu, TNS'nin bildirdiğinden farklı; kayıt olduğu gibi bırakıldı, ne yapılacağına siz karar verin",
         "What U-ETDS holds differs from what TNS notified; the record is left as it is, you decide what to do";
     Field => "Alan", "Field";

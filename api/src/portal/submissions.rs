@@ -34,7 +34,7 @@ use crate::{
 };
 
 /// The list's filters: the API's query parameters, by name.
-const FILTERS: [&str; 4] = ["state", "target_type", "created_from", "created_to"];
+const FILTERS: [&str; 5] = ["state", "target_type", "created_from", "created_to", "drifted"];
 
 /// The query's non-empty pairs (a form sends its empty fields too).
 fn filled(raw: Option<&str>) -> Vec<(String, String)> {
@@ -89,6 +89,7 @@ pub async fn list(
             (choice(lang, "target_type", Msg::TargetType, TargetType::ALL.iter().map(|t| (t.as_str(), target_label(lang, *t))), value("target_type"), &error))
             (day(lang, "created_from", Msg::CreatedFrom, value("created_from"), &error))
             (day(lang, "created_to", Msg::CreatedTo, value("created_to"), &error))
+            (choice(lang, "drifted", Msg::Drifted, [("true", lang.t(Msg::Yes)), ("false", lang.t(Msg::No))].into_iter(), value("drifted"), &error))
             div.field { button type="submit" { (lang.t(Msg::Filter)) } }
         }
         @if let Some(paged) = &paged {

@@ -88,20 +88,25 @@ pub fn journey(j: &JourneyFacts<'_>) -> Vec<Warning> {
 
 /// Warnings for a shipment about to be sent: `driver` is the role of the person `driver_id`
 /// names, if any.
-pub fn cargo(driver: Option<RoleType>) -> Vec<Warning> {
-    match driver {
+pub fn cargo(driver: Option<RoleType>, second_driver: Option<RoleType>) -> Vec<Warning> {
+    let not_a_driver = |field: &str, other: RoleType| {
+        Warning::new(
+            WarningCode::NotADriver,
+            field,
+            &format!("names a {other}, not a driver; U-ETDS's goods service expects the driver"),
+        )
+    };
+    let mut out = match driver {
         None => vec![Warning::new(
             WarningCode::NoDriver,
             "driver_id",
             "no driver; U-ETDS's goods service expects the driver's identity number",
         )],
         Some(RoleType::Driver) => vec![],
-        Some(other) => vec![Warning::new(
-            WarningCode::NotADriver,
-            "driver_id",
-            &format!("names a {other}, not a driver; U-ETDS's goods service expects the driver"),
-        )],
-    }
+        Some(other) => vec![not_a_driver("driver_id", other)],
+    };
+    out.extend(second_driver.filter(|r| *r != RoleType::Driver).map(|other| not_a_driver("second_driver_id", other)));
+    out
 }
 
 #[cfg(test)]
@@ -133,8 +138,11 @@ mod tests {
         assert!(w[0].detail.starts_with("personnel_ids: "));
         let empty = JourneyFacts { trip_kind: TripKind::Tarifeli, departure: at(3), crew: &[], passengers: 0 };
         assert_eq!(codes(&journey(&empty)), [WarningCode::NoDriver, WarningCode::NoPassengers]);
-        assert_eq!(codes(&cargo(None)), [WarningCode::NoDriver]);
-        assert_eq!(codes(&cargo(Some(RoleType::Guide))), [WarningCode::NotADriver]);
-        assert!(cargo(Some(RoleType::Driver)).is_empty());
+        assert_eq!(codes(&cargo(None, None)), [WarningCode::NoDriver]);
+        assert_eq!(codes(&cargo(Some(RoleType::Guide), None)), [WarningCode::NotADriver]);
+        assert!(cargo(Some(RoleType::Driver), None).is_empty());
+        assert!(cargo(Some(RoleType::Driver), Some(RoleType::Driver)).is_empty());
+        let second = cargo(Some(RoleType::Driver), Some(RoleType::Host));
+        assert_eq!((second.len(), second[0].field.as_str()), (1, "second_driver_id"));
     }
 }

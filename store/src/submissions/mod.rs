@@ -330,6 +330,8 @@ pub struct Filter {
     pub created_from: Option<chrono::NaiveDate>,
     /// Created on this day or earlier, on Europe/Istanbul's calendar.
     pub created_to: Option<chrono::NaiveDate>,
+    /// Only those a drift check found changed outside TNS (`true`), or only the others.
+    pub drifted: Option<bool>,
 }
 
 pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Submission>> {
@@ -352,6 +354,11 @@ pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::
     if let Some(d) = filter.created_to {
         qb.push(" AND created_at < ((").push_bind(d).push(" + 1)::timestamp AT TIME ZONE 'Europe/Istanbul')");
     }
+    match filter.drifted {
+        Some(true) => qb.push(" AND drift IS NOT NULL"),
+        Some(false) => qb.push(" AND drift IS NULL"),
+        None => &mut qb,
+    };
     page.push(&mut qb, "id");
     qb.build_query_as().fetch_all(db).await
 }

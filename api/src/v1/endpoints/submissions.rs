@@ -323,6 +323,9 @@ pub struct SubmissionsQuery {
     created_from: Option<Day>,
     /// Created on this day or earlier (Europe/Istanbul's calendar).
     created_to: Option<Day>,
+    /// `true`: only submissions a drift check found changed outside TNS (with `drift`);
+    /// `false`: only the others.
+    drifted: Option<bool>,
 }
 
 /// What a credential may read of a submission: the downstream's message with any number it
@@ -343,6 +346,7 @@ pub async fn list_page(st: &AppState, p: &Principal, q: &SubmissionsQuery) -> Ap
         target_id: q.target_id.map(Int::get),
         created_from: q.created_from.map(|d| d.0),
         created_to: q.created_to.map(|d| d.0),
+        drifted: q.drifted,
     };
     let rows = db::submissions::list(&st.db, p.org_id, &filter, &page).await?;
     Ok(Paged::from_rows(rows.into_iter().map(|s| shown(p, s)).collect(), &page))
