@@ -211,7 +211,7 @@ impl DriftCheck {
                 let differences = expected.facts.differences(&facts(found));
                 Ok(match store::record(db, c, differences).await? {
                     Recorded::InStep => Outcome::InStep,
-                    Recorded::Drifted(_) => Outcome::Drifted,
+                    Recorded::Drifted => Outcome::Drifted,
                     Recorded::Unchanged => Outcome::StillDrifted,
                     Recorded::Superseded => Outcome::Superseded,
                 })

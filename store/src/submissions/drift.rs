@@ -32,10 +32,7 @@ pub struct Candidate {
 
 impl Candidate {
     pub fn target(&self) -> Target {
-        match self.target_type {
-            TargetType::Journey => Target::Journey(self.target_id),
-            TargetType::Cargo => Target::Cargo(self.target_id),
-        }
+        Target::of(self.target_type, self.target_id)
     }
 }
 
@@ -56,8 +53,8 @@ pub struct Expected {
 pub enum Recorded {
     /// The downstream holds what TNS delivered (any earlier drift cleared).
     InStep,
-    /// Differences other than the last check's: recorded and told (the submission as it now is).
-    Drifted(Box<Submission>),
+    /// Differences other than the last check's: recorded and told.
+    Drifted,
     /// The same differences as the last check found.
     Unchanged,
     /// A newer submission of the record appeared meanwhile: nothing recorded.
@@ -241,7 +238,7 @@ pub async fn record(db: &PgPool, c: &Candidate, differences: Vec<Difference>) ->
     tx.commit().await?;
     Ok(match (in_step, new) {
         (true, _) => Recorded::InStep,
-        (false, true) => Recorded::Drifted(Box::new(sub)),
+        (false, true) => Recorded::Drifted,
         (false, false) => Recorded::Unchanged,
     })
 }

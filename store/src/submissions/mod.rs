@@ -35,6 +35,14 @@ pub enum Target {
 }
 
 impl Target {
+    /// The record of kind `kind` with id `id`.
+    pub fn of(kind: TargetType, id: i64) -> Target {
+        match kind {
+            TargetType::Journey => Target::Journey(id),
+            TargetType::Cargo => Target::Cargo(id),
+        }
+    }
+
     pub fn kind(self) -> TargetType {
         match self {
             Target::Journey(_) => TargetType::Journey,

@@ -39,10 +39,7 @@ struct Failed {
 
 impl Failed {
     fn target(&self) -> Target {
-        match self.target_type {
-            TargetType::Journey => Target::Journey(self.target_id),
-            TargetType::Cargo => Target::Cargo(self.target_id),
-        }
+        Target::of(self.target_type, self.target_id)
     }
 }
 
