@@ -59,6 +59,7 @@ pub fn passenger(p: &db::passengers::Passenger) -> Passenger {
         seat_no: p.seat_no.clone(),
         ticket_serial_no: p.ticket_serial_no.clone(),
         amount: p.amount,
+        baggage: p.baggage.0.clone(),
     }
 }
 

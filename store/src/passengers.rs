@@ -2,7 +2,7 @@
 
 use chrono::NaiveDate;
 use serde::Serialize;
-use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
+use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
@@ -10,7 +10,7 @@ use tns_core::domain::{
     fields::{Amount, Day, Text},
     kinds::Gender,
     passenger::{NewPassenger, PassengerIn},
-    uetds::{IdentityNumber, Nationality, Phone, PlaceId},
+    uetds::{Barcode, IdentityNumber, Nationality, Phone, PlaceId},
 };
 
 /// At most this many passengers on one journey.
@@ -33,6 +33,9 @@ pub struct Passenger {
     pub amount: Option<f64>,
     pub seat_no: Option<String>,
     pub phone: Option<String>,
+    /// Baggage barcodes (empty when none).
+    #[schema(value_type = Vec<String>)]
+    pub baggage: Json<Vec<String>>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
     /// Who added them: `user:<id>` (a member) or `key:<id>` (an API key); `null` for rows
@@ -64,13 +67,14 @@ impl From<&Passenger> for PassengerIn {
             amount: p.amount.map(Amount::stored),
             seat_no: p.seat_no.clone().map(Text::stored),
             phone: p.phone.clone().map(Phone::stored),
+            baggage: (!p.baggage.is_empty()).then(|| p.baggage.iter().cloned().map(Barcode::stored).collect()),
         }
     }
 }
 
 const COLUMNS: &str = "id, journey_id, first_name, last_name, identity_number, gender, nationality, boarding_place_code, \
-     destination_place_code, ticket_serial_no, ticket_issue_date, amount::float8 AS amount, seat_no, phone, created_at, updated_at, \
-     created_by, changed_by";
+     destination_place_code, ticket_serial_no, ticket_issue_date, amount::float8 AS amount, seat_no, phone, baggage, created_at, \
+     updated_at, created_by, changed_by";
 
 /// Column arrays for `unnest`, one entry per passenger.
 #[derive(Default)]
@@ -87,6 +91,7 @@ struct Columns {
     amount: Vec<Option<f64>>,
     seat_no: Vec<Option<String>>,
     phone: Vec<Option<String>>,
+    baggage: Vec<Json<Vec<String>>>,
 }
 
 impl Columns {
@@ -105,6 +110,7 @@ impl Columns {
             c.amount.push(p.amount);
             c.seat_no.push(p.seat_no.clone());
             c.phone.push(p.phone.clone());
+            c.baggage.push(Json(p.baggage.clone()));
         }
         c
     }
@@ -134,17 +140,17 @@ pub async fn write(
             last_name = EXCLUDED.last_name, gender = EXCLUDED.gender, nationality = EXCLUDED.nationality,
             boarding_place_code = EXCLUDED.boarding_place_code, destination_place_code = EXCLUDED.destination_place_code,
             ticket_serial_no = EXCLUDED.ticket_serial_no, ticket_issue_date = EXCLUDED.ticket_issue_date,
-            amount = EXCLUDED.amount, seat_no = EXCLUDED.seat_no, phone = EXCLUDED.phone, updated_at = now(),
-            changed_by = EXCLUDED.changed_by"
+            amount = EXCLUDED.amount, seat_no = EXCLUDED.seat_no, phone = EXCLUDED.phone,
+            baggage = EXCLUDED.baggage, updated_at = now(), changed_by = EXCLUDED.changed_by"
     } else {
         ""
     };
     sqlx::query_as(&format!(
         "INSERT INTO passengers (org_id, journey_id, first_name, last_name, identity_number, gender, nationality,
                                  boarding_place_code, destination_place_code, ticket_serial_no, ticket_issue_date,
-                                 amount, seat_no, phone, created_by, changed_by)
-         SELECT $1, $2, *, $15, $15 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[],
-                                      $10::text[], $11::date[], $12::float8[], $13::text[], $14::text[])
+                                 amount, seat_no, phone, baggage, created_by, changed_by)
+         SELECT $1, $2, *, $16, $16 FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::int[],
+                                      $10::text[], $11::date[], $12::float8[], $13::text[], $14::text[], $15::jsonb[])
          {on_conflict}
          RETURNING {COLUMNS}, (xmax = 0) AS inserted"
     ))
@@ -162,6 +168,7 @@ pub async fn write(
     .bind(&c.amount)
     .bind(&c.seat_no)
     .bind(&c.phone)
+    .bind(&c.baggage)
     .bind(by)
     .fetch_all(tx)
     .await
@@ -191,7 +198,7 @@ pub async fn update(
     sqlx::query_as(&format!(
         "UPDATE passengers SET first_name = $4, last_name = $5, identity_number = $6, gender = $7, nationality = $8,
                 boarding_place_code = $9, destination_place_code = $10, ticket_serial_no = $11, ticket_issue_date = $12,
-                amount = $13, seat_no = $14, phone = $15, updated_at = now(), changed_by = $16
+                amount = $13, seat_no = $14, phone = $15, baggage = $17, updated_at = now(), changed_by = $16
           WHERE org_id = $1 AND journey_id = $2 AND id = $3 RETURNING {COLUMNS}"
     ))
     .bind(org)
@@ -210,6 +217,7 @@ pub async fn update(
     .bind(&p.seat_no)
     .bind(&p.phone)
     .bind(by)
+    .bind(Json(&p.baggage))
     .fetch_optional(db)
     .await
 }

@@ -84,6 +84,7 @@ fn journey(reference: &str, plate: &str, ids: &[&str]) -> Notification {
                     seat_no: Some(format!("{i}")),
                     ticket_serial_no: None,
                     amount: Some(100.0),
+                    baggage: vec![],
                 })
                 .collect(),
         }),
@@ -177,6 +178,8 @@ fn sandbox_scenarios_through_the_c_abi() {
         added: passengers_of(journey("x", "x", &["23695921030"])),
         changed: vec![],
         removed: vec![],
+        baggage_held: vec![],
+        baggage: vec![],
     };
     let amended = send(&notification("sub-1-amend-1", Work::Amendment(amendment))).unwrap();
     assert_eq!(amended.downstream_reference, ok.downstream_reference);

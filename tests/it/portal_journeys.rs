@@ -173,6 +173,9 @@ async fn a_dispatchers_journey_from_form_to_delivery() {
             fields.push((format!("r{i}.{f}"), val));
         }
     }
+    // The first passenger checks two bags in: barcodes typed with a comma or a space.
+    fields.push(("r0.seat_no".into(), "1".into()));
+    fields.push(("r0.baggage".into(), "b1, B2".into()));
     let refs: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let saved = v.submit(&page_path, &format!("/journeys/{id}/passengers"), &refs).await;
     assert_eq!(
@@ -180,7 +183,11 @@ async fn a_dispatchers_journey_from_form_to_delivery() {
         (StatusCode::SEE_OTHER, format!("{page_path}?done=passengers&n=20").as_str())
     );
     assert_eq!(stored(&app, &key, id).await.len(), 20);
+    let list = app.get_ok(&format!("/portal/journeys/{id}/passengers?limit=200"), &key).await;
+    let first = list["data"].as_array().unwrap().iter().find(|p| p["identity_number"] == tckn(base).as_str()).unwrap();
+    assert_eq!(first["baggage"], json!(["B1", "B2"]), "{first}");
     let shown = v.get(&page_path).await;
+    assert!(shown.body.contains(r#"name="r0.baggage" value="B1 B2""#), "the table shows the barcodes");
     assert!(
         shown.body.contains(&tckn(base + 6)),
         "a member with journeys:read sees the numbers, as the API shows them"

@@ -708,6 +708,82 @@ async fn a_passenger_who_did_not_come_is_reported_by_seat_and_identity_number() 
     s.fake.assert_no_violations();
 }
 
+/// A passenger at `seat` with these baggage barcodes.
+fn with_bags(n: u64, seat: &str, barcodes: &[&str]) -> Value {
+    let mut p = passenger(n);
+    p["seat_no"] = json!(seat);
+    p["baggage"] = json!(barcodes);
+    p
+}
+
+/// The barcodes U-ETDS holds on a trip: (identity number, seat, barcode), sorted.
+fn baggage_of(trip: &tns_uetds_fake::Trip) -> Vec<(String, String, String)> {
+    let mut held: Vec<_> =
+        trip.valid_baggage().map(|b| (b.identity.clone(), b.seat.clone(), b.barcode.clone())).collect();
+    held.sort();
+    held
+}
+
+#[tokio::test]
+async fn baggage_follows_its_passengers_and_an_uncertain_baggage_call_is_judged_by_its_count() {
+    let s = Setup::new().await;
+    // The baggage is stored, its answer lost: the summary's count shows the call went through.
+    s.fake.script("yolcuBagajEkle", 1, Behaviour::LoseAnswer);
+    let passengers = [with_bags(41, "1", &["b-1", "B2"]), with_bags(42, "2", &["B3"]), passenger(43)];
+    let id = s.tarifesiz(&s.f.plate, &passengers).await;
+    let sub = s.submit(id).await;
+    let sub = if sub["state"] == "pending" { final_state(&s, &sub).await } else { sub };
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let reference = sub["downstream_reference"].as_str().unwrap().parse().unwrap();
+    let bag = |n: u64, seat: &str, code: &str| (tckn(n), seat.to_string(), code.to_string());
+    let trip = s.fake.trip(reference).unwrap();
+    assert_eq!(baggage_of(&trip), [bag(41, "1", "B-1"), bag(41, "1", "B2"), bag(42, "2", "B3")]);
+    assert_eq!(s.fake.calls("yolcuBagajEkle"), 1, "the call whose answer was lost is not made again");
+    assert_eq!(outcomes(&sub).last().map(String::as_str), Some("found"), "{sub}");
+
+    // Later: 41 trades B2 for B4, 42 moves to seat 9 (their baggage moves with the entry), 43
+    // checks a bag in. A change of baggage alone keeps the passenger's entry.
+    let path = format!("/portal/journeys/{id}/passengers");
+    let list = s.app.get_ok(&path, s.key()).await;
+    let pid = |n: u64| {
+        let p = list["data"].as_array().unwrap().iter().find(|p| p["identity_number"] == tckn(n).as_str()).unwrap();
+        p["id"].as_i64().unwrap()
+    };
+    let one = |n: u64| format!("{path}/{}", pid(n));
+    let shown = json_of(s.app.put(&one(41), s.key(), json!({"baggage": ["B-1", "b4"]})).await, 200).await;
+    assert_eq!(shown["baggage"], json!(["B-1", "B4"]), "{shown}");
+    json_of(s.app.put(&one(42), s.key(), json!({"seat_no": "9"})).await, 200).await;
+    json_of(s.app.put(&one(43), s.key(), json!({"baggage": ["B5"]})).await, 200).await;
+    let amendment = s.submit(id).await;
+    assert_eq!((amendment["operation"].as_str(), amendment["state"].as_str()), (Some("amendment"), Some("delivered")));
+    let trip = s.fake.trip(reference).unwrap();
+    assert_eq!(
+        baggage_of(&trip),
+        [bag(41, "1", "B-1"), bag(41, "1", "B4"), bag(42, "9", "B3"), bag(43, "12", "B5")],
+        "withdrawn before the entry was cancelled, added again under the new one"
+    );
+    assert_eq!(s.fake.calls("yolcuIptalUetdsYolcuRefNoIle"), 1, "only 42's entry is replaced");
+    assert_eq!((s.fake.calls("yolcuBagajIptal"), s.fake.calls("yolcuBagajEkle")), (2, 2));
+    assert_eq!(trip.baggage.iter().filter(|b| b.barcode == "B-1").count(), 1, "a kept barcode is never sent again");
+    // Nothing left to send: submitting again changes nothing.
+    let again = s.app.req(Method::POST, &format!("/portal/journeys/{id}/submit"), Some(s.key())).send().await.unwrap();
+    assert_eq!(json_of(again, 202).await["submission_id"], amendment["id"]);
+
+    // Baggage is bounded and needs a seat: U-ETDS knows it by seat.
+    let mut seatless = with_bags(44, "1", &["B6"]);
+    seatless.as_object_mut().unwrap().remove("seat_no");
+    assert_invalid(s.app.post(&path, Some(s.key()), seatless).await, "baggage").await;
+    let mut many = passenger(44);
+    many["baggage"] = json!((0..21).map(|i| format!("X{i}")).collect::<Vec<_>>());
+    assert_invalid(s.app.post(&path, Some(s.key()), many).await, "baggage").await;
+    assert_invalid(s.app.post(&path, Some(s.key()), with_bags(44, "1", &["B 8"])).await, "baggage[0]").await;
+    assert_eq!(s.app.get_ok(&path, s.key()).await["data"].as_array().unwrap().len(), 3, "nothing half-written");
+    // A barcode listed twice, in any case, is one tag.
+    let once = s.app.post_ok(&path, s.key(), with_bags(44, "1", &["B7", "b7", "B8"]), 201).await;
+    assert_eq!(once["baggage"], json!(["B7", "B8"]), "{once}");
+    s.fake.assert_no_violations();
+}
+
 #[tokio::test]
 async fn a_route_change_moves_the_passenger_group_too() {
     let s = Setup::new().await;
@@ -880,6 +956,15 @@ async fn a_scheduled_journey_goes_to_the_provisional_scheduled_service() {
         .iter()
         .filter(|r| r.op.as_deref() == Some("seferEkle"))
         .all(|r| r.path.ends_with("/test/uetdstarifeli")));
+
+    // The scheduled service takes no baggage: such a journey fails before any call, saying so.
+    let mut body = journey(json!(s.f.plate));
+    body["personnel_ids"] = json!([s.f.driver_id]);
+    let id = s.journey(body, &[with_bags(42, "4", &["B1"])]).await;
+    let sub = s.submit(id).await;
+    assert_eq!(sub["state"], "failed", "{sub}");
+    assert!(sub["error_message"].as_str().unwrap().contains("no baggage"), "{sub}");
+    assert_eq!(s.fake.calls("seferEkle"), 1, "nothing was declared for it");
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ use super::ops::{
     parse_ymd, plate_key, text, text_or_empty, timestamp, Ctx, BAD_CREDENTIALS_MESSAGE, OK_MESSAGE,
 };
 use super::reply::{pdf, Answer};
-use super::state::{CrewMember, Group, Passenger, Service, Status, Trip};
+use super::state::{Bag, CrewMember, Group, Passenger, Service, Status, Trip};
 use super::xml::Element;
 
 const SEFER_EKLENDI: &str =
@@ -41,6 +41,8 @@ pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
         "yolcuIptalUetdsYolcuRefNoIle" => yolcu_iptal_ref(ctx, el),
         "bildirimOzeti" => bildirim_ozeti(ctx, el),
         "yolcuGelmeyenBildir" => yolcu_gelmeyen_bildir(ctx, el),
+        "yolcuBagajEkle" => yolcu_bagaj_ekle(ctx, el),
+        "yolcuBagajIptal" => yolcu_bagaj_iptal(ctx, el),
         "ipTanimla" => ip_tanimla(ctx, el),
         "ipListele" => ip_listele(ctx),
         "ipSil" => ip_sil(ctx, el),
@@ -166,6 +168,7 @@ fn sefer_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
         groups: Vec::new(),
         crew: Vec::new(),
         passengers: Vec::new(),
+        baggage: Vec::new(),
     };
     ctx.store.trips.push(trip);
     Answer::ret(
@@ -608,6 +611,64 @@ fn yolcu_gelmeyen_bildir(ctx: &mut Ctx, el: &Element) -> Answer {
     ok_with([])
 }
 
+/// One `uetdsSeferBagajBilgileriInput`: the passenger (a valid one of the trip, by identity
+/// and seat) and the barcodes, or the refusal.
+fn bags_input(ctx: &Ctx, trip: usize, item: &Element) -> Result<(String, String, Vec<String>), Answer> {
+    let (identity, seat) = (text_or_empty(item, "yolcuTCKimlikPasaportNo"), text_or_empty(item, "koltukNo"));
+    let barcodes: Vec<String> = item.children_named("bagajBarkodNumaralari").map(|b| b.text.clone()).collect();
+    if barcodes.is_empty() || barcodes.iter().any(|b| b.trim().is_empty()) {
+        return Err(Answer::result(codes::INVALID, "Bagaj barkod numarası zorunludur"));
+    }
+    let t = &ctx.store.trips[trip];
+    if !t.valid_passengers().any(|p| p.identity == identity && p.seat.as_deref() == Some(seat.as_str())) {
+        return Err(Answer::result(codes::INVALID, "Bu koltuk ve kimlik numarasıyla seferde yolcu bulunamadı"));
+    }
+    Ok((identity, seat, barcodes))
+}
+
+/// `yolcuBagajEkle(wsuser, uetdsSeferReferansNo, bagajBilgileri…)`: all or nothing. A barcode
+/// sent twice is stored twice (no published rule says otherwise), which tests look for.
+fn yolcu_bagaj_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
+    let i = or_answer!(valid_trip_idx(ctx, long(el, "uetdsSeferReferansNo")));
+    let items: Vec<&Element> = el.children_named("bagajBilgileri").collect();
+    if items.is_empty() {
+        return Answer::result(codes::INVALID, "En az bir bagaj bilgisi gönderilmelidir");
+    }
+    let mut bags = Vec::new();
+    for item in items {
+        let (identity, seat, barcodes) = or_answer!(bags_input(ctx, i, item));
+        bags.extend(barcodes.into_iter().map(|barcode| Bag {
+            identity: identity.clone(),
+            seat: seat.clone(),
+            barcode,
+            status: Status::Valid,
+        }));
+    }
+    ctx.store.trips[i].baggage.extend(bags);
+    ok_with([])
+}
+
+/// `yolcuBagajIptal(wsuser, uetdsSeferReferansNo, bagajBilgileri)`: withdraws the passenger's
+/// barcodes listed; one not held refuses the call.
+fn yolcu_bagaj_iptal(ctx: &mut Ctx, el: &Element) -> Answer {
+    let i = or_answer!(valid_trip_idx(ctx, long(el, "uetdsSeferReferansNo")));
+    let Some(item) = el.child("bagajBilgileri") else {
+        return Answer::result(codes::INVALID, "bagajBilgileri zorunludur");
+    };
+    let (identity, seat, barcodes) = or_answer!(bags_input(ctx, i, item));
+    let t = &mut ctx.store.trips[i];
+    let held = |b: &Bag, code: &str| {
+        b.status == Status::Valid && b.identity == identity && b.seat == seat && b.barcode == code
+    };
+    if let Some(code) = barcodes.iter().find(|c| !t.baggage.iter().any(|b| held(b, c))) {
+        return Answer::result(codes::NOT_FOUND, &format!("{code} barkod numaralı bagaj bulunamadı"));
+    }
+    for b in t.baggage.iter_mut().filter(|b| barcodes.iter().any(|c| held(b, c))) {
+        b.status = Status::Cancelled;
+    }
+    ok_with([])
+}
+
 /// `ipTanimla(wsuser, ipBaslangic, ipBitis?)`: registers an address the firm calls from.
 fn ip_tanimla(ctx: &mut Ctx, el: &Element) -> Answer {
     let first = text_or_empty(el, "ipBaslangic");
@@ -708,8 +769,8 @@ pub(super) fn bildirim_ozeti(ctx: &mut Ctx, el: &Element) -> Answer {
         .field("gelmeyenYolcuSayisi", 0)
         .field("personelKayitSayisi", count(active_crew))
         .field("iptalPersonelKayitSayisi", count(t.crew.len() - active_crew))
-        .field("bagajAdedi", 0)
-        .field("iptalBagajAdedi", 0)
+        .field("bagajAdedi", count(t.baggage.len()))
+        .field("iptalBagajAdedi", count(t.baggage.len() - t.valid_baggage().count()))
         .field("aracPlaka", &t.plate)
         .opt_field("seferAciklama", t.description.as_ref())
         .opt_field("aracTelefonu", t.phone.as_ref())

@@ -88,9 +88,25 @@ pub struct Trip {
     pub groups: Vec<Group>,
     pub crew: Vec<CrewMember>,
     pub passengers: Vec<Passenger>,
+    /// Baggage barcodes (`yolcuBagajEkle`), each with its passenger's identity and seat.
+    pub baggage: Vec<Bag>,
+}
+
+/// One baggage barcode on a trip.
+#[derive(Debug, Clone)]
+pub struct Bag {
+    pub identity: String,
+    pub seat: String,
+    pub barcode: String,
+    pub status: Status,
 }
 
 impl Trip {
+    /// Baggage barcodes not withdrawn.
+    pub fn valid_baggage(&self) -> impl Iterator<Item = &Bag> {
+        self.baggage.iter().filter(|b| b.status == Status::Valid)
+    }
+
     /// Passengers not cancelled.
     pub fn valid_passengers(&self) -> impl Iterator<Item = &Passenger> {
         self.passengers.iter().filter(|p| p.status == Status::Valid)

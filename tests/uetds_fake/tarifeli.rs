@@ -69,6 +69,7 @@ fn sefer_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
         groups: Vec::new(),
         crew: Vec::new(),
         passengers: Vec::new(),
+        baggage: Vec::new(),
     });
     Answer::ret(
         Element::new("return")

@@ -114,6 +114,38 @@ pub struct Passenger {
     pub seat_no: Option<String>,
     pub ticket_serial_no: Option<String>,
     pub amount: Option<f64>,
+    /// The passenger's baggage barcodes, declared once the passenger is accepted. Not part of
+    /// the passenger's entry downstream: a change of baggage alone changes no entry.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baggage: Vec<String>,
+}
+
+impl Passenger {
+    /// The passenger's entry downstream: everything but the baggage.
+    pub fn entry(&self) -> Passenger {
+        Passenger { baggage: vec![], ..self.clone() }
+    }
+
+    /// The passenger's baggage as the downstream knows it, when there is any.
+    pub fn bags(&self) -> Option<Bags> {
+        (!self.baggage.is_empty()).then(|| Bags {
+            key: self.key.clone(),
+            identity_number: self.person.identity_number.clone(),
+            seat_no: self.seat_no.clone(),
+            barcodes: self.baggage.clone(),
+        })
+    }
+}
+
+/// One passenger's baggage, as the downstream knows it: by the passenger's identity and seat
+/// (U-ETDS has no baggage reference).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bags {
+    /// Our passenger id.
+    pub key: String,
+    pub identity_number: String,
+    pub seat_no: Option<String>,
+    pub barcodes: Vec<String>,
 }
 
 /// A trip's own fields: the vehicle and when and where it goes.
@@ -206,6 +238,14 @@ pub struct Amendment {
     pub added: Vec<Passenger>,
     pub changed: Vec<ChangedPassenger>,
     pub removed: Vec<RemovedPassenger>,
+    /// The baggage the downstream holds before the amendment, per passenger entry (the
+    /// adapter withdraws an entry's baggage before cancelling the entry).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baggage_held: Vec<Bags>,
+    /// The baggage the passengers have now (added to an added or changed passenger once the
+    /// downstream accepts them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub baggage: Vec<Bags>,
 }
 
 impl Amendment {
@@ -220,7 +260,23 @@ impl Amendment {
             && self.added.is_empty()
             && self.changed.is_empty()
             && self.removed.is_empty()
+            && same_bags(&self.baggage_held, &self.baggage)
     }
+}
+
+/// True when two lists of baggage hold the same barcodes for the same passenger entries, in
+/// any order.
+pub fn same_bags(a: &[Bags], b: &[Bags]) -> bool {
+    use std::collections::BTreeMap;
+    let index = |l: &[Bags]| -> BTreeMap<String, (String, Option<String>, std::collections::BTreeSet<String>)> {
+        l.iter()
+            .filter(|x| !x.barcodes.is_empty())
+            .map(|x| {
+                (x.key.clone(), (x.identity_number.clone(), x.seat_no.clone(), x.barcodes.iter().cloned().collect()))
+            })
+            .collect()
+    };
+    index(a) == index(b)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

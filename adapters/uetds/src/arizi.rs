@@ -12,8 +12,8 @@
 use base64::Engine;
 use chrono::NaiveDate;
 use tns_adapter::{
-    Account, AdapterError, AdapterResult, AllowList, AllowListChange, AllowedAddress, Credentials, Document, Journey,
-    NoShow, Passenger, Person, Stop, Trip,
+    Account, AdapterError, AdapterResult, AllowList, AllowListChange, AllowedAddress, Bags, Credentials, Document,
+    Journey, NoShow, Passenger, Person, Stop, Trip,
 };
 
 use crate::{
@@ -95,6 +95,16 @@ pub fn summary_of(o: w::AriziSeferBildirimOzetSonuc) -> Summary {
             .filter(|y| !is_cancelled(y.durum_aciklama.as_deref()))
             .filter_map(|y| Some((y.tckimlikno?, y.uetds_bilet_ref_no)))
             .collect(),
+        baggage: o.bagaj_adedi.map(|n| n - o.iptal_bagaj_adedi.unwrap_or(0)),
+    }
+}
+
+/// A passenger's baggage as U-ETDS takes it (by identity number and seat).
+fn bags_input(b: &Bags) -> w::SeferBagajBilgileriInput {
+    w::SeferBagajBilgileriInput {
+        yolcu_tc_kimlik_pasaport_no: b.identity_number.clone(),
+        koltuk_no: b.seat_no.clone().unwrap_or_default(),
+        bagaj_barkod_numaralari: b.barcodes.clone(),
     }
 }
 
@@ -162,6 +172,27 @@ impl TripService for Arizi<'_> {
                 aciklama: x.note.clone(),
             },
         };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+    }
+
+    fn has_baggage(&self) -> bool {
+        true
+    }
+
+    fn add_baggage(&self, trip: i64, bags: &[Bags]) -> AdapterResult<()> {
+        let s = self.0;
+        let op = w::YolcuBagajEkle {
+            wsuser: s.wsuser(),
+            uetds_sefer_referans_no: trip,
+            bagaj_bilgileri: bags.iter().map(bags_input).collect(),
+        };
+        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+    }
+
+    fn remove_baggage(&self, trip: i64, bags: &Bags) -> AdapterResult<()> {
+        let s = self.0;
+        let op =
+            w::YolcuBagajIptal { wsuser: s.wsuser(), uetds_sefer_referans_no: trip, bagaj_bilgileri: bags_input(bags) };
         accepted(s.call(Service::Arizi, &op)?).map(|_| ())
     }
 

@@ -16,6 +16,7 @@
 //! reconciling recognizes what we sent.
 
 mod arizi;
+mod baggage;
 mod config;
 mod esya;
 mod lookup;

@@ -23,11 +23,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tns_adapter::{
-    AdapterError, AdapterResult, Amendment, Cancellation, Environment, Journey, NoShow, Observed, Passenger, Person,
-    Reactivation, Receipt, Step, Trip,
+    AdapterError, AdapterResult, Amendment, Bags, Cancellation, Environment, Journey, NoShow, Observed, Passenger,
+    Person, Reactivation, Receipt, Step, Trip,
 };
 
 use crate::{
+    baggage::{self, Held as HeldBags},
     config::Service,
     continue_with, fingerprint,
     lookup::{self, TripKey},
@@ -51,6 +52,8 @@ pub struct Summary {
     pub crew: BTreeSet<String>,
     /// Passengers not cancelled: identity number and U-ETDS's reference.
     pub passengers: Vec<(String, Option<i64>)>,
+    /// Baggage barcodes held: added less withdrawn (`None` when the summary does not say).
+    pub baggage: Option<i64>,
 }
 
 impl Summary {
@@ -95,6 +98,18 @@ pub trait TripService {
     /// Send passengers; each one's outcome, in order.
     fn add_passengers(&self, trip: i64, group: Option<i64>, batch: &[&Passenger]) -> AdapterResult<Vec<Pax>>;
     fn cancel_passenger(&self, trip: i64, reference: i64) -> AdapterResult<()>;
+    /// Whether the service takes passengers' baggage ([`TripService::add_baggage`]).
+    fn has_baggage(&self) -> bool {
+        false
+    }
+    /// Declare passengers' baggage barcodes.
+    fn add_baggage(&self, _trip: i64, _bags: &[Bags]) -> AdapterResult<()> {
+        Err(no_baggage())
+    }
+    /// Withdraw some of a passenger's baggage barcodes.
+    fn remove_baggage(&self, _trip: i64, _bags: &Bags) -> AdapterResult<()> {
+        Err(no_baggage())
+    }
     fn cancel_trip(&self, trip: i64, reason: &str) -> AdapterResult<()>;
     /// Re-activate a cancelled trip.
     fn reactivate_trip(&self, trip: i64, reason: &str) -> AdapterResult<()>;
@@ -129,6 +144,21 @@ pub trait TripService {
     }
 }
 
+fn no_baggage() -> AdapterError {
+    AdapterError::Permanent(
+        "this U-ETDS service takes no baggage; remove the passengers' baggage or notify the trip as non-scheduled"
+            .into(),
+    )
+}
+
+/// Make one baggage call.
+fn send_bags(svc: &impl TripService, trip: i64, call: &baggage::Call) -> AdapterResult<()> {
+    match call {
+        baggage::Call::Withdraw(b) => svc.remove_baggage(trip, b),
+        baggage::Call::Add(list) => svc.add_baggage(trip, list),
+    }
+}
+
 /// What U-ETDS keeps of a delivered trip that later changes need ([`Receipt::state`]).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct TripState {
@@ -158,9 +188,31 @@ struct JourneyProgress {
     /// Passengers' outcomes, by our key.
     #[serde(default)]
     passengers: BTreeMap<String, Pax>,
+    /// Baggage U-ETDS holds, by our passenger key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    bags: HeldBags,
 }
 
 impl JourneyProgress {
+    /// The baggage of the passengers U-ETDS accepted.
+    fn wanted_bags(&self, j: &Journey) -> HeldBags {
+        let accepted = |p: &&Passenger| self.passengers.get(&p.key).is_some_and(|x| x.error.is_none());
+        let bags: Vec<Bags> = j.passengers.iter().filter(accepted).filter_map(Passenger::bags).collect();
+        baggage::index(&bags)
+    }
+
+    /// The baggage call due now: an entry's baggage before the entry is cancelled; once every
+    /// passenger is sent, what brings the baggage to the journey's.
+    fn bag_call(&self, j: &Journey, reference: &str) -> Option<baggage::Call> {
+        if let Some((key, _)) = self.stale_passenger(j) {
+            return baggage::before_cancel(&self.bags, &key);
+        }
+        if !self.unsent(j, reference).is_empty() {
+            return None;
+        }
+        baggage::next(&self.bags, &self.wanted_bags(j))
+    }
+
     fn step(&self) -> AdapterResult<Step> {
         continue_with(self, self.trip)
     }
@@ -185,7 +237,7 @@ impl JourneyProgress {
             .find(|(key, pax)| {
                 !j.passengers
                     .iter()
-                    .any(|p| &&p.key == key && pax.sent.as_deref().is_none_or(|fp| fp == fingerprint(p)))
+                    .any(|p| &&p.key == key && pax.sent.as_deref().is_none_or(|fp| fp == fingerprint(&p.entry())))
             })
             .map(|(key, pax)| (key.clone(), pax.reference.clone()))
     }
@@ -210,6 +262,7 @@ impl JourneyProgress {
             && self.missing_crew(j).is_empty()
             && self.stale_passenger(j).is_none()
             && self.unsent(j, svc.reference()).is_empty()
+            && self.bag_call(j, svc.reference()).is_none()
     }
 
     fn receipt(&self, svc: &impl TripService, j: &Journey) -> Receipt {
@@ -240,6 +293,9 @@ impl JourneyProgress {
 pub fn advance_journey(svc: &impl TripService, j: &Journey, progress: &Value) -> AdapterResult<Step> {
     let mut p: JourneyProgress = load(progress)?;
     let trip = j.trip();
+    if !svc.has_baggage() && j.passengers.iter().any(|x| !x.baggage.is_empty()) {
+        return Err(no_baggage());
+    }
     let Some(id) = p.trip else {
         p.trip = Some(svc.add_trip(j)?);
         p.firma_sefer_no = Some(svc.reference().to_string());
@@ -269,6 +325,11 @@ pub fn advance_journey(svc: &impl TripService, j: &Journey, progress: &Value) ->
         p.crew.extend(crew.iter().map(|c| (c.identity_number.clone(), fingerprint(c))));
         return p.step();
     }
+    if let Some(call) = p.bag_call(j, svc.reference()) {
+        send_bags(svc, id, &call)?;
+        call.apply(&mut p.bags);
+        return p.step();
+    }
     if let Some((key, reference)) = p.stale_passenger(j) {
         match reference {
             Some(r) => cancel_passenger(svc, id, &number(&r, "a passenger reference")?)?,
@@ -285,7 +346,7 @@ pub fn advance_journey(svc: &impl TripService, j: &Journey, progress: &Value) ->
     if !batch.is_empty() {
         let outcomes = svc.add_passengers(id, p.group, &batch)?;
         for (x, mut pax) in batch.iter().zip(outcomes) {
-            pax.sent = Some(fingerprint(x));
+            pax.sent = Some(fingerprint(&x.entry()));
             pax.by = Some(svc.reference().to_string());
             p.passengers.insert(x.key.clone(), pax);
         }
@@ -405,11 +466,13 @@ pub fn reconcile_journey(svc: &impl TripService, j: &Journey, progress: &Value) 
     for x in p.unsent(j, svc.reference()) {
         if let Some(r) = held.passenger(&x.person.identity_number, &known) {
             let mut pax = Pax::accepted(r);
-            pax.sent = Some(fingerprint(x));
+            pax.sent = Some(fingerprint(&x.entry()));
             pax.by = Some(svc.reference().to_string());
             p.passengers.insert(x.key.clone(), pax);
         }
     }
+    let pending = p.bag_call(j, svc.reference());
+    baggage::settle(&mut p.bags, pending, held.baggage)?;
     p.next(svc, j)
 }
 
@@ -434,6 +497,10 @@ struct AmendmentProgress {
     cancelled: BTreeSet<String>,
     #[serde(default)]
     passengers: BTreeMap<String, Pax>,
+    /// Baggage U-ETDS holds, by our passenger key, once a baggage call was made (before that:
+    /// the amendment's `baggage_held`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    bags: Option<HeldBags>,
 }
 
 /// An entry to cancel: a removed passenger, or the old entry of a changed one.
@@ -460,6 +527,32 @@ fn to_add(a: &Amendment) -> Vec<&Passenger> {
 }
 
 impl AmendmentProgress {
+    fn held_bags(&self, a: &Amendment) -> HeldBags {
+        self.bags.clone().unwrap_or_else(|| baggage::index(&a.baggage_held))
+    }
+
+    /// The baggage of the entries U-ETDS holds after the amendment: the passengers it keeps,
+    /// and those it added that U-ETDS accepted.
+    fn wanted_bags(&self, a: &Amendment) -> HeldBags {
+        let adding: BTreeSet<&str> = to_add(a).iter().map(|x| x.key.as_str()).collect();
+        let accepted = |b: &&Bags| {
+            !adding.contains(b.key.as_str()) || self.passengers.get(&b.key).is_some_and(|x| x.error.is_none())
+        };
+        baggage::index(a.baggage.iter().filter(accepted))
+    }
+
+    /// The baggage call due now (see [`JourneyProgress::bag_call`]).
+    fn bag_call(&self, a: &Amendment) -> Option<baggage::Call> {
+        let held = self.held_bags(a);
+        if let Some(e) = to_cancel(a).into_iter().find(|e| !self.cancelled.contains(e.key)) {
+            return baggage::before_cancel(&held, e.key);
+        }
+        if to_add(a).iter().any(|x| !self.passengers.contains_key(&x.key)) {
+            return None;
+        }
+        baggage::next(&held, &self.wanted_bags(a))
+    }
+
     fn complete(&self, a: &Amendment) -> bool {
         (a.trip.is_none() || self.trip_sent == a.trip)
             && (!group_moves(a) || self.group_sent == a.trip)
@@ -467,6 +560,7 @@ impl AmendmentProgress {
             && a.crew_added.iter().all(|c| self.crew_added.contains(&c.identity_number))
             && to_cancel(a).iter().all(|e| self.cancelled.contains(e.key))
             && to_add(a).iter().all(|x| self.passengers.contains_key(&x.key))
+            && self.bag_call(a).is_none()
     }
 
     fn next(self, a: &Amendment, trip: i64) -> AdapterResult<Step> {
@@ -553,6 +647,16 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
         p.crew_added.extend(crew.iter().map(|c| c.identity_number.clone()));
         return continue_with(&p, Some(id));
     }
+    if let Some(call) = p.bag_call(a) {
+        if !svc.has_baggage() {
+            return Err(no_baggage());
+        }
+        send_bags(svc, id, &call)?;
+        let mut held = p.held_bags(a);
+        call.apply(&mut held);
+        p.bags = Some(held);
+        return continue_with(&p, Some(id));
+    }
     if let Some(e) = to_cancel(a).into_iter().find(|e| !p.cancelled.contains(e.key)) {
         let reference = match e.reference {
             Some(r) => Some(number(r, "a passenger reference")?),
@@ -612,6 +716,12 @@ pub fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Val
                 p.passengers.insert(x.key.clone(), Pax::accepted(r));
             }
         }
+    }
+    let pending = p.bag_call(a);
+    let mut bags = p.held_bags(a);
+    baggage::settle(&mut bags, pending, held.baggage)?;
+    if p.bags.is_some() || bags != p.held_bags(a) {
+        p.bags = Some(bags);
     }
     p.next(a, id)
 }

@@ -26,6 +26,8 @@ pub enum Kind {
     Number,
     Choice(Vec<String>),
     Flag,
+    /// A list of words (baggage barcodes), typed separated by spaces or commas.
+    List,
 }
 
 /// One field of a form.
@@ -146,6 +148,8 @@ fn kind(p: &Value) -> Kind {
         "integer" => Kind::Integer { min: p["minimum"].as_i64(), max: p["maximum"].as_i64() },
         "boolean" => Kind::Flag,
         "number" => Kind::Number,
+        // A list of ids (the crew) is chosen, not typed: its form says how.
+        "array" if p["items"]["type"] != "integer" => Kind::List,
         _ => Kind::Text { max: p["maxLength"].as_u64() },
     }
 }
@@ -181,6 +185,8 @@ pub fn json(specs: &[FieldSpec], typed: &Typed, clear: bool) -> Value {
                 .map(Value::Number)
                 .unwrap_or_else(|| Value::from(v.as_str())),
             (Some(v), Kind::Flag) => Value::Bool(v == "on" || v == "true"),
+            (Some(v), Kind::List) => v.split([',', ' ', '\t']).filter(|w| !w.is_empty()).map(Value::from).collect(),
+            (None, Kind::List) if clear && !spec.required => Value::Array(vec![]),
             (Some(v), _) => Value::from(v.as_str()),
             (None, Kind::Flag) => Value::Bool(false),
             (None, _) if clear && !spec.required => Value::Null,
@@ -252,6 +258,10 @@ pub fn inputs(lang: Lang, specs: &[FieldSpec], typed: &Typed, error: Option<&(St
                     Kind::Number => {
                         input #(id) type="text" inputmode="decimal" name=(spec.name) value=[value] required[spec.required]
                             autocomplete="off"
+                            aria-invalid=[err.map(|_| "true")] aria-describedby=[(!described.is_empty()).then_some(&described)];
+                    }
+                    Kind::List => {
+                        input #(id) type="text" name=(spec.name) value=[value] required[spec.required] autocomplete="off"
                             aria-invalid=[err.map(|_| "true")] aria-describedby=[(!described.is_empty()).then_some(&described)];
                     }
                     Kind::Text { max } => {

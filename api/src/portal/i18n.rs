@@ -337,6 +337,7 @@ messages! {
     JTicketDate => "Bilet tarihi", "Ticket date";
     JAmount => "Ücret", "Fare";
     JSeat => "Koltuk", "Seat";
+    JBaggage => "Bagaj barkodları", "Baggage barcodes";
     JRoute => "Güzergah", "Route";
     JFrom => "Kalkış, bu günden", "Departing from";
     JTo => "Kalkış, bu güne kadar", "Departing until";

@@ -162,6 +162,7 @@ fn label(lang: Lang, name: &str) -> String {
         "ticket_issue_date" => Msg::JTicketDate,
         "amount" => Msg::JAmount,
         "seat_no" => Msg::JSeat,
+        "baggage" => Msg::JBaggage,
         _ => return field_label(lang, name),
     };
     lang.t(msg).to_string()
@@ -323,6 +324,8 @@ fn text_of(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
+        // A list (baggage) is typed as words separated by spaces.
+        Value::Array(items) => items.iter().map(text_of).collect::<Vec<_>>().join(" "),
         other => other.to_string(),
     }
 }

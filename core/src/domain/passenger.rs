@@ -11,7 +11,9 @@ use utoipa::ToSchema;
 use super::{
     fields::{ceiling, Amount, Day, Text},
     kinds::Gender,
-    uetds::{Identity, IdentityNumber, Nationality, PersonName, Phone, PlaceId, SeatNo, TicketSerial},
+    uetds::{
+        Barcode, Identity, IdentityNumber, Nationality, PersonName, Phone, PlaceId, SeatNo, TicketSerial, BAGGAGE_MAX,
+    },
     Invalid,
 };
 
@@ -25,8 +27,9 @@ ceiling!(
 
 /// A passenger as sent on create; any subset of it on update.
 ///
-/// Rule across fields: a Turkish national (`nationality` absent or `TR`) has a T.C. identity
-/// number with valid check digits.
+/// Rules across fields: a Turkish national (`nationality` absent or `TR`) has a T.C. identity
+/// number with valid check digits; a passenger with baggage has a seat number (the downstream
+/// knows baggage by seat).
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PassengerIn {
@@ -49,6 +52,11 @@ pub struct PassengerIn {
     pub seat_no: Option<SeatNo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phone: Option<Phone>,
+    /// Baggage barcodes (at most 20; one listed twice is kept once), declared to U-ETDS once
+    /// the passenger is accepted; needs `seat_no`. Absent or empty: no baggage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_items = 20)]
+    pub baggage: Option<Vec<Barcode>>,
 }
 
 /// A passenger whose every rule holds, in the shapes the journey keeps. Personal data, so not
@@ -66,12 +74,27 @@ pub struct NewPassenger {
     pub amount: Option<f64>,
     pub seat_no: Option<String>,
     pub phone: Option<String>,
+    pub baggage: Vec<String>,
 }
 
 impl TryFrom<PassengerIn> for NewPassenger {
     type Error = Invalid;
 
     fn try_from(p: PassengerIn) -> Result<NewPassenger, Invalid> {
+        let listed = p.baggage.unwrap_or_default();
+        if listed.len() > BAGGAGE_MAX {
+            return Err(Invalid::new("baggage", format!("must hold at most {BAGGAGE_MAX} barcodes")));
+        }
+        // A barcode listed twice (in any case) is one tag: kept once, where it came first.
+        let mut baggage: Vec<String> = Vec::with_capacity(listed.len());
+        for b in listed.into_iter().map(Barcode::into_inner) {
+            if !baggage.contains(&b) {
+                baggage.push(b);
+            }
+        }
+        if !baggage.is_empty() && p.seat_no.is_none() {
+            return Err(Invalid::new("baggage", "needs the passenger's `seat_no`: U-ETDS knows baggage by seat"));
+        }
         Ok(NewPassenger {
             identity: Identity::parse(p.identity_number, p.nationality)?,
             first_name: p.first_name.into_inner(),
@@ -84,6 +107,7 @@ impl TryFrom<PassengerIn> for NewPassenger {
             amount: p.amount.map(Amount::get),
             seat_no: p.seat_no.map(Text::into_inner),
             phone: p.phone.map(Phone::into_inner),
+            baggage,
         })
     }
 }
@@ -163,6 +187,7 @@ mod tests {
             amount: None,
             seat_no: None,
             phone: None,
+            baggage: None,
         }
     }
 

@@ -165,6 +165,14 @@ pub fn identity_rule() -> Value {
     })
 }
 
+/// Baggage needs a seat number (the downstream knows baggage by seat), as JSON Schema.
+pub fn baggage_rule() -> Value {
+    json!({
+        "if": {"required": ["baggage"], "properties": {"baggage": {"type": "array", "minItems": 1}}},
+        "then": {"required": ["seat_no"], "properties": {"seat_no": {"not": {"type": "null"}}}},
+    })
+}
+
 pattern!(NATIONALITY = r"^[A-Za-z]{2}$");
 
 string_field! {
@@ -478,6 +486,26 @@ pub type TicketSerial = Text<TICKET_SERIAL_MAX>;
 pub type Title = Text<TITLE_MAX>;
 /// Why a notification is cancelled (`iptalAciklama`, at most 400 characters downstream).
 pub type CancelReason = Text<400>;
+
+pattern!(
+    /// A baggage tag's barcode: 1–40 letters, digits or `-`.
+    BARCODE = r"^[A-Za-z0-9-]{1,40}$"
+);
+
+/// Baggage barcodes one passenger may carry.
+pub const BAGGAGE_MAX: usize = 20;
+
+string_field! {
+    /// A baggage tag's barcode (U-ETDS `bagajBarkodNumaralari`), upper-cased.
+    pub struct Barcode as "Barcode" {
+        pattern: BARCODE,
+        max: None,
+        error: "must be a barcode of 1–40 letters, digits or `-`",
+        normalize: upper,
+        schema: {"description": "A baggage tag's barcode: 1–40 letters, digits or `-`, upper-cased.",
+                 "examples": ["TNS0001234"]},
+    }
+}
 
 pattern!(
     /// A firm's UNET number: 1–20 digits.

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use tns_adapter::{
-    Amendment, ChangedPassenger, Journey, Kind, Passenger, PassengerResult, Person, RemovedPassenger, Trip,
+    Amendment, Bags, ChangedPassenger, Journey, Kind, Passenger, PassengerResult, Person, RemovedPassenger, Trip,
 };
 use tns_core::domain::kinds::Operation;
 
@@ -82,6 +82,11 @@ impl Delivery {
                         // The old entry was cancelled downstream whatever became of the new one.
                         del.passengers.remove(&c.passenger.key);
                     }
+                    // The baggage of every entry the amendment kept is as it says now.
+                    let wanted: HashMap<&str, &Bags> = a.baggage.iter().map(|b| (b.key.as_str(), b)).collect();
+                    for (key, h) in del.passengers.iter_mut() {
+                        h.passenger.baggage = wanted.get(key.as_str()).map(|b| b.barcodes.clone()).unwrap_or_default();
+                    }
                     for p in a.added.iter().chain(a.changed.iter().map(|c| &c.passenger)) {
                         if let Some(h) = held(p) {
                             del.passengers.insert(p.key.clone(), h);
@@ -114,6 +119,11 @@ impl Delivery {
         self.passengers.len()
     }
 
+    /// Baggage barcodes held.
+    pub fn baggage_count(&self) -> usize {
+        self.passengers.values().map(|h| h.passenger.baggage.len()).sum()
+    }
+
     /// The difference between the journey now (`trip`, `crew`, `passengers`) and what the
     /// downstream holds.
     pub fn diff(&self, downstream_reference: &str, trip: Trip, crew: Vec<Person>, now: Vec<Passenger>) -> Amendment {
@@ -128,6 +138,8 @@ impl Delivery {
             added: vec![],
             changed: vec![],
             removed: vec![],
+            baggage_held: self.passengers.values().filter_map(|h| h.passenger.bags()).collect(),
+            baggage: now.iter().filter_map(Passenger::bags).collect(),
         };
         let current: BTreeMap<&str, &Person> = crew.iter().map(|p| (p.identity_number.as_str(), p)).collect();
         for (id, held) in &self.crew {
@@ -145,7 +157,8 @@ impl Delivery {
             seen.insert(p.key.clone());
             match self.passengers.get(&p.key) {
                 None => a.added.push(p),
-                Some(h) if h.passenger != p => a
+                // A change of baggage alone changes no entry (it is `baggage`).
+                Some(h) if h.passenger.entry() != p.entry() => a
                     .changed
                     .push(ChangedPassenger { passenger: p, previous_reference: h.downstream_reference.clone() }),
                 Some(_) => {}
@@ -188,7 +201,13 @@ mod tests {
             seat_no: Some(seat.into()),
             ticket_serial_no: None,
             amount: None,
+            baggage: vec![],
         }
+    }
+
+    fn with_bags(mut p: Passenger, barcodes: &[&str]) -> Passenger {
+        p.baggage = barcodes.iter().map(|b| b.to_string()).collect();
+        p
     }
 
     fn journey_with(passengers: Vec<Passenger>) -> serde_json::Value {
@@ -296,6 +315,30 @@ mod tests {
         let second = delivered(Operation::Amendment, serde_json::to_value(&a).unwrap(), vec![]);
         let d = Delivery::replay(&[first, second]).unwrap().unwrap();
         assert!(d.diff("T1", trip("09:30"), vec![other], vec![]).is_empty(), "the amendment is what is held now");
+    }
+
+    #[test]
+    fn baggage_alone_changes_no_entry_and_is_replayed() {
+        let first = delivered(
+            Operation::Journey,
+            journey_with(vec![with_bags(pax("1", "A", "1"), &["B1"]), pax("2", "B", "2")]),
+            vec![result("1", None), result("2", None)],
+        );
+        let d = Delivery::replay(std::slice::from_ref(&first)).unwrap().unwrap();
+        assert_eq!(d.baggage_count(), 1);
+        let same = vec![with_bags(pax("1", "A", "1"), &["B1"]), pax("2", "B", "2")];
+        assert!(d.diff("T1", trip("08:00"), vec![], same).is_empty());
+
+        let now = vec![with_bags(pax("1", "A", "1"), &["B2", "B3"]), with_bags(pax("2", "B", "2"), &["B4"])];
+        let a = d.diff("T1", trip("08:00"), vec![], now.clone());
+        assert!(!a.is_empty() && a.changed.is_empty() && a.added.is_empty(), "{a:?}");
+        assert_eq!(a.baggage_held.iter().map(|b| b.barcodes.len()).sum::<usize>(), 1);
+        assert_eq!(a.baggage.iter().map(|b| b.key.as_str()).collect::<Vec<_>>(), ["1", "2"]);
+
+        let second = delivered(Operation::Amendment, serde_json::to_value(&a).unwrap(), vec![]);
+        let d = Delivery::replay(&[first, second]).unwrap().unwrap();
+        assert_eq!(d.baggage_count(), 3, "the amendment's baggage is what is held now");
+        assert!(d.diff("T1", trip("08:00"), vec![], now).is_empty());
     }
 
     #[test]

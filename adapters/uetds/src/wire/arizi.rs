@@ -93,6 +93,35 @@ pub struct AriziYolcuGelmeyenInput {
     pub aciklama: Option<String>,
 }
 
+/// `yolcuBagajEkle`: passengers' baggage barcodes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct YolcuBagajEkle {
+    pub wsuser: WsUser,
+    pub uetds_sefer_referans_no: i64,
+    pub bagaj_bilgileri: Vec<SeferBagajBilgileriInput>,
+}
+
+/// `yolcuBagajIptal`: withdraws barcodes of one passenger.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct YolcuBagajIptal {
+    pub wsuser: WsUser,
+    pub uetds_sefer_referans_no: i64,
+    pub bagaj_bilgileri: SeferBagajBilgileriInput,
+}
+
+/// `uetdsSeferBagajBilgileriInput`: a passenger by identity (or passport) number and seat, and
+/// the barcodes of their baggage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeferBagajBilgileriInput {
+    #[serde(rename = "yolcuTCKimlikPasaportNo")]
+    pub yolcu_tc_kimlik_pasaport_no: String,
+    pub koltuk_no: String,
+    pub bagaj_barkod_numaralari: Vec<String>,
+}
+
 /// `ipTanimla`: registers an address (or a range) the firm calls from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -697,6 +726,13 @@ op!(
     YolcuGelmeyenBildir,
     "yolcuGelmeyenBildir",
     "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuGelmeyenBildir",
+    GenelIslemSonuc
+);
+op!(YolcuBagajEkle, "yolcuBagajEkle", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuBagajEkle", GenelIslemSonuc);
+op!(
+    YolcuBagajIptal,
+    "yolcuBagajIptal",
+    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuBagajIptal",
     GenelIslemSonuc
 );
 op!(IpTanimla, "ipTanimla", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/ipTanimla", GenelIslemSonuc);

@@ -22,7 +22,7 @@ use tns_core::{
     domain::{
         kinds::RecordStatus,
         passenger::{Manifest, NewPassenger},
-        uetds::identity_rule,
+        uetds::{baggage_rule, identity_rule},
     },
     scopes::need::{JourneysRead, JourneysWrite},
 };
@@ -36,7 +36,7 @@ patch_schema!(PassengerPatch, PassengerIn);
 
 impl AcrossFields for PassengerIn {
     fn json_rules() -> serde_json::Value {
-        identity_rule()
+        serde_json::json!({"allOf": [identity_rule(), baggage_rule()]})
     }
 }
 
