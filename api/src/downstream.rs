@@ -5,7 +5,8 @@
 use std::{sync::Arc, time::Duration};
 
 use tns_adapter::{
-    Account, Adapter, AdapterError, AllowList, AllowListRequest, Credentials, CredentialsCheck, Document, ReportRequest,
+    Account, Adapter, AdapterError, AllowList, AllowListRequest, CheckRequest, Credentials, CredentialsCheck, Document,
+    Finding, ReportRequest,
 };
 use tns_adapter_host::Registry;
 use tokio::sync::Semaphore;
@@ -92,6 +93,12 @@ impl Downstreams {
                 Err(ApiError::Unavailable(format!("the downstream could not be reached ({m}); try again later")))
             }
         }
+    }
+
+    /// A pre-flight check: `None` when the downstream cannot make it; an error when it could
+    /// not be made this time.
+    pub async fn check(&self, adapter: &str, req: CheckRequest) -> Result<Option<Finding>, AdapterError> {
+        self.call(adapter, move |a| a.check(&req)).await
     }
 
     /// The downstream's report document: a refusal is a 409 with the downstream's message (it

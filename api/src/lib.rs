@@ -15,6 +15,7 @@ pub mod metrics;
 mod objects;
 pub mod pdf;
 pub mod portal;
+pub mod preflight;
 pub mod quota;
 pub mod redis_store;
 pub mod serve;

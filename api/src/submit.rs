@@ -16,7 +16,7 @@ use crate::{
     state::AppState,
 };
 use tns_core::domain::{
-    kinds::{Operation, RecordStatus, TripKind},
+    kinds::{Operation, RecordStatus, RoleType, TripKind},
     warnings::{self, JourneyFacts, Warning},
 };
 use tns_store::{
@@ -36,6 +36,8 @@ enum Plan {
 /// Queue a submission of `target` for credential `by` (`Principal::credential_id`), or return
 /// the pending one, or the delivering one when nothing changed since.
 pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiResult<Submission> {
+    // Before the transaction: the checks wait on the downstream, the record's lock must not.
+    let checked = crate::preflight::run(st, org, target).await?;
     let mut tx = st.db.begin().await?;
     // Locking the record serializes concurrent submits of it: the second sees the first's
     // pending submission.
@@ -62,7 +64,8 @@ pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiRes
     };
     let sub = match plan {
         Plan::Existing(sub) => sub,
-        Plan::Send { operation, adapter, snapshot, warnings } => {
+        Plan::Send { operation, adapter, snapshot, mut warnings } => {
+            warnings.extend(checked);
             db::submissions::enqueue(
                 &mut tx,
                 org,
@@ -346,10 +349,13 @@ async fn person(tx: &mut sqlx::PgConnection, org: i64, id: Option<i64>) -> ApiRe
     })
 }
 
-async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db::cargo::Cargo) -> ApiResult<Plan> {
-    if c.status == RecordStatus::Delivered {
-        return unchanged(tx, org, Target::Cargo(c.id)).await;
-    }
+/// A shipment as the downstream is sent it, with its drivers' roles.
+pub(crate) async fn cargo_work(
+    st: &AppState,
+    tx: &mut sqlx::PgConnection,
+    org: i64,
+    c: &db::cargo::Cargo,
+) -> ApiResult<(tns_adapter::Cargo, [Option<RoleType>; 2])> {
     // Retired vehicles and drivers still went on the trip: read them whatever their status.
     let plate = db::vehicles::get(&mut *tx, org, c.vehicle_id)
         .await?
@@ -357,10 +363,19 @@ async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db
         .ok_or_else(|| anyhow::anyhow!("cargo {} names vehicle {} that is gone", c.id, c.vehicle_id))?;
     let (driver, second_driver) = (person(tx, org, c.driver_id).await?, person(tx, org, c.second_driver_id).await?);
     let crew = snapshot::CargoCrew { driver: driver.as_ref(), second_driver: second_driver.as_ref() };
+    let roles = [driver.as_ref().map(|d| d.role_type), second_driver.as_ref().map(|d| d.role_type)];
+    Ok((snapshot::cargo(st.refdata, c, plate, crew), roles))
+}
+
+async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db::cargo::Cargo) -> ApiResult<Plan> {
+    if c.status == RecordStatus::Delivered {
+        return unchanged(tx, org, Target::Cargo(c.id)).await;
+    }
+    let (work, [driver, second_driver]) = cargo_work(st, tx, org, c).await?;
     Ok(Plan::Send {
         operation: Operation::Cargo,
         adapter: org_adapter(tx, org).await?,
-        snapshot: serde_json::to_value(snapshot::cargo(st.refdata, c, plate, crew)).map_err(anyhow::Error::from)?,
-        warnings: warnings::cargo(driver.as_ref().map(|d| d.role_type), second_driver.as_ref().map(|d| d.role_type)),
+        snapshot: serde_json::to_value(work).map_err(anyhow::Error::from)?,
+        warnings: warnings::cargo(driver, second_driver),
     })
 }

@@ -20,6 +20,7 @@ pub mod pagination;
 pub mod passengers;
 pub mod personnel;
 pub mod plans;
+pub mod preflight;
 pub mod published;
 pub mod records;
 pub mod refdata;

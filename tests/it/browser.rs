@@ -470,6 +470,13 @@ async fn a_dispatcher_registers_and_gets_a_journey_with_twenty_passengers_delive
     b.heading("İzinli IP adresleri").await;
     b.check("addresses").await;
     assert!(b.text().await.contains("keeps no list"), "{}", b.text().await);
+    // Pre-flight checks: a warning when one does not pass.
+    b.goto("/settings/downstream/preflight").await;
+    b.heading("Ön kontroller").await;
+    b.check("preflight").await;
+    b.choose("Uyar ve bildir").await;
+    b.press("Kaydet").await;
+    b.wait(".flash.ok").await;
 
     // A journey through its form; the places are picked by name from the type-ahead list.
     b.goto("/journeys").await;

@@ -96,6 +96,8 @@ async fn openapi_document_covers_every_route() {
         ("get", "/portal/downstream/allowed-addresses"),
         ("post", "/portal/downstream/allowed-addresses"),
         ("delete", "/portal/downstream/allowed-addresses/{id}"),
+        ("get", "/portal/downstream/preflight"),
+        ("put", "/portal/downstream/preflight"),
         ("post", "/portal/journeys/{id}/passengers/{passenger_id}/no-show"),
         ("get", "/portal/journeys/{id}/report"),
         ("get", "/portal/cargo/{id}/report"),

@@ -80,6 +80,30 @@ async fn the_downstream_is_chosen_on_its_page_and_the_api_agrees() {
     assert!(refused.body.contains(r#"value="uetds:test" checked"#), "the target is kept");
     assert!(!refused.body.contains("gizli-parola-1"), "the password is never shown back");
     assert_eq!(app.get_ok("/portal/downstream", &org.key).await["adapter"], "sandbox");
+
+    // Pre-flight checks: off until chosen; two ticked and `warn` chosen, as the API then says.
+    let page = v.get("/settings/downstream/preflight").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains(r#"value="off" checked"#), "{}", page.body);
+    let saved = v
+        .submit(
+            "/settings/downstream/preflight",
+            "/settings/downstream/preflight",
+            &[("mode", "warn"), ("checks", "identity"), ("checks", "vehicle_inspection")],
+        )
+        .await;
+    assert_eq!((saved.status, saved.location()), (StatusCode::SEE_OTHER, "/settings/downstream/preflight?done=saved"));
+    let api = app.get_ok("/portal/downstream/preflight", &org.key).await;
+    assert_eq!(
+        (api["mode"].as_str(), &api["checks"]),
+        (Some("warn"), &serde_json::json!(["identity", "vehicle_inspection"]))
+    );
+    let page = v.get("/settings/downstream/preflight?done=saved").await;
+    assert!(page.body.contains(r#"value="warn" checked"#) && page.body.contains("Kaydedildi."));
+    let refused =
+        v.submit("/settings/downstream/preflight", "/settings/downstream/preflight", &[("mode", "always")]).await;
+    assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.body);
+    assert_eq!(app.get_ok("/portal/downstream/preflight", &org.key).await["mode"], "warn", "nothing changed");
 }
 
 #[tokio::test]

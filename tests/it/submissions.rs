@@ -557,3 +557,38 @@ async fn a_drained_scheduler_leaves_every_submission_final() {
         assert_eq!(s["state"], "delivered", "{s}");
     }
 }
+
+#[tokio::test]
+async fn the_sandbox_answers_pre_flight_checks_by_its_magic_values() {
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let _scheduler = InProcessScheduler::start(&env).await;
+    let f = Fleet::new(&app).await;
+    let key = f.key();
+    app.put("/portal/downstream/preflight", key, json!({"mode": "warn"})).await.error_for_status().unwrap();
+    let mut odd = passenger(71);
+    odd["last_name"] = json!("Mismatch");
+    let id = journey_on(&app, &f, "34EXPIRED1", &[passenger(70), odd]).await;
+    let s = submit_journey(&app, key, id, Some(10)).await;
+    let sub = app.get_ok(&format!("/portal/submissions/{}", s["submission_id"]), key).await;
+    assert_eq!(sub["state"], "delivered", "warnings never hold a submission back: {sub}");
+    let failed: Vec<&str> = sub["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "check_failed")
+        .map(|w| w["field"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["vehicle_id", "passengers[1]"], "{sub}");
+
+    // Refused while they fail, with the field named; another organization's policy is its own.
+    app.put("/portal/downstream/preflight", key, json!({"mode": "refuse"})).await.error_for_status().unwrap();
+    let again = journey_on(&app, &f, "34EXPIRED1", &[passenger(72)]).await;
+    let res = app.req(Method::POST, &format!("/portal/journeys/{again}/submit"), Some(key)).send().await.unwrap();
+    assert_invalid(res, "vehicle_id").await;
+    let other = Fleet::new(&app).await;
+    let theirs = journey_on(&app, &other, "34EXPIRED1", &[passenger(73)]).await;
+    let s = submit_journey(&app, other.key(), theirs, Some(10)).await;
+    let sub = app.get_ok(&format!("/portal/submissions/{}", s["submission_id"]), other.key()).await;
+    assert!(sub["warnings"].as_array().unwrap().iter().all(|w| w["code"] != "check_failed"), "{sub}");
+}

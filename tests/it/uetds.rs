@@ -784,6 +784,91 @@ async fn baggage_follows_its_passengers_and_an_uncertain_baggage_call_is_judged_
     s.fake.assert_no_violations();
 }
 
+/// The warnings of a submission: (code, field, detail).
+fn warnings_of(sub: &Value) -> Vec<(String, String, String)> {
+    let text = |w: &Value, k: &str| w[k].as_str().unwrap_or_default().to_string();
+    sub["warnings"].as_array().unwrap().iter().map(|w| (text(w, "code"), text(w, "field"), text(w, "detail"))).collect()
+}
+
+#[tokio::test]
+async fn pre_flight_checks_ask_u_etds_once_a_day_and_warn_or_refuse_by_the_organizations_policy() {
+    let s = Setup::new().await;
+    let checks = ["aracMuayeneSorgula", "yetkiBelgesiKontrol", "meslekiYeterlilikSorgula", "kimlikDogrulama"];
+    let asked = |s: &Setup| checks.map(|op| s.fake.calls(op));
+    // Off until the organization turns them on: nothing is asked.
+    let policy = s.app.get_ok("/portal/downstream/preflight", s.key()).await;
+    assert_eq!((policy["mode"].as_str(), policy["updated_at"].is_null()), (Some("off"), true), "{policy}");
+    let first = s.tarifesiz(&s.f.plate, &[passenger(61)]).await;
+    assert_eq!(s.submit(first).await["state"], "delivered");
+    assert_eq!(asked(&s), [0, 0, 0, 0]);
+
+    // `warn`: the vehicle's inspection ran out the day before departure, and one passenger's
+    // number does not match their name. The submission goes, with a warning for each.
+    let put = |body: Value| s.app.put("/portal/downstream/preflight", s.key(), body);
+    assert_invalid(put(json!({"mode": "sometimes"})).await, "mode").await;
+    let set = json_of(put(json!({"mode": "warn"})).await, 200).await;
+    assert_eq!(set["checks"], json!(["vehicle_inspection", "authorisation", "qualification", "identity"]));
+    s.fake.registers(|r| {
+        r.inspections.insert(s.f.plate.clone(), chrono::NaiveDate::from_ymd_opt(2026, 11, 30).unwrap());
+        r.mismatched.insert(tckn(62));
+    });
+    let id = s.tarifesiz(&s.f.plate, &[passenger(61), passenger(62)]).await;
+    let sub = s.submit(id).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let warned: Vec<(String, String, String)> =
+        warnings_of(&sub).into_iter().filter(|w| w.0.starts_with("check_")).collect();
+    assert_eq!(
+        warned.iter().map(|w| (w.0.as_str(), w.1.as_str())).collect::<Vec<_>>(),
+        [("check_failed", "vehicle_id"), ("check_failed", "passengers[1]")],
+        "{warned:?}"
+    );
+    assert!(warned[0].2.contains("2026-11-30"), "what U-ETDS said: {warned:?}");
+    assert!(!warned[1].2.contains(&tckn(62)), "no identity number in a warning: {warned:?}");
+    // One each for the vehicle, the driver's qualification, and three identities (the
+    // driver's and the passengers').
+    assert_eq!(asked(&s), [1, 1, 1, 3]);
+    s.fake.assert_no_violations();
+
+    // The same day, the answers are kept: an amendment asks nothing again.
+    let path = format!("/portal/journeys/{id}");
+    json_of(s.app.put(&path, s.key(), json!({"departure": {"time": "09:45"}})).await, 200).await;
+    let amendment = s.submit(id).await;
+    assert_eq!((amendment["operation"].as_str(), amendment["state"].as_str()), (Some("amendment"), Some("delivered")));
+    assert_eq!(warnings_of(&amendment).iter().filter(|w| w.0 == "check_failed").count(), 2);
+    assert_eq!(asked(&s), [1, 1, 1, 3]);
+
+    // `refuse`: a journey on the same bus is not submitted while its inspection is out, and
+    // the 422 names the field; nothing is queued.
+    json_of(put(json!({"mode": "refuse"})).await, 200).await;
+    let refused = s.tarifesiz(&s.f.plate, &[passenger(62)]).await;
+    let res =
+        s.app.req(Method::POST, &format!("/portal/journeys/{refused}/submit"), Some(s.key())).send().await.unwrap();
+    let body = json_of(res, 422).await;
+    assert_eq!(body["field"], "vehicle_id", "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("and 1 more"), "{body}");
+    assert_eq!(s.app.get_ok(&format!("/portal/journeys/{refused}"), s.key()).await["status"], "draft");
+    assert_eq!(asked(&s), [1, 1, 1, 3], "kept answers, nothing asked again");
+
+    // A check U-ETDS cannot answer refuses nothing: it is a warning that it was not made.
+    json_of(put(json!({"mode": "refuse", "checks": ["identity", "identity"]})).await, 200).await;
+    s.fake.script("kimlikDogrulama", 1, Behaviour::Status(503));
+    let unanswered = s.tarifesiz(&s.f.plate, &[passenger(64)]).await;
+    let sub = s.submit(unanswered).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let warned: Vec<(String, String)> =
+        warnings_of(&sub).into_iter().filter(|w| w.0.starts_with("check_")).map(|w| (w.0, w.1)).collect();
+    assert_eq!(warned, [("check_not_made".to_string(), "passengers[0]".to_string())]);
+    assert_eq!(s.app.get_ok("/portal/downstream/preflight", s.key()).await["checks"], json!(["identity"]));
+    let audited: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE org_id = $1 AND action = 'set_preflight'")
+            .bind(s.f.org.id)
+            .fetch_one(&s.app.db)
+            .await
+            .unwrap();
+    assert_eq!(audited, 3);
+    s.fake.assert_no_violations();
+}
+
 #[tokio::test]
 async fn a_route_change_moves_the_passenger_group_too() {
     let s = Setup::new().await;

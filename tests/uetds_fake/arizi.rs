@@ -43,6 +43,11 @@ pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
         "yolcuGelmeyenBildir" => yolcu_gelmeyen_bildir(ctx, el),
         "yolcuBagajEkle" => yolcu_bagaj_ekle(ctx, el),
         "yolcuBagajIptal" => yolcu_bagaj_iptal(ctx, el),
+        "aracMuayeneSorgula" => arac_muayene_sorgula(ctx, el),
+        "yetkiBelgesiKontrol" => yetki_belgesi_kontrol(ctx, el),
+        "meslekiYeterlilikSorgula" => mesleki_yeterlilik_sorgula(ctx, el),
+        "kimlikDogrulama" => kimlik_dogrulama(ctx, el),
+        "seyahatIzinKontrol" => Answer::result(codes::OK, OK_MESSAGE),
         "ipTanimla" => ip_tanimla(ctx, el),
         "ipListele" => ip_listele(ctx),
         "ipSil" => ip_sil(ctx, el),
@@ -667,6 +672,67 @@ fn yolcu_bagaj_iptal(ctx: &mut Ctx, el: &Element) -> Answer {
         b.status = Status::Cancelled;
     }
     ok_with([])
+}
+
+/// `aracMuayeneSorgula(wsuser, plaka)` → `uetdsMuayeneSorguSonuc` with the day the inspection
+/// is valid until (`dd/MM/yyyy`).
+fn arac_muayene_sorgula(ctx: &mut Ctx, el: &Element) -> Answer {
+    let plate = plate_key(&text_or_empty(el, "plaka"));
+    let until = ctx.store.registers.inspections.get(&plate).copied();
+    let until = until.unwrap_or(NaiveDate::from_ymd_opt(2030, 12, 31).expect("a day"));
+    Answer::ret(
+        Element::new("return")
+            .field("muayeneGecerlilikTarihi", until.format("%d/%m/%Y"))
+            .field("sonucKodu", codes::OK)
+            .field("sonucMesaji", OK_MESSAGE),
+    )
+}
+
+/// `yetkiBelgesiKontrol(wsuser, plaka)` → `uetdsFirmaSonuc`: the certificate the plate is on.
+fn yetki_belgesi_kontrol(ctx: &mut Ctx, el: &Element) -> Answer {
+    let plate = plate_key(&text_or_empty(el, "plaka"));
+    if ctx.store.registers.unauthorised.contains(&plate) {
+        return Answer::result(
+            codes::NOT_REGISTERED,
+            "Girilen plaka Bakanlık kayıtlarında herhangi bir yetki belgesine kayıtlı değil!",
+        );
+    }
+    let title = ctx.firm_title();
+    Answer::ret(
+        Element::new("return")
+            .field("belgeGecerlilikTarihi", "31/12/2030")
+            .field("belgeNo", format!("D2-{}", ctx.firm))
+            .field("belgeTuru", "D2")
+            .field("firmaUnvan", title)
+            .field("sonucKodu", codes::OK)
+            .field("sonucMesaji", OK_MESSAGE),
+    )
+}
+
+/// `meslekiYeterlilikSorgula(wsuser, kimlikNo)` → `uetdsMesSorguSonuc` with the certificates.
+fn mesleki_yeterlilik_sorgula(ctx: &mut Ctx, el: &Element) -> Answer {
+    let identity = text_or_empty(el, "kimlikNo");
+    if ctx.store.registers.unqualified.contains(&identity) {
+        return Answer::result(codes::NOT_REGISTERED, "Mesleki yeterlilik bulunamadı.");
+    }
+    Answer::ret(
+        Element::new("return")
+            .field("belgeListesi", "SRC2")
+            .field("sonucKodu", codes::OK)
+            .field("sonucMesaji", OK_MESSAGE),
+    )
+}
+
+/// `kimlikDogrulama(wsuser, kimlikBilgileriInput{kimlikNo, adi, soyadi})` →
+/// `uetdsKimlikDogrulaSonuc` (`isUygun`).
+fn kimlik_dogrulama(ctx: &mut Ctx, el: &Element) -> Answer {
+    let Some(input) = el.child("kimlikBilgileriInput") else {
+        return Answer::result(codes::INVALID, "kimlikBilgileriInput zorunludur");
+    };
+    let matches = !ctx.store.registers.mismatched.contains(&text_or_empty(input, "kimlikNo"));
+    Answer::ret(
+        Element::new("return").field("sonucKodu", codes::OK).field("sonucMesaji", OK_MESSAGE).field("isUygun", matches),
+    )
 }
 
 /// `ipTanimla(wsuser, ipBaslangic, ipBitis?)`: registers an address the firm calls from.

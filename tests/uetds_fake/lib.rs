@@ -53,7 +53,7 @@ use tokio::task::{AbortHandle, JoinHandle};
 
 pub use ops::{codes, BAD_CREDENTIALS_MESSAGE, OK_MESSAGE};
 pub use script::Behaviour;
-pub use state::{Account, CargoTrip, CrewMember, Env, Group, Load, Passenger, Service, Status, Trip};
+pub use state::{Account, CargoTrip, CrewMember, Env, Group, Load, Passenger, Registers, Service, Status, Trip};
 pub use xml::Element;
 
 use judge::{GatewayRefusal, HttpParts, Judged};
@@ -267,6 +267,11 @@ impl FakeUetds {
     pub fn add_account(&self, user: &str, password: &str) {
         let account = Account { user: user.into(), password: password.into(), title: format!("TEST FİRMASI {user}") };
         self.core().lock().store.accounts.insert(user.into(), account);
+    }
+
+    /// The registers pre-flight checks read (inspections, certificates, identities), to change.
+    pub fn registers(&self, change: impl FnOnce(&mut state::Registers)) {
+        change(&mut self.core().lock().store.registers);
     }
 
     /// Take any user name and password as a firm's (for a fuzzer's random credentials).

@@ -27,6 +27,9 @@ pub mod codes {
     pub const BAD_CREDENTIALS: i32 = 5;
     /// Some items of a bulk add failed, the others were stored.
     pub const PARTIAL: i32 = 88;
+    /// A register has no such record (a plate on no certificate, a driver without a
+    /// qualification): the code public clients' fixtures show with these messages.
+    pub const NOT_REGISTERED: i32 = 34;
 }
 
 /// Unwraps a `Result<T, Answer>`, returning the `Answer` from the handler on `Err`.

@@ -250,7 +250,24 @@ pub struct Store {
     pub cargo: Vec<CargoTrip>,
     /// Each firm's registered caller addresses, by environment.
     pub allowed: HashMap<(String, Env), Vec<AllowedIp>>,
+    /// What the Ministry's registers answer to pre-flight checks.
+    pub registers: Registers,
     seq: i64,
+}
+
+/// The registers behind the pre-flight checks. Anything not listed is in order: an inspection
+/// valid until the end of 2030, a plate on the firm's certificate, a driver with an SRC
+/// certificate, an identity number that matches the name, a travel permit.
+#[derive(Debug, Default, Clone)]
+pub struct Registers {
+    /// Inspections valid until a day other than the default, by plate.
+    pub inspections: HashMap<String, NaiveDate>,
+    /// Plates on no authorisation certificate.
+    pub unauthorised: std::collections::HashSet<String>,
+    /// Drivers without a professional qualification, by identity number.
+    pub unqualified: std::collections::HashSet<String>,
+    /// Identity numbers that do not match the name sent.
+    pub mismatched: std::collections::HashSet<String>,
 }
 
 impl Store {

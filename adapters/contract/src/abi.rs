@@ -25,7 +25,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::{Adapter, AdapterError};
 
 /// Bumped on any incompatible change of the symbols, the ops or the JSON shapes.
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 pub const STATUS_OK: i32 = 0;
 pub const STATUS_ERR: i32 = 1;
@@ -68,6 +68,7 @@ pub enum Op {
     Report = 4,
     AllowList = 5,
     Inspect = 6,
+    Check = 7,
 }
 
 impl Op {
@@ -80,6 +81,7 @@ impl Op {
             4 => Op::Report,
             5 => Op::AllowList,
             6 => Op::Inspect,
+            7 => Op::Check,
             _ => return None,
         })
     }
@@ -116,6 +118,7 @@ pub fn dispatch(adapter: &dyn Adapter, op: u32, input: &[u8]) -> Result<Vec<u8>,
         Some(Op::Report) => run(adapter.report(&decode(input)?)),
         Some(Op::AllowList) => run(adapter.allow_list(&decode(input)?)),
         Some(Op::Inspect) => run(adapter.inspect(&decode(input)?)),
+        Some(Op::Check) => run(adapter.check(&decode(input)?)),
         None => Err(AdapterError::Configuration(format!("this plugin does not know operation {op}"))),
     }
 }

@@ -11,8 +11,8 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::{
     abi::{self, AbiVersionFn, CallFn, CreateFn, DestroyFn, FreeFn, Op, TnsBuf},
-    Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CredentialsCheck, Description,
-    Document, InspectRequest, Notification, Observed, ReportRequest, Step,
+    Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CheckRequest, CredentialsCheck,
+    Description, Document, Finding, InspectRequest, Notification, Observed, ReportRequest, Step,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -162,6 +162,10 @@ impl Adapter for Plugin {
     fn allow_list(&self, req: &AllowListRequest) -> AdapterResult<AllowList> {
         self.invoke(Op::AllowList, req)
     }
+    fn check(&self, req: &CheckRequest) -> AdapterResult<Option<Finding>> {
+        self.invoke(Op::Check, req)
+    }
+
     fn inspect(&self, req: &InspectRequest) -> AdapterResult<Option<Observed>> {
         self.invoke(Op::Inspect, req)
     }

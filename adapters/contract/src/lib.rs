@@ -79,4 +79,10 @@ pub trait Adapter: Send + Sync {
     fn inspect(&self, _req: &InspectRequest) -> AdapterResult<Option<Observed>> {
         Ok(None)
     }
+    /// A pre-flight check with the downstream's own services. `None` when this downstream
+    /// cannot make it; a refusal of what was asked is a [`Finding`] that did not pass, while
+    /// an error means the check could not be made.
+    fn check(&self, _req: &CheckRequest) -> AdapterResult<Option<Finding>> {
+        Ok(None)
+    }
 }

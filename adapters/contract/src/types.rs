@@ -505,6 +505,38 @@ pub struct Observed {
     pub crew: Option<u32>,
 }
 
+/// A check made with the downstream before a notification is submitted (a pre-flight
+/// check), with the organization's credentials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckRequest {
+    pub credentials: Option<Credentials>,
+    pub check: Check,
+}
+
+/// What a pre-flight check asks the downstream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Check {
+    /// The vehicle's periodic inspection is valid on `date` (`YYYY-MM-DD`).
+    VehicleInspection { plate: String, date: String },
+    /// The vehicle is on the firm's authorisation certificate, valid on `date`.
+    Authorisation { plate: String, date: String },
+    /// The driver holds a professional qualification certificate.
+    Qualification { identity_number: String },
+    /// A Turkish identity number belongs to the person of that name.
+    Identity { identity_number: String, first_name: String, last_name: String },
+    /// The passenger holds a travel permit.
+    TravelPermit { identity_number: String },
+}
+
+/// The downstream's answer to a pre-flight check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub passed: bool,
+    /// What the downstream said (why it failed), without personal data.
+    pub detail: Option<String>,
+}
+
 /// One passenger's outcome. U-ETDS stores the accepted ones of a partly failed batch (its
 /// code 88); only the failed ones may be sent again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -19,8 +19,8 @@ use std::{
 use base64::Engine;
 use serde::{Deserialize, Serialize};
 use tns_adapter::{
-    export_adapter, Account, Adapter, AdapterError, AdapterResult, CredentialsCheck, Description, Document,
-    Notification, Passenger, PassengerResult, Receipt, ReportRequest, Step, Work,
+    export_adapter, Account, Adapter, AdapterError, AdapterResult, Check, CheckRequest, CredentialsCheck, Description,
+    Document, Finding, Notification, Passenger, PassengerResult, Receipt, ReportRequest, Step, Work,
 };
 
 export_adapter!(Sandbox::from_config);
@@ -308,6 +308,26 @@ impl Adapter for Sandbox {
             name: Some("SANDBOX".into()),
             message: Some("İŞLEM BAŞARILI".into()),
         })
+    }
+
+    /// Pre-flight checks pass, but for a plate containing `EXPIRED` (its inspection) or
+    /// `UNAUTH` (its authorisation), and a person whose last name is `MISMATCH` (identity).
+    fn check(&self, req: &CheckRequest) -> AdapterResult<Option<Finding>> {
+        let failed = |why: &str| Finding { passed: false, detail: Some(format!("{why} (sandbox)")) };
+        let finding = match &req.check {
+            Check::VehicleInspection { plate, .. } if plate.contains("EXPIRED") => failed("the inspection has expired"),
+            Check::Authorisation { plate, .. } if plate.contains("UNAUTH") => {
+                failed("the plate is on no authorisation certificate")
+            }
+            Check::Identity { last_name, .. } if last_name.eq_ignore_ascii_case("MISMATCH") => {
+                failed("the identity number does not belong to the person of that name")
+            }
+            Check::Qualification { .. } | Check::Identity { .. } | Check::TravelPermit { .. } => {
+                Finding { passed: true, detail: None }
+            }
+            Check::VehicleInspection { .. } | Check::Authorisation { .. } => Finding { passed: true, detail: None },
+        };
+        Ok(Some(finding))
     }
 
     fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {

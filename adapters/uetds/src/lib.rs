@@ -17,6 +17,7 @@
 
 mod arizi;
 mod baggage;
+mod checks;
 mod config;
 mod esya;
 mod lookup;
@@ -28,9 +29,9 @@ pub mod wire;
 
 use serde_json::Value;
 use tns_adapter::{
-    export_adapter, Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, Credentials,
-    CredentialsCheck, Description, Document, Environment, InspectRequest, Kind, Notification, Observed, ReportRequest,
-    Step, Work,
+    export_adapter, Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CheckRequest,
+    Credentials, CredentialsCheck, Description, Document, Environment, Finding, InspectRequest, Kind, Notification,
+    Observed, ReportRequest, Step, Work,
 };
 
 use crate::{
@@ -222,6 +223,11 @@ impl Adapter for Uetds {
 
     fn inspect(&self, req: &InspectRequest) -> AdapterResult<Option<Observed>> {
         scrubbed(req.credentials.as_ref(), self.inspect_unscrubbed(req))
+    }
+
+    fn check(&self, req: &CheckRequest) -> AdapterResult<Option<Finding>> {
+        let s = self.session(req.credentials.as_ref(), "", &[])?;
+        scrubbed(req.credentials.as_ref(), checks::check(&s, &req.check).map(Some))
     }
 }
 

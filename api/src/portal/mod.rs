@@ -73,6 +73,7 @@ pub fn router(state: AppState) -> Router {
         .route("/settings/downstream", get(settings::downstream::show).post(settings::downstream::save))
         .route("/settings/downstream/addresses", get(settings::addresses::show).post(settings::addresses::add))
         .route("/settings/downstream/addresses/{id}/remove", post(settings::addresses::remove))
+        .route("/settings/downstream/preflight", get(settings::preflight::show).post(settings::preflight::save))
         .route("/settings/keys", get(settings::keys::show).post(settings::keys::create))
         .route("/settings/keys/{id}/revoke", post(settings::keys::revoke))
         .route("/settings/webhooks", get(settings::webhooks::list).post(settings::webhooks::create))

@@ -14,8 +14,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
 use endpoints::{
-    account, allowed_addresses, api_keys, auth, billing, cargo, downstream, journeys, passengers, personnel, reference,
-    reports, submissions, support, usage, vehicles, webhooks,
+    account, allowed_addresses, api_keys, auth, billing, cargo, downstream, journeys, passengers, personnel, preflight,
+    reference, reports, submissions, support, usage, vehicles, webhooks,
 };
 
 /// `{"ok": true}`: the answer of deletes and actions.
@@ -80,6 +80,7 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(downstream::get, downstream::put))
         .routes(routes!(allowed_addresses::list, allowed_addresses::add))
         .routes(routes!(allowed_addresses::remove))
+        .routes(routes!(preflight::get, preflight::put))
         .routes(routes!(webhooks::list, webhooks::create))
         .routes(routes!(webhooks::get, webhooks::update, webhooks::delete))
         .routes(routes!(webhooks::rotate_secret))

@@ -257,6 +257,9 @@ str_enum! {
         /// A member or API key added or removed a caller address at the downstream (the change
         /// in `after`).
         ChangeAllowedAddresses = "change_allowed_addresses",
+        /// A member or API key changed the organization's pre-flight checks (the policy
+        /// before and after).
+        SetPreflight = "set_preflight",
     }
 }
 

@@ -18,6 +18,7 @@ pub mod month;
 pub mod passenger;
 pub mod person;
 pub mod personal;
+pub mod preflight;
 pub mod uetds;
 pub mod vehicle;
 pub mod warnings;

@@ -23,6 +23,12 @@ str_enum! {
         NoPassengers = "no_passengers",
         /// Departure is less than an hour away or past: U-ETDS expects a trip before then.
         LateNotice = "late_notice",
+        /// A pre-flight check with the downstream did not pass (the organization's policy
+        /// `warn`): the detail says which and what the downstream said.
+        CheckFailed = "check_failed",
+        /// A pre-flight check could not be made (the downstream did not answer, or the
+        /// submit's checks ran out); says nothing about the vehicle or person.
+        CheckNotMade = "check_not_made",
     }
 }
 
@@ -37,7 +43,7 @@ pub struct Warning {
 }
 
 impl Warning {
-    fn new(code: WarningCode, field: impl Into<String>, why: &str) -> Warning {
+    pub fn new(code: WarningCode, field: impl Into<String>, why: &str) -> Warning {
         let field = field.into();
         Warning { detail: format!("{field}: {why}"), code, field }
     }
@@ -54,7 +60,7 @@ pub struct JourneyFacts<'a> {
 }
 
 /// Türkiye's civil time, as departures are written.
-fn turkey() -> FixedOffset {
+pub fn turkey() -> FixedOffset {
     FixedOffset::east_opt(3 * 3600).expect("a valid offset")
 }
 

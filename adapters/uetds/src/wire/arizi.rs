@@ -122,6 +122,55 @@ pub struct SeferBagajBilgileriInput {
     pub bagaj_barkod_numaralari: Vec<String>,
 }
 
+/// `aracMuayeneSorgula`: a vehicle's periodic inspection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AracMuayeneSorgula {
+    pub wsuser: WsUser,
+    pub plaka: String,
+}
+
+/// `yetkiBelgesiKontrol`: the authorisation certificate a plate is registered under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct YetkiBelgesiKontrol {
+    pub wsuser: WsUser,
+    pub plaka: String,
+}
+
+/// `meslekiYeterlilikSorgula`: a driver's professional qualification certificates.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MeslekiYeterlilikSorgula {
+    pub wsuser: WsUser,
+    pub kimlik_no: String,
+}
+
+/// `kimlikDogrulama`: a T.C. identity number against a name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KimlikDogrulama {
+    pub wsuser: WsUser,
+    pub kimlik_bilgileri_input: KimlikBilgileriInput,
+}
+
+/// `uetdsKimlikBilgileriInput`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KimlikBilgileriInput {
+    pub kimlik_no: String,
+    pub adi: String,
+    pub soyadi: String,
+}
+
+/// `seyahatIzinKontrol`: a passenger's travel permit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeyahatIzinKontrol {
+    pub wsuser: WsUser,
+    pub tc_kimlik_no: String,
+}
+
 /// `ipTanimla`: registers an address (or a range) the firm calls from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -384,6 +433,47 @@ pub struct FirmaSonuc {
     pub sonuc_mesaji: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unet_no: Option<i64>,
+}
+
+/// `uetdsMuayeneSorguSonuc`: until when the inspection is valid.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MuayeneSorguSonuc {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub muayene_gecerlilik_tarihi: Option<String>,
+    pub sonuc_kodu: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonuc_mesaji: Option<String>,
+}
+
+/// `uetdsMesSorguSonuc`: the driver's certificates (`belgeListesi`, names).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MesSorguSonuc {
+    #[serde(default)]
+    pub belge_listesi: Vec<Option<String>>,
+    pub sonuc_kodu: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonuc_mesaji: Option<String>,
+}
+
+/// `uetdsKimlikDogrulaSonuc`: whether the number and the name agree (`isUygun`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KimlikDogrulaSonuc {
+    pub sonuc_kodu: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonuc_mesaji: Option<String>,
+    pub is_uygun: bool,
+}
+
+/// `uetdsSeyahatIzinKontrolSonuc` (its `kayitlar` are not read: the code says it all).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeyahatIzinKontrolSonuc {
+    pub sonuc_kodu: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonuc_mesaji: Option<String>,
 }
 
 /// `uetdsAriziSeferBildirSonuc`: a declared trip's reference.
@@ -734,6 +824,36 @@ op!(
     "yolcuBagajIptal",
     "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuBagajIptal",
     GenelIslemSonuc
+);
+op!(
+    AracMuayeneSorgula,
+    "aracMuayeneSorgula",
+    "http://uetds.unetws.udhb.gov.tr/uetdsyts/aracMuayeneSorgula",
+    MuayeneSorguSonuc
+);
+op!(
+    YetkiBelgesiKontrol,
+    "yetkiBelgesiKontrol",
+    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yetkiBelgesiKontrol",
+    FirmaSonuc
+);
+op!(
+    MeslekiYeterlilikSorgula,
+    "meslekiYeterlilikSorgula",
+    "http://uetds.unetws.udhb.gov.tr/uetdsyts/meslekiYeterlilikSorgula",
+    MesSorguSonuc
+);
+op!(
+    KimlikDogrulama,
+    "kimlikDogrulama",
+    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/kimlikDogrulama",
+    KimlikDogrulaSonuc
+);
+op!(
+    SeyahatIzinKontrol,
+    "seyahatIzinKontrol",
+    "http://uetds.unetws.udhb.gov.tr/uetdsyts/seyahatIzinKontrol",
+    SeyahatIzinKontrolSonuc
 );
 op!(IpTanimla, "ipTanimla", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/ipTanimla", GenelIslemSonuc);
 op!(IpListele, "ipListele", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/ipListele", IpListeleSonuc);

@@ -127,6 +127,7 @@ fn render(
             @if current.adapter == AdapterName::Uetds.as_str() && current.ws_username.is_some() {
                 p { a href=(super::addresses::PATH) { (lang.t(Msg::AllowedAddresses)) } }
             }
+            p { a href=(super::preflight::PATH) { (lang.t(Msg::Preflight)) } }
         }
         @if may_change {
             form.record #downstream method="post" action=(PATH) novalidate {

@@ -6,6 +6,7 @@ pub mod addresses;
 pub mod billing;
 pub mod downstream;
 pub mod keys;
+pub mod preflight;
 pub mod support;
 pub mod webhooks;
 

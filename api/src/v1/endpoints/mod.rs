@@ -8,6 +8,7 @@ pub mod downstream;
 pub mod journeys;
 pub mod passengers;
 pub mod personnel;
+pub mod preflight;
 pub mod reference;
 pub mod reports;
 pub mod submissions;
