@@ -12,11 +12,13 @@ CREATE TABLE preflight_policies (
     updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
 );
 
--- What the downstream answered, kept for the day it was asked (Türkiye's calendar day), so a
+-- The checks that passed, kept for the day they were asked (Türkiye's calendar day), so a
 -- journey submitted again, or the next journey of the same bus and crew, asks nothing twice.
--- A check is keyed by a SHA-256 of what it asked: an identity number and a name are never kept
--- here. Only answers are kept; a check that could not be made is asked again. Rows of past days
--- are deleted as new ones are written.
+-- A check is keyed by an HMAC-SHA-256, under a key derived from the data key, of what it asked
+-- and of whom (the adapter and environment): an identity number and a name are never kept here,
+-- nor found again by trying every number. A check that failed, or could not be made, is asked
+-- again next time (what failed may be put right the same day). Rows of past days are deleted
+-- as new ones are written.
 CREATE TABLE preflight_results (
     org_id     BIGINT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
     day        DATE NOT NULL,

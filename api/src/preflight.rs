@@ -8,9 +8,10 @@
 //! service, and the record's lock must not. A record changed between the checks and the lock
 //! is submitted as it is then, checked as it was a moment before.
 
+use std::time::Duration;
+
 use futures::{stream, StreamExt};
-use sha2::{Digest, Sha256};
-use tns_adapter::{Check, CheckRequest, Finding, Person};
+use tns_adapter::{Check, CheckRequest, Credentials, Finding, Person};
 use tns_core::domain::{
     kinds::{RecordStatus, RoleType},
     preflight::{CheckKind, PreflightMode, MAX_CHECKS},
@@ -28,6 +29,13 @@ use crate::{
 
 /// Checks asked of the downstream at once for one submit.
 const CONCURRENCY: usize = 4;
+
+/// How long a submit's checks may take in all: those not answered by then are not made (a
+/// warning), and the submit goes on.
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// The longest text of a check kept and shown.
+const DETAIL_MAX: usize = 300;
 
 /// One check, with the field a warning about it names.
 struct Planned {
@@ -61,14 +69,14 @@ pub async fn run(st: &AppState, org: i64, target: Target) -> ApiResult<Vec<Warni
         match outcome {
             Outcome::Answered(f) if f.passed => {}
             Outcome::Answered(f) => {
-                let why = format!("{}: {}", label(&p.check), f.detail.as_deref().unwrap_or("did not pass"));
+                let why = format!("{}: {}", label(&p.check), clean(f.detail.as_deref().unwrap_or("did not pass")));
                 failed.push(Warning::new(WarningCode::CheckFailed, p.field.clone(), &why));
             }
             Outcome::NotOffered => {}
             Outcome::NotMade(why) => warnings.push(Warning::new(
                 WarningCode::CheckNotMade,
                 p.field.clone(),
-                &format!("{} could not be made ({why})", label(&p.check)),
+                &format!("{} could not be made ({})", label(&p.check), clean(&why)),
             )),
         }
     }
@@ -100,6 +108,28 @@ pub async fn run(st: &AppState, org: i64, target: Target) -> ApiResult<Vec<Warni
     }
     failed.extend(warnings);
     Ok(failed)
+}
+
+/// A downstream's text fit to keep and show: long numbers (an identity number it may quote)
+/// left out, at most [`DETAIL_MAX`] characters.
+fn clean(text: &str) -> String {
+    let mut out = String::new();
+    let mut digits = String::new();
+    for c in text.chars().chain(std::iter::once('\0')) {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        out.push_str(if digits.len() >= 9 { "…" } else { &digits });
+        digits.clear();
+        if c != '\0' {
+            out.push(c);
+        }
+    }
+    match out.char_indices().nth(DETAIL_MAX) {
+        Some((at, _)) => format!("{}…", &out[..at]),
+        None => out,
+    }
 }
 
 /// A warning's detail without its leading `field: ` (the 422 names the field itself).
@@ -179,7 +209,7 @@ async fn plan(st: &AppState, org: i64, target: Target, chosen: &[CheckKind]) -> 
         }
         Target::Cargo(id) => {
             let Some(c) = db::cargo::get(&mut *conn, org, id).await? else { return Ok(None) };
-            if c.status != RecordStatus::Draft {
+            if c.status == RecordStatus::Cancelled {
                 return Ok(None);
             }
             let (work, roles) = cargo_work(st, &mut conn, org, &c).await?;
@@ -196,14 +226,16 @@ async fn plan(st: &AppState, org: i64, target: Target, chosen: &[CheckKind]) -> 
     Ok(Some(out))
 }
 
-/// The outcome of each check, in order: today's kept answer, or the adapter's (kept when it
-/// answered).
+/// The outcome of each check, in order: today's kept pass, or the adapter's answer (a pass
+/// kept for the day; a failure asked again next time, since what failed may be put right the
+/// same day).
 async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outcome>> {
     let day = chrono::Utc::now().with_timezone(&turkey()).date_naive();
-    let subjects: Vec<Vec<u8>> = planned.iter().map(|p| subject(&p.check)).collect();
-    let kept = db::preflight::answers(&st.db, org, day, &subjects).await?;
     let adapter = db::downstream::get(&st.db, org).await?.map_or_else(|| DEFAULT_ADAPTER.to_string(), |s| s.adapter);
     let credentials = credentials(st, org).await?;
+    let subjects: Vec<Vec<u8>> =
+        planned.iter().map(|p| subject(st, org, &adapter, credentials.as_ref(), &p.check)).collect();
+    let kept = db::preflight::answers(&st.db, org, day, &subjects).await?;
     // Owned requests, so the stream borrows nothing across its awaits.
     let requests: Vec<(usize, CheckRequest)> = planned
         .iter()
@@ -211,14 +243,18 @@ async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outc
         .filter(|(i, _)| !kept.iter().any(|k| k.subject == subjects[*i]))
         .map(|(i, p)| (i, CheckRequest { credentials: credentials.clone(), check: p.check.clone() }))
         .collect();
+    let deadline = tokio::time::Instant::now() + DEADLINE;
     let asked: Vec<(usize, Outcome)> = stream::iter(requests)
         .map(|(i, req)| {
             let (st, adapter) = (st.clone(), adapter.clone());
             async move {
-                let outcome = match st.downstreams.check(&adapter, req).await {
-                    Ok(Some(f)) => Outcome::Answered(f),
-                    Ok(None) => Outcome::NotOffered,
-                    Err(e) => Outcome::NotMade(e.to_string()),
+                let outcome = match tokio::time::timeout_at(deadline, st.downstreams.check(&adapter, req)).await {
+                    Err(_) => {
+                        Outcome::NotMade(format!("the submit's checks ran out of their {} s", DEADLINE.as_secs()))
+                    }
+                    Ok(Ok(Some(f))) => Outcome::Answered(f),
+                    Ok(Ok(None)) => Outcome::NotOffered,
+                    Ok(Err(e)) => Outcome::NotMade(e.to_string()),
                 };
                 (i, outcome)
             }
@@ -226,19 +262,22 @@ async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outc
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    let new: Vec<db::preflight::Answer> = asked
+    let passes: Vec<db::preflight::Answer> = asked
         .iter()
         .filter_map(|(i, o)| match o {
-            Outcome::Answered(f) => Some(db::preflight::Answer {
+            Outcome::Answered(f) if f.passed => Some(db::preflight::Answer {
                 subject: subjects[*i].clone(),
-                passed: f.passed,
-                detail: f.detail.clone(),
+                passed: true,
+                detail: f.detail.as_deref().map(clean),
             }),
             _ => None,
         })
         .collect();
-    if !new.is_empty() {
-        db::preflight::keep(&st.db, org, day, &new).await?;
+    // Keeping is a saving, not a need: a failure to keep costs a question tomorrow.
+    if !passes.is_empty() {
+        if let Err(e) = db::preflight::keep(&st.db, org, day, &passes).await {
+            tracing::warn!(org, error = %e, "pre-flight answers not kept");
+        }
     }
     let mut out: Vec<Option<Outcome>> = subjects
         .iter()
@@ -254,8 +293,14 @@ async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outc
     Ok(out.into_iter().map(|o| o.unwrap_or(Outcome::NotOffered)).collect())
 }
 
-/// What a check asked, hashed: the key of its kept answer (an identity number and a name are
-/// never kept).
-fn subject(c: &Check) -> Vec<u8> {
-    Sha256::digest(serde_json::to_vec(c).unwrap_or_default()).to_vec()
+/// The key of a check's kept answer: what was asked, of which downstream and environment,
+/// digested under the data key for the organization (an identity number and a name are never
+/// kept, nor can they be found again by trying every number).
+fn subject(st: &AppState, org: i64, adapter: &str, credentials: Option<&Credentials>, c: &Check) -> Vec<u8> {
+    let asked = serde_json::json!({
+        "adapter": adapter,
+        "environment": credentials.map(|c| c.environment.as_str()),
+        "check": c,
+    });
+    st.cfg.data_key.digest("preflight", org, asked.to_string().as_bytes())
 }

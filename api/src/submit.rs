@@ -8,7 +8,7 @@
 //! whose content has not changed since has nothing new to send: its delivering submission is
 //! the answer.
 
-use tns_adapter::{Cancellation, Kind, NoShow, Reactivation};
+use tns_adapter::{Amendment, Cancellation, GoodsChange, Kind, NoShow, Reactivation};
 
 use crate::{
     error::{ApiError, ApiResult},
@@ -367,11 +367,39 @@ pub(crate) async fn cargo_work(
     Ok((snapshot::cargo(st.refdata, c, plate, crew), roles))
 }
 
+/// A shipment not yet delivered goes out whole; a delivered one, when it changed since, as an
+/// amendment (the shipment as held and as it is now) to the adapter that holds it.
 async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db::cargo::Cargo) -> ApiResult<Plan> {
-    if c.status == RecordStatus::Delivered {
-        return unchanged(tx, org, Target::Cargo(c.id)).await;
-    }
     let (work, [driver, second_driver]) = cargo_work(st, tx, org, c).await?;
+    if let Some(reference) = &c.downstream_reference {
+        let d = db::submissions::delivered_cargo(tx, org, c.id)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("cargo {} has a downstream reference but no delivered submission", c.id))?;
+        let amendment = Amendment {
+            downstream_reference: reference.clone(),
+            downstream_state: d.downstream_state,
+            kind: Kind::Goods,
+            trip: None,
+            previous_trip: None,
+            crew_added: vec![],
+            crew_removed: vec![],
+            added: vec![],
+            changed: vec![],
+            removed: vec![],
+            baggage_held: vec![],
+            baggage: vec![],
+            goods: Some(Box::new(GoodsChange { held: d.held, now: work })),
+        };
+        if amendment.is_empty() {
+            return unchanged(tx, org, Target::Cargo(c.id)).await;
+        }
+        return Ok(Plan::Send {
+            operation: Operation::Amendment,
+            adapter: d.adapter,
+            snapshot: serde_json::to_value(&amendment).map_err(anyhow::Error::from)?,
+            warnings: warnings::cargo(driver, second_driver),
+        });
+    }
     Ok(Plan::Send {
         operation: Operation::Cargo,
         adapter: org_adapter(tx, org).await?,

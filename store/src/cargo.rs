@@ -248,11 +248,14 @@ pub async fn insert(db: &PgPool, org: i64, c: &CargoFields, by: &str) -> sqlx::R
 }
 
 /// Replace a draft's fields; `None` when there is no such draft.
-pub async fn update_draft(db: &PgPool, org: i64, id: i64, c: &CargoFields, by: &str) -> sqlx::Result<Option<Cargo>> {
+/// Replace an editable shipment's fields (see `RecordStatus::is_editable`: a delivered one's
+/// change goes downstream as an amendment when it is submitted again); `None` when it is not
+/// editable (any more).
+pub async fn update_editable(db: &PgPool, org: i64, id: i64, c: &CargoFields, by: &str) -> sqlx::Result<Option<Cargo>> {
     let sets: Vec<String> = FIELDS.iter().enumerate().map(|(i, f)| format!("{f} = ${}", i + 4)).collect();
     let sql = format!(
         "UPDATE cargo SET {}, updated_at = now(), changed_by = $3
-          WHERE org_id = $1 AND id = $2 AND status = 'draft' RETURNING {COLUMNS}",
+          WHERE org_id = $1 AND id = $2 AND status IN ('draft', 'delivered', 'failed') RETURNING {COLUMNS}",
         sets.join(", ")
     );
     bind_fields(sqlx::query_as(&sql).bind(org).bind(id).bind(by), c).fetch_optional(db).await

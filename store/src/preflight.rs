@@ -1,5 +1,5 @@
 //! `preflight_policies` (an organization's pre-flight checks: mode and which) and
-//! `preflight_results` (the downstream's answers, kept for their day, keyed by a hash of what
+//! `preflight_results` (the checks that passed, kept for their day, keyed by a digest of what
 //! was asked).
 
 use chrono::NaiveDate;

@@ -180,6 +180,7 @@ fn sandbox_scenarios_through_the_c_abi() {
         removed: vec![],
         baggage_held: vec![],
         baggage: vec![],
+        goods: None,
     };
     let amended = send(&notification("sub-1-amend-1", Work::Amendment(amendment))).unwrap();
     assert_eq!(amended.downstream_reference, ok.downstream_reference);

@@ -49,8 +49,23 @@ async fn cargo_lifecycle() {
     let failed = app.get_ok("/portal/cargo?status=failed", k).await;
     assert_eq!(failed["data"].as_array().unwrap().len(), 1);
     assert_eq!(app.get_ok("/portal/cargo?status=draft", k).await["data"][0]["id"], id);
-    error_body(app.put(&format!("/portal/cargo/{second}"), k, json!({})).await, 409).await;
+    // A failed shipment may be corrected and sent again, never deleted; a pending or cancelled
+    // one takes no change.
+    json_of(app.put(&format!("/portal/cargo/{second}"), k, json!({"cargo_amount": 5})).await, 200).await;
     error_body(app.delete(&format!("/portal/cargo/{second}"), k).await, 409).await;
+    for status in ["submitted", "cancelled"] {
+        sqlx::query("UPDATE cargo SET status = $2 WHERE id = $1")
+            .bind(second)
+            .bind(status)
+            .execute(&app.db)
+            .await
+            .unwrap();
+        let b = error_body(app.put(&format!("/portal/cargo/{second}"), k, json!({})).await, 409).await;
+        assert!(
+            b["detail"].as_str().unwrap().contains(if status == "submitted" { "pending" } else { "cancelled" }),
+            "{b}"
+        );
+    }
 
     json_of(app.delete(&format!("/portal/cargo/{id}"), k).await, 200).await;
     error_body(app.get(&format!("/portal/cargo/{id}"), k).await, 404).await;

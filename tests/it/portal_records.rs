@@ -256,9 +256,10 @@ async fn a_shipment_through_its_form_is_submitted_and_delivered() {
     let pdf = v.get(&format!("/cargo/{id}/report")).await;
     assert_eq!(pdf.status, StatusCode::OK, "{}", pdf.body);
     assert_eq!(pdf.headers["content-type"], "application/pdf");
-    // A delivered shipment is no longer a draft to change: the API's 409.
+    // A delivered shipment is changed like a draft; the change goes as an amendment when it is
+    // submitted again.
     let late = v.submit(&format!("/cargo/{id}"), &format!("/cargo/{id}"), &pairs(&cargo_form(f.vehicle_id))).await;
-    assert_eq!(late.status, StatusCode::CONFLICT, "{}", late.body);
+    assert_eq!(late.status, StatusCode::SEE_OTHER, "{}", late.body);
 
     // Another organization's shipment is nowhere.
     let other = app.register().await;

@@ -829,13 +829,14 @@ async fn pre_flight_checks_ask_u_etds_once_a_day_and_warn_or_refuse_by_the_organ
     assert_eq!(asked(&s), [1, 1, 1, 3]);
     s.fake.assert_no_violations();
 
-    // The same day, the answers are kept: an amendment asks nothing again.
+    // The same day, what passed is kept: an amendment asks again only what failed (it may have
+    // been put right since).
     let path = format!("/portal/journeys/{id}");
     json_of(s.app.put(&path, s.key(), json!({"departure": {"time": "09:45"}})).await, 200).await;
     let amendment = s.submit(id).await;
     assert_eq!((amendment["operation"].as_str(), amendment["state"].as_str()), (Some("amendment"), Some("delivered")));
     assert_eq!(warnings_of(&amendment).iter().filter(|w| w.0 == "check_failed").count(), 2);
-    assert_eq!(asked(&s), [1, 1, 1, 3]);
+    assert_eq!(asked(&s), [2, 1, 1, 4]);
 
     // `refuse`: a journey on the same bus is not submitted while its inspection is out, and
     // the 422 names the field; nothing is queued.
@@ -847,7 +848,15 @@ async fn pre_flight_checks_ask_u_etds_once_a_day_and_warn_or_refuse_by_the_organ
     assert_eq!(body["field"], "vehicle_id", "{body}");
     assert!(body["detail"].as_str().unwrap().contains("and 1 more"), "{body}");
     assert_eq!(s.app.get_ok(&format!("/portal/journeys/{refused}"), s.key()).await["status"], "draft");
-    assert_eq!(asked(&s), [1, 1, 1, 3], "kept answers, nothing asked again");
+    assert_eq!(asked(&s), [3, 1, 1, 5], "passes kept, failures asked again");
+
+    // Put right at the Ministry the same day: the next submit passes.
+    s.fake.registers(|r| {
+        r.inspections.clear();
+        r.mismatched.clear();
+    });
+    let sub = s.submit(refused).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
 
     // A check U-ETDS cannot answer refuses nothing: it is a warning that it was not made.
     json_of(put(json!({"mode": "refuse", "checks": ["identity", "identity"]})).await, 200).await;
@@ -1813,6 +1822,56 @@ async fn a_goods_trip_carries_its_trailer_plate_and_second_driver() {
     let mut bad_plate = body.clone();
     bad_plate["trailer_plate"] = json!("34-RMK");
     assert_invalid(s.app.post("/portal/cargo", Some(s.key()), bad_plate).await, "trailer_plate").await;
+}
+
+#[tokio::test]
+async fn a_delivered_goods_shipment_is_edited_in_place_at_u_etds() {
+    let s = Setup::new().await;
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    (body["loading_date"], body["unloading_date"]) = (json!(tomorrow()), json!(tomorrow()));
+    body["unloading_time"] = json!("23:00");
+    let id = s.app.post_ok("/portal/cargo", s.key(), body, 201).await["id"].as_i64().unwrap();
+    let first = s.act(&format!("/portal/cargo/{id}/submit")).await;
+    assert_eq!(first["state"], "delivered", "{first}");
+    let reference = Setup::reference(&first);
+    let trip_of =
+        |s: &Setup| s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&reference));
+    let path = format!("/portal/cargo/{id}");
+
+    // The amount alone: the load is edited, the trip is not; the tags stay ours.
+    let put = json_of(s.app.put(&path, s.key(), json!({"cargo_amount": 2750.5})).await, 200).await;
+    assert_eq!(put["status"], "delivered", "an edit leaves the state until it is submitted: {put}");
+    let sub = s.act(&format!("{path}/submit")).await;
+    assert_eq!((sub["operation"].as_str(), sub["state"].as_str()), (Some("amendment"), Some("delivered")), "{sub}");
+    assert_eq!(sub["downstream_reference"], first["downstream_reference"]);
+    let trip = trip_of(&s).expect("the trip keeps its tag");
+    assert_eq!((trip.updates, s.fake.calls("yukDuzenleV3"), s.fake.calls("seferDuzenleV3")), (0, 1, 0));
+    let load = trip.valid_loads().next().unwrap().clone();
+    assert_eq!((load.updates, load.firma_yuk_no.as_deref()), (1, Some(reference.as_str())));
+    assert_eq!(load.input.child_text("yukMiktari"), Some("2750.5"));
+    s.fake.assert_no_violations();
+
+    // A trailer and a later loading: the trip is edited (the load's day moves with it).
+    json_of(s.app.put(&path, s.key(), json!({"trailer_plate": "34TR55", "loading_time": "11:20"})).await, 200).await;
+    let sub = s.act(&format!("{path}/submit")).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let trip = trip_of(&s).unwrap();
+    assert_eq!((trip.plate2.as_deref(), trip.start_time.as_str(), trip.updates), (Some("34TR55"), "11:20", 1));
+    assert_eq!(s.fake.calls("seferEkle") + s.fake.calls("yeniSeferEkleV3"), 1, "never declared again");
+
+    // Nothing changed since: the last delivery answers; a drift check finds it in step.
+    let again = s.app.req(Method::POST, &format!("{path}/submit"), Some(s.key())).send().await.unwrap();
+    assert_eq!(json_of(again, 202).await["submission_id"], sub["id"]);
+    let details = s.fake.calls("seferDetayiV3");
+    drift_check(&s, Duration::ZERO, 20).run(&s.app.db).await.unwrap();
+    assert!(s.fake.calls("seferDetayiV3") > details, "the shipment was checked");
+    let checked = s.app.get_ok(&format!("/portal/submissions/{}", sub["id"]), s.key()).await;
+    assert!(checked.get("drift").is_none(), "the amended shipment is what U-ETDS holds: {checked}");
+    // A cancelled shipment takes no more changes.
+    s.act(&format!("{path}/cancel")).await;
+    error_body(s.app.put(&path, s.key(), json!({"cargo_amount": 1})).await, 409).await;
+    s.fake.assert_no_violations();
 }
 
 #[tokio::test]

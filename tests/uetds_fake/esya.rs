@@ -30,6 +30,7 @@ pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
         "seferAktifEtV3" => sefer_aktif(ctx, el),
         "sefereYukEkleV3" => yuk_ekle(ctx, el),
         "yukIptalEtV3" => yuk_iptal(ctx, el),
+        "yukDuzenleV3" => yuk_duzenle(ctx, el),
         "yukAktifEtV3" => yuk_aktif(ctx, el),
         "seferDetayiV3" => sefer_detayi(ctx, el),
         "seferListesiV3" => sefer_listesi(ctx, el),
@@ -247,6 +248,7 @@ fn load(ctx: &mut Ctx, item: &Element) -> Result<Load, (i32, String)> {
         status: Status::Valid,
         cancel_code: None,
         cancel_reason: None,
+        updates: 0,
         input: item.clone(),
     })
 }
@@ -298,6 +300,26 @@ fn yuk_iptal(ctx: &mut Ctx, el: &Element) -> Answer {
     l.status = Status::Cancelled;
     l.cancel_code = Some(code);
     l.cancel_reason = text(el, "yukIptalAciklama");
+    Answer::ret(ok())
+}
+
+/// `yukDuzenleV3(wsuser, yukId, yukBilgileriInput)`: the load's fields replaced, judged as an
+/// added load's are.
+fn yuk_duzenle(ctx: &mut Ctx, el: &Element) -> Answer {
+    let Some(id) = long(el, "yukId") else { return Answer::result(codes::INVALID, "yukId zorunludur") };
+    let Some(item) = el.child("yukBilgileriInput") else {
+        return Answer::result(codes::INVALID, "yukBilgileriInput zorunludur");
+    };
+    let edited = match load(ctx, item) {
+        Ok(l) => l,
+        Err((code, message)) => return Answer::result(code, &message),
+    };
+    let l = or_answer!(firms_load(ctx, id));
+    if l.status == Status::Cancelled {
+        return Answer::result(codes::WRONG_STATE, "Yük iptal edilmiş, düzenlenemez");
+    }
+    let updates = l.updates + 1;
+    *l = Load { id, updates, ..edited };
     Answer::ret(ok())
 }
 

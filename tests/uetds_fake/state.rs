@@ -228,7 +228,9 @@ pub struct Load {
     pub status: Status,
     pub cancel_code: Option<String>,
     pub cancel_reason: Option<String>,
-    /// The item exactly as sent, for assertions on any other field.
+    /// How many `yukDuzenleV3` calls changed it.
+    pub updates: u32,
+    /// The item exactly as sent (or as last edited), for assertions on any other field.
     pub input: Element,
 }
 

@@ -246,6 +246,17 @@ pub struct Amendment {
     /// downstream accepts them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baggage: Vec<Bags>,
+    /// A goods shipment's change (kind `goods`): the shipment as the downstream holds it and
+    /// as it is now. The journey fields above stay empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goods: Option<Box<GoodsChange>>,
+}
+
+/// A delivered goods shipment as the downstream holds it and as it is now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GoodsChange {
+    pub held: Cargo,
+    pub now: Cargo,
 }
 
 impl Amendment {
@@ -261,6 +272,7 @@ impl Amendment {
             && self.changed.is_empty()
             && self.removed.is_empty()
             && same_bags(&self.baggage_held, &self.baggage)
+            && self.goods.as_ref().is_none_or(|g| g.held == g.now)
     }
 }
 

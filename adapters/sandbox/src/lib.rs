@@ -228,6 +228,9 @@ impl Sandbox {
         if let Some(trip) = &a.trip {
             self.scenario(reference, &trip.plate)?;
         }
+        if let Some(g) = &a.goods {
+            self.scenario(reference, &g.now.plate)?;
+        }
         self.remember(reference, "amendment", || {
             let now: Vec<Passenger> =
                 a.added.iter().cloned().chain(a.changed.iter().map(|c| c.passenger.clone())).collect();

@@ -7,6 +7,8 @@
 //! by the count it would leave: the live count equal to what the progress holds means it did
 //! not go through, equal to that plus (or minus) what the call carried means it did, anything
 //! else is not guessed at (the submission waits for a look-up that answers, or an operator).
+//! The document does not say whether the count is of barcodes or of passengers' entries, so a
+//! call is judged only when both readings agree on its outcome.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -72,12 +74,19 @@ pub enum Call {
 }
 
 impl Call {
-    /// How the live count moves when the call goes through.
+    /// How the live count moves when the call goes through, counting barcodes.
     fn delta(&self) -> i64 {
         match self {
             Call::Withdraw(b) => -(b.barcodes.len() as i64),
             Call::Add(list) => list.iter().map(|b| b.barcodes.len() as i64).sum(),
         }
+    }
+
+    /// How the live count moves when the call goes through, counting passengers' entries.
+    fn entry_delta(&self, held: &Held) -> i64 {
+        let mut after = held.clone();
+        self.apply(&mut after);
+        after.len() as i64 - held.len() as i64
     }
 
     /// Record in `held` that the call went through.
@@ -148,15 +157,18 @@ pub fn next(held: &Held, wanted: &Held) -> Option<Call> {
 /// withdrawn; `None` when its summary does not say). Records the call when the count shows
 /// it went through; an error when the count matches neither outcome.
 pub fn settle(held: &mut Held, pending: Option<Call>, live: Option<i64>) -> AdapterResult<()> {
+    let Some(call) = pending else { return Ok(()) };
     let expected = count(held);
-    match (pending, live) {
-        (None, _) => Ok(()),
-        (Some(_), Some(n)) if n == expected => Ok(()),
-        (Some(call), Some(n)) if n == expected + call.delta() => {
+    // Before and after, counting barcodes and counting entries.
+    let before = [expected, held.len() as i64];
+    let after = [expected + call.delta(), held.len() as i64 + call.entry_delta(held)];
+    match live {
+        Some(n) if before.contains(&n) && !after.contains(&n) => Ok(()),
+        Some(n) if after.contains(&n) && !before.contains(&n) => {
             call.apply(held);
             Ok(())
         }
-        (Some(call), live) => Err(AdapterError::Transient(format!(
+        live => Err(AdapterError::Transient(format!(
             "U-ETDS's summary shows {} baggage barcodes where {expected} were sent (or {} had the last baggage call gone \
              through), so whether it did cannot be told; the submission waits until it can, or for an operator",
             live.map_or_else(|| "no count of".to_string(), |n| n.to_string()),
@@ -196,6 +208,22 @@ mod tests {
     }
 
     #[test]
+    fn an_uncertain_call_is_judged_only_when_barcodes_and_entries_agree() {
+        // One entry holding two barcodes; adding one barcode for another passenger leaves 3
+        // barcodes or 2 entries: a live 2 could be "barcodes, not gone through" or "entries,
+        // gone through", so it is not judged.
+        let held = index(&[bags("1", "1", &["A", "B"])]);
+        let add = Some(Call::Add(vec![bags("2", "2", &["C"])]));
+        assert!(matches!(settle(&mut held.clone(), add.clone(), Some(2)), Err(AdapterError::Transient(_))));
+        let mut h = held.clone();
+        settle(&mut h, add.clone(), Some(3)).unwrap();
+        assert_eq!(count(&h), 3);
+        let mut h = held.clone();
+        settle(&mut h, add, Some(1)).unwrap();
+        assert_eq!(h, held, "one entry: not gone through, either way");
+    }
+
+    #[test]
     fn an_uncertain_call_is_judged_by_the_count_it_leaves() {
         let held = index(&[bags("1", "1", &["A"])]);
         let add = Some(Call::Add(vec![bags("2", "2", &["B", "C"])]));
@@ -205,8 +233,11 @@ mod tests {
         settle(&mut h, add.clone(), Some(3)).unwrap();
         assert_eq!(count(&h), 3, "the count moved by the call: it did");
         let mut h = held.clone();
-        assert!(matches!(settle(&mut h, add.clone(), Some(2)), Err(AdapterError::Transient(_))));
-        assert!(matches!(settle(&mut h, add, None), Err(AdapterError::Transient(_))));
+        assert!(matches!(settle(&mut h, add.clone(), Some(5)), Err(AdapterError::Transient(_))));
+        assert!(matches!(settle(&mut h, add.clone(), None), Err(AdapterError::Transient(_))));
         settle(&mut h, None, None).unwrap();
+        // Two entries now, counted as entries: it went through.
+        settle(&mut h, add, Some(2)).unwrap();
+        assert_eq!(h.len(), 2);
     }
 }

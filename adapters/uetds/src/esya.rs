@@ -7,7 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tns_adapter::{AdapterError, AdapterResult, Cancellation, Cargo, Document, Observed, Reactivation, Receipt, Step};
+use tns_adapter::{
+    AdapterError, AdapterResult, Amendment, Cancellation, Cargo, Document, Observed, Reactivation, Receipt, Step,
+};
 
 use crate::{
     arizi::pdf,
@@ -304,6 +306,83 @@ pub fn reconcile_reactivate(s: &Session, r: &Reactivation, progress: &Value) -> 
         return Ok(cancelled(r));
     }
     continue_with(&p, Some(trip))
+}
+
+/// How far a goods amendment got, and what it read of the delivery once.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct AmendmentProgress {
+    /// The tags the trip and the load carry at U-ETDS (`firmaSeferNo`, `firmaYukNo`) and the
+    /// load's `yukId`: an edit sends the tags back, so the trip stays ours.
+    tags: Option<Tags>,
+    trip_sent: bool,
+    load_sent: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Tags {
+    trip: Option<String>,
+    load: Option<String>,
+    load_id: i64,
+}
+
+/// The delivered trip's and load's tags and the load's id, read from the trip's detail (the
+/// load the delivery kept; a shipment is one load, so without one kept, the trip's).
+fn tags(s: &Session, trip: i64, state: &Value) -> AdapterResult<Tags> {
+    let d = detail(s, trip)?;
+    let t = d.sefer_detayi.ok_or_else(|| AdapterError::Suspect("U-ETDS answered without the trip's details".into()))?;
+    let kept = kept_load(state);
+    let load = d.yuk_listesi.iter().find(|y| kept.is_none_or(|id| y.yuk_id == Some(id))).ok_or_else(|| {
+        AdapterError::Permanent(format!("U-ETDS's goods trip {trip} does not hold this shipment's load"))
+    })?;
+    Ok(Tags {
+        trip: t.firma_sefer_no,
+        load: load.firma_yuk_no.clone(),
+        load_id: load.yuk_id.ok_or_else(|| AdapterError::Suspect("U-ETDS listed the load without its id".into()))?,
+    })
+}
+
+/// A delivered shipment changed: the trip edited in place (`seferDuzenleV3`) when its own
+/// fields differ, then the load (`yukDuzenleV3`) when its fields differ, each with the tags it
+/// was declared with. An edit sets fields to values, so one whose outcome is unknown is simply
+/// made again.
+pub fn advance_amendment(s: &Session, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
+    let g = a.goods.as_ref().ok_or_else(|| AdapterError::Permanent("a goods amendment without its shipment".into()))?;
+    let trip = number(&a.downstream_reference, "the goods trip reference")?;
+    let mut p: AmendmentProgress = load(progress)?;
+    let Some(tags) = p.tags.clone() else {
+        p.tags = Some(tags(s, trip, &a.downstream_state)?);
+        return continue_with(&p, Some(trip));
+    };
+    let (trip_tag, load_tag) =
+        (tags.trip.as_deref().unwrap_or(s.reference), tags.load.as_deref().unwrap_or(s.reference));
+    let now = trip_input(&g.now, trip_tag);
+    if !p.trip_sent && trip_input(&g.held, trip_tag) != now {
+        let op = w::SeferDuzenleV3 { wsuser: s.wsuser(), sefer_id: trip, sefer_bilgileri_input: now };
+        accepted(s.call(Service::Esya, &op)?)?;
+        p.trip_sent = true;
+        return continue_with(&p, Some(trip));
+    }
+    let now = load_input(&g.now, load_tag)?;
+    if !p.load_sent && load_input(&g.held, load_tag)? != now {
+        let op = w::YukDuzenleV3 { wsuser: s.wsuser(), yuk_id: tags.load_id, yuk_bilgileri_input: now };
+        accepted(s.call(Service::Esya, &op)?)?;
+        p.load_sent = true;
+    }
+    Ok(Step::Done {
+        receipt: Receipt {
+            downstream_reference: trip.to_string(),
+            passengers: vec![],
+            message: Some("İŞLEM BAŞARILI".into()),
+            state: a.downstream_state.clone(),
+        },
+    })
+}
+
+/// An edit whose outcome is unknown is made again (it sets the same values): the progress
+/// stands.
+pub fn reconcile_amendment(a: &Amendment, progress: &Value) -> AdapterResult<Step> {
+    let trip = number(&a.downstream_reference, "the goods trip reference")?;
+    continue_with(progress, Some(trip))
 }
 
 pub fn report(s: &Session, id: i64) -> AdapterResult<Document> {

@@ -44,10 +44,6 @@ use crate::{
 /// At most this many characters of an error's text reach the host.
 const ERROR_CHARS: usize = 600;
 
-fn no_goods_amendment() -> AdapterError {
-    AdapterError::Permanent("goods shipments take no amendments".into())
-}
-
 export_adapter!(Uetds::from_config);
 
 pub struct Uetds {
@@ -254,7 +250,7 @@ impl Uetds {
             Work::Amendment(a) => match a.kind {
                 Kind::Scheduled => trips::advance_amendment(&tarifeli, a, &n.progress),
                 Kind::NonScheduled => trips::advance_amendment(&arizi, a, &n.progress),
-                Kind::Goods => Err(no_goods_amendment()),
+                Kind::Goods => esya::advance_amendment(&s, a, &n.progress),
             },
             Work::Cargo(c) => esya::advance(&s, c, &n.progress),
             Work::Cancel(c) => match c.kind {
@@ -285,7 +281,7 @@ impl Uetds {
             Work::Amendment(a) => match a.kind {
                 Kind::Scheduled => trips::reconcile_amendment(&tarifeli, a, &n.progress),
                 Kind::NonScheduled => trips::reconcile_amendment(&arizi, a, &n.progress),
-                Kind::Goods => Err(no_goods_amendment()),
+                Kind::Goods => esya::reconcile_amendment(a, &n.progress),
             },
             Work::Cargo(c) => esya::reconcile(&s, c, &n.progress),
             Work::Cancel(c) => match c.kind {

@@ -430,6 +430,13 @@ fn find_trip(svc: &impl TripService, t: &Trip) -> AdapterResult<Option<(i64, Str
 
 pub fn reconcile_journey(svc: &impl TripService, j: &Journey, progress: &Value) -> AdapterResult<Step> {
     let mut p: JourneyProgress = load(progress)?;
+    // The baggage call that may have been made: the one due when the progress was recorded
+    // (none when a trip, crew or passenger call was).
+    let pending = if p.trip.is_some() && p.stale_crew(j).is_none() && p.missing_crew(j).is_empty() {
+        p.bag_call(j, svc.reference())
+    } else {
+        None
+    };
     let trip = j.trip();
     let id = match p.trip {
         Some(id) => id,
@@ -471,7 +478,6 @@ pub fn reconcile_journey(svc: &impl TripService, j: &Journey, progress: &Value) 
             p.passengers.insert(x.key.clone(), pax);
         }
     }
-    let pending = p.bag_call(j, svc.reference());
     baggage::settle(&mut p.bags, pending, held.baggage)?;
     p.next(svc, j)
 }
@@ -553,11 +559,17 @@ impl AmendmentProgress {
         baggage::next(&held, &self.wanted_bags(a))
     }
 
-    fn complete(&self, a: &Amendment) -> bool {
+    /// The trip, its group and its crew are as the amendment wants (what comes before any
+    /// baggage or passenger call).
+    fn trip_and_crew_done(&self, a: &Amendment) -> bool {
         (a.trip.is_none() || self.trip_sent == a.trip)
             && (!group_moves(a) || self.group_sent == a.trip)
             && a.crew_removed.iter().all(|c| self.crew_removed.contains(&c.identity_number))
             && a.crew_added.iter().all(|c| self.crew_added.contains(&c.identity_number))
+    }
+
+    fn complete(&self, a: &Amendment) -> bool {
+        self.trip_and_crew_done(a)
             && to_cancel(a).iter().all(|e| self.cancelled.contains(e.key))
             && to_add(a).iter().all(|x| self.passengers.contains_key(&x.key))
             && self.bag_call(a).is_none()
@@ -610,6 +622,10 @@ fn trip_of(a: &Amendment) -> AdapterResult<i64> {
 
 pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let mut p: AmendmentProgress = load(progress)?;
+    // Before any call: a service without baggage takes none of the amendment.
+    if !svc.has_baggage() && (!a.baggage_held.is_empty() || !a.baggage.is_empty()) {
+        return Err(no_baggage());
+    }
     let delivered = trip_of(a)?;
     // After an update that named the trip anew, every later step goes to the new reference.
     let id = p.reference.unwrap_or(delivered);
@@ -648,9 +664,6 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
         return continue_with(&p, Some(id));
     }
     if let Some(call) = p.bag_call(a) {
-        if !svc.has_baggage() {
-            return Err(no_baggage());
-        }
         send_bags(svc, id, &call)?;
         let mut held = p.held_bags(a);
         call.apply(&mut held);
@@ -685,6 +698,8 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
 
 pub fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let mut p: AmendmentProgress = load(progress)?;
+    // The baggage call that may have been made: the one due when the progress was recorded.
+    let pending = p.bag_call(a).filter(|_| p.trip_and_crew_done(a));
     let id = p.reference.unwrap_or(trip_of(a)?);
     let held = svc.summary(id)?;
     for c in &a.crew_removed {
@@ -717,7 +732,6 @@ pub fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Val
             }
         }
     }
-    let pending = p.bag_call(a);
     let mut bags = p.held_bags(a);
     baggage::settle(&mut bags, pending, held.baggage)?;
     if p.bags.is_some() || bags != p.held_bags(a) {

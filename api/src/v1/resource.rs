@@ -23,7 +23,7 @@ use crate::{
 };
 use tns_core::domain::{
     fields::{Cursor, Limit},
-    kinds::TargetType,
+    kinds::{RecordStatus, TargetType},
 };
 use tns_store::{pagination::Page, records};
 
@@ -110,6 +110,15 @@ pub fn vanished_reference(e: sqlx::Error, field: &str) -> ApiError {
 /// 409 for a change only a `draft` journey or shipment allows.
 pub fn not_draft(kind: &str, id: i64, status: impl std::fmt::Display, verb: &str) -> ApiError {
     ApiError::Conflict(format!("{kind} {id} is `{status}`; only a draft can be {verb}"))
+}
+
+/// 409 for a change of a journey or shipment that is not editable now (see
+/// `RecordStatus::is_editable`).
+pub fn not_editable(kind: &str, id: i64, status: RecordStatus) -> ApiError {
+    ApiError::Conflict(match status {
+        RecordStatus::Cancelled => format!("{kind} {id} is cancelled; it takes no more changes"),
+        _ => format!("{kind} {id} has a pending submission; change it once that has finished"),
+    })
 }
 
 pub fn not_found(kind: &str, id: i64) -> ApiError {

@@ -140,6 +140,7 @@ impl Delivery {
             removed: vec![],
             baggage_held: self.passengers.values().filter_map(|h| h.passenger.bags()).collect(),
             baggage: now.iter().filter_map(Passenger::bags).collect(),
+            goods: None,
         };
         let current: BTreeMap<&str, &Person> = crew.iter().map(|p| (p.identity_number.as_str(), p)).collect();
         for (id, held) in &self.crew {

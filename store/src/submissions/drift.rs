@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use sqlx::{types::Json, PgPool};
-use tns_adapter::{Cargo, Kind};
+use tns_adapter::Kind;
 use tns_core::domain::{
     drift::{Difference, Drift, Facts},
     kinds::{EventType, RecordStatus, TargetType},
@@ -142,31 +142,19 @@ pub async fn expected(db: &PgPool, c: &Candidate) -> anyhow::Result<Option<Expec
                 },
             }))
         }
-        Target::Cargo(id) => {
-            let snapshot: Option<Json<Cargo>> = sqlx::query_scalar(
-                "SELECT snapshot FROM submissions
-                  WHERE org_id = $1 AND target_type = 'cargo' AND target_id = $2 AND state = 'delivered'
-                    AND operation = 'cargo'
-                  ORDER BY id DESC LIMIT 1",
-            )
-            .bind(c.org_id)
-            .bind(id)
-            .fetch_optional(&mut *conn)
-            .await?;
-            Ok(snapshot.map(|Json(cargo)| Expected {
-                kind: Kind::Goods,
-                downstream_state: state.0,
-                references,
-                facts: Facts {
-                    cancelled,
-                    plate: Some(cargo.plate),
-                    departure_date: Some(cargo.loading.date),
-                    departure_time: Some(cargo.loading.time),
-                    passengers: None,
-                    crew: None,
-                },
-            }))
-        }
+        Target::Cargo(id) => Ok(super::delivered_cargo(&mut conn, c.org_id, id).await?.map(|d| Expected {
+            kind: Kind::Goods,
+            downstream_state: state.0,
+            references,
+            facts: Facts {
+                cancelled,
+                plate: Some(d.held.plate),
+                departure_date: Some(d.held.loading.date),
+                departure_time: Some(d.held.loading.time),
+                passengers: None,
+                crew: None,
+            },
+        })),
     }
 }
 

@@ -219,6 +219,40 @@ pub async fn delivered_history(tx: &mut PgConnection, org: i64, journey: i64) ->
     .await
 }
 
+/// A delivered goods shipment as the downstream holds it: the adapter, the shipment as last
+/// delivered (its first delivery's, or a later amendment's), and what the adapter keeps.
+pub struct DeliveredCargo {
+    pub adapter: String,
+    pub held: tns_adapter::Cargo,
+    pub downstream_state: serde_json::Value,
+}
+
+/// The shipment's last delivery (`None` before its first); a snapshot this code cannot read is
+/// an internal error (the schema is ours).
+pub async fn delivered_cargo(tx: &mut PgConnection, org: i64, cargo: i64) -> anyhow::Result<Option<DeliveredCargo>> {
+    let row: Option<(Operation, String, Json<serde_json::Value>, Json<serde_json::Value>)> = sqlx::query_as(
+        "SELECT operation, adapter, snapshot, downstream_state FROM submissions
+          WHERE org_id = $1 AND target_type = 'cargo' AND target_id = $2 AND state = 'delivered'
+            AND operation IN ('cargo', 'amendment')
+          ORDER BY id DESC LIMIT 1",
+    )
+    .bind(org)
+    .bind(cargo)
+    .fetch_optional(tx)
+    .await?;
+    let Some((operation, adapter, Json(snapshot), Json(downstream_state))) = row else { return Ok(None) };
+    let held = match operation {
+        Operation::Amendment => {
+            serde_json::from_value::<tns_adapter::Amendment>(snapshot)?
+                .goods
+                .ok_or_else(|| anyhow::anyhow!("cargo {cargo} has an amendment without its goods"))?
+                .now
+        }
+        _ => serde_json::from_value(snapshot)?,
+    };
+    Ok(Some(DeliveredCargo { adapter, held, downstream_state }))
+}
+
 /// What a new submission sends, where, and who queued it.
 pub struct Queued<'a> {
     pub operation: Operation,

@@ -103,6 +103,24 @@ pub struct SeferIptalEtV3 {
     pub sefer_iptal_aciklama: String,
 }
 
+/// `seferDuzenleV3`: edits a delivered trip in place (the same fields it was declared with).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeferDuzenleV3 {
+    pub wsuser: WsUser,
+    pub sefer_id: i64,
+    pub sefer_bilgileri_input: EsyaSeferBilgileriInputV3,
+}
+
+/// `yukDuzenleV3`: edits a delivered load in place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct YukDuzenleV3 {
+    pub wsuser: WsUser,
+    pub yuk_id: i64,
+    pub yuk_bilgileri_input: EsyaYukBilgileriInputV3,
+}
+
 /// `seferAktifEtV3`: re-activates a cancelled trip.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -322,6 +340,8 @@ op!(
     EsyaYeniYukEkleSonucV3
 );
 op!(SeferIptalEtV3, "seferIptalEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferIptalEtV3", GenelIslemSonuc);
+op!(SeferDuzenleV3, "seferDuzenleV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferDuzenleV3", GenelIslemSonuc);
+op!(YukDuzenleV3, "yukDuzenleV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/yukDuzenleV3", GenelIslemSonuc);
 op!(SeferAktifEtV3, "seferAktifEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferAktifEtV3", GenelIslemSonuc);
 op!(YukAktifEtV3, "yukAktifEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/yukAktifEtV3", GenelIslemSonuc);
 op!(SeferDetayiV3, "seferDetayiV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferDetayiV3", EsyaSeferDetayiSonucV3);

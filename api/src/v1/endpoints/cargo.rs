@@ -12,7 +12,7 @@ use crate::{
     v1::{
         openapi::{patch_schema, AcrossFields},
         resource::{
-            created, delete_draft, merged_conflict, missing_reference, not_draft, not_found, patched,
+            created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched,
             vanished_reference, Created,
         },
         Ok as OkBody,
@@ -150,12 +150,15 @@ pub async fn get(
     load(&st, p.org_id, id).await.map(Json)
 }
 
-/// Change any subset of a draft shipment's fields; answers the whole record. Scope `journeys:write`.
+/// Change any subset of a shipment's fields; answers the whole record. A delivered one's change
+/// goes downstream as an amendment when it is submitted again (U-ETDS: the trip and its load
+/// edited in place). 409 while a submission of it is pending and once it is cancelled. Scope
+/// `journeys:write`.
 #[utoipa::path(put, path = "/portal/cargo/{id}", operation_id = "update_cargo", tag = "cargo", params(("id" = i64, Path)),
     request_body = CargoPatch,
     responses((status = 200, body = Cargo),
               (status = 404, body = ErrorBody, description = "No such shipment, or `vehicle_id`, `driver_id` or `second_driver_id` names no active record"),
-              (status = 409, body = ErrorBody, description = "Not a draft any more, or the merged shipment breaks a rule across fields")),
+              (status = 409, body = ErrorBody, description = "A submission of it is pending, it is cancelled, or the merged shipment breaks a rule across fields")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -166,18 +169,22 @@ pub async fn update(
     update_shipment(&st, &p, id, &patch).await.map(Json)
 }
 
-/// Change `p`'s organization's draft shipment `id` by the merge patch `patch`, changed by `p`.
+/// Change `p`'s organization's shipment `id` by the merge patch `patch`, changed by `p`.
 pub async fn update_shipment(st: &AppState, p: &Principal, id: i64, patch: &serde_json::Value) -> ApiResult<Cargo> {
     let current = load(st, p.org_id, id).await?;
-    if current.status != RecordStatus::Draft {
-        return Err(not_draft("cargo shipment", id, current.status, "changed"));
+    if !current.status.is_editable() {
+        return Err(not_editable("cargo shipment", id, current.status));
     }
     let merged = patched(&CargoIn::from(&current), patch)?;
     let f = resolve(st, p.org_id, &CargoShipment::try_from(merged).map_err(merged_conflict)?).await?;
-    db::cargo::update_draft(&st.db, p.org_id, id, &f, &p.credential_id())
+    match db::cargo::update_editable(&st.db, p.org_id, id, &f, &p.credential_id())
         .await
         .map_err(|e| vanished_reference(e, "vehicle_id"))?
-        .ok_or_else(|| ApiError::Conflict(format!("cargo shipment {id} is no longer a draft")))
+    {
+        Some(c) => Ok(c),
+        // Its state changed meanwhile (a submit queued, a cancellation delivered).
+        None => Err(not_editable("cargo shipment", id, load(st, p.org_id, id).await?.status)),
+    }
 }
 
 /// Delete a draft shipment. Scope `journeys:write`.

@@ -15,7 +15,8 @@ use crate::{
     v1::{
         openapi::{patch_schema, AcrossFields},
         resource::{
-            created, delete_draft, merged_conflict, missing_reference, not_found, patched, vanished_reference, Created,
+            created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched,
+            vanished_reference, Created,
         },
         Ok as OkBody,
     },
@@ -180,7 +181,7 @@ pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde
     let org = p.org_id;
     let current = load(st, org, id).await?;
     if !current.status.is_editable() {
-        return Err(not_editable(id, current.status));
+        return Err(not_editable("journey", id, current.status));
     }
     let merged = patched(&JourneyIn::from(&current), patch)?;
     let f = resolve(st, org, &NewJourney::try_from(merged).map_err(merged_conflict)?).await?;
@@ -210,20 +211,13 @@ pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde
     {
         // Either the vehicle record is gone or the journey's state changed meanwhile.
         return Err(match db::journeys::status(&st.db, org, id).await? {
-            Some(s) if !s.is_editable() => not_editable(id, s),
+            Some(s) if !s.is_editable() => not_editable("journey", id, s),
             _ => no_vehicle(&f),
         });
     }
     let journey = db::journeys::get(&mut tx, org, id).await?.ok_or_else(|| not_found("journey", id))?;
     tx.commit().await?;
     Ok(journey)
-}
-
-fn not_editable(id: i64, status: RecordStatus) -> ApiError {
-    ApiError::Conflict(match status {
-        RecordStatus::Cancelled => format!("journey {id} is cancelled; it takes no more changes"),
-        _ => format!("journey {id} has a pending submission; change it once that has finished"),
-    })
 }
 
 /// Delete a draft journey with its passengers. 409 once it has been submitted.

@@ -106,12 +106,14 @@ async fn answer(
 /// difference (added, changed, removed); a delivered one unchanged since answers with its
 /// delivering submission. With a pending submission already, that one is returned. What the
 /// downstream will want but the journey lacks (a driver, passengers, …) comes back as `warnings`,
-/// never as a refusal. `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state.
-/// Scope `journeys:write`.
+/// never as a refusal; so do the organization's pre-flight checks, unless its policy is
+/// `refuse` (then a check that does not pass is a 422 naming the field). `Prefer: wait=N`
+/// (N ≤ 30) waits up to N s for a final state. Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/journeys/{id}/submit", operation_id = "submit_journey", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions")),
+              (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions"),
+              (status = 422, body = ErrorBody, description = "A pre-flight check did not pass and the organization's policy is `refuse`")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn submit_journey(
     State(st): State<AppState>,
@@ -123,13 +125,16 @@ pub async fn submit_journey(
 }
 
 /// Submit a cargo shipment: any shipment that exists. With a pending submission already, that
-/// one is returned; a delivered shipment answers with its delivering submission. What the
-/// downstream will want but the shipment lacks (a driver) comes back as `warnings`.
-/// `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state. Scope `journeys:write`.
+/// one is returned; a delivered shipment changed since goes out as an amendment, one unchanged
+/// answers with its delivering submission. What the downstream will want but the shipment lacks
+/// (a driver) comes back as `warnings`, and so do pre-flight checks (a 422 under the `refuse`
+/// policy). `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state. Scope
+/// `journeys:write`.
 #[utoipa::path(post, path = "/portal/cargo/{id}/submit", operation_id = "submit_cargo", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions")),
+              (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions"),
+              (status = 422, body = ErrorBody, description = "A pre-flight check did not pass and the organization's policy is `refuse`")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn submit_cargo(
     State(st): State<AppState>,
