@@ -2,7 +2,7 @@
 //! passengers, or a cargo shipment (the difference since a delivery is
 //! `tns_store::submissions::delivery`). Pure conversions, no I/O.
 
-use tns_adapter::{Cargo, Journey, Party, Passenger, Person, Stop, Tarifeli};
+use tns_adapter::{Cargo, DangerousGoods, Journey, Party, Passenger, Person, Stop, Tarifeli};
 
 use tns_core::{domain::journey::Place, refdata::RefData};
 use tns_store as db;
@@ -95,6 +95,14 @@ pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, crew: Cargo
     let hh_mm = |t: chrono::NaiveTime| t.format("%H:%M").to_string();
     Cargo {
         plate,
+        dangerous: match (&c.un_number, c.dangerous_packaging) {
+            (Some(un), Some(packaging)) => Some(DangerousGoods {
+                un_number: un.clone(),
+                packaging: packaging.as_str().to_string(),
+                exemption: c.dangerous_exemption.clone(),
+            }),
+            _ => None,
+        },
         driver: crew.driver.map(crew_member),
         second_driver: crew.second_driver.map(crew_member),
         trailer_plate: c.trailer_plate.clone(),

@@ -9,8 +9,8 @@ use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 use tns_core::domain::{
     cargo::{CargoIn, CargoShipment, Handover, Site},
     fields::{Amount, Day, Int, Text, Time},
-    kinds::{CargoUnit, RecordStatus},
-    uetds::{CityId, Nationality, PlaceId, Plate, TaxId},
+    kinds::{CargoUnit, DangerousPackaging, RecordStatus},
+    uetds::{CityId, ExemptionCode, Nationality, PlaceId, Plate, TaxId, UnNumber},
 };
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
@@ -61,6 +61,15 @@ pub struct Cargo {
     /// The country when unloading abroad; absent in Türkiye.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unloading_country: Option<String>,
+    /// Dangerous goods' UN number (absent for other goods).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub un_number: Option<String>,
+    /// How dangerous goods are carried (absent for other goods).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dangerous_packaging: Option<DangerousPackaging>,
+    /// The exemption dangerous goods travel under (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dangerous_exemption: Option<String>,
     /// Mirrors the latest submission: `draft` until submitted.
     pub status: RecordStatus,
     /// The downstream's reference, once a submission of it was delivered.
@@ -121,6 +130,9 @@ pub struct CargoFields {
     pub receiver_name: String,
     pub loading: HandoverFields,
     pub unloading: HandoverFields,
+    pub un_number: Option<String>,
+    pub dangerous_packaging: Option<DangerousPackaging>,
+    pub dangerous_exemption: Option<String>,
 }
 
 impl From<&CargoShipment> for CargoFields {
@@ -142,6 +154,9 @@ impl From<&CargoShipment> for CargoFields {
             receiver_name: c.receiver().name.clone(),
             loading: HandoverFields::from(l),
             unloading: HandoverFields::from(u),
+            un_number: c.dangerous().map(|d| d.un_number.clone()),
+            dangerous_packaging: c.dangerous().map(|d| d.packaging),
+            dangerous_exemption: c.dangerous().and_then(|d| d.exemption.clone()),
         }
     }
 }
@@ -173,6 +188,9 @@ impl From<&Cargo> for CargoIn {
             unloading_city_id: c.unloading_city_id.map(CityId),
             unloading_district_id: c.unloading_district_id.map(PlaceId),
             unloading_country: c.unloading_country.clone().map(Nationality::stored),
+            un_number: c.un_number.clone().map(UnNumber::stored),
+            dangerous_packaging: c.dangerous_packaging,
+            dangerous_exemption: c.dangerous_exemption.clone().map(ExemptionCode::stored),
         }
     }
 }
@@ -181,11 +199,11 @@ const COLUMNS: &str =
     "id, vehicle_id, driver_id, second_driver_id, trailer_plate, transport_type, cargo_type, transport_mode, cargo_amount::float8 AS cargo_amount, \
      cargo_unit, sender_tax_number, sender_name, receiver_tax_number, receiver_name, loading_date, loading_time, \
      loading_city_id, loading_district_id, loading_country, unloading_date, unloading_time, unloading_city_id, \
-     unloading_district_id, unloading_country, \
+     unloading_district_id, unloading_country, un_number, dangerous_packaging, dangerous_exemption, \
      status, downstream_reference, created_at, updated_at, created_by, changed_by";
 
 /// The columns both writes set, bound in this order by [`bind_fields`].
-const FIELDS: [&str; 23] = [
+const FIELDS: [&str; 26] = [
     "vehicle_id",
     "driver_id",
     "second_driver_id",
@@ -209,6 +227,9 @@ const FIELDS: [&str; 23] = [
     "unloading_city_id",
     "unloading_district_id",
     "unloading_country",
+    "un_number",
+    "dangerous_packaging",
+    "dangerous_exemption",
 ];
 
 fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::RowQuery<'q, Cargo> {
@@ -235,6 +256,9 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::
         .bind(c.unloading.city_id)
         .bind(c.unloading.district_id)
         .bind(c.unloading.country.as_deref())
+        .bind(c.un_number.as_deref())
+        .bind(c.dangerous_packaging)
+        .bind(c.dangerous_exemption.as_deref())
 }
 
 pub async fn insert(db: &PgPool, org: i64, c: &CargoFields, by: &str) -> sqlx::Result<Cargo> {

@@ -187,6 +187,7 @@ fn sandbox_scenarios_through_the_c_abi() {
     assert_eq!(amended.passengers.len(), 1);
     assert_eq!(amended.state, serde_json::json!({"group": 1}), "the kept state travels on");
     let cargo = Cargo {
+        dangerous: None,
         plate: "34ABC123".into(),
         driver: Some(person("10000000146")),
         second_driver: None,

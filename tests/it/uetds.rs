@@ -1875,6 +1875,59 @@ async fn a_delivered_goods_shipment_is_edited_in_place_at_u_etds() {
 }
 
 #[tokio::test]
+async fn dangerous_goods_go_with_their_un_number_and_way_of_carrying() {
+    let s = Setup::new().await;
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    (body["un_number"], body["dangerous_packaging"], body["dangerous_exemption"]) =
+        (json!("1203"), json!("tank"), json!("1.1.3.6"));
+    let made = s.app.post_ok("/portal/cargo", s.key(), body.clone(), 201).await;
+    assert_eq!((made["un_number"].as_str(), made["dangerous_packaging"].as_str()), (Some("1203"), Some("tank")));
+    let id = made["id"].as_i64().unwrap();
+    let sub = s.act(&format!("/portal/cargo/{id}/submit")).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let trip = s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&Setup::reference(&sub)));
+    let load = trip.unwrap().loads[0].clone();
+    assert_eq!(load.transport_kind, "1", "declared dangerous");
+    let sent = |name: &str| load.input.child_text(name).map(str::to_string);
+    assert_eq!(
+        (sent("unId"), sent("tehlikeliMaddeTasimaSekli"), sent("muafiyetTuru")),
+        (Some("1203".into()), Some("2".into()), Some("1.1.3.6".into()))
+    );
+    s.fake.assert_no_violations();
+
+    // Carried in bulk after all, without the exemption: the delivered load is edited.
+    let path = format!("/portal/cargo/{id}");
+    let put = json!({"dangerous_packaging": "bulk", "dangerous_exemption": null});
+    json_of(s.app.put(&path, s.key(), put).await, 200).await;
+    assert_eq!(s.act(&format!("{path}/submit")).await["state"], "delivered");
+    let trip = s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&Setup::reference(&sub)));
+    let load = trip.unwrap().loads[0].clone();
+    assert_eq!(load.input.child_text("tehlikeliMaddeTasimaSekli"), Some("3"));
+    assert_eq!(load.input.child_text("muafiyetTuru"), None);
+    s.fake.assert_no_violations();
+
+    // The number and the way of carrying go together; an exemption needs them.
+    let with = |changes: Value| {
+        let mut b = cargo(s.f.vehicle_id);
+        for (k, v) in changes.as_object().unwrap() {
+            b[k] = v.clone();
+        }
+        b
+    };
+    let post = |b: Value| s.app.post("/portal/cargo", Some(s.key()), b);
+    assert_invalid(post(with(json!({"un_number": "1203"}))).await, "dangerous_packaging").await;
+    assert_invalid(post(with(json!({"dangerous_packaging": "tank"}))).await, "un_number").await;
+    assert_invalid(post(with(json!({"dangerous_exemption": "1"}))).await, "dangerous_exemption").await;
+    assert_invalid(post(with(json!({"un_number": "12A3", "dangerous_packaging": "tank"}))).await, "un_number").await;
+    assert_invalid(
+        post(with(json!({"un_number": "1203", "dangerous_packaging": "barrel"}))).await,
+        "dangerous_packaging",
+    )
+    .await;
+}
+
+#[tokio::test]
 async fn goods_unloaded_abroad_go_with_the_country_and_no_province() {
     let s = Setup::new().await;
     let mut body = cargo(s.f.vehicle_id);

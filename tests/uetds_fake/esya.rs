@@ -204,6 +204,18 @@ fn load(ctx: &mut Ctx, item: &Element) -> Result<Load, (i32, String)> {
     if !matches!(kind.as_str(), "1" | "2") {
         return format(format!("tasimaTuruKodu {kind:?} is not 1 (dangerous) or 2 (other)"));
     }
+    // Dangerous goods come with their UN number and way of carrying; other goods without.
+    let (un, form) = (text(item, "unId"), text(item, "tehlikeliMaddeTasimaSekli"));
+    if kind == "1" {
+        if !un.as_deref().is_some_and(|u| u.len() == 4 && u.bytes().all(|b| b.is_ascii_digit())) {
+            return Err((codes::INVALID, "Tehlikeli madde için UN numarası zorunludur".into()));
+        }
+        if !form.as_deref().is_some_and(|f| matches!(f, "1" | "2" | "3")) {
+            return format(format!("tehlikeliMaddeTasimaSekli {form:?} is not 1, 2 or 3"));
+        }
+    } else if un.is_some() || form.is_some() || text(item, "muafiyetTuru").is_some() {
+        return Err((codes::INVALID, "Tehlikeli madde bilgileri yalnız tehlikeli madde taşımasında verilir".into()));
+    }
     let mut dates = Vec::new();
     for (d, t) in [("yuklemeTarihi", "yuklemeSaati"), ("bosaltmaTarihi", "bosaltmaSaati")] {
         let ds = text_or_empty(item, d);

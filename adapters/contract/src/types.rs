@@ -252,6 +252,18 @@ pub struct Amendment {
     pub goods: Option<Box<GoodsChange>>,
 }
 
+/// Dangerous goods, as a shipment carries them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DangerousGoods {
+    /// The UN number (four digits).
+    pub un_number: String,
+    /// `packaged`, `tank` or `bulk`.
+    pub packaging: String,
+    /// The downstream's code of the exemption they travel under, when one applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exemption: Option<String>,
+}
+
 /// A delivered goods shipment as the downstream holds it and as it is now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GoodsChange {
@@ -300,6 +312,9 @@ pub struct Party {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cargo {
     pub plate: String,
+    /// Dangerous goods: what they are and how they are carried; absent for other goods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous: Option<DangerousGoods>,
     pub driver: Option<Person>,
     /// A second driver taking turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -77,9 +77,22 @@ fn load_input(c: &Cargo, reference: &str) -> AdapterResult<w::EsyaYukBilgileriIn
     if c.transport_type != 1 {
         return Err(AdapterError::Permanent("U-ETDS's goods service takes road shipments only".into()));
     }
+    // How dangerous goods are carried, in U-ETDS's codes (1 packaged, 2 tank, 3 bulk).
+    let form = |p: &str| -> AdapterResult<String> {
+        Ok(match p {
+            "packaged" => "1",
+            "tank" => "2",
+            "bulk" => "3",
+            other => {
+                return Err(AdapterError::Permanent(format!("dangerous goods carried as {other:?}: no U-ETDS code")))
+            }
+        }
+        .into())
+    };
+    let dangerous = c.dangerous.as_ref();
     Ok(w::EsyaYukBilgileriInputV3 {
-        // 2: not dangerous goods (the record has no dangerous-goods fields).
-        tasima_turu_kodu: "2".into(),
+        // 1: dangerous goods (with their UN number and way of carrying), 2: other goods.
+        tasima_turu_kodu: if dangerous.is_some() { "1" } else { "2" }.into(),
         // The province and district only in Türkiye (the schema leaves them out abroad).
         yukleme_ulke_kodu: c.loading.country().to_string(),
         yukleme_il_mernis_kodu: mernis(&c.loading, c.loading.city_id),
@@ -93,9 +106,9 @@ fn load_input(c: &Cargo, reference: &str) -> AdapterResult<w::EsyaYukBilgileriIn
         bosaltma_saati: c.unloading.time.clone(),
         yuk_cins_id: Some(c.cargo_type.to_string()),
         yuk_cins_diger_aciklama: None,
-        tehlikeli_madde_tasima_sekli: None,
-        muafiyet_turu: None,
-        un_id: None,
+        tehlikeli_madde_tasima_sekli: dangerous.map(|d| form(&d.packaging)).transpose()?,
+        muafiyet_turu: dangerous.and_then(|d| d.exemption.clone()),
+        un_id: dangerous.map(|d| d.un_number.clone()),
         yuk_miktari: amount(c.amount),
         yuk_miktari_birimi: unit(&c.unit)?.into(),
         gonderen_unvan: c.sender.name.clone(),

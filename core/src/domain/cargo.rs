@@ -9,9 +9,10 @@ use utoipa::ToSchema;
 
 use super::{
     fields::{ceiling, Day, Int, RecordId, Time},
-    kinds::CargoUnit,
+    kinds::{CargoUnit, DangerousPackaging},
     uetds::{
-        is_turkish, CargoTypeCode, CityId, Nationality, PlaceId, Plate, TaxId, Title, TransportMode, TransportType,
+        is_turkish, CargoTypeCode, CityId, ExemptionCode, Nationality, PlaceId, Plate, TaxId, Title, TransportMode,
+        TransportType, UnNumber,
     },
     Invalid,
 };
@@ -75,6 +76,24 @@ pub struct CargoIn {
     /// The two-letter country code when unloading abroad; absent (or `TR`): in Türkiye.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unloading_country: Option<Nationality>,
+    /// Dangerous goods: their UN number (with `dangerous_packaging`); absent for other goods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub un_number: Option<UnNumber>,
+    /// How the dangerous goods are carried (with `un_number`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous_packaging: Option<DangerousPackaging>,
+    /// The exemption the dangerous goods are carried under, when one applies (with
+    /// `un_number`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous_exemption: Option<ExemptionCode>,
+}
+
+/// Dangerous goods: what U-ETDS is told of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dangerous {
+    pub un_number: String,
+    pub packaging: DangerousPackaging,
+    pub exemption: Option<String>,
 }
 
 /// What is carried, in U-ETDS's codes.
@@ -126,9 +145,13 @@ pub struct CargoShipment {
     receiver: Party,
     loading: Handover,
     unloading: Handover,
+    dangerous: Option<Dangerous>,
 }
 
 impl CargoShipment {
+    pub fn dangerous(&self) -> Option<&Dangerous> {
+        self.dangerous.as_ref()
+    }
     pub fn vehicle_id(&self) -> i64 {
         self.vehicle_id
     }
@@ -195,13 +218,23 @@ impl CargoShipment {
                 ]},
             ]})
         };
-        // A second driver takes turns with a first one.
-        let second = json!({
-            "if": {"required": ["second_driver_id"], "properties": {"second_driver_id": {"not": {"type": "null"}}}},
-            "then": {"required": ["driver_id"], "properties": {"driver_id": {"not": {"type": "null"}}}},
-        });
+        // A second driver takes turns with a first one; dangerous goods' fields go together.
+        let needs = |field: &str, other: &str| {
+            json!({
+                "if": {"required": [field], "properties": {field: {"not": {"type": "null"}}}},
+                "then": {"required": [other], "properties": {other: {"not": {"type": "null"}}}},
+            })
+        };
+        // Dangerous goods: none of their fields, or the number and the way of carrying (and an
+        // exemption, if any).
+        let dangerous = json!({"anyOf": [
+            {"properties": {"un_number": {"type": "null"}, "dangerous_packaging": {"type": "null"},
+                            "dangerous_exemption": {"type": "null"}}},
+            {"required": ["un_number", "dangerous_packaging"],
+             "properties": {"un_number": {"type": "string"}, "dangerous_packaging": {"type": "string"}}},
+        ]});
         json!({
-            "allOf": [site("loading"), site("unloading"), second],
+            "allOf": [site("loading"), site("unloading"), needs("second_driver_id", "driver_id"), dangerous],
             "x-tns-other-than": [["/second_driver_id", "/driver_id"]],
             "x-tns-not-before": [[["/loading_date", "/loading_time"], ["/unloading_date", "/unloading_time"]]],
         })
@@ -275,6 +308,17 @@ impl TryFrom<CargoIn> for CargoShipment {
             }
             _ => {}
         }
+        let dangerous = match (c.un_number, c.dangerous_packaging, c.dangerous_exemption) {
+            (Some(un), Some(packaging), exemption) => Some(Dangerous {
+                un_number: un.into_inner(),
+                packaging,
+                exemption: exemption.map(ExemptionCode::into_inner),
+            }),
+            (Some(_), None, _) => return Err(Invalid::new("dangerous_packaging", "is required with `un_number`")),
+            (None, Some(_), _) => return Err(Invalid::new("un_number", "is required with `dangerous_packaging`")),
+            (None, None, Some(_)) => return Err(Invalid::new("dangerous_exemption", "needs `un_number`")),
+            (None, None, None) => None,
+        };
         Ok(CargoShipment {
             vehicle_id: c.vehicle_id.get(),
             driver_id,
@@ -292,6 +336,7 @@ impl TryFrom<CargoIn> for CargoShipment {
             receiver: Party { tax_number: c.receiver_tax_number.into_inner(), name: c.receiver_name.into_inner() },
             loading,
             unloading,
+            dangerous,
         })
     }
 }

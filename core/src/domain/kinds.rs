@@ -264,6 +264,18 @@ str_enum! {
 }
 
 str_enum! {
+    /// How dangerous goods are carried (U-ETDS `tehlikeliMaddeTasimaSekli`: 1, 2, 3).
+    pub enum DangerousPackaging {
+        /// In packages (ambalajlı).
+        Packaged = "packaged",
+        /// In a tank.
+        Tank = "tank",
+        /// In bulk (dökme).
+        Bulk = "bulk",
+    }
+}
+
+str_enum! {
     /// A support ticket's state.
     pub enum TicketStatus {
         Open = "open",

@@ -488,6 +488,38 @@ pub type Title = Text<TITLE_MAX>;
 pub type CancelReason = Text<400>;
 
 pattern!(
+    /// A UN number (the four digits of the UN list of dangerous goods).
+    UN_NUMBER = r"^[0-9]{4}$"
+);
+
+string_field! {
+    /// A dangerous good's UN number (U-ETDS `unId`).
+    pub struct UnNumber as "UnNumber" {
+        pattern: UN_NUMBER,
+        max: None,
+        error: "must be a UN number: four digits, such as 1203",
+        normalize: as_given,
+        schema: {"description": "A dangerous good's UN number: four digits.", "examples": ["1203"]},
+    }
+}
+
+pattern!(
+    /// A code of U-ETDS's list of exemptions for dangerous goods: 1–20 letters, digits, `.` or `-`.
+    EXEMPTION = r"^[A-Za-z0-9.-]{1,20}$"
+);
+
+string_field! {
+    /// An exemption's code (U-ETDS `muafiyetTuru`, from its `paramTehlikeMaddeMuafiyetTurleri`).
+    pub struct ExemptionCode as "ExemptionCode" {
+        pattern: EXEMPTION,
+        max: None,
+        error: "must be an exemption code of 1–20 letters, digits, `.` or `-`",
+        normalize: as_given,
+        schema: {"description": "The code of an exemption from U-ETDS's list of dangerous-goods exemptions."},
+    }
+}
+
+pattern!(
     /// A baggage tag's barcode: 1–40 letters, digits or `-`.
     BARCODE = r"^[A-Za-z0-9-]{1,40}$"
 );
