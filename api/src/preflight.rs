@@ -14,6 +14,7 @@ use futures::{stream, StreamExt};
 use tns_adapter::{Check, CheckRequest, Credentials, Finding, Person};
 use tns_core::domain::{
     kinds::{RecordStatus, RoleType},
+    personal::mask_numbers,
     preflight::{CheckKind, PreflightMode, MAX_CHECKS},
     warnings::{turkey, Warning, WarningCode},
 };
@@ -110,22 +111,10 @@ pub async fn run(st: &AppState, org: i64, target: Target) -> ApiResult<Vec<Warni
     Ok(failed)
 }
 
-/// A downstream's text fit to keep and show: long numbers (an identity number it may quote)
-/// left out, at most [`DETAIL_MAX`] characters.
+/// A downstream's text fit to keep and show: numbers it may quote (an identity number)
+/// masked, at most [`DETAIL_MAX`] characters.
 fn clean(text: &str) -> String {
-    let mut out = String::new();
-    let mut digits = String::new();
-    for c in text.chars().chain(std::iter::once('\0')) {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        out.push_str(if digits.len() >= 9 { "…" } else { &digits });
-        digits.clear();
-        if c != '\0' {
-            out.push(c);
-        }
-    }
+    let out = mask_numbers(text);
     match out.char_indices().nth(DETAIL_MAX) {
         Some((at, _)) => format!("{}…", &out[..at]),
         None => out,

@@ -258,6 +258,7 @@ async fn a_shipment_through_its_form_is_submitted_and_delivered() {
     assert_eq!(pdf.headers["content-type"], "application/pdf");
     // A delivered shipment is changed like a draft; the change goes as an amendment when it is
     // submitted again.
+    assert!(delivered.body.contains(&format!(r#"href="/cargo/{id}/edit""#)), "{}", delivered.body);
     let late = v.submit(&format!("/cargo/{id}"), &format!("/cargo/{id}"), &pairs(&cargo_form(f.vehicle_id))).await;
     assert_eq!(late.status, StatusCode::SEE_OTHER, "{}", late.body);
 

@@ -172,7 +172,7 @@ pub async fn new(m: Member<JourneysWrite>) -> Html<String> {
     Html(form_page(&m, None, &Typed::new(), None))
 }
 
-/// `GET /cargo/{id}/edit`: the form with the draft's values.
+/// `GET /cargo/{id}/edit`: the form with the shipment's values.
 pub async fn edit(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
@@ -304,8 +304,11 @@ pub async fn show(
                     } @else {
                         (Record::Cargo.reactivate_form(lang, csrf, id))
                     }
-                    @if c.status == RecordStatus::Draft {
+                    // A delivered shipment changes too: the change goes as an amendment.
+                    @if c.status.is_editable() {
                         a.button.secondary href=(format!("/cargo/{id}/edit")) { (lang.t(Msg::Edit)) }
+                    }
+                    @if c.status == RecordStatus::Draft {
                         form method="post" action=(format!("/cargo/{id}/delete")) hx-post=(format!("/cargo/{id}/delete"))
                             hx-confirm=(lang.t(Msg::ConfirmDelete)) {
                             input type="hidden" name="_csrf" value=(csrf);
