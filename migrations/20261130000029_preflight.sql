@@ -23,7 +23,6 @@ CREATE TABLE preflight_results (
     org_id     BIGINT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
     day        DATE NOT NULL,
     subject    BYTEA NOT NULL CHECK (length(subject) = 32),
-    passed     BOOLEAN NOT NULL,
     detail     TEXT CHECK (length(detail) <= 1000),
     checked_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     PRIMARY KEY (org_id, day, subject)

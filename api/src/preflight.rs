@@ -137,7 +137,7 @@ fn label(c: &Check) -> &'static str {
 }
 
 /// The checks `chosen` of the record as it would be sent; `None` when nothing would be sent
-/// (a delivered shipment, a cancelled record, one with a submission pending).
+/// (a cancelled record, one with a submission pending).
 async fn plan(st: &AppState, org: i64, target: Target, chosen: &[CheckKind]) -> ApiResult<Option<Vec<Planned>>> {
     let mut conn = st.db.acquire().await?;
     if db::submissions::pending_for(&mut conn, org, target).await?.is_some() {
@@ -224,7 +224,7 @@ async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outc
     let credentials = credentials(st, org).await?;
     let subjects: Vec<Vec<u8>> =
         planned.iter().map(|p| subject(st, org, &adapter, credentials.as_ref(), &p.check)).collect();
-    let kept = db::preflight::answers(&st.db, org, day, &subjects).await?;
+    let kept = db::preflight::passes(&st.db, org, day, &subjects).await?;
     // Owned requests, so the stream borrows nothing across its awaits.
     let requests: Vec<(usize, CheckRequest)> = planned
         .iter()
@@ -251,14 +251,12 @@ async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outc
         .buffer_unordered(CONCURRENCY)
         .collect()
         .await;
-    let passes: Vec<db::preflight::Answer> = asked
+    let passes: Vec<db::preflight::Pass> = asked
         .iter()
         .filter_map(|(i, o)| match o {
-            Outcome::Answered(f) if f.passed => Some(db::preflight::Answer {
-                subject: subjects[*i].clone(),
-                passed: true,
-                detail: f.detail.as_deref().map(clean),
-            }),
+            Outcome::Answered(f) if f.passed => {
+                Some(db::preflight::Pass { subject: subjects[*i].clone(), detail: f.detail.as_deref().map(clean) })
+            }
             _ => None,
         })
         .collect();
@@ -273,7 +271,7 @@ async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outc
         .map(|s| {
             kept.iter()
                 .find(|k| &k.subject == s)
-                .map(|k| Outcome::Answered(Finding { passed: k.passed, detail: k.detail.clone() }))
+                .map(|k| Outcome::Answered(Finding { passed: true, detail: k.detail.clone() }))
         })
         .collect();
     for (i, o) in asked {

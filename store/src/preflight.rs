@@ -39,29 +39,26 @@ pub async fn set_policy(
     .await
 }
 
-/// One kept answer.
+/// One kept pass: what was asked (its digest) and what the downstream said.
 #[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Answer {
+pub struct Pass {
     pub subject: Vec<u8>,
-    pub passed: bool,
     pub detail: Option<String>,
 }
 
-/// The answers kept for `day` among `subjects`.
-pub async fn answers(db: &PgPool, org: i64, day: NaiveDate, subjects: &[Vec<u8>]) -> sqlx::Result<Vec<Answer>> {
-    sqlx::query_as(
-        "SELECT subject, passed, detail FROM preflight_results WHERE org_id = $1 AND day = $2 AND subject = ANY($3)",
-    )
-    .bind(org)
-    .bind(day)
-    .bind(subjects)
-    .fetch_all(db)
-    .await
+/// The passes kept for `day` among `subjects`.
+pub async fn passes(db: &PgPool, org: i64, day: NaiveDate, subjects: &[Vec<u8>]) -> sqlx::Result<Vec<Pass>> {
+    sqlx::query_as("SELECT subject, detail FROM preflight_results WHERE org_id = $1 AND day = $2 AND subject = ANY($3)")
+        .bind(org)
+        .bind(day)
+        .bind(subjects)
+        .fetch_all(db)
+        .await
 }
 
 /// Keep `new` answers for `day` (a concurrent submit's answer to the same check wins), and
 /// drop the organization's answers of earlier days: one transaction.
-pub async fn keep(db: &PgPool, org: i64, day: NaiveDate, new: &[Answer]) -> sqlx::Result<()> {
+pub async fn keep(db: &PgPool, org: i64, day: NaiveDate, new: &[Pass]) -> sqlx::Result<()> {
     let mut tx = db.begin().await?;
     sqlx::query("DELETE FROM preflight_results WHERE org_id = $1 AND day < $2")
         .bind(org)
@@ -69,17 +66,15 @@ pub async fn keep(db: &PgPool, org: i64, day: NaiveDate, new: &[Answer]) -> sqlx
         .execute(&mut *tx)
         .await?;
     let subjects: Vec<&[u8]> = new.iter().map(|a| a.subject.as_slice()).collect();
-    let passed: Vec<bool> = new.iter().map(|a| a.passed).collect();
     let details: Vec<Option<&str>> = new.iter().map(|a| a.detail.as_deref()).collect();
     sqlx::query(
-        "INSERT INTO preflight_results (org_id, day, subject, passed, detail)
-         SELECT $1, $2, * FROM unnest($3::bytea[], $4::bool[], $5::text[])
+        "INSERT INTO preflight_results (org_id, day, subject, detail)
+         SELECT $1, $2, * FROM unnest($3::bytea[], $4::text[])
          ON CONFLICT DO NOTHING",
     )
     .bind(org)
     .bind(day)
     .bind(&subjects)
-    .bind(&passed)
     .bind(&details)
     .execute(&mut *tx)
     .await?;

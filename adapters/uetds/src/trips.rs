@@ -254,12 +254,18 @@ impl JourneyProgress {
             .collect()
     }
 
-    fn complete(&self, svc: &impl TripService, j: &Journey) -> bool {
+    /// The trip, its group and its crew are as the journey wants (what comes before any
+    /// baggage or passenger call).
+    fn trip_and_crew_done(&self, svc: &impl TripService, j: &Journey) -> bool {
         self.trip.is_some()
             && self.sent.as_ref() == Some(&j.trip())
             && (self.group.is_some() || !svc.has_groups())
             && self.stale_crew(j).is_none()
             && self.missing_crew(j).is_empty()
+    }
+
+    fn complete(&self, svc: &impl TripService, j: &Journey) -> bool {
+        self.trip_and_crew_done(svc, j)
             && self.stale_passenger(j).is_none()
             && self.unsent(j, svc.reference()).is_empty()
             && self.bag_call(j, svc.reference()).is_none()
@@ -432,11 +438,7 @@ pub fn reconcile_journey(svc: &impl TripService, j: &Journey, progress: &Value) 
     let mut p: JourneyProgress = load(progress)?;
     // The baggage call that may have been made: the one due when the progress was recorded
     // (none when a trip, crew or passenger call was).
-    let pending = if p.trip.is_some() && p.stale_crew(j).is_none() && p.missing_crew(j).is_empty() {
-        p.bag_call(j, svc.reference())
-    } else {
-        None
-    };
+    let pending = p.bag_call(j, svc.reference()).filter(|_| p.trip_and_crew_done(svc, j));
     let trip = j.trip();
     let id = match p.trip {
         Some(id) => id,
@@ -734,9 +736,7 @@ pub fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Val
     }
     let mut bags = p.held_bags(a);
     baggage::settle(&mut bags, pending, held.baggage)?;
-    if p.bags.is_some() || bags != p.held_bags(a) {
-        p.bags = Some(bags);
-    }
+    p.bags = Some(bags);
     p.next(a, id)
 }
 
