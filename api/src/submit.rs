@@ -101,7 +101,14 @@ fn refuse_cancelled(target: Target, status: RecordStatus) -> ApiResult<()> {
 /// delivering cancellation when it is already cancelled). A record the downstream does not hold
 /// has nothing to cancel (409: delete a draft instead); one with a submission of another kind
 /// pending waits for it (409).
-pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &str) -> ApiResult<Submission> {
+pub async fn cancel(
+    st: &AppState,
+    org: i64,
+    target: Target,
+    reason: &str,
+    cancel_kind: Option<String>,
+    by: &str,
+) -> ApiResult<Submission> {
     let mut tx = st.db.begin().await?;
     let (status, reference, kind) = locked(&mut tx, org, target).await?;
     if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
@@ -142,7 +149,8 @@ pub async fn cancel(st: &AppState, org: i64, target: Target, reason: &str, by: &
             }
         },
     };
-    let snapshot = Cancellation { kind, downstream_reference, downstream_state: state, reason: reason.to_string() };
+    let snapshot =
+        Cancellation { kind, downstream_reference, downstream_state: state, reason: reason.to_string(), cancel_kind };
     queue_and_commit(tx, org, target, Operation::Cancel, &adapter, &snapshot, by).await
 }
 
@@ -180,8 +188,13 @@ pub async fn reactivate(st: &AppState, org: i64, target: Target, reason: &str, b
             target.id()
         )));
     };
-    let snapshot =
-        Reactivation { kind, downstream_reference: reference, downstream_state: state.0, reason: reason.to_string() };
+    let snapshot = Reactivation {
+        kind,
+        downstream_reference: reference,
+        downstream_state: state.0,
+        reason: reason.to_string(),
+        cancel_kind: None,
+    };
     queue_and_commit(tx, org, target, Operation::Reactivate, &adapter, &snapshot, by).await
 }
 

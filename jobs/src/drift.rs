@@ -18,8 +18,8 @@ use std::{
 use futures::StreamExt;
 use prometheus::{IntCounterVec, Opts, Registry as Metrics};
 use sqlx::PgPool;
-use tns_adapter::{Adapter, AdapterError, Credentials, InspectRequest, Observed};
-use tns_adapter_host::{credentials, Registry};
+use tns_adapter::{Adapter, AdapterError, InspectRequest, Observed};
+use tns_adapter_host::Registry;
 use tns_core::{
     domain::drift::Facts,
     env::{ConfigError, Vars},
@@ -181,7 +181,7 @@ impl DriftCheck {
             store::mark_checked(db, c).await?;
             return Ok(Outcome::NotAsked);
         };
-        let credentials = match self.credentials(db, c.org_id).await? {
+        let credentials = match crate::downstream::credentials(db, &self.data_key, c.org_id).await? {
             Ok(credentials) => credentials,
             Err(unreadable) => {
                 tracing::warn!(org = c.org_id, error = %unreadable, "drift check: the organization's credentials");
@@ -196,13 +196,7 @@ impl DriftCheck {
             downstream_state: expected.downstream_state,
             references: expected.references,
         };
-        let task = tokio::task::spawn_blocking(move || adapter.inspect(&req));
-        let answer = match tokio::time::timeout(self.timeout, task).await {
-            Err(_) => Err(AdapterError::Transient(format!("no answer within {} s", self.timeout.as_secs()))),
-            Ok(Err(e)) => Err(AdapterError::Transient(format!("the adapter call failed: {e}"))),
-            Ok(Ok(r)) => r,
-        };
-        match answer {
+        match crate::downstream::within(self.timeout, move || adapter.inspect(&req)).await {
             Ok(None) => {
                 store::mark_checked(db, c).await?;
                 Ok(Outcome::NotAsked)
@@ -227,19 +221,6 @@ impl DriftCheck {
                 Ok(Outcome::Refused)
             }
         }
-    }
-
-    /// The organization's downstream credentials, opened for the call (none stored: none);
-    /// a password the data key cannot open is the operator's configuration problem.
-    async fn credentials(
-        &self,
-        db: &PgPool,
-        org: i64,
-    ) -> anyhow::Result<Result<Option<Credentials>, credentials::Unreadable>> {
-        let Some((env, user, sealed)) = tns_store::downstream::sealed_credentials(db, org).await? else {
-            return Ok(Ok(None));
-        };
-        Ok(credentials::open(&self.data_key, org, env, user, &sealed).map(Some))
     }
 }
 

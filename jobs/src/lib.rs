@@ -3,6 +3,8 @@
 //! stops them at once when its term ends. Run as many replicas as you like: one works, the
 //! others wait to take over.
 
+pub mod code_lists;
+mod downstream;
 pub mod drift;
 pub mod leader;
 pub mod periodic;
@@ -49,12 +51,13 @@ pub struct Runner {
     elector: Elector,
     metrics: Arc<Metrics>,
     drift: Option<Arc<drift::DriftCheck>>,
+    code_lists: Option<Arc<code_lists::CodeListRefresh>>,
 }
 
 impl Runner {
     /// In a cluster the Lease lives in the configured namespace, reached with the pod's
     /// service account (in-cluster configuration). `adapters` (each call within `call_timeout`)
-    /// are what the drift checks ask.
+    /// are what the drift checks and the code lists job ask.
     pub async fn prepare(
         settings: Settings,
         database_url: &str,
@@ -75,9 +78,12 @@ impl Runner {
             }
         };
         let metrics = Arc::new(Metrics::new(registry).context("registering the jobs' metrics")?);
+        let code_lists = settings.reference_org.map(|org| {
+            Arc::new(code_lists::CodeListRefresh::new(org, adapters.clone(), settings.data_key.clone(), call_timeout))
+        });
         let drift = drift::DriftCheck::new(settings.drift, adapters, settings.data_key.clone(), call_timeout, registry)
             .context("registering the drift checks' metrics")?;
-        Ok(Runner { settings, db, elector, metrics, drift: Some(Arc::new(drift)) })
+        Ok(Runner { settings, db, elector, metrics, drift: Some(Arc::new(drift)), code_lists })
     }
 
     /// The role's pool (for its readiness probe).
@@ -86,7 +92,7 @@ impl Runner {
     }
 
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
-        let jobs = self.settings.jobs(self.drift);
+        let jobs = self.settings.jobs(self.drift, self.code_lists);
         run(self.db, self.settings, jobs, self.elector, self.metrics, shutdown).await
     }
 }

@@ -31,6 +31,8 @@ pub enum Job {
     /// Ask the downstream about recently delivered records and record what changed outside
     /// TNS ([`crate::drift`]).
     DriftCheck(Arc<crate::drift::DriftCheck>),
+    /// Read the downstream's code lists once a day ([`crate::code_lists`]).
+    CodeLists(Arc<crate::code_lists::CodeListRefresh>),
 }
 
 /// A day's invoicing starts this long after it begins, so that the last calls' counts of a
@@ -47,6 +49,7 @@ impl Job {
             Job::Invoicing(_) => "invoicing",
             Job::Dunning => "dunning",
             Job::DriftCheck(_) => "drift-check",
+            Job::CodeLists(_) => "code-lists",
         }
     }
 
@@ -59,6 +62,9 @@ impl Job {
             Job::Invoicing(_) => Duration::from_secs(300),
             Job::Dunning => Duration::from_secs(300),
             Job::DriftCheck(_) => Duration::from_secs(300),
+            // A run reads nothing while the copy is fresh: hourly retries while the
+            // downstream cannot be read.
+            Job::CodeLists(_) => Duration::from_secs(3600),
         }
     }
 
@@ -66,6 +72,7 @@ impl Job {
     pub async fn run(&self, db: &PgPool, redis: &RedisSettings) -> anyhow::Result<u64> {
         match self {
             Job::DriftCheck(check) => check.run(db).await,
+            Job::CodeLists(refresh) => refresh.run(db).await,
             Job::IdempotencyPurge => Ok(tns_store::idempotency::purge(db).await?),
             Job::TrialExpiry => {
                 let ended = tns_store::standing::expire_trials(db).await?;

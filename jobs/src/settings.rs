@@ -33,6 +33,9 @@ pub struct Settings {
     /// Opens the organizations' downstream passwords (drift checks ask with them).
     pub data_key: DataKey,
     pub drift: crate::drift::Settings,
+    /// The organization whose downstream account reads the downstream's code lists
+    /// (`TNS_REFERENCE_ORG`); none: the shipped copies are served.
+    pub reference_org: Option<i64>,
 }
 
 /// Where a pod finds its own namespace.
@@ -76,11 +79,20 @@ impl Settings {
             invoices: Terms::from_vars(vars)?,
             data_key,
             drift: crate::drift::Settings::from_vars(vars)?,
+            reference_org: match vars.get("TNS_REFERENCE_ORG") {
+                None => None,
+                Some(_) => Some(vars.parse_int("TNS_REFERENCE_ORG", 0, 1, i64::MAX as u64)? as i64),
+            },
         })
     }
 
-    /// The jobs to run; the drift checks when enabled and given the adapters.
-    pub fn jobs(&self, drift: Option<std::sync::Arc<crate::drift::DriftCheck>>) -> Vec<crate::periodic::Job> {
+    /// The jobs to run; the drift checks when enabled and given the adapters, the code lists
+    /// job when a reference organization is set.
+    pub fn jobs(
+        &self,
+        drift: Option<std::sync::Arc<crate::drift::DriftCheck>>,
+        code_lists: Option<std::sync::Arc<crate::code_lists::CodeListRefresh>>,
+    ) -> Vec<crate::periodic::Job> {
         use crate::periodic::Job;
         let mut jobs = vec![
             Job::IdempotencyPurge,
@@ -91,6 +103,7 @@ impl Settings {
             Job::Dunning,
         ];
         jobs.extend(drift.filter(|_| self.drift.enabled).map(Job::DriftCheck));
+        jobs.extend(code_lists.map(Job::CodeLists));
         jobs
     }
 }

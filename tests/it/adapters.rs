@@ -208,6 +208,7 @@ fn sandbox_scenarios_through_the_c_abi() {
         downstream_reference: ok.downstream_reference.clone(),
         downstream_state: serde_json::Value::Null,
         reason: "test".into(),
+        cancel_kind: None,
     };
     assert_eq!(
         send(&notification("cancel-1", Work::Cancel(cancel))).unwrap().downstream_reference,

@@ -107,6 +107,8 @@ async fn openapi_document_covers_every_route() {
         ("put", "/portal/downstream"),
         ("get", "/ref/cities"),
         ("get", "/ref/districts"),
+        ("get", "/ref/code-lists"),
+        ("get", "/ref/code-lists/{name}"),
         ("get", "/portal/support/tickets"),
         ("post", "/portal/support/tickets"),
         ("get", "/portal/webhooks"),

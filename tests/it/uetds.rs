@@ -2015,3 +2015,82 @@ async fn a_cancelled_shipment_is_reactivated_at_u_etds_with_its_load() {
     let page = crate::portal::Visitor::owner(&s.app, &s.f.org).await.get(&format!("/cargo/{id}")).await;
     assert!(page.body.contains(&format!(r#"action="/cargo/{id}/reactivate""#)), "{}", page.body);
 }
+
+/// The code lists job against `s`'s fake, reading with `s`'s organization's account.
+fn code_list_refresh(s: &Setup) -> tns_jobs::code_lists::CodeListRefresh {
+    let cfg = s.app.env.config(Role::Jobs);
+    let adapters = tns::roles::load_adapters(&cfg).unwrap();
+    let key = cfg.jobs.unwrap().data_key;
+    tns_jobs::code_lists::CodeListRefresh::new(s.f.org.id, adapters, key, Duration::from_secs(4))
+}
+
+fn codes_of(list: &Value) -> Vec<String> {
+    list["codes"].as_array().unwrap().iter().map(|c| c["code"].as_str().unwrap().to_string()).collect()
+}
+
+#[tokio::test]
+async fn code_lists_come_from_u_etds_daily_and_a_shipment_is_cancelled_with_a_kind_from_them() {
+    let s = Setup::new().await;
+    let db = s.app.env.pool().await;
+
+    // Before the job has read anything: the shipped copies, an unknown list is a 404.
+    let transport = s.app.get_ok("/ref/code-lists/transport_kinds", s.key()).await;
+    assert_eq!((transport["source"].as_str(), codes_of(&transport)), (Some("shipped"), vec!["1".into(), "2".into()]));
+    assert!(transport.get("refreshed_at").is_none(), "{transport}");
+    assert_eq!(codes_of(&s.app.get_ok("/ref/code-lists/trip_cancel_kinds", s.key()).await), Vec::<String>::new());
+    error_body(s.app.get("/ref/code-lists/colours", s.key()).await, 404).await;
+
+    // The job reads every list from the goods service, with the organization's account.
+    let refresh = code_list_refresh(&s);
+    assert_eq!(refresh.run(&db).await.unwrap(), 9, "every list replaced");
+    for op in ["seferIptalTurleri", "iptalTurleri", "paramTasimaTurleri", "paramTehlikeliMaddeTasimaSekli"] {
+        assert_eq!(s.fake.calls(op), 1, "{op}");
+    }
+    assert_eq!(s.fake.calls("paramYukTuru"), 2, "for dangerous goods and for the others");
+    let all = s.app.get_ok("/ref/code-lists", s.key()).await;
+    let lists = all["data"].as_array().unwrap();
+    assert_eq!(lists.len(), 9, "{all}");
+    assert!(lists.iter().all(|l| l["source"] == "downstream" && l["refreshed_at"].is_string()), "{all}");
+    let list = |name: &str| lists.iter().find(|l| l["name"] == name).unwrap().clone();
+    assert_eq!(codes_of(&list("trip_cancel_kinds")), ["1", "2", "3"]);
+    assert_eq!(codes_of(&list("goods_types")), ["1", "2", "3"]);
+    assert_eq!(codes_of(&list("dangerous_goods_types")), ["101", "103"]);
+    assert_eq!(list("dangerous_packaging")["codes"][2], json!({"code": "3", "name": "DÖKME"}));
+    assert_eq!(codes_of(&list("dangerous_exemptions")), ["1", "2"]);
+    // Fresh for a day: the next run asks nothing.
+    assert_eq!(refresh.run(&db).await.unwrap(), 0);
+    assert_eq!(s.fake.calls("seferIptalTurleri"), 1);
+
+    // A shipment's cancellation takes a kind from the list (422 naming the field otherwise);
+    // a journey's takes none.
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    let id = s.app.post_ok("/portal/cargo", s.key(), body, 201).await["id"].as_i64().unwrap();
+    assert_eq!(s.act(&format!("/portal/cargo/{id}/submit")).await["state"], "delivered");
+    let cancel = format!("/portal/cargo/{id}/cancel");
+    let e = error_body(s.app.post(&cancel, Some(s.key()), json!({"cancel_kind": "9"})).await, 422).await;
+    assert_eq!(e["field"], "cancel_kind", "{e}");
+    assert!(e["detail"].as_str().unwrap().contains("1, 2, 3"), "{e}");
+    let journey = s.tarifesiz(&s.f.plate, &[]).await;
+    let path = format!("/portal/journeys/{journey}/cancel");
+    assert_invalid(s.app.post(&path, Some(s.key()), json!({"cancel_kind": "2"})).await, "cancel_kind").await;
+    // The portal's cancel form offers the list's kinds for a shipment.
+    let v = crate::portal::Visitor::owner(&s.app, &s.f.org).await;
+    let delivered =
+        s.app.get_ok("/portal/submissions?target_type=cargo", s.key()).await["data"][0]["id"].as_i64().unwrap();
+    let page = format!("/submissions/{delivered}");
+    let seen = v.get(&page).await;
+    assert!(
+        seen.body.contains(r#"name="cancel_kind""#) && seen.body.contains(r#"<option value="2">"#),
+        "{}",
+        seen.body
+    );
+    let fields = [("cancel_kind", "2"), ("reason", "Araç arızası")];
+    let posted = v.submit(&page, &format!("/submissions/{delivered}/cancel"), &fields).await;
+    assert_eq!(posted.status, reqwest::StatusCode::SEE_OTHER, "{}", posted.body);
+    let queued = posted.location().trim_start_matches("/submissions/").split('?').next().unwrap().to_string();
+    let sub = final_state(&s, &json!({"id": queued.parse::<i64>().unwrap()})).await;
+    let trip = s.fake.cargo_trip(sub["downstream_reference"].as_str().unwrap().parse().unwrap()).unwrap();
+    assert_eq!((trip.cancel_code.as_deref(), trip.cancel_reason.as_deref()), (Some("2"), Some("Araç arızası")));
+    s.fake.assert_no_violations();
+}

@@ -19,6 +19,17 @@ pub const TRIP_CANCEL_KINDS: [(&str, &str); 3] =
     [("1", "SEFER GERÇEKLEŞMEDİ"), ("2", "HATALI BİLDİRİM"), ("3", "DİĞER")];
 /// Load cancellation kinds (`iptalTurleri`).
 pub const LOAD_CANCEL_KINDS: [(&str, &str); 3] = [("1", "YÜK TAŞINMADI"), ("2", "HATALI BİLDİRİM"), ("3", "DİĞER")];
+/// Transport types (`paramTasimaTurleri`).
+pub const TRANSPORT_KINDS: [(&str, &str); 2] = [("1", "TEHLİKELİ MADDE"), ("2", "DİĞER")];
+/// Goods types (`paramYukTuru`) of dangerous goods (transport type 1) and of others.
+pub const DANGEROUS_GOODS_TYPES: [(i64, &str); 2] = [(101, "PATLAYICI MADDELER"), (103, "YANICI SIVILAR")];
+pub const GOODS_TYPES: [(i64, &str); 3] = [(1, "GIDA"), (2, "TEKSTİL"), (3, "İNŞAAT MALZEMESİ")];
+/// Quantity units (`paramYukBirimi`), the same for both transport types here.
+pub const UNITS: [(&str, &str); 4] = [("KG", "KİLOGRAM"), ("TON", "TON"), ("AD", "ADET"), ("L", "LİTRE")];
+/// How dangerous goods travel (`paramTehlikeliMaddeTasimaSekli`).
+pub const PACKAGING: [(&str, &str); 3] = [("1", "AMBALAJLI"), ("2", "TANK"), ("3", "DÖKME")];
+/// Dangerous-goods exemptions (`paramTehlikeMaddeMuafiyetTurleri`).
+pub const EXEMPTIONS: [(&str, &str); 2] = [("1", "SINIRLI MİKTAR MUAFİYETİ"), ("2", "MUAFİYET YOK")];
 
 /// Runs an eşya operation; `None` for operations the fake does not simulate.
 pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
@@ -37,6 +48,11 @@ pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
         "seferRaporuV3" => sefer_raporu(ctx, el),
         "seferIptalTurleri" => kinds(&TRIP_CANCEL_KINDS),
         "iptalTurleri" => kinds(&LOAD_CANCEL_KINDS),
+        "paramTasimaTurleri" => listed("tasimaTuruListesi", &TRANSPORT_KINDS),
+        "paramYukTuru" => goods_types(el),
+        "paramYukBirimi" => listed("paramYukBirimiListesi", &UNITS),
+        "paramTehlikeliMaddeTasimaSekli" => listed("tehlikeliMaddeTasimaSekliListesi", &PACKAGING),
+        "paramTehlikeMaddeMuafiyetTurleri" => listed("muafiyetTuruListesi", &EXEMPTIONS),
         _ => return None,
     })
 }
@@ -423,6 +439,20 @@ fn sefer_raporu(ctx: &mut Ctx, el: &Element) -> Answer {
     let t = &ctx.store.cargo[i];
     let doc = pdf(&format!("U-ETDS ESYA SEFER {} {} {}", t.id, t.plate1, t.firma_sefer_no.as_deref().unwrap_or("")));
     Answer::ret(ok().field("sonucPdf", base64::engine::general_purpose::STANDARD.encode(doc)))
+}
+
+/// A code list answered after `sonucKodu` and `sonucMesaji`, each entry `{aciklama, kodu}`.
+fn listed(element: &str, list: &[(&str, &str)]) -> Answer {
+    let items = list.iter().map(|(k, a)| Element::new(element).field("aciklama", a).field("kodu", k));
+    Answer::ret(ok().with_all(items))
+}
+
+/// `paramYukTuru(tasimaTuruKodu)` → `uetdsEsyaParamEsyaTurSonuc` (`yukTurListesi{adi, id}`).
+fn goods_types(el: &Element) -> Answer {
+    let list: &[(i64, &str)] =
+        if text_or_empty(el, "tasimaTuruKodu") == "1" { &DANGEROUS_GOODS_TYPES } else { &GOODS_TYPES };
+    let items = list.iter().map(|(id, a)| Element::new("yukTurListesi").field("adi", a).field("id", id));
+    Answer::ret(ok().with_all(items))
 }
 
 /// `seferIptalTurleri` / `iptalTurleri` → `uetdsEsyaParamIptalTuruSonuc` (list first).

@@ -25,7 +25,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::{Adapter, AdapterError};
 
 /// Bumped on any incompatible change of the symbols, the ops or the JSON shapes.
-pub const ABI_VERSION: u32 = 5;
+pub const ABI_VERSION: u32 = 6;
 
 pub const STATUS_OK: i32 = 0;
 pub const STATUS_ERR: i32 = 1;
@@ -69,6 +69,7 @@ pub enum Op {
     AllowList = 5,
     Inspect = 6,
     Check = 7,
+    CodeLists = 8,
 }
 
 impl Op {
@@ -82,6 +83,7 @@ impl Op {
             5 => Op::AllowList,
             6 => Op::Inspect,
             7 => Op::Check,
+            8 => Op::CodeLists,
             _ => return None,
         })
     }
@@ -119,6 +121,7 @@ pub fn dispatch(adapter: &dyn Adapter, op: u32, input: &[u8]) -> Result<Vec<u8>,
         Some(Op::AllowList) => run(adapter.allow_list(&decode(input)?)),
         Some(Op::Inspect) => run(adapter.inspect(&decode(input)?)),
         Some(Op::Check) => run(adapter.check(&decode(input)?)),
+        Some(Op::CodeLists) => run(adapter.code_lists(&decode(input)?)),
         None => Err(AdapterError::Configuration(format!("this plugin does not know operation {op}"))),
     }
 }

@@ -11,8 +11,9 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::{
     abi::{self, AbiVersionFn, CallFn, CreateFn, DestroyFn, FreeFn, Op, TnsBuf},
-    Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CheckRequest, CredentialsCheck,
-    Description, Document, Finding, InspectRequest, Notification, Observed, ReportRequest, Step,
+    Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CheckRequest, CodeList,
+    CodeListsRequest, CredentialsCheck, Description, Document, Finding, InspectRequest, Notification, Observed,
+    ReportRequest, Step,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -164,6 +165,9 @@ impl Adapter for Plugin {
     }
     fn check(&self, req: &CheckRequest) -> AdapterResult<Option<Finding>> {
         self.invoke(Op::Check, req)
+    }
+    fn code_lists(&self, req: &CodeListsRequest) -> AdapterResult<Vec<CodeList>> {
+        self.invoke(Op::CodeLists, req)
     }
 
     fn inspect(&self, req: &InspectRequest) -> AdapterResult<Option<Observed>> {

@@ -85,4 +85,8 @@ pub trait Adapter: Send + Sync {
     fn check(&self, _req: &CheckRequest) -> AdapterResult<Option<Finding>> {
         Ok(None)
     }
+    /// The code lists the downstream publishes; none when it publishes none.
+    fn code_lists(&self, _req: &CodeListsRequest) -> AdapterResult<Vec<CodeList>> {
+        Ok(Vec::new())
+    }
 }

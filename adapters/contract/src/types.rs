@@ -342,6 +342,10 @@ pub struct Cancellation {
     #[serde(default)]
     pub downstream_state: Value,
     pub reason: String,
+    /// The downstream's code for why (one of its cancel kinds), where it takes one; its
+    /// configured default when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel_kind: Option<String>,
 }
 
 /// Re-activate a cancelled notification: the same fields as its cancellation (the reference,
@@ -564,6 +568,28 @@ pub struct Finding {
     pub detail: Option<String>,
 }
 
+/// Ask the downstream for the code lists it publishes (the codes some of its fields take),
+/// with the credentials of the account the platform reads them with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CodeListsRequest {
+    pub credentials: Option<Credentials>,
+}
+
+/// One of the downstream's code lists, under the platform's name for it (`trip_cancel_kinds`,
+/// `goods_units`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeList {
+    pub name: String,
+    pub codes: Vec<Code>,
+}
+
+/// A code and what it means, as the downstream words it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Code {
+    pub code: String,
+    pub name: String,
+}
+
 /// One passenger's outcome. U-ETDS stores the accepted ones of a partly failed batch (its
 /// code 88); only the failed ones may be sent again.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -613,10 +639,15 @@ mod tests {
             downstream_reference: "1".into(),
             downstream_state: Value::Null,
             reason: "r".into(),
+            cancel_kind: Some("2".into()),
         };
         let v = serde_json::to_value(Work::Cancel(c.clone())).unwrap();
         assert_eq!(v["operation"], "cancel");
         assert_eq!(Work::from_parts("cancel", v["snapshot"].clone()).unwrap(), Work::Cancel(c));
+        // A cancellation queued before the field existed still reads, without one.
+        let old = json!({"kind": "goods", "downstream_reference": "1", "reason": "r"});
+        let Work::Cancel(c) = Work::from_parts("cancel", old).unwrap() else { panic!() };
+        assert_eq!(c.cancel_kind, None);
     }
 
     #[test]

@@ -204,7 +204,7 @@ pub fn cancel(s: &Session, c: &Cancellation) -> AdapterResult<Step> {
     let op = w::SeferIptalEtV3 {
         wsuser: s.wsuser(),
         sefer_id: id,
-        sefer_iptal_tur_kodu: s.cfg.goods_cancel_code.to_string(),
+        sefer_iptal_tur_kodu: c.cancel_kind.clone().unwrap_or_else(|| s.cfg.goods_cancel_code.to_string()),
         sefer_iptal_aciklama: c.reason.clone(),
     };
     match accepted(s.call(Service::Esya, &op)?) {

@@ -18,6 +18,7 @@
 mod arizi;
 mod baggage;
 mod checks;
+mod codes;
 mod config;
 mod esya;
 mod lookup;
@@ -29,9 +30,9 @@ pub mod wire;
 
 use serde_json::Value;
 use tns_adapter::{
-    export_adapter, Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CheckRequest,
-    Credentials, CredentialsCheck, Description, Document, Environment, Finding, InspectRequest, Kind, Notification,
-    Observed, ReportRequest, Step, Work,
+    export_adapter, Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CheckRequest, CodeList,
+    CodeListsRequest, Credentials, CredentialsCheck, Description, Document, Environment, Finding, InspectRequest, Kind,
+    Notification, Observed, ReportRequest, Step, Work,
 };
 
 use crate::{
@@ -224,6 +225,11 @@ impl Adapter for Uetds {
     fn check(&self, req: &CheckRequest) -> AdapterResult<Option<Finding>> {
         let s = self.session(req.credentials.as_ref(), "", &[])?;
         scrubbed(req.credentials.as_ref(), checks::check(&s, &req.check).map(Some))
+    }
+
+    fn code_lists(&self, req: &CodeListsRequest) -> AdapterResult<Vec<CodeList>> {
+        let s = self.session(req.credentials.as_ref(), "", &[])?;
+        scrubbed(req.credentials.as_ref(), codes::code_lists(&s))
     }
 }
 

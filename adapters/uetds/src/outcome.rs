@@ -138,6 +138,12 @@ coded!(
     esya::EsyaYeniYukEkleSonucV3,
     esya::EsyaSeferDetayiSonucV3,
     esya::EsyaSeferListesiSonucV3,
+    esya::EsyaParamIptalTuruSonuc,
+    esya::EsyaParamYukBirimiSonuc,
+    esya::EsyaParamMuafiyetTuruSonuc,
+    esya::EsyaParamTehlikeliMaddeTasimaSekliSonuc,
+    esya::EsyaParamTasimaTuruSonuc,
+    esya::EsyaParamEsyaTurSonuc,
 );
 
 /// The result when U-ETDS accepted (code 0), else its refusal.

@@ -297,6 +297,8 @@ messages! {
     Sent => "Gönderilen veri", "What was sent";
     CancelDownstream => "Kaydı U-ETDS'te iptal et", "Cancel the record downstream";
     CancelReason => "İptal gerekçesi (isteğe bağlı)", "Reason for cancelling (optional)";
+    CancelKind => "İptal türü", "Kind of cancellation";
+    CancelKindDefault => "Varsayılan", "The default";
     CancelQueued => "İptal kuyruğa alındı.", "The cancellation is queued.";
     NewCargo => "Yeni yük", "New shipment";
     EditCargo => "Yükü düzenle", "Edit shipment";

@@ -53,13 +53,13 @@ use crate::{
     extract::{parse_query, parse_value},
     limits::MAX_BODY_BYTES,
     state::AppState,
-    submit::{cancel, no_show},
+    submit::no_show,
     v1::{
         endpoints::{
             journeys::{self as api, JourneyIn, JourneyQuery},
             passengers::{self as pax},
             personnel::Personnel,
-            submissions::{CancelIn, DEFAULT_REASON},
+            submissions::{cancel_target, CancelIn},
             vehicles::Vehicles,
         },
         openapi_document, registry,
@@ -514,15 +514,7 @@ pub async fn cancel_journey(
     admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/cancel").await?;
     let reason = pairs.into_iter().find(|(k, v)| k == "reason" && !v.trim().is_empty()).map(|(_, v)| v);
     let body: CancelIn = parse_value(serde_json::json!({ "reason": reason }))?;
-    let reason = body.reason.map(|r| r.into_inner());
-    cancel(
-        &st,
-        m.org(),
-        Target::Journey(id),
-        reason.as_deref().unwrap_or(DEFAULT_REASON),
-        &m.principal().credential_id(),
-    )
-    .await?;
+    cancel_target(&st, m.principal(), Target::Journey(id), Some(body)).await?;
     Ok(go(&format!("{PATH}/{id}?done=submitted"), &headers))
 }
 

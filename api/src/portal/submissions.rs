@@ -10,7 +10,10 @@ use axum::{
 };
 use maud::{html, Markup};
 use tns_core::{
-    domain::kinds::{Operation, SubmissionState, TargetType},
+    domain::{
+        code_lists::CodeListName,
+        kinds::{Operation, SubmissionState, TargetType},
+    },
     scopes::{
         need::{JourneysWrite, SubmissionsRead},
         Scope,
@@ -222,6 +225,15 @@ pub async fn show(
     let d = api::detail(&st, m.principal(), id).await?;
     let s = &d.submission;
     let may_act = m.principal().scopes.allows(Scope::JourneysWrite);
+    // A shipment's cancellation names why with a code of the downstream's list (when it has
+    // codes); a journey's takes none.
+    let cancel_kinds = match s.target_type {
+        TargetType::Cargo if may_act => tns_store::code_lists::one(&st.db, CodeListName::TripCancelKinds)
+            .await?
+            .map(|l| l.codes.0)
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     let title = format!("{} #{}", lang.t(Msg::SubmissionNo), s.id);
     let shell = Shell { lang, signed_in: Some(&m.signed_in), path: "/submissions" };
     let csrf = &m.signed_in.csrf;
@@ -272,6 +284,15 @@ pub async fn show(
                         div.field {
                             label for="cancel-reason" { (lang.t(Msg::CancelReason)) }
                             input #cancel-reason type="text" name="reason" maxlength="400" autocomplete="off";
+                        }
+                        @if !cancel_kinds.is_empty() {
+                            div.field {
+                                label for="cancel-kind" { (lang.t(Msg::CancelKind)) }
+                                select #cancel-kind name="cancel_kind" {
+                                    option value="" { (lang.t(Msg::CancelKindDefault)) }
+                                    @for k in &cancel_kinds { option value=(k.code) { (k.code) " — " (k.name) } }
+                                }
+                            }
                         }
                         button.danger type="submit" { (lang.t(Msg::CancelDownstream)) }
                     }
@@ -369,10 +390,15 @@ pub async fn cancel(
 ) -> Result<Response, PortalError> {
     let of = api::one(&st, m.principal(), id).await?;
     admit(&st, m.principal(), Method::POST, &route_of(of.target_type, "cancel")).await?;
-    let reason = pairs.into_iter().find(|(k, v)| k == "reason" && !v.trim().is_empty()).map(|(_, v)| v);
-    let body: Option<CancelIn> = match reason {
-        Some(r) => Some(parse_value(serde_json::json!({ "reason": r }))?),
-        None => None,
+    // The fields filled in, as the API's body (a blank one is absent).
+    let filled: serde_json::Map<String, serde_json::Value> = pairs
+        .into_iter()
+        .filter(|(k, v)| (k == "reason" || k == "cancel_kind") && !v.trim().is_empty())
+        .map(|(k, v)| (k, v.into()))
+        .collect();
+    let body: Option<CancelIn> = match filled.is_empty() {
+        true => None,
+        false => Some(parse_value(filled.into())?),
     };
     let queued = api::cancel_target(&st, m.principal(), target_of(&of), body).await?;
     Ok(Redirect::to(&format!("/submissions/{}?done=cancelling", queued.id)).into_response())

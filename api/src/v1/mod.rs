@@ -89,6 +89,8 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(webhooks::test_event))
         .routes(routes!(reference::cities))
         .routes(routes!(reference::districts))
+        .routes(routes!(reference::code_lists))
+        .routes(routes!(reference::code_list))
         .routes(routes!(support::list, support::create))
         .routes(routes!(openapi_json))
         .split_for_parts()

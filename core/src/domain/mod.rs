@@ -8,6 +8,7 @@
 
 pub mod billing;
 pub mod cargo;
+pub mod code_lists;
 pub mod downstream;
 pub mod drift;
 pub mod fields;

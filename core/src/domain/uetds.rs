@@ -486,6 +486,8 @@ pub type TicketSerial = Text<TICKET_SERIAL_MAX>;
 pub type Title = Text<TITLE_MAX>;
 /// Why a notification is cancelled (`iptalAciklama`, at most 400 characters downstream).
 pub type CancelReason = Text<400>;
+/// A code of the downstream's cancel kinds (a shipment's `cancel_kind`).
+pub type CancelKind = Text<40>;
 
 pattern!(
     /// A UN number (the four digits of the UN list of dangerous goods).

@@ -169,6 +169,50 @@ pub struct SeferIptalTurleri {
     pub wsuser: WsUser,
 }
 
+/// `iptalTurleri`: the codes `yukIptalEtV3` accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IptalTurleri {
+    pub wsuser: WsUser,
+}
+
+/// `paramTasimaTurleri`: the transport types (dangerous goods or other).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParamTasimaTurleri {
+    pub wsuser: WsUser,
+}
+
+/// `paramTehlikeliMaddeTasimaSekli`: how dangerous goods are carried.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParamTehlikeliMaddeTasimaSekli {
+    pub wsuser: WsUser,
+}
+
+/// `paramTehlikeMaddeMuafiyetTurleri`: the dangerous-goods exemptions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParamTehlikeMaddeMuafiyetTurleri {
+    pub wsuser: WsUser,
+}
+
+/// `paramYukTuru`: the goods types of one transport type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParamYukTuru {
+    pub wsuser: WsUser,
+    pub tasima_turu_kodu: String,
+}
+
+/// `paramYukBirimi`: the quantity units of one transport type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParamYukBirimi {
+    pub wsuser: WsUser,
+    pub tasima_turu_kodu: String,
+}
+
 /// `servisTest`: an echo (wrapped in this service, unlike the arızi one).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -309,20 +353,86 @@ pub struct EsyaSeferListesi {
 #[serde(rename_all = "camelCase")]
 pub struct EsyaParamIptalTuruSonuc {
     #[serde(default)]
-    pub iptal_turu_listesi: Vec<ParamIptalTurListesi>,
+    pub iptal_turu_listesi: Vec<Parametre>,
     pub sonuc_kodu: i32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sonuc_mesaji: Option<String>,
 }
 
-/// `paramIptalTurListesi`.
+/// A code and its wording: `paramIptalTurListesi`, `paramYukBirimiListesi`, `uetdsParametre`,
+/// `cstParamEsyaTehlikeliMaddeTasimaSekli` and `paramTasimaTuruListesi` all have this shape.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ParamIptalTurListesi {
+pub struct Parametre {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aciklama: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kodu: Option<String>,
+}
+
+/// `uetdsEsyaParamYukBirimiSonuc`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EsyaParamYukBirimiSonuc {
+    pub sonuc_kodu: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonuc_mesaji: Option<String>,
+    #[serde(default)]
+    pub param_yuk_birimi_listesi: Vec<Parametre>,
+}
+
+/// `uetdsEsyaParamMuafiyetTuruSonuc`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EsyaParamMuafiyetTuruSonuc {
+    pub sonuc_kodu: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonuc_mesaji: Option<String>,
+    #[serde(default)]
+    pub muafiyet_turu_listesi: Vec<Parametre>,
+}
+
+/// `uetdsEsyaParamTehlikeliMaddeTasimaSekliSonuc`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EsyaParamTehlikeliMaddeTasimaSekliSonuc {
+    pub sonuc_kodu: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonuc_mesaji: Option<String>,
+    #[serde(default)]
+    pub tehlikeli_madde_tasima_sekli_listesi: Vec<Parametre>,
+}
+
+/// `uetdsEsyaParamTasimaTuruSonuc`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EsyaParamTasimaTuruSonuc {
+    pub sonuc_kodu: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonuc_mesaji: Option<String>,
+    #[serde(default)]
+    pub tasima_turu_listesi: Vec<Parametre>,
+}
+
+/// `uetdsEsyaParamEsyaTurSonuc`: the goods types, numbered.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EsyaParamEsyaTurSonuc {
+    pub sonuc_kodu: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sonuc_mesaji: Option<String>,
+    #[serde(default)]
+    pub yuk_tur_listesi: Vec<ParamEsyaTurListesi>,
+}
+
+/// `paramEsyaTurListesi`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParamEsyaTurListesi {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub adi: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<i64>,
 }
 
 // ---- operations (soapAction from the WSDL binding) ----
@@ -357,6 +467,32 @@ op!(
     "seferIptalTurleri",
     "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferIptalTurleri",
     EsyaParamIptalTuruSonuc
+);
+op!(IptalTurleri, "iptalTurleri", "http://uetds.unetws.udhb.gov.tr/uetdsesya/iptalTurleri", EsyaParamIptalTuruSonuc);
+op!(
+    ParamTasimaTurleri,
+    "paramTasimaTurleri",
+    "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramTasimaTurleri",
+    EsyaParamTasimaTuruSonuc
+);
+op!(
+    ParamTehlikeliMaddeTasimaSekli,
+    "paramTehlikeliMaddeTasimaSekli",
+    "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramTehlikeliMaddeTasimaSekli",
+    EsyaParamTehlikeliMaddeTasimaSekliSonuc
+);
+op!(
+    ParamTehlikeMaddeMuafiyetTurleri,
+    "paramTehlikeMaddeMuafiyetTurleri",
+    "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramTehlikeMaddeMuafiyetTurleri",
+    EsyaParamMuafiyetTuruSonuc
+);
+op!(ParamYukTuru, "paramYukTuru", "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramYukTuru", EsyaParamEsyaTurSonuc);
+op!(
+    ParamYukBirimi,
+    "paramYukBirimi",
+    "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramYukBirimi",
+    EsyaParamYukBirimiSonuc
 );
 // The WSDL binding gives this one an empty soapAction.
 op!(ServisTest, "servisTest", "", String);

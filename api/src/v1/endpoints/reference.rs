@@ -1,12 +1,24 @@
-//! `/ref/cities` and `/ref/districts`: the downstream's place codes, served from memory.
+//! `/ref/cities` and `/ref/districts`: the downstream's place codes, served from memory;
+//! `/ref/code-lists`: the downstream's code lists, as the jobs role last read them (or as
+//! shipped).
 
 use axum::{extract::State, Json};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::{auth::Caller, error::ApiResult, extract::ApiQuery, state::AppState};
+use crate::{
+    auth::Caller,
+    error::{ApiError, ApiResult},
+    extract::{ApiPath, ApiQuery},
+    state::AppState,
+};
 use tns_core::{
-    domain::{fields::Text, uetds::CityId},
+    domain::{
+        code_lists::{Code, CodeListName, CodeListSource},
+        fields::Text,
+        uetds::CityId,
+    },
     refdata::{City, District, RefData},
     scopes::need::JourneysRead,
 };
@@ -52,6 +64,55 @@ pub async fn districts(
 /// The districts and airports of `city` (all when `None`), by province then name.
 pub fn districts_of(refdata: &RefData, city: Option<CityId>) -> impl Iterator<Item = &District> {
     refdata.districts.iter().filter(move |d| city.is_none_or(|c| d.city_id == c.0))
+}
+
+/// One of the downstream's code lists.
+#[derive(Serialize, ToSchema)]
+pub struct CodeListOut {
+    name: CodeListName,
+    /// `shipped`: the copy TNS ships (what public sources show; a list they do not show is
+    /// empty); `downstream`: read from the downstream, refreshed daily.
+    source: CodeListSource,
+    /// When the downstream's copy was read; absent for the shipped one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refreshed_at: Option<DateTime<Utc>>,
+    codes: Vec<Code>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct CodeListList {
+    data: Vec<CodeListOut>,
+}
+
+fn code_list_out(l: tns_store::code_lists::StoredList) -> CodeListOut {
+    CodeListOut { name: l.name, source: l.source, refreshed_at: l.refreshed_at, codes: l.codes.0 }
+}
+
+/// Every code list of the downstream: why a goods trip is cancelled (`trip_cancel_kinds`, a
+/// shipment cancellation's `cancel_kind`), goods types and units, how dangerous goods travel
+/// and their exemptions. Scope `journeys:read`.
+#[utoipa::path(get, path = "/ref/code-lists", operation_id = "list_code_lists", tag = "reference",
+    responses((status = 200, body = CodeListList)),
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+pub async fn code_lists(State(st): State<AppState>, _: Caller<JourneysRead>) -> ApiResult<Json<CodeListList>> {
+    let data = tns_store::code_lists::all(&st.db).await?.into_iter().map(code_list_out).collect();
+    Ok(Json(CodeListList { data }))
+}
+
+/// One code list by name (404 for a name there is no list of). Scope `journeys:read`.
+#[utoipa::path(get, path = "/ref/code-lists/{name}", operation_id = "get_code_list", tag = "reference",
+    params(("name" = String, Path, description = "The list's name, as `GET /ref/code-lists` gives it")),
+    responses((status = 200, body = CodeListOut), (status = 404, body = crate::error::ErrorBody)),
+    security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+pub async fn code_list(
+    State(st): State<AppState>,
+    _: Caller<JourneysRead>,
+    ApiPath(name): ApiPath<String>,
+) -> ApiResult<Json<CodeListOut>> {
+    let missing = || ApiError::NotFound(format!("no code list named {name:?}"));
+    let name = CodeListName::parse(&name).ok_or_else(missing)?;
+    let list = tns_store::code_lists::one(&st.db, name).await?.ok_or_else(missing)?;
+    Ok(Json(code_list_out(list)))
 }
 
 /// At most this many places answer a look-up.

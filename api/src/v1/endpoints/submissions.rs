@@ -14,7 +14,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, ErrorBody},
     extract::{optional_json, ApiPath, ApiQuery},
     state::AppState,
     submit::{cancel, no_show, reactivate, submit},
@@ -23,10 +23,11 @@ use crate::{
 };
 use tns_core::{
     domain::{
+        code_lists::CodeListName,
         fields::{Cursor, Day, Int, Limit, RecordId},
         kinds::{SubmissionState, TargetType},
         personal::{mask_numbers, mask_personal},
-        uetds::CancelReason,
+        uetds::{CancelKind, CancelReason},
         warnings::Warning,
     },
     scopes::{
@@ -152,6 +153,11 @@ pub struct CancelIn {
     /// 1–400 characters; "İptal edildi" when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<CancelReason>,
+    /// A shipment's only: the downstream's code for why, one of the `trip_cancel_kinds`
+    /// code list (`GET /ref/code-lists/trip_cancel_kinds`); the platform's default code when
+    /// absent. Checked against the list while it has codes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel_kind: Option<CancelKind>,
 }
 
 /// The reason when none is given.
@@ -165,8 +171,30 @@ pub async fn cancel_target(
     target: Target,
     body: Option<CancelIn>,
 ) -> ApiResult<Submission> {
-    let reason = body.and_then(|b| b.reason).map(CancelReason::into_inner);
-    cancel(st, p.org_id, target, reason.as_deref().unwrap_or(DEFAULT_REASON), &p.credential_id()).await
+    let CancelIn { reason, cancel_kind } = body.unwrap_or_default();
+    let cancel_kind = cancel_kind.map(CancelKind::into_inner);
+    if let Some(code) = &cancel_kind {
+        if let Target::Journey(_) = target {
+            return Err(ApiError::validation(
+                "cancel_kind",
+                "only a cargo shipment's cancellation takes a cancel_kind",
+            ));
+        }
+        if tns_store::code_lists::holds(&st.db, CodeListName::TripCancelKinds, code).await? == Some(false) {
+            let codes = tns_store::code_lists::one(&st.db, CodeListName::TripCancelKinds)
+                .await?
+                .map(|l| l.codes.0.into_iter().map(|c| c.code).collect::<Vec<_>>().join(", "))
+                .unwrap_or_default();
+            return Err(ApiError::validation(
+                "cancel_kind",
+                format!(
+                    "{code:?} is not one of the trip cancel kinds (GET /ref/code-lists/trip_cancel_kinds): {codes}"
+                ),
+            ));
+        }
+    }
+    let reason = reason.map(CancelReason::into_inner);
+    cancel(st, p.org_id, target, reason.as_deref().unwrap_or(DEFAULT_REASON), cancel_kind, &p.credential_id()).await
 }
 
 async fn cancel_and_answer(

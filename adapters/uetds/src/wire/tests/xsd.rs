@@ -321,9 +321,15 @@ fn esya_messages_match_the_xsd() {
         esya::SeferListesiV3,
         esya::SeferRaporuV3,
         esya::SeferIptalTurleri,
+        esya::IptalTurleri,
+        esya::ParamTasimaTurleri,
+        esya::ParamTehlikeliMaddeTasimaSekli,
+        esya::ParamTehlikeMaddeMuafiyetTurleri,
+        esya::ParamYukTuru,
+        esya::ParamYukBirimi,
         esya::ServisTest,
     );
-    assert_eq!(docs.len(), 10 * 4);
+    assert_eq!(docs.len(), 16 * 4);
     xmllint("uetdsesya-v3.xsd", &docs);
 }
 
