@@ -2,9 +2,12 @@
 //! passengers, or a cargo shipment (the difference since a delivery is
 //! `tns_store::submissions::delivery`). Pure conversions, no I/O.
 
-use tns_adapter::{Cargo, DangerousGoods, Journey, Party, Passenger, Person, Stop, Tarifeli};
+use tns_adapter::{Cargo, DangerousGoods, Journey, Load, Party, Passenger, Person, Stop, Tarifeli};
 
-use tns_core::{domain::journey::Place, refdata::RefData};
+use tns_core::{
+    domain::{journey::Place, kinds::DangerousPackaging},
+    refdata::RefData,
+};
 use tns_store as db;
 
 fn stop(refdata: &RefData, date: String, time: String, district_id: i32) -> Stop {
@@ -91,18 +94,48 @@ pub struct CargoCrew<'a> {
     pub second_driver: Option<&'a db::personnel::Person>,
 }
 
+/// Dangerous goods of a load's three fields (which the API took only together).
+fn dangerous(
+    un: Option<&str>,
+    packaging: Option<DangerousPackaging>,
+    exemption: Option<&str>,
+) -> Option<DangerousGoods> {
+    Some(DangerousGoods {
+        un_number: un?.to_string(),
+        packaging: packaging?.as_str().to_string(),
+        exemption: exemption.map(str::to_string),
+    })
+}
+
 pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, crew: CargoCrew<'_>) -> Cargo {
     let hh_mm = |t: chrono::NaiveTime| t.format("%H:%M").to_string();
+    let items = c
+        .items
+        .0
+        .iter()
+        .map(|i| Load {
+            cargo_type: i.cargo_type.get() as i32,
+            amount: i.cargo_amount.get(),
+            unit: i.cargo_unit.as_str().to_string(),
+            sender: Party {
+                tax_number: i.sender_tax_number.as_str().to_string(),
+                name: i.sender_name.as_str().to_string(),
+            },
+            receiver: Party {
+                tax_number: i.receiver_tax_number.as_str().to_string(),
+                name: i.receiver_name.as_str().to_string(),
+            },
+            dangerous: dangerous(
+                i.un_number.as_ref().map(|u| u.as_str()),
+                i.dangerous_packaging,
+                i.dangerous_exemption.as_ref().map(|e| e.as_str()),
+            ),
+        })
+        .collect();
     Cargo {
         plate,
-        dangerous: match (&c.un_number, c.dangerous_packaging) {
-            (Some(un), Some(packaging)) => Some(DangerousGoods {
-                un_number: un.clone(),
-                packaging: packaging.as_str().to_string(),
-                exemption: c.dangerous_exemption.clone(),
-            }),
-            _ => None,
-        },
+        items,
+        dangerous: dangerous(c.un_number.as_deref(), c.dangerous_packaging, c.dangerous_exemption.as_deref()),
         driver: crew.driver.map(crew_member),
         second_driver: crew.second_driver.map(crew_member),
         trailer_plate: c.trailer_plate.clone(),

@@ -2,12 +2,12 @@
 
 use chrono::{NaiveDate, NaiveTime};
 use serde::Serialize;
-use sqlx::{PgConnection, PgPool};
+use sqlx::{types::Json, PgConnection, PgPool};
 use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 use tns_core::domain::{
-    cargo::{CargoIn, CargoShipment, Handover, Site},
+    cargo::{CargoIn, CargoItemIn, CargoShipment, Handover, Site},
     fields::{Amount, Day, Int, Text, Time},
     kinds::{CargoUnit, DangerousPackaging, RecordStatus},
     uetds::{CityId, ExemptionCode, Nationality, PlaceId, Plate, TaxId, UnNumber},
@@ -70,6 +70,10 @@ pub struct Cargo {
     /// The exemption dangerous goods travel under (absent when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dangerous_exemption: Option<String>,
+    /// The loads besides the shipment's own (absent when none).
+    #[serde(skip_serializing_if = "no_items")]
+    #[schema(value_type = Vec<CargoItemIn>)]
+    pub items: Json<Vec<CargoItemIn>>,
     /// Mirrors the latest submission: `draft` until submitted.
     pub status: RecordStatus,
     /// The downstream's reference, once a submission of it was delivered.
@@ -81,6 +85,10 @@ pub struct Cargo {
     pub created_by: Option<String>,
     /// Who changed it last (created or edited it), named the same way.
     pub changed_by: Option<String>,
+}
+
+fn no_items(items: &Json<Vec<CargoItemIn>>) -> bool {
+    items.0.is_empty()
 }
 
 fn hh_mm<S: serde::Serializer>(t: &NaiveTime, s: S) -> Result<S::Ok, S::Error> {
@@ -133,6 +141,7 @@ pub struct CargoFields {
     pub un_number: Option<String>,
     pub dangerous_packaging: Option<DangerousPackaging>,
     pub dangerous_exemption: Option<String>,
+    pub items: Vec<CargoItemIn>,
 }
 
 impl From<&CargoShipment> for CargoFields {
@@ -157,6 +166,7 @@ impl From<&CargoShipment> for CargoFields {
             un_number: c.dangerous().map(|d| d.un_number.clone()),
             dangerous_packaging: c.dangerous().map(|d| d.packaging),
             dangerous_exemption: c.dangerous().and_then(|d| d.exemption.clone()),
+            items: c.items().to_vec(),
         }
     }
 }
@@ -191,6 +201,7 @@ impl From<&Cargo> for CargoIn {
             un_number: c.un_number.clone().map(UnNumber::stored),
             dangerous_packaging: c.dangerous_packaging,
             dangerous_exemption: c.dangerous_exemption.clone().map(ExemptionCode::stored),
+            items: (!c.items.0.is_empty()).then(|| c.items.0.clone()),
         }
     }
 }
@@ -199,11 +210,11 @@ const COLUMNS: &str =
     "id, vehicle_id, driver_id, second_driver_id, trailer_plate, transport_type, cargo_type, transport_mode, cargo_amount::float8 AS cargo_amount, \
      cargo_unit, sender_tax_number, sender_name, receiver_tax_number, receiver_name, loading_date, loading_time, \
      loading_city_id, loading_district_id, loading_country, unloading_date, unloading_time, unloading_city_id, \
-     unloading_district_id, unloading_country, un_number, dangerous_packaging, dangerous_exemption, \
+     unloading_district_id, unloading_country, un_number, dangerous_packaging, dangerous_exemption, items, \
      status, downstream_reference, created_at, updated_at, created_by, changed_by";
 
 /// The columns both writes set, bound in this order by [`bind_fields`].
-const FIELDS: [&str; 26] = [
+const FIELDS: [&str; 27] = [
     "vehicle_id",
     "driver_id",
     "second_driver_id",
@@ -230,6 +241,7 @@ const FIELDS: [&str; 26] = [
     "un_number",
     "dangerous_packaging",
     "dangerous_exemption",
+    "items",
 ];
 
 fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::RowQuery<'q, Cargo> {
@@ -259,6 +271,7 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::
         .bind(c.un_number.as_deref())
         .bind(c.dangerous_packaging)
         .bind(c.dangerous_exemption.as_deref())
+        .bind(Json(&c.items))
 }
 
 pub async fn insert(db: &PgPool, org: i64, c: &CargoFields, by: &str) -> sqlx::Result<Cargo> {

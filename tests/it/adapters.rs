@@ -201,6 +201,7 @@ fn sandbox_scenarios_through_the_c_abi() {
         receiver: Party { tax_number: "1234567890".into(), name: "B".into() },
         loading: stop("2026-12-02"),
         unloading: stop("2026-12-03"),
+        items: vec![],
     };
     assert!(send(&notification("cargo-1", Work::Cargo(cargo))).unwrap().downstream_reference.starts_with("261202"));
     let cancel = Cancellation {

@@ -2094,3 +2094,134 @@ async fn code_lists_come_from_u_etds_daily_and_a_shipment_is_cancelled_with_a_ki
     assert_eq!((trip.cancel_code.as_deref(), trip.cancel_reason.as_deref()), (Some("2"), Some("Araç arızası")));
     s.fake.assert_no_violations();
 }
+
+/// A further load of a shipment: `n` units of goods type 7 from the fleet's sender.
+fn item(amount: f64) -> Value {
+    json!({"cargo_type": 7, "cargo_amount": amount, "cargo_unit": "KG", "sender_tax_number": VKN,
+           "sender_name": "İkinci Gönderen", "receiver_tax_number": TCKN, "receiver_name": "İkinci Alıcı"})
+}
+
+#[tokio::test]
+async fn a_shipment_with_several_loads_is_one_trip_and_its_loads_change_one_by_one() {
+    let s = Setup::new().await;
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    (body["loading_date"], body["unloading_date"]) = (json!(tomorrow()), json!(tomorrow()));
+    body["unloading_time"] = json!("23:00");
+    let mut dangerous = item(40.0);
+    dangerous["un_number"] = json!("1203");
+    dangerous["dangerous_packaging"] = json!("tank");
+    body["items"] = json!([item(100.0), dangerous]);
+    let id = s.app.post_ok("/portal/cargo", s.key(), body.clone(), 201).await["id"].as_i64().unwrap();
+
+    // The loads go in one call whose answer is lost: they are found by their tags, none sent twice.
+    s.fake.script("sefereYukEkleV3", 1, Behaviour::LoseAnswer);
+    let first = s.act(&format!("/portal/cargo/{id}/submit")).await;
+    assert_eq!(first["state"], "delivered", "{first}");
+    assert_eq!((s.fake.calls("yeniSeferEkleV3"), s.fake.calls("sefereYukEkleV3")), (1, 1));
+    let reference = Setup::reference(&first);
+    let trip_of =
+        |s: &Setup| s.fake.cargo_trips().into_iter().find(|t| t.firma_sefer_no.as_deref() == Some(&reference));
+    let trip = trip_of(&s).unwrap();
+    let tags: Vec<String> = trip.valid_loads().map(|l| l.firma_yuk_no.clone().unwrap()).collect();
+    assert_eq!(tags, [reference.clone(), format!("{reference}-2"), format!("{reference}-3")]);
+    let third = &trip.valid_loads().nth(2).unwrap().input;
+    assert_eq!(
+        (third.child_text("tasimaTuruKodu"), third.child_text("unId"), third.child_text("tehlikeliMaddeTasimaSekli")),
+        (Some("1"), Some("1203"), Some("2"))
+    );
+    assert_eq!(trip.valid_loads().nth(1).unwrap().input.child_text("gonderenUnvan"), Some("İkinci Gönderen"));
+    let shown = s.app.get_ok(&format!("/portal/cargo/{id}"), s.key()).await;
+    assert_eq!(shown["items"].as_array().map(Vec::len), Some(2), "{shown}");
+
+    // One load changed, one taken off: edited and withdrawn, the shipment's own untouched.
+    let path = format!("/portal/cargo/{id}");
+    json_of(s.app.put(&path, s.key(), json!({"items": [item(150.0)]})).await, 200).await;
+    let sub = s.act(&format!("{path}/submit")).await;
+    assert_eq!((sub["operation"].as_str(), sub["state"].as_str()), (Some("amendment"), Some("delivered")), "{sub}");
+    let trip = trip_of(&s).unwrap();
+    let load = |tag: &str| trip.loads.iter().find(|l| l.firma_yuk_no.as_deref() == Some(tag)).unwrap().clone();
+    assert_eq!(load(&format!("{reference}-2")).input.child_text("yukMiktari"), Some("150"));
+    let gone = load(&format!("{reference}-3"));
+    assert_eq!((gone.status.label(), gone.cancel_code.as_deref()), ("İptal", Some("1")));
+    assert_eq!((load(&reference).updates, s.fake.calls("yukDuzenleV3"), s.fake.calls("yukIptalEtV3")), (0, 1, 1));
+
+    // A load added back: declared on the same trip, whose answer lost again is found by its tag.
+    s.fake.script("sefereYukEkleV3", 1, Behaviour::LoseAnswer);
+    json_of(s.app.put(&path, s.key(), json!({"items": [item(150.0), item(9.0)]})).await, 200).await;
+    let sub = s.act(&format!("{path}/submit")).await;
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    let trip = trip_of(&s).unwrap();
+    assert_eq!(trip.valid_loads().count(), 3, "{:?}", trip.loads);
+    assert_eq!(s.fake.calls("sefereYukEkleV3"), 2);
+    assert_eq!(s.fake.calls("yeniSeferEkleV3"), 1, "never declared again");
+
+    // Cancelled, its loads withdrawn by hand too: re-activation brings back the trip and each load.
+    assert_eq!(s.act(&format!("{path}/cancel")).await["state"], "delivered");
+    let trip_id = trip.id;
+    s.fake.edit_cargo_trip(trip_id, |t| t.loads.iter_mut().for_each(|l| l.status = Status::Cancelled));
+    let back = s.act(&format!("{path}/reactivate")).await;
+    assert_eq!(back["state"], "delivered", "{back}");
+    let trip = trip_of(&s).unwrap();
+    assert_eq!((trip.status.label(), trip.valid_loads().count()), ("Geçerli", 3), "{:?}", trip.loads);
+    assert_eq!(s.fake.calls("yukAktifEtV3"), 3, "the shipment's loads, not the one it withdrew");
+
+    // Back to the shipment's own load alone; then every load is withdrawn with the trip.
+    json_of(s.app.put(&path, s.key(), json!({"items": null})).await, 200).await;
+    assert_eq!(s.act(&format!("{path}/submit")).await["state"], "delivered");
+    assert_eq!(trip_of(&s).unwrap().valid_loads().count(), 1);
+    s.fake.assert_no_violations();
+
+    // Validation: at most 49, each load's dangerous-goods fields together, units U-ETDS has.
+    body["items"] = json!(vec![item(1.0); 50]);
+    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), body.clone()).await, "items").await;
+    let mut half = item(1.0);
+    half["un_number"] = json!("1203");
+    body["items"] = json!([item(1.0), half]);
+    assert_invalid(s.app.post("/portal/cargo", Some(s.key()), body.clone()).await, "items[1].dangerous_packaging")
+        .await;
+    let mut m3 = item(1.0);
+    m3["cargo_unit"] = json!("M3");
+    body["items"] = json!([m3]);
+    let e = error_body(s.app.post("/portal/cargo", Some(s.key()), body).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().starts_with("items[0].cargo_unit: "), "{e}");
+}
+
+#[tokio::test]
+async fn a_load_refused_among_others_fails_the_shipment_and_sending_it_again_declares_only_that_one() {
+    let s = Setup::new().await;
+    s.fake.set_keep_requests(true);
+    let mut body = cargo(s.f.vehicle_id);
+    body["driver_id"] = json!(s.f.driver_id);
+    body["items"] = json!([item(1.0), item(2.0)]);
+    let id = s.app.post_ok("/portal/cargo", s.key(), body, 201).await["id"].as_i64().unwrap();
+    // The submission's reference is `tns-<id>`: the id its table gives next.
+    let next: i64 =
+        sqlx::query_scalar("SELECT last_value + CASE WHEN is_called THEN 1 ELSE 0 END FROM submissions_id_seq")
+            .fetch_one(&s.app.db)
+            .await
+            .unwrap();
+    let second = format!("tns-{next}-2");
+    s.fake.refuse_load(&second, "YÜK CİNSİ HATALI");
+
+    let failed = s.act(&format!("/portal/cargo/{id}/submit")).await;
+    assert_eq!(Setup::reference(&failed), format!("tns-{next}"));
+    assert_eq!(failed["state"], "failed", "{failed}");
+    assert!(failed.to_string().contains("YÜK CİNSİ HATALI"), "U-ETDS's words: {failed}");
+    let trip = s.fake.cargo_trips().pop().unwrap();
+    let held: Vec<_> = trip.valid_loads().map(|l| l.firma_yuk_no.clone().unwrap()).collect();
+    assert_eq!(held, [format!("tns-{next}"), format!("tns-{next}-3")], "the others were taken");
+
+    // Put right and sent again: the same trip, only the refused load declared.
+    s.fake.accept_load(&second);
+    let again = s.act(&format!("/portal/cargo/{id}/submit")).await;
+    assert_eq!(again["state"], "delivered", "{again}");
+    assert_eq!(again["downstream_reference"], trip.id.to_string());
+    let calls = s.fake.requests_for("sefereYukEkleV3");
+    assert_eq!(calls.len(), 2);
+    let sent = calls[1].element.as_ref().unwrap().children_named("yukBilgileriInputList").count();
+    assert_eq!(sent, 1, "only the refused load");
+    assert_eq!(s.fake.cargo_trip(trip.id).unwrap().valid_loads().count(), 3);
+    assert_eq!(s.fake.calls("yeniSeferEkleV3"), 1);
+    s.fake.assert_no_violations();
+}

@@ -332,6 +332,38 @@ pub struct Cargo {
     pub receiver: Party,
     pub loading: Stop,
     pub unloading: Stop,
+    /// More loads on the same trip, besides the shipment's own (its fields above), loaded and
+    /// unloaded where and when it is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<Load>,
+}
+
+/// One load of a goods trip: what is carried and between whom.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Load {
+    pub cargo_type: i32,
+    pub amount: f64,
+    /// As [`Cargo::unit`].
+    pub unit: String,
+    pub sender: Party,
+    pub receiver: Party,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous: Option<DangerousGoods>,
+}
+
+impl Cargo {
+    /// Every load of the trip, the shipment's own first.
+    pub fn loads(&self) -> Vec<Load> {
+        let own = Load {
+            cargo_type: self.cargo_type,
+            amount: self.amount,
+            unit: self.unit.clone(),
+            sender: self.sender.clone(),
+            receiver: self.receiver.clone(),
+            dangerous: self.dangerous.clone(),
+        };
+        std::iter::once(own).chain(self.items.iter().cloned()).collect()
+    }
 }
 
 /// Withdraw a delivered notification.

@@ -130,6 +130,7 @@ fn uetds_config(
         "call_timeout_ms": call_timeout.as_millis() as u64,
         "ca_file": vars.get("TNS_UETDS_CA_FILE"),
         "goods_cancel_code": vars.parse_int("TNS_UETDS_GOODS_CANCEL_CODE", 1, 0, 99)?,
+        "load_cancel_code": vars.parse_int("TNS_UETDS_LOAD_CANCEL_CODE", 1, 0, 99)?,
         "tarifeli": {
             "namespace": vars.get("TNS_UETDS_TARIFELI_NAMESPACE"),
             "action_prefix": vars.get("TNS_UETDS_TARIFELI_ACTION_PREFIX"),

@@ -74,6 +74,7 @@ struct Raw {
     ca_file: Option<PathBuf>,
     #[serde(default)]
     goods_cancel_code: Option<u32>,
+    load_cancel_code: Option<u32>,
     #[serde(default)]
     tarifeli: TarifeliNames,
 }
@@ -88,6 +89,8 @@ pub struct Config {
     pub ca_file: Option<PathBuf>,
     /// `seferIptalTurKodu` of a goods trip cancelled through TNS.
     pub goods_cancel_code: u32,
+    /// `yukIptalTurKodu` sent when a load is taken off a delivered goods trip.
+    pub load_cancel_code: u32,
     pub tarifeli: TarifeliNames,
 }
 
@@ -118,6 +121,7 @@ impl Config {
             call_timeout: Duration::from_millis(raw.call_timeout_ms.unwrap_or(20_000)),
             ca_file: raw.ca_file,
             goods_cancel_code: raw.goods_cancel_code.unwrap_or(1),
+            load_cancel_code: raw.load_cancel_code.unwrap_or(1),
             tarifeli: raw.tarifeli,
         })
     }

@@ -287,7 +287,7 @@ impl Uetds {
             Work::Amendment(a) => match a.kind {
                 Kind::Scheduled => trips::reconcile_amendment(&tarifeli, a, &n.progress),
                 Kind::NonScheduled => trips::reconcile_amendment(&arizi, a, &n.progress),
-                Kind::Goods => esya::reconcile_amendment(a, &n.progress),
+                Kind::Goods => esya::reconcile_amendment(&s, a, &n.progress),
             },
             Work::Cargo(c) => esya::reconcile(&s, c, &n.progress),
             Work::Cancel(c) => match c.kind {

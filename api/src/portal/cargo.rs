@@ -334,6 +334,23 @@ pub async fn show(
                 }
             }
         }
+        @if !c.items.0.is_empty() {
+            section aria-labelledby="loads-h" {
+                h2 #loads-h { (lang.t(Msg::FurtherLoads)) }
+                @let labels = ["cargo_type", "cargo_amount", "sender_name", "receiver_name", "un_number"].map(|f| field_label(lang, f));
+                @let headings: Vec<&str> = std::iter::once("#").chain(labels.iter().map(String::as_str)).collect();
+                (table(&headings, &c.items.0.iter().enumerate().collect::<Vec<_>>(), "", |(i, item)| html! {
+                    tr {
+                        td { (i + 2) }
+                        td { (item.cargo_type.get()) }
+                        td { (item.cargo_amount.get()) " " (item.cargo_unit.as_str()) }
+                        td { (item.sender_name.as_str()) }
+                        td { (item.receiver_name.as_str()) }
+                        td { (item.un_number.as_ref().map_or("—", |u| u.as_str())) }
+                    }
+                }))
+            }
+        }
     };
     Ok(Html(page(&shell, &title, body).into_string()))
 }

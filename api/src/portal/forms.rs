@@ -96,6 +96,12 @@ fn specs(schemas: &Map<String, Value>, schema: &Value) -> Vec<FieldSpec> {
     let Some(props) = schema["properties"].as_object() else { return vec![] };
     props
         .iter()
+        // A list of objects (a shipment's further loads) is no field of a form: edits leave it as
+        // it is.
+        .filter(|(_, raw)| {
+            let p = resolve(schemas, raw);
+            !(p["type"] == "array" && (p["items"]["$ref"].is_string() || p["items"]["type"] == "object"))
+        })
         .map(|(name, raw)| {
             let p = resolve(schemas, raw);
             FieldSpec {

@@ -298,6 +298,7 @@ messages! {
     CancelDownstream => "Kaydı U-ETDS'te iptal et", "Cancel the record downstream";
     CancelReason => "İptal gerekçesi (isteğe bağlı)", "Reason for cancelling (optional)";
     CancelKind => "İptal türü", "Kind of cancellation";
+    FurtherLoads => "Diğer yükler", "Further loads";
     CancelKindDefault => "Varsayılan", "The default";
     CancelQueued => "İptal kuyruğa alındı.", "The cancellation is queued.";
     NewCargo => "Yeni yük", "New shipment";

@@ -105,6 +105,7 @@ pub fn openapi_document() -> &'static str {
             (journeys::JourneyIn::name().to_string(), journeys::JourneyIn::json_rules()),
             (journeys::StopIn::name().to_string(), journeys::StopIn::json_rules()),
             (cargo::CargoIn::name().to_string(), cargo::CargoIn::json_rules()),
+            (cargo::CargoItemIn::name().to_string(), cargo::CargoItemIn::json_rules()),
             (personnel::PersonIn::name().to_string(), personnel::PersonIn::json_rules()),
             (passengers::PassengerIn::name().to_string(), passengers::PassengerIn::json_rules()),
             (downstream::DownstreamIn::name().to_string(), downstream::DownstreamIn::json_rules()),

@@ -86,6 +86,78 @@ pub struct CargoIn {
     /// `un_number`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dangerous_exemption: Option<ExemptionCode>,
+    /// More loads on the same trip (at most 49): each its own goods and parties, loaded and
+    /// unloaded where and when the shipment is. The shipment's own fields are its first load.
+    /// Absent or empty: the shipment's own load alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_items = 49)]
+    pub items: Option<Vec<CargoItemIn>>,
+}
+
+/// Loads a shipment carries besides its own, at most.
+pub const MAX_ITEMS: usize = 49;
+
+/// One more load of a shipment: its goods and parties (the trip, the places and the times are
+/// the shipment's).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CargoItemIn {
+    pub cargo_type: CargoTypeCode,
+    pub cargo_amount: CargoAmount,
+    pub cargo_unit: CargoUnit,
+    pub sender_tax_number: TaxId,
+    pub sender_name: Title,
+    pub receiver_tax_number: TaxId,
+    pub receiver_name: Title,
+    /// Dangerous goods: their UN number (with `dangerous_packaging`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub un_number: Option<UnNumber>,
+    /// How the dangerous goods are carried (with `un_number`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous_packaging: Option<DangerousPackaging>,
+    /// The exemption the dangerous goods are carried under (with `un_number`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous_exemption: Option<ExemptionCode>,
+}
+
+impl CargoItemIn {
+    /// The rule across an item's fields, as JSON Schema: dangerous goods' fields go together.
+    pub fn schema_rules() -> Value {
+        dangerous_rule()
+    }
+}
+
+/// Dangerous goods: none of their fields, or the number and the way of carrying (and an
+/// exemption, if any).
+fn dangerous_rule() -> Value {
+    json!({"anyOf": [
+        {"properties": {"un_number": {"type": "null"}, "dangerous_packaging": {"type": "null"},
+                        "dangerous_exemption": {"type": "null"}}},
+        {"required": ["un_number", "dangerous_packaging"],
+         "properties": {"un_number": {"type": "string"}, "dangerous_packaging": {"type": "string"}}},
+    ]})
+}
+
+/// The dangerous goods of a load's three fields, which go together (`at` prefixes the field
+/// named when they do not).
+fn dangerous_goods(
+    at: &str,
+    un: Option<UnNumber>,
+    packaging: Option<DangerousPackaging>,
+    exemption: Option<ExemptionCode>,
+) -> Result<Option<Dangerous>, Invalid> {
+    let field = |f: &str| format!("{at}{f}");
+    Ok(match (un, packaging, exemption) {
+        (Some(un), Some(packaging), exemption) => Some(Dangerous {
+            un_number: un.into_inner(),
+            packaging,
+            exemption: exemption.map(ExemptionCode::into_inner),
+        }),
+        (Some(_), None, _) => return Err(Invalid::new(field("dangerous_packaging"), "is required with `un_number`")),
+        (None, Some(_), _) => return Err(Invalid::new(field("un_number"), "is required with `dangerous_packaging`")),
+        (None, None, Some(_)) => return Err(Invalid::new(field("dangerous_exemption"), "needs `un_number`")),
+        (None, None, None) => None,
+    })
 }
 
 /// Dangerous goods: what U-ETDS is told of them.
@@ -146,9 +218,14 @@ pub struct CargoShipment {
     loading: Handover,
     unloading: Handover,
     dangerous: Option<Dangerous>,
+    /// The loads besides the shipment's own, each of whose rules holds.
+    items: Vec<CargoItemIn>,
 }
 
 impl CargoShipment {
+    pub fn items(&self) -> &[CargoItemIn] {
+        &self.items
+    }
     pub fn dangerous(&self) -> Option<&Dangerous> {
         self.dangerous.as_ref()
     }
@@ -225,14 +302,7 @@ impl CargoShipment {
                 "then": {"required": [other], "properties": {other: {"not": {"type": "null"}}}},
             })
         };
-        // Dangerous goods: none of their fields, or the number and the way of carrying (and an
-        // exemption, if any).
-        let dangerous = json!({"anyOf": [
-            {"properties": {"un_number": {"type": "null"}, "dangerous_packaging": {"type": "null"},
-                            "dangerous_exemption": {"type": "null"}}},
-            {"required": ["un_number", "dangerous_packaging"],
-             "properties": {"un_number": {"type": "string"}, "dangerous_packaging": {"type": "string"}}},
-        ]});
+        let dangerous = dangerous_rule();
         json!({
             "allOf": [site("loading"), site("unloading"), needs("second_driver_id", "driver_id"), dangerous],
             "x-tns-other-than": [["/second_driver_id", "/driver_id"]],
@@ -308,17 +378,15 @@ impl TryFrom<CargoIn> for CargoShipment {
             }
             _ => {}
         }
-        let dangerous = match (c.un_number, c.dangerous_packaging, c.dangerous_exemption) {
-            (Some(un), Some(packaging), exemption) => Some(Dangerous {
-                un_number: un.into_inner(),
-                packaging,
-                exemption: exemption.map(ExemptionCode::into_inner),
-            }),
-            (Some(_), None, _) => return Err(Invalid::new("dangerous_packaging", "is required with `un_number`")),
-            (None, Some(_), _) => return Err(Invalid::new("un_number", "is required with `dangerous_packaging`")),
-            (None, None, Some(_)) => return Err(Invalid::new("dangerous_exemption", "needs `un_number`")),
-            (None, None, None) => None,
-        };
+        let dangerous = dangerous_goods("", c.un_number, c.dangerous_packaging, c.dangerous_exemption)?;
+        let items = c.items.unwrap_or_default();
+        if items.len() > MAX_ITEMS {
+            return Err(Invalid::new("items", format!("at most {MAX_ITEMS} loads besides the shipment's own")));
+        }
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("items[{i}].");
+            dangerous_goods(&at, item.un_number.clone(), item.dangerous_packaging, item.dangerous_exemption.clone())?;
+        }
         Ok(CargoShipment {
             vehicle_id: c.vehicle_id.get(),
             driver_id,
@@ -337,6 +405,7 @@ impl TryFrom<CargoIn> for CargoShipment {
             loading,
             unloading,
             dangerous,
+            items,
         })
     }
 }

@@ -129,6 +129,16 @@ pub struct SeferAktifEtV3 {
     pub sefer_id: i64,
 }
 
+/// `yukIptalEtV3`: withdraws one load of a trip, with a code from `iptalTurleri`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct YukIptalEtV3 {
+    pub wsuser: WsUser,
+    pub yuk_id: i64,
+    pub yuk_iptal_tur_kodu: String,
+    pub yuk_iptal_aciklama: String,
+}
+
 /// `yukAktifEtV3`: re-activates a cancelled load.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -453,6 +463,7 @@ op!(SeferIptalEtV3, "seferIptalEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya
 op!(SeferDuzenleV3, "seferDuzenleV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferDuzenleV3", GenelIslemSonuc);
 op!(YukDuzenleV3, "yukDuzenleV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/yukDuzenleV3", GenelIslemSonuc);
 op!(SeferAktifEtV3, "seferAktifEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferAktifEtV3", GenelIslemSonuc);
+op!(YukIptalEtV3, "yukIptalEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/yukIptalEtV3", GenelIslemSonuc);
 op!(YukAktifEtV3, "yukAktifEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/yukAktifEtV3", GenelIslemSonuc);
 op!(SeferDetayiV3, "seferDetayiV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferDetayiV3", EsyaSeferDetayiSonucV3);
 op!(

@@ -18,7 +18,7 @@ use crate::{
         Ok as OkBody,
     },
 };
-pub use tns_core::domain::cargo::CargoIn;
+pub use tns_core::domain::cargo::{CargoIn, CargoItemIn};
 use tns_core::{
     domain::{
         cargo::CargoShipment,
@@ -41,6 +41,12 @@ impl AcrossFields for CargoIn {
     }
 }
 
+impl AcrossFields for CargoItemIn {
+    fn json_rules() -> serde_json::Value {
+        CargoItemIn::schema_rules()
+    }
+}
+
 /// U-ETDS's goods service notifies road shipments, in the units it has codes for: an
 /// organization that submits to it is told now (409: the values are valid, the organization's
 /// downstream cannot take them), not when the submission fails. (The sandbox takes everything
@@ -57,11 +63,16 @@ async fn fits_downstream(st: &AppState, org: i64, shipment: &CargoShipment) -> A
                 .into(),
         ));
     }
-    if goods.unit.uetds_code().is_none() {
-        return Err(ApiError::Conflict(format!(
-            "cargo_unit: U-ETDS has no unit for {}; use KG, TON, ADET or LITRE (this organization submits to U-ETDS)",
-            goods.unit.as_str()
-        )));
+    let units = std::iter::once(("cargo_unit".to_string(), goods.unit)).chain(
+        shipment.items().iter().enumerate().map(|(i, item)| (format!("items[{i}].cargo_unit"), item.cargo_unit)),
+    );
+    for (field, unit) in units {
+        if unit.uetds_code().is_none() {
+            return Err(ApiError::Conflict(format!(
+                "{field}: U-ETDS has no unit for {}; use KG, TON, ADET or LITRE (this organization submits to U-ETDS)",
+                unit.as_str()
+            )));
+        }
     }
     Ok(())
 }

@@ -317,6 +317,7 @@ fn esya_messages_match_the_xsd() {
         esya::SeferIptalEtV3,
         esya::SeferAktifEtV3,
         esya::YukAktifEtV3,
+        esya::YukIptalEtV3,
         esya::SeferDetayiV3,
         esya::SeferListesiV3,
         esya::SeferRaporuV3,
@@ -329,7 +330,7 @@ fn esya_messages_match_the_xsd() {
         esya::ParamYukBirimi,
         esya::ServisTest,
     );
-    assert_eq!(docs.len(), 16 * 4);
+    assert_eq!(docs.len(), 17 * 4);
     xmllint("uetdsesya-v3.xsd", &docs);
 }
 
