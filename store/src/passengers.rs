@@ -174,6 +174,18 @@ pub async fn write(
     .await
 }
 
+/// A baggage barcode two passengers of the journey carry, with the passengers' ids (one tag
+/// is on one bag, and U-ETDS knows a bag by it).
+pub async fn shared_barcode(tx: &mut PgConnection, journey: i64) -> sqlx::Result<Option<(String, Vec<i64>)>> {
+    sqlx::query_as(
+        "SELECT b, array_agg(id ORDER BY id) FROM passengers, jsonb_array_elements_text(baggage) AS b
+          WHERE journey_id = $1 GROUP BY b HAVING count(*) > 1 ORDER BY b LIMIT 1",
+    )
+    .bind(journey)
+    .fetch_optional(tx)
+    .await
+}
+
 pub async fn count(tx: &mut PgConnection, journey: i64) -> sqlx::Result<i64> {
     sqlx::query_scalar("SELECT count(*) FROM passengers WHERE journey_id = $1").bind(journey).fetch_one(tx).await
 }
@@ -188,7 +200,7 @@ pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, journey: i64, id: i64)
 }
 
 pub async fn update(
-    db: &PgPool,
+    db: impl sqlx::PgExecutor<'_>,
     org: i64,
     journey: i64,
     id: i64,

@@ -781,6 +781,15 @@ async fn baggage_follows_its_passengers_and_an_uncertain_baggage_call_is_judged_
     // A barcode listed twice, in any case, is one tag.
     let once = s.app.post_ok(&path, s.key(), with_bags(44, "1", &["B7", "b7", "B8"]), 201).await;
     assert_eq!(once["baggage"], json!(["B7", "B8"]), "{once}");
+    // A tag is on one bag: another passenger of the journey may not carry it (409 naming it),
+    // whichever way the passengers are written; nothing is half-written.
+    let e = error_body(s.app.post(&path, Some(s.key()), with_bags(45, "2", &["b8"])).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().contains("barcode B8"), "{e}");
+    let bulk = json!({"passengers": [with_bags(45, "2", &["C1"]), with_bags(46, "3", &["C1"])]});
+    error_body(s.app.post(&format!("{path}:bulk-upsert"), Some(s.key()), bulk).await, 409).await;
+    let e = error_body(s.app.put(&one(41), s.key(), json!({"baggage": ["B7"]})).await, 409).await;
+    assert!(e["detail"].as_str().unwrap().contains("barcode B7"), "{e}");
+    assert_eq!(s.app.get_ok(&path, s.key()).await["data"].as_array().unwrap().len(), 4, "nothing half-written");
     s.fake.assert_no_violations();
 }
 

@@ -69,11 +69,22 @@ async fn check_capacity(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
     Ok(())
 }
 
+/// Refuse a change that leaves one baggage barcode on two passengers of the journey (a tag is
+/// on one bag): 409 naming it.
+async fn check_baggage(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
+    match db::passengers::shared_barcode(tx, journey).await? {
+        Some((barcode, ids)) => Err(ApiError::Conflict(format!(
+            "baggage: barcode {barcode} would be on more than one passenger of this journey (ids {ids:?}); a tag is on one bag"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Add a passenger. 409 when the journey already has this identity number, or is cancelled.
 /// Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/journeys/{id}/passengers", operation_id = "create_passenger", tag = "journeys", params(("id" = i64, Path)),
     request_body = PassengerIn,
-    responses((status = 201, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, already has a passenger with this identity number, or would exceed its passenger limit")),
+    responses((status = 201, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, already has a passenger with this identity number, would exceed its passenger limit, or another passenger of it carries one of the baggage barcodes")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -89,6 +100,7 @@ pub async fn create(
             .await
             .map_err(|e| conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(passenger.identity.number())))?;
     check_capacity(&mut tx, journey).await?;
+    check_baggage(&mut tx, journey).await?;
     tx.commit().await?;
     let row = rows.pop().ok_or_else(|| anyhow::anyhow!("insert returned no row"))?;
     Ok(created(row.passenger))
@@ -116,7 +128,7 @@ pub async fn list(
 #[utoipa::path(put, path = "/portal/journeys/{id}/passengers/{passenger_id}", operation_id = "update_passenger", tag = "journeys",
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
     request_body = PassengerPatch,
-    responses((status = 200, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, another passenger of it has this identity number, or the merged passenger breaks a rule across fields")),
+    responses((status = 200, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, another passenger of it has this identity number or one of the baggage barcodes, or the merged passenger breaks a rule across fields")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -129,11 +141,15 @@ pub async fn update(
         db::passengers::get(&st.db, p.org_id, journey, id).await?.ok_or_else(|| not_found("passenger", id))?;
     let merged = patched(&PassengerIn::from(&current), &patch)?;
     let passenger = NewPassenger::try_from(merged).map_err(merged_conflict)?;
-    db::passengers::update(&st.db, p.org_id, journey, id, &passenger, &p.credential_id())
+    let mut tx = st.db.begin().await?;
+    lock_journey(&mut tx, p.org_id, journey).await?;
+    let row = db::passengers::update(&mut *tx, p.org_id, journey, id, &passenger, &p.credential_id())
         .await
         .map_err(|e| conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(passenger.identity.number())))?
-        .map(Json)
-        .ok_or_else(|| not_found("passenger", id))
+        .ok_or_else(|| not_found("passenger", id))?;
+    check_baggage(&mut tx, journey).await?;
+    tx.commit().await?;
+    Ok(Json(row))
 }
 
 /// Remove a passenger. 409 once the journey is cancelled. Scope `journeys:write`.
@@ -166,7 +182,7 @@ pub struct BulkOut {
 #[utoipa::path(post, path = "/portal/journeys/{id}/passengers:bulk-upsert", operation_id = "bulk_upsert_passengers", tag = "journeys", params(("id" = i64, Path)),
     request_body = BulkIn,
     responses((status = 200, body = BulkOut),
-              (status = 409, body = ErrorBody, description = "The journey is cancelled, or would exceed its passenger limit")),
+              (status = 409, body = ErrorBody, description = "The journey is cancelled, would exceed its passenger limit, or two passengers would carry one baggage barcode")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn bulk_upsert(
     State(st): State<AppState>,
@@ -201,6 +217,7 @@ pub async fn upsert(
         None => vec![],
     };
     check_capacity(&mut tx, journey).await?;
+    check_baggage(&mut tx, journey).await?;
     tx.commit().await?;
     if let Some(m) = manifest {
         rows.sort_by_key(|r| m.position(&r.passenger.identity_number));
