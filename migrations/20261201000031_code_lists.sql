@@ -20,6 +20,9 @@ CREATE TABLE code_lists (
     codes        JSONB NOT NULL CHECK (jsonb_typeof(codes) = 'array'),
     -- When the downstream's copy was read; NULL for the shipped one.
     refreshed_at TIMESTAMPTZ,
+    -- When the downstream last answered for this list (with codes or empty); NULL if never. A
+    -- list it has not answered for a day is asked again (hourly while it does not answer).
+    checked_at   TIMESTAMPTZ,
     CHECK ((source = 'downstream') = (refreshed_at IS NOT NULL))
 );
 

@@ -114,22 +114,12 @@ pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, crew: Cargo
         .0
         .iter()
         .map(|i| Load {
-            cargo_type: i.cargo_type.get() as i32,
-            amount: i.cargo_amount.get(),
+            cargo_type: i.cargo_type,
+            amount: i.cargo_amount,
             unit: i.cargo_unit.as_str().to_string(),
-            sender: Party {
-                tax_number: i.sender_tax_number.as_str().to_string(),
-                name: i.sender_name.as_str().to_string(),
-            },
-            receiver: Party {
-                tax_number: i.receiver_tax_number.as_str().to_string(),
-                name: i.receiver_name.as_str().to_string(),
-            },
-            dangerous: dangerous(
-                i.un_number.as_ref().map(|u| u.as_str()),
-                i.dangerous_packaging,
-                i.dangerous_exemption.as_ref().map(|e| e.as_str()),
-            ),
+            sender: Party { tax_number: i.sender_tax_number.clone(), name: i.sender_name.clone() },
+            receiver: Party { tax_number: i.receiver_tax_number.clone(), name: i.receiver_name.clone() },
+            dangerous: dangerous(i.un_number.as_deref(), i.dangerous_packaging, i.dangerous_exemption.as_deref()),
         })
         .collect();
     Cargo {

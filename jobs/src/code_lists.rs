@@ -6,7 +6,6 @@
 
 use std::{sync::Arc, time::Duration};
 
-use chrono::Utc;
 use sqlx::PgPool;
 use tns_adapter::{Adapter, CodeListsRequest};
 use tns_adapter_host::Registry;
@@ -18,6 +17,9 @@ use tns_store::code_lists as store;
 
 /// How long a read copy is kept before it is read again.
 const FRESH_FOR: Duration = Duration::from_secs(23 * 3600);
+
+/// The downstream calls one reading makes at most (U-ETDS: nine lists).
+const LISTS_ASKED: u32 = 10;
 
 /// What the job needs beside the database.
 pub struct CodeListRefresh {
@@ -33,12 +35,11 @@ impl CodeListRefresh {
         CodeListRefresh { org, adapters, data_key, timeout }
     }
 
-    /// Read the lists when the kept copy is a day old (or never read); how many lists changed.
+    /// Read the lists when one has not been answered for a day (or ever); how many lists
+    /// changed.
     pub async fn run(&self, db: &PgPool) -> anyhow::Result<u64> {
-        if let Some(at) = store::last_refresh(db).await? {
-            if Utc::now() - at < chrono::Duration::from_std(FRESH_FOR)? {
-                return Ok(0);
-            }
+        if !store::due(db, FRESH_FOR).await? {
+            return Ok(0);
         }
         self.refresh(db).await
     }
@@ -56,7 +57,9 @@ impl CodeListRefresh {
             .await?
             .map_err(|e| anyhow::anyhow!("the reference organization's credentials: {e}"))?;
         let req = CodeListsRequest { credentials };
-        let lists = crate::downstream::within(self.timeout, move || adapter.code_lists(&req))
+        // One call asks every list in turn, each within the adapter's own call timeout.
+        let deadline = self.timeout * LISTS_ASKED;
+        let lists = crate::downstream::within(deadline, move || adapter.code_lists(&req))
             .await
             .map_err(|e| anyhow::anyhow!("the downstream's code lists: {e}"))?;
         let mut known = Vec::new();

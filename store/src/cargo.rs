@@ -72,8 +72,8 @@ pub struct Cargo {
     pub dangerous_exemption: Option<String>,
     /// The loads besides the shipment's own (absent when none).
     #[serde(skip_serializing_if = "no_items")]
-    #[schema(value_type = Vec<CargoItemIn>)]
-    pub items: Json<Vec<CargoItemIn>>,
+    #[schema(value_type = Vec<CargoItem>)]
+    pub items: Json<Vec<CargoItem>>,
     /// Mirrors the latest submission: `draft` until submitted.
     pub status: RecordStatus,
     /// The downstream's reference, once a submission of it was delivered.
@@ -87,8 +87,62 @@ pub struct Cargo {
     pub changed_by: Option<String>,
 }
 
-fn no_items(items: &Json<Vec<CargoItemIn>>) -> bool {
+fn no_items(items: &Json<Vec<CargoItem>>) -> bool {
     items.0.is_empty()
+}
+
+/// A further load as stored: plain values, read back without the input's rules (which may
+/// grow stricter than what was stored under them).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, ToSchema)]
+pub struct CargoItem {
+    pub cargo_type: i32,
+    pub cargo_amount: f64,
+    pub cargo_unit: CargoUnit,
+    pub sender_tax_number: String,
+    pub sender_name: String,
+    pub receiver_tax_number: String,
+    pub receiver_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub un_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous_packaging: Option<DangerousPackaging>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous_exemption: Option<String>,
+}
+
+impl From<&CargoItemIn> for CargoItem {
+    fn from(i: &CargoItemIn) -> CargoItem {
+        CargoItem {
+            // The bounds of the field's type fit the column's.
+            cargo_type: i.cargo_type.get() as i32,
+            cargo_amount: i.cargo_amount.get(),
+            cargo_unit: i.cargo_unit,
+            sender_tax_number: i.sender_tax_number.as_str().to_string(),
+            sender_name: i.sender_name.as_str().to_string(),
+            receiver_tax_number: i.receiver_tax_number.as_str().to_string(),
+            receiver_name: i.receiver_name.as_str().to_string(),
+            un_number: i.un_number.as_ref().map(|u| u.as_str().to_string()),
+            dangerous_packaging: i.dangerous_packaging,
+            dangerous_exemption: i.dangerous_exemption.as_ref().map(|e| e.as_str().to_string()),
+        }
+    }
+}
+
+impl From<&CargoItem> for CargoItemIn {
+    fn from(i: &CargoItem) -> CargoItemIn {
+        CargoItemIn {
+            cargo_type: Int::stored(i.cargo_type.into()),
+            cargo_amount: Amount::stored(i.cargo_amount),
+            cargo_unit: i.cargo_unit,
+            sender_tax_number: TaxId::stored(i.sender_tax_number.clone()),
+            sender_name: Text::stored(i.sender_name.clone()),
+            receiver_tax_number: TaxId::stored(i.receiver_tax_number.clone()),
+            receiver_name: Text::stored(i.receiver_name.clone()),
+            un_number: i.un_number.clone().map(UnNumber::stored),
+            dangerous_packaging: i.dangerous_packaging,
+            dangerous_exemption: i.dangerous_exemption.clone().map(ExemptionCode::stored),
+        }
+    }
 }
 
 fn hh_mm<S: serde::Serializer>(t: &NaiveTime, s: S) -> Result<S::Ok, S::Error> {
@@ -141,7 +195,7 @@ pub struct CargoFields {
     pub un_number: Option<String>,
     pub dangerous_packaging: Option<DangerousPackaging>,
     pub dangerous_exemption: Option<String>,
-    pub items: Vec<CargoItemIn>,
+    pub items: Vec<CargoItem>,
 }
 
 impl From<&CargoShipment> for CargoFields {
@@ -166,7 +220,7 @@ impl From<&CargoShipment> for CargoFields {
             un_number: c.dangerous().map(|d| d.un_number.clone()),
             dangerous_packaging: c.dangerous().map(|d| d.packaging),
             dangerous_exemption: c.dangerous().and_then(|d| d.exemption.clone()),
-            items: c.items().to_vec(),
+            items: c.items().iter().map(CargoItem::from).collect(),
         }
     }
 }
@@ -201,7 +255,7 @@ impl From<&Cargo> for CargoIn {
             un_number: c.un_number.clone().map(UnNumber::stored),
             dangerous_packaging: c.dangerous_packaging,
             dangerous_exemption: c.dangerous_exemption.clone().map(ExemptionCode::stored),
-            items: (!c.items.0.is_empty()).then(|| c.items.0.clone()),
+            items: (!c.items.0.is_empty()).then(|| c.items.0.iter().map(CargoItemIn::from).collect()),
         }
     }
 }

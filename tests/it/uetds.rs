@@ -2049,13 +2049,18 @@ async fn code_lists_come_from_u_etds_daily_and_a_shipment_is_cancelled_with_a_ki
     assert_eq!(codes_of(&s.app.get_ok("/ref/code-lists/trip_cancel_kinds", s.key()).await), Vec::<String>::new());
     error_body(s.app.get("/ref/code-lists/colours", s.key()).await, 404).await;
 
-    // The job reads every list from the goods service, with the organization's account.
+    // The job reads every list from the goods service, with the organization's account; a
+    // list U-ETDS does not answer keeps its copy and is asked again at the next run.
     let refresh = code_list_refresh(&s);
-    assert_eq!(refresh.run(&db).await.unwrap(), 9, "every list replaced");
+    s.fake.script("paramYukBirimi", 2, Behaviour::fault("Server", "geçici hata"));
+    assert_eq!(refresh.run(&db).await.unwrap(), 7, "all but the units");
+    let units = s.app.get_ok("/ref/code-lists/goods_units", s.key()).await;
+    assert_eq!((units["source"].as_str(), codes_of(&units).len()), (Some("shipped"), 6), "{units}");
+    assert_eq!(refresh.run(&db).await.unwrap(), 9, "asked again, every list now from U-ETDS");
     for op in ["seferIptalTurleri", "iptalTurleri", "paramTasimaTurleri", "paramTehlikeliMaddeTasimaSekli"] {
-        assert_eq!(s.fake.calls(op), 1, "{op}");
+        assert_eq!(s.fake.calls(op), 2, "{op}");
     }
-    assert_eq!(s.fake.calls("paramYukTuru"), 2, "for dangerous goods and for the others");
+    assert_eq!(s.fake.calls("paramYukTuru"), 4, "for dangerous goods and for the others, twice");
     let all = s.app.get_ok("/ref/code-lists", s.key()).await;
     let lists = all["data"].as_array().unwrap();
     assert_eq!(lists.len(), 9, "{all}");
@@ -2068,7 +2073,7 @@ async fn code_lists_come_from_u_etds_daily_and_a_shipment_is_cancelled_with_a_ki
     assert_eq!(codes_of(&list("dangerous_exemptions")), ["1", "2"]);
     // Fresh for a day: the next run asks nothing.
     assert_eq!(refresh.run(&db).await.unwrap(), 0);
-    assert_eq!(s.fake.calls("seferIptalTurleri"), 1);
+    assert_eq!(s.fake.calls("seferIptalTurleri"), 2);
 
     // A shipment's cancellation takes a kind from the list (422 naming the field otherwise);
     // a journey's takes none.
@@ -2197,7 +2202,7 @@ async fn a_shipment_with_several_loads_is_one_trip_and_its_loads_change_one_by_o
 }
 
 #[tokio::test]
-async fn a_load_refused_among_others_fails_the_shipment_and_sending_it_again_declares_only_that_one() {
+async fn a_load_refused_among_others_fails_the_shipment_and_sending_it_again_brings_the_trip_in_step() {
     let s = Setup::new().await;
     s.fake.set_keep_requests(true);
     let mut body = cargo(s.f.vehicle_id);
@@ -2210,8 +2215,7 @@ async fn a_load_refused_among_others_fails_the_shipment_and_sending_it_again_dec
             .fetch_one(&s.app.db)
             .await
             .unwrap();
-    let second = format!("tns-{next}-2");
-    s.fake.refuse_load(&second, "YÜK CİNSİ HATALI");
+    s.fake.refuse_load(&format!("tns-{next}-2"), "YÜK CİNSİ HATALI");
 
     let failed = s.act(&format!("/portal/cargo/{id}/submit")).await;
     assert_eq!(Setup::reference(&failed), format!("tns-{next}"));
@@ -2221,16 +2225,42 @@ async fn a_load_refused_among_others_fails_the_shipment_and_sending_it_again_dec
     let held: Vec<_> = trip.valid_loads().map(|l| l.firma_yuk_no.clone().unwrap()).collect();
     assert_eq!(held, [format!("tns-{next}"), format!("tns-{next}-3")], "the others were taken");
 
-    // Put right and sent again: the same trip, only the refused load declared.
-    s.fake.accept_load(&second);
-    let again = s.act(&format!("/portal/cargo/{id}/submit")).await;
+    // Edited (the refused load taken out, the shipment's own amount changed) and sent again:
+    // the same trip, brought in step with what was taken — the own load edited, the one now
+    // out of place withdrawn and declared at its new place — and nothing held twice.
+    let path = format!("/portal/cargo/{id}");
+    json_of(s.app.put(&path, s.key(), json!({"cargo_amount": 999, "items": [item(2.0)]})).await, 200).await;
+    let again = s.act(&format!("{path}/submit")).await;
     assert_eq!(again["state"], "delivered", "{again}");
     assert_eq!(again["downstream_reference"], trip.id.to_string());
+    let trip = s.fake.cargo_trip(trip.id).unwrap();
+    let amounts: Vec<_> = trip.valid_loads().map(|l| l.input.child_text("yukMiktari").unwrap().to_string()).collect();
+    assert_eq!(amounts, ["999", "2"], "{:?}", trip.loads);
+    assert_eq!(
+        (s.fake.calls("yukDuzenleV3"), s.fake.calls("yukIptalEtV3"), s.fake.calls("yeniSeferEkleV3")),
+        (1, 1, 1)
+    );
     let calls = s.fake.requests_for("sefereYukEkleV3");
-    assert_eq!(calls.len(), 2);
-    let sent = calls[1].element.as_ref().unwrap().children_named("yukBilgileriInputList").count();
-    assert_eq!(sent, 1, "only the refused load");
-    assert_eq!(s.fake.cargo_trip(trip.id).unwrap().valid_loads().count(), 3);
+    let sent = calls.last().unwrap().element.as_ref().unwrap().children_named("yukBilgileriInputList").count();
+    assert_eq!((calls.len(), sent), (2, 1), "only the missing load declared");
+
+    // Sent once more unchanged: the last delivery answers, nothing is called.
+    let res = s.app.req(Method::POST, &format!("{path}/submit"), Some(s.key())).send().await.unwrap();
+    assert_eq!(json_of(res, 202).await["submission_id"], again["id"]);
+
+    // Amended later, its loads tagged from two submissions: each is known by its place in the
+    // delivery, edited in place; a load added is tagged from the first's tag.
+    json_of(s.app.put(&path, s.key(), json!({"items": [item(3.0), item(4.0)]})).await, 200).await;
+    let amended = s.act(&format!("{path}/submit")).await;
+    assert_eq!((amended["operation"].as_str(), amended["state"].as_str()), (Some("amendment"), Some("delivered")));
+    let trip = s.fake.cargo_trip(trip.id).unwrap();
+    let held: Vec<_> = trip
+        .valid_loads()
+        .map(|l| (l.firma_yuk_no.clone().unwrap(), l.input.child_text("yukMiktari").unwrap().to_string()))
+        .collect();
+    let m = again["id"].as_i64().unwrap();
+    let want = [(format!("tns-{next}"), "999"), (format!("tns-{m}-2"), "3"), (format!("tns-{next}-3"), "4")];
+    assert_eq!(held, want.map(|(t, a)| (t, a.to_string())), "{:?}", trip.loads);
     assert_eq!(s.fake.calls("yeniSeferEkleV3"), 1);
     s.fake.assert_no_violations();
 }

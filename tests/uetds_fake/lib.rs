@@ -323,11 +323,6 @@ impl FakeUetds {
         self.core().lock().refused_loads.insert(firma_yuk_no.into(), message.into());
     }
 
-    /// Undoes [`FakeUetds::refuse_load`].
-    pub fn accept_load(&self, firma_yuk_no: &str) {
-        self.core().lock().refused_loads.remove(firma_yuk_no);
-    }
-
     /// Delay added to every answer (the benchmark uses 50 ms).
     pub fn set_latency(&self, latency: Duration) {
         self.core().lock().latency = latency;

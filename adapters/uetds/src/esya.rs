@@ -15,8 +15,10 @@ use tns_adapter::{
 use crate::{
     arizi::pdf,
     config::Service,
-    continue_with, dmy, number,
-    outcome::{accepted, is_cancelled, refused},
+    continue_with, dmy, fingerprint,
+    loads::{index_under, sent_of, HeldLoad, Loads},
+    number,
+    outcome::{accepted, is_cancelled},
     progress::load,
     trips::cancelled,
     wire::esya as w,
@@ -27,37 +29,12 @@ use crate::{
 struct CargoProgress {
     /// `seferId`.
     trip: Option<i64>,
-    /// The first load's `yukId` (what a progress recorded before shipments had several
-    /// loads holds; read as `loads[0]`).
+    /// The first load's `yukId`, still written for a plugin of before shipments had several
+    /// loads (during a rolling upgrade), which finishes on it rather than declaring it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     load: Option<i64>,
-    /// Each load's `yukId` once U-ETDS took it, in the shipment's order.
-    #[serde(default)]
-    loads: Vec<Option<i64>>,
-    /// U-ETDS refused a load while taking others (recorded first, so nothing taken is
-    /// declared again): the next step of the same submission fails with its words (one that
-    /// sends the shipment again tries the load again).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    refused: Option<Refusal>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-struct Refusal {
-    /// Our reference of the submission it refused.
-    by: String,
-    error: AdapterError,
-}
-
-impl CargoProgress {
-    /// The loads' ids, `n` of them, as far as known.
-    fn ids(&self, n: usize) -> Vec<Option<i64>> {
-        let mut ids = self.loads.clone();
-        if ids.is_empty() {
-            ids.push(self.load);
-        }
-        ids.resize(n, None);
-        ids
-    }
+    #[serde(flatten)]
+    loads: Loads,
 }
 
 /// The tag (`firmaYukNo`) of load `index` of the shipment whose first load carries `base`.
@@ -184,20 +161,12 @@ fn receipt(s: &Session, trip: i64, loads: &[i64]) -> Receipt {
     }
 }
 
-/// Every id known: the receipt's; else the step's not done.
-fn all_ids(ids: &[Option<i64>]) -> Option<Vec<i64>> {
-    ids.iter().copied().collect()
-}
-
+/// The shipment's trip, then its loads (see [`crate::loads`]: a progress carried from an
+/// earlier submission of the shipment, edited since or not, is brought in step).
 pub fn advance(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> {
     let mut p: CargoProgress = load(progress)?;
-    if let Some(refused) = p.refused.take() {
-        if refused.by == s.reference {
-            return Err(refused.error);
-        }
-    }
     // Checked before the trip is declared, so a load that cannot be sent leaves nothing behind.
-    let inputs = load_inputs(c, s.reference)?;
+    let wanted = load_inputs(c, s.reference)?;
     let Some(trip) = p.trip else {
         let input = trip_input(c, s.reference);
         let r =
@@ -207,49 +176,13 @@ pub fn advance(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> 
         );
         return continue_with(&p, p.trip);
     };
-    let mut ids = p.ids(inputs.len());
-    if let Some(done) = all_ids(&ids) {
-        return Ok(Step::Done { receipt: receipt(s, trip, &done) });
+    if p.loads.step(s, trip, &wanted)? {
+        p.load = p.loads.first();
+        return continue_with(&p, Some(trip));
     }
-    // The loads not taken yet, in one call; each answer is matched by its tag, else its place
-    // in the call (`sira`, counted from 1, or from 0 when an answer counts so).
-    let (missing, list): (Vec<usize>, Vec<w::EsyaYukBilgileriInputV3>) =
-        inputs.into_iter().enumerate().filter(|(i, _)| ids[*i].is_none()).unzip();
-    let r = s.call(
-        Service::Esya,
-        &w::SefereYukEkleV3 { wsuser: s.wsuser(), sefer_id: trip, yuk_bilgileri_input_list: list },
-    )?;
-    if r.uetds_esya_sonuc.is_empty() {
-        accepted(r)?;
-        return Err(AdapterError::Transient("U-ETDS accepted the loads but gave no result".into()));
-    }
-    let from_zero = r.uetds_esya_sonuc.iter().any(|y| y.sira == 0);
-    let mut refusal = None;
-    for y in &r.uetds_esya_sonuc {
-        let by_tag = y.firma_yuk_no.as_deref().and_then(|t| load_index(s, t)).filter(|i| missing.contains(i));
-        let by_place =
-            usize::try_from(y.sira).ok().and_then(|n| missing.get(if from_zero { n } else { n.wrapping_sub(1) }));
-        let Some(i) = by_tag.or(by_place.copied()) else { continue };
-        match (y.sonuc_kodu, y.yuk_id) {
-            (0, Some(id)) => ids[i] = Some(id),
-            (0, None) => {}
-            (code, _) => {
-                refusal.get_or_insert_with(|| refused(code, y.sonuc_mesaji.as_deref()));
-            }
-        }
-    }
-    match (all_ids(&ids), refusal) {
-        (Some(done), _) => Ok(Step::Done { receipt: receipt(s, trip, &done) }),
-        // Some taken, one refused: what was taken is recorded before the failure.
-        (None, Some(e)) if ids.iter().any(Option::is_some) => {
-            p.loads = ids;
-            p.load = None;
-            p.refused = Some(Refusal { by: s.reference.to_string(), error: e });
-            continue_with(&p, Some(trip))
-        }
-        (None, Some(e)) => Err(e),
-        (None, None) => Err(AdapterError::Transient("U-ETDS answered the loads without each one's id".into())),
-    }
+    let ids =
+        p.loads.in_step(&wanted).ok_or_else(|| AdapterError::Transient("the loads are not in step yet".into()))?;
+    Ok(Step::Done { receipt: receipt(s, trip, &ids) })
 }
 
 pub fn reconcile(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> {
@@ -273,20 +206,12 @@ pub fn reconcile(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step
         }
     }
     let trip = p.trip.unwrap_or_default();
-    let detail = detail(s, trip)?;
-    let mut ids = p.ids(c.loads().len());
-    for y in detail.yuk_listesi.iter().filter(|y| !is_cancelled(y.durum.as_deref())) {
-        if let Some(i) = y.firma_yuk_no.as_deref().and_then(|t| load_index(s, t)).filter(|i| *i < ids.len()) {
-            ids[i] = ids[i].or(y.yuk_id);
-        }
-    }
-    match all_ids(&ids) {
-        Some(done) => Ok(Step::Done { receipt: receipt(s, trip, &done) }),
-        None => {
-            p.loads = ids;
-            p.load = None;
-            continue_with(&p, Some(trip))
-        }
+    let wanted = load_inputs(c, s.reference)?;
+    p.loads.look_up(&detail(s, trip)?, |t| load_index(s, t), &wanted);
+    p.load = p.loads.first();
+    match p.loads.in_step(&wanted) {
+        Some(ids) => Ok(Step::Done { receipt: receipt(s, trip, &ids) }),
+        None => continue_with(&p, Some(trip)),
     }
 }
 
@@ -346,6 +271,9 @@ pub fn inspect(s: &Session, reference: &str) -> AdapterResult<(Observed, Option<
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct ReactivationProgress {
     trip_active: bool,
+    /// The loads re-activated already: one U-ETDS still shows cancelled is not asked again.
+    #[serde(default)]
+    loads_active: Vec<i64>,
 }
 
 /// The loads' ids a delivery kept (`loads`; `load` alone before shipments had several).
@@ -409,11 +337,18 @@ pub fn reactivate(s: &Session, r: &Reactivation, progress: &Value) -> AdapterRes
     let Some((load_id, _)) = loads.into_iter().find(|(_, active)| !active) else {
         return Ok(cancelled(r));
     };
+    if p.loads_active.contains(&load_id) {
+        return Err(AdapterError::Permanent(format!(
+            "U-ETDS accepted re-activating load {load_id} of goods trip {trip} but still shows it cancelled; \
+             check it on U-ETDS's portal"
+        )));
+    }
     match accepted(s.call(Service::Esya, &w::YukAktifEtV3 { wsuser: s.wsuser(), yuk_id: load_id })?) {
         Err(AdapterError::Permanent(_)) if held(s, trip, &[load_id])?.1.iter().all(|(_, a)| *a) => {}
         Err(e) => return Err(e),
         Ok(_) => {}
     }
+    p.loads_active.push(load_id);
     continue_with(&p, Some(trip))
 }
 
@@ -432,156 +367,62 @@ pub fn reconcile_reactivate(s: &Session, r: &Reactivation, progress: &Value) -> 
 /// How far a goods amendment got, and what it read of the delivery once.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct AmendmentProgress {
-    /// The tags the trip and the loads carry at U-ETDS (`firmaSeferNo`, `firmaYukNo`) and the
-    /// loads' `yukId`s: an edit sends the tags back, so the trip stays ours.
-    tags: Option<Tags>,
-    trip_sent: bool,
-    /// The loads (by their place in the shipment) edited, added or withdrawn already.
+    /// The trip's loads were read (once, at the start).
     #[serde(default)]
-    loads_done: Vec<usize>,
-    /// The ids of loads this amendment added, by their place.
+    read: bool,
+    /// The trip's tag at U-ETDS (`firmaSeferNo`): an edit sends it back, so the trip stays ours.
     #[serde(default)]
-    added: Vec<(usize, i64)>,
-    /// Before shipments had several loads: the one load edited.
+    trip_tag: Option<String>,
+    /// The tags loads are made from (`<base>`, `<base>-2`, …): the first load's first (new
+    /// loads are tagged from it), then any other a delivered load carries (a shipment sent
+    /// again after a failure holds loads tagged from two submissions).
     #[serde(default)]
-    load_sent: bool,
+    bases: Vec<String>,
+    /// A fingerprint of the trip's fields as last sent by `seferDuzenleV3`, when sent (a
+    /// progress carried from a failed amendment says what U-ETDS holds since).
+    #[serde(default)]
+    trip_sent_as: Option<String>,
+    #[serde(flatten)]
+    loads: Loads,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Tags {
-    trip: Option<String>,
-    /// The first load's tag and id (also what a progress recorded before several loads holds).
-    load: Option<String>,
-    load_id: i64,
-    /// Every delivered load's tag and id, in the shipment's order.
-    #[serde(default)]
-    loads: Vec<(Option<String>, i64)>,
+/// The place in the shipment a tag names, under any of `bases`.
+fn index_among(bases: &[String], tag: &str) -> Option<usize> {
+    bases.iter().find_map(|b| index_under(b, tag))
 }
 
-impl Tags {
-    fn loads(&self) -> Vec<(Option<String>, i64)> {
-        match self.loads.is_empty() {
-            true => vec![(self.load.clone(), self.load_id)],
-            false => self.loads.clone(),
-        }
-    }
-}
-
-/// The delivered trip's and loads' tags and the loads' ids, read from the trip's detail (the
-/// loads the delivery kept; without any kept, the trip's first).
-fn tags(s: &Session, trip: i64, state: &Value) -> AdapterResult<Tags> {
-    let d = detail(s, trip)?;
-    let t = d.sefer_detayi.ok_or_else(|| AdapterError::Suspect("U-ETDS answered without the trip's details".into()))?;
-    let kept = kept_loads(state);
-    let find = |id: Option<i64>| {
-        d.yuk_listesi.iter().find(|y| id.is_none_or(|id| y.yuk_id == Some(id))).ok_or_else(|| {
-            AdapterError::Permanent(format!("U-ETDS's goods trip {trip} does not hold this shipment's load"))
-        })
-    };
-    let loads: Vec<(Option<String>, i64)> = match kept.is_empty() {
-        true => vec![find(None)?],
-        false => kept.iter().map(|id| find(Some(*id))).collect::<AdapterResult<_>>()?,
-    }
-    .into_iter()
-    .map(|y| {
-        Ok((
-            y.firma_yuk_no.clone(),
-            y.yuk_id.ok_or_else(|| AdapterError::Suspect("U-ETDS listed a load without its id".into()))?,
-        ))
-    })
-    .collect::<AdapterResult<_>>()?;
-    let (load, load_id) = loads[0].clone();
-    Ok(Tags { trip: t.firma_sefer_no, load, load_id, loads })
-}
-
-/// A delivered shipment changed: the trip edited in place (`seferDuzenleV3`) when its own
-/// fields differ, then each load in the shipment's order: edited (`yukDuzenleV3`, with the tag
-/// it was declared with) when its fields differ, added (`sefereYukEkleV3`) when the shipment
-/// has more loads than delivered, withdrawn (`yukIptalEtV3`) when it has fewer. One call per
-/// step. An edit sets fields to values, so one whose outcome is unknown is made again; an
-/// addition or withdrawal whose outcome is unknown is looked up first.
+/// A delivered shipment changed: the trip's loads read once (`seferDetayiV3`: every active
+/// load tagged as the shipment's, those the delivery kept with what was delivered, any other
+/// as not known), the trip edited in place (`seferDuzenleV3`) when its own fields differ, then
+/// the loads brought in step one call at a time (see [`crate::loads`]). An edit sets fields to
+/// values, so one whose outcome is unknown is made again.
 pub fn advance_amendment(s: &Session, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let g = a.goods.as_ref().ok_or_else(|| AdapterError::Permanent("a goods amendment without its shipment".into()))?;
     let trip = number(&a.downstream_reference, "the goods trip reference")?;
     let mut p: AmendmentProgress = load(progress)?;
-    let Some(tags) = p.tags.clone() else {
-        p.tags = Some(tags(s, trip, &a.downstream_state)?);
+    if !p.read {
+        read_delivery(s, trip, a, g, &mut p)?;
         return continue_with(&p, Some(trip));
-    };
-    if p.load_sent && !p.loads_done.contains(&0) {
-        p.loads_done.push(0);
     }
-    let trip_tag = tags.trip.as_deref().unwrap_or(s.reference);
+    let trip_tag = p.trip_tag.as_deref().unwrap_or(s.reference);
     let now = trip_input(&g.now, trip_tag);
-    if !p.trip_sent && trip_input(&g.held, trip_tag) != now {
+    let trip_due = match &p.trip_sent_as {
+        Some(sent) => *sent != fingerprint(&now),
+        None => trip_input(&g.held, trip_tag) != now,
+    };
+    if trip_due {
+        p.trip_sent_as = Some(fingerprint(&now));
         let op = w::SeferDuzenleV3 { wsuser: s.wsuser(), sefer_id: trip, sefer_bilgileri_input: now };
         accepted(s.call(Service::Esya, &op)?)?;
-        p.trip_sent = true;
         return continue_with(&p, Some(trip));
     }
-    let delivered = tags.loads();
-    let base = delivered[0].0.clone().unwrap_or_else(|| s.reference.to_string());
-    let (held, wanted) = (g.held.loads(), g.now.loads());
-    for i in 0..held.len().max(wanted.len()) {
-        if p.loads_done.contains(&i) {
-            continue;
-        }
-        let tag = delivered.get(i).and_then(|(t, _)| t.clone()).unwrap_or_else(|| load_tag(&base, i));
-        let changed = match (held.get(i), wanted.get(i), delivered.get(i)) {
-            (Some(h), Some(n), Some((_, id))) => {
-                let now = load_input(&g.now, n, &tag)?;
-                (load_input(&g.held, h, &tag)? != now).then_some(Change::Edit(*id, now))
-            }
-            (_, Some(n), None) => Some(Change::Add(load_input(&g.now, n, &tag)?)),
-            (_, None, Some((_, id))) => Some(Change::Withdraw(*id)),
-            // A load the delivery did not keep: nothing to withdraw.
-            _ => None,
-        };
-        p.loads_done.push(i);
-        let Some(change) = changed else { continue };
-        match change {
-            Change::Edit(id, input) => {
-                let op = w::YukDuzenleV3 { wsuser: s.wsuser(), yuk_id: id, yuk_bilgileri_input: input };
-                accepted(s.call(Service::Esya, &op)?)?;
-            }
-            Change::Add(input) => {
-                let op =
-                    w::SefereYukEkleV3 { wsuser: s.wsuser(), sefer_id: trip, yuk_bilgileri_input_list: vec![input] };
-                let r = s.call(Service::Esya, &op)?;
-                match r.uetds_esya_sonuc.first() {
-                    Some(y) if y.sonuc_kodu == 0 && y.yuk_id.is_some() => {
-                        p.added.push((i, y.yuk_id.unwrap_or_default()))
-                    }
-                    Some(y) if y.sonuc_kodu != 0 => return Err(refused(y.sonuc_kodu, y.sonuc_mesaji.as_deref())),
-                    _ => {
-                        accepted(r)?;
-                        return Err(AdapterError::Transient("U-ETDS accepted the load but gave no id".into()));
-                    }
-                }
-            }
-            Change::Withdraw(id) => {
-                let op = w::YukIptalEtV3 {
-                    wsuser: s.wsuser(),
-                    yuk_id: id,
-                    yuk_iptal_tur_kodu: s.cfg.load_cancel_code.to_string(),
-                    yuk_iptal_aciklama: "Yük sevkiyattan çıkarıldı".into(),
-                };
-                match accepted(s.call(Service::Esya, &op)?) {
-                    // Refused because it is withdrawn already (by hand): done.
-                    Err(AdapterError::Permanent(_)) if !load_active(s, trip, id)? => {}
-                    Err(e) => return Err(e),
-                    Ok(_) => {}
-                }
-            }
-        }
+    let wanted = load_inputs(&g.now, p.bases.first().map_or(s.reference, String::as_str))?;
+    if p.loads.step(s, trip, &wanted)? {
         return continue_with(&p, Some(trip));
     }
-    // The loads the shipment has now, in its order: those delivered and kept, then those added.
-    let ids: Vec<i64> = (0..wanted.len())
-        .filter_map(|i| {
-            delivered.get(i).map(|(_, id)| *id).or_else(|| p.added.iter().find(|(j, _)| *j == i).map(|(_, id)| *id))
-        })
-        .collect();
+    let ids =
+        p.loads.in_step(&wanted).ok_or_else(|| AdapterError::Transient("the loads are not in step yet".into()))?;
+    // The receipt keeps the loads the shipment has now, for its next change.
     let mut state = a.downstream_state.clone();
     if let Some(o) = state.as_object_mut() {
         o.insert("load".into(), ids.first().copied().into());
@@ -597,41 +438,68 @@ pub fn advance_amendment(s: &Session, a: &Amendment, progress: &Value) -> Adapte
     })
 }
 
-/// One load's change in an amendment.
-enum Change {
-    Edit(i64, w::EsyaYukBilgileriInputV3),
-    Add(w::EsyaYukBilgileriInputV3),
-    Withdraw(i64),
+/// Read what U-ETDS holds of the delivered trip into the amendment's progress: each load the
+/// delivery kept at its place in the receipt (the shipment's order) with what was delivered
+/// (one withdrawn by hand since is missing, and declared again); any other active load tagged
+/// as the shipment's as not known (an earlier, failed amendment's), to be edited or withdrawn.
+fn read_delivery(
+    s: &Session,
+    trip: i64,
+    a: &Amendment,
+    g: &tns_adapter::GoodsChange,
+    p: &mut AmendmentProgress,
+) -> AdapterResult<()> {
+    let d = detail(s, trip)?;
+    let t = d
+        .sefer_detayi
+        .as_ref()
+        .ok_or_else(|| AdapterError::Suspect("U-ETDS answered without the trip's details".into()))?;
+    let kept = kept_loads(&a.downstream_state);
+    let delivered = load_inputs(&g.held, "")?;
+    let mut loads = Loads::default();
+    let mut bases: Vec<String> = Vec::new();
+    for (index, id) in kept.iter().enumerate() {
+        let y = d.yuk_listesi.iter().find(|y| y.yuk_id == Some(*id)).ok_or_else(|| {
+            AdapterError::Permanent(format!(
+                "U-ETDS's goods trip {trip} does not list this shipment's load {id}; check it on U-ETDS's portal"
+            ))
+        })?;
+        let tag = y.firma_yuk_no.clone().unwrap_or_default();
+        let base = match index {
+            0 => Some(tag.clone()),
+            n => tag.strip_suffix(&format!("-{}", n + 1)).map(str::to_string),
+        };
+        bases.extend(base.filter(|b| !b.is_empty() && !bases.contains(b)));
+        if !is_cancelled(y.durum.as_deref()) {
+            let sent = delivered.get(index).map(sent_of).unwrap_or_default();
+            loads.held.push(HeldLoad { index, id: *id, tag, sent });
+        }
+    }
+    // New loads are tagged from the first load's tag (else the trip's, which a declaration
+    // gives the first load too).
+    if bases.is_empty() {
+        bases.insert(0, t.firma_sefer_no.clone().unwrap_or_else(|| s.reference.to_string()));
+    }
+    let mut others = Loads::default();
+    others.look_up(&d, |tag| index_among(&bases, tag), &[]);
+    loads.held.extend(others.held.into_iter().filter(|h| !kept.contains(&h.id)));
+    p.bases = bases;
+    p.read = true;
+    p.trip_tag = t.firma_sefer_no.clone();
+    p.loads = loads;
+    Ok(())
 }
 
-fn load_active(s: &Session, trip: i64, id: i64) -> AdapterResult<bool> {
-    Ok(detail(s, trip)?.yuk_listesi.iter().any(|y| y.yuk_id == Some(id) && !is_cancelled(y.durum.as_deref())))
-}
-
-/// An amendment whose last call's outcome is unknown: an edit is made again (it sets the same
-/// values); an addition is looked for by its tag, and counted done when U-ETDS holds it; a
-/// withdrawal is made again, and a refusal of what is withdrawn already is done.
+/// An amendment whose last call's outcome is unknown: the trip's loads are read again by their
+/// tags (an addition is then not made twice; an edit is made again, as it sets the same
+/// values).
 pub fn reconcile_amendment(s: &Session, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let trip = number(&a.downstream_reference, "the goods trip reference")?;
     let mut p: AmendmentProgress = load(progress)?;
-    let (Some(tags), Some(g)) = (p.tags.clone(), a.goods.as_ref()) else {
-        return continue_with(&p, Some(trip));
-    };
-    let delivered = tags.loads();
-    let base = delivered[0].0.clone().unwrap_or_else(|| s.reference.to_string());
-    let adding: Vec<usize> = (delivered.len()..g.now.loads().len()).filter(|i| !p.loads_done.contains(i)).collect();
-    if adding.is_empty() {
-        return continue_with(&p, Some(trip));
-    }
-    let d = detail(s, trip)?;
-    for i in adding {
-        let tag = load_tag(&base, i);
-        let held =
-            d.yuk_listesi.iter().find(|y| y.firma_yuk_no.as_deref() == Some(&tag) && !is_cancelled(y.durum.as_deref()));
-        if let Some(id) = held.and_then(|y| y.yuk_id) {
-            p.loads_done.push(i);
-            p.added.push((i, id));
-        }
+    if let (true, Some(g)) = (p.read, a.goods.as_ref()) {
+        let wanted = load_inputs(&g.now, p.bases.first().map_or(s.reference, String::as_str))?;
+        let bases = p.bases.clone();
+        p.loads.look_up(&detail(s, trip)?, |tag| index_among(&bases, tag), &wanted);
     }
     continue_with(&p, Some(trip))
 }

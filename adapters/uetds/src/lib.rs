@@ -21,6 +21,7 @@ mod checks;
 mod codes;
 mod config;
 mod esya;
+mod loads;
 mod lookup;
 mod outcome;
 mod progress;

@@ -342,11 +342,11 @@ pub async fn show(
                 (table(&headings, &c.items.0.iter().enumerate().collect::<Vec<_>>(), "", |(i, item)| html! {
                     tr {
                         td { (i + 2) }
-                        td { (item.cargo_type.get()) }
-                        td { (item.cargo_amount.get()) " " (item.cargo_unit.as_str()) }
-                        td { (item.sender_name.as_str()) }
-                        td { (item.receiver_name.as_str()) }
-                        td { (item.un_number.as_ref().map_or("—", |u| u.as_str())) }
+                        td { (item.cargo_type) }
+                        td { (item.cargo_amount) " " (item.cargo_unit.as_str()) }
+                        td { (item.sender_name) }
+                        td { (item.receiver_name) }
+                        td { (item.un_number.as_deref().unwrap_or("—")) }
                     }
                 }))
             }

@@ -162,8 +162,8 @@ pub async fn get(
 }
 
 /// Change any subset of a shipment's fields; answers the whole record. A delivered one's change
-/// goes downstream as an amendment when it is submitted again (U-ETDS: the trip and its load
-/// edited in place). 409 while a submission of it is pending and once it is cancelled. Scope
+/// goes downstream as an amendment when it is submitted again (U-ETDS: the trip and its loads
+/// edited in place, loads added or withdrawn as `items` changed). 409 while a submission of it is pending and once it is cancelled. Scope
 /// `journeys:write`.
 #[utoipa::path(put, path = "/portal/cargo/{id}", operation_id = "update_cargo", tag = "cargo", params(("id" = i64, Path)),
     request_body = CargoPatch,

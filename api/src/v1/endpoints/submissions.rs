@@ -274,7 +274,7 @@ pub async fn reactivate_journey(
 }
 
 /// Re-activate a shipment cancelled downstream (U-ETDS `seferAktifEtV3`, and `yukAktifEtV3`
-/// when its load was cancelled too), as a journey is. Scope `journeys:write`.
+/// for each of its loads cancelled too), as a journey is. Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/cargo/{id}/reactivate", operation_id = "reactivate_cargo", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     request_body(content = Option<CancelIn>, description = "Optional: the reason (\"Yeniden etkinleştirildi\" when absent)"),
