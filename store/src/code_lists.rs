@@ -25,20 +25,6 @@ pub async fn one(db: &PgPool, name: CodeListName) -> sqlx::Result<Option<StoredL
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM code_lists WHERE name = $1")).bind(name).fetch_optional(db).await
 }
 
-/// Whether `code` is on the list `name`; `None` when the list is empty (nothing to check it
-/// against).
-pub async fn holds(db: &PgPool, name: CodeListName, code: &str) -> sqlx::Result<Option<bool>> {
-    let row: Option<(bool, bool)> = sqlx::query_as(
-        "SELECT jsonb_array_length(codes) = 0, codes @> jsonb_build_array(jsonb_build_object('code', $2::text))
-           FROM code_lists WHERE name = $1",
-    )
-    .bind(name)
-    .bind(code)
-    .fetch_optional(db)
-    .await?;
-    Ok(row.and_then(|(empty, held)| (!empty).then_some(held)))
-}
-
 /// Whether some list has not been answered by the downstream for `fresh_for` (or ever).
 pub async fn due(db: &PgPool, fresh_for: std::time::Duration) -> sqlx::Result<bool> {
     sqlx::query_scalar(

@@ -47,12 +47,7 @@ fn load_tag(base: &str, index: usize) -> String {
 
 /// The index of the load a tag of U-ETDS's names, when it is one of this notification's.
 fn load_index(s: &Session, tag: &str) -> Option<usize> {
-    if s.is_ours(tag) {
-        return Some(0);
-    }
-    let (base, n) = tag.rsplit_once('-')?;
-    let n: usize = n.parse().ok()?;
-    (s.is_ours(base) && n >= 2).then(|| n - 1)
+    std::iter::once(s.reference).chain(s.earlier.iter().map(String::as_str)).find_map(|r| index_under(r, tag))
 }
 
 /// U-ETDS's unit code (`yukMiktariBirimi`) of our cargo unit. The API refuses, at creation,

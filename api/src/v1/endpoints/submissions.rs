@@ -180,15 +180,17 @@ pub async fn cancel_target(
                 "only a cargo shipment's cancellation takes a cancel_kind",
             ));
         }
-        if tns_store::code_lists::holds(&st.db, CodeListName::TripCancelKinds, code).await? == Some(false) {
-            let codes = tns_store::code_lists::one(&st.db, CodeListName::TripCancelKinds)
-                .await?
-                .map(|l| l.codes.0.into_iter().map(|c| c.code).collect::<Vec<_>>().join(", "))
-                .unwrap_or_default();
+        // Checked while the list has codes (an empty one, shipped so, leaves it to U-ETDS).
+        let kinds = tns_store::code_lists::one(&st.db, CodeListName::TripCancelKinds)
+            .await?
+            .map(|l| l.codes.0.into_iter().map(|c| c.code).collect::<Vec<_>>())
+            .unwrap_or_default();
+        if !kinds.is_empty() && !kinds.contains(code) {
             return Err(ApiError::validation(
                 "cancel_kind",
                 format!(
-                    "{code:?} is not one of the trip cancel kinds (GET /ref/code-lists/trip_cancel_kinds): {codes}"
+                    "{code:?} is not one of the trip cancel kinds (GET /ref/code-lists/trip_cancel_kinds): {}",
+                    kinds.join(", ")
                 ),
             ));
         }
