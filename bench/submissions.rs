@@ -114,7 +114,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tns_core::telemetry::init(tns_core::telemetry::LogFormat::Text);
+    let _tracing = tns_core::telemetry::init(tns_core::telemetry::LogFormat::Text, None);
     let mut args = std::env::args().skip(1);
     let n: i64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(20_000);
     let samples: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(200);

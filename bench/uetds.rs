@@ -126,7 +126,7 @@ async fn seed(db: &PgPool, cfg: &Config, n: i64) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tns_core::telemetry::init(tns_core::telemetry::LogFormat::Text);
+    let _tracing = tns_core::telemetry::init(tns_core::telemetry::LogFormat::Text, None);
     let mut args = std::env::args().skip(1);
     let n: i64 = args.next().map(|a| a.parse()).transpose()?.unwrap_or(5000);
     let concurrency: usize = args.next().map(|a| a.parse()).transpose()?.unwrap_or(64);

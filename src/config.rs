@@ -8,7 +8,7 @@ use tns_core::{
     env::{ConfigError, Listen, Profile, RedisSettings, Vars},
     guard::Policy,
     sealing::DataKey,
-    telemetry::LogFormat,
+    telemetry::{LogFormat, Otlp},
 };
 use tns_store::DbSettings;
 
@@ -29,17 +29,23 @@ pub enum Role {
 }
 
 impl Role {
-    pub fn parse(s: &str) -> Option<Role> {
-        match s {
-            "api" => Some(Role::Api),
-            "scheduler" => Some(Role::Scheduler),
-            "jobs" => Some(Role::Jobs),
-            "migrate" => Some(Role::Migrate),
-            "dev" => Some(Role::Dev),
-            "adapters" => Some(Role::Adapters),
-            "admin" => Some(Role::Admin),
-            _ => None,
+    /// As typed on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Api => "api",
+            Role::Scheduler => "scheduler",
+            Role::Jobs => "jobs",
+            Role::Migrate => "migrate",
+            Role::Dev => "dev",
+            Role::Adapters => "adapters",
+            Role::Admin => "admin",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<Role> {
+        [Role::Api, Role::Scheduler, Role::Jobs, Role::Migrate, Role::Dev, Role::Adapters, Role::Admin]
+            .into_iter()
+            .find(|r| r.name() == s)
     }
 
     pub fn profile(self) -> Profile {
@@ -67,6 +73,8 @@ impl Role {
 pub struct Config {
     pub role: Role,
     pub log_format: LogFormat,
+    /// Where spans are exported, when they are.
+    pub otlp: Option<Otlp>,
     /// Where the process serves: the API, or the scheduler's probes; `/metrics` beside.
     pub listen: Listen,
     pub db: DbSettings,
@@ -124,6 +132,7 @@ impl Config {
         Ok(Config {
             role,
             log_format: LogFormat::from_vars(&vars)?,
+            otlp: Otlp::from_vars(&vars, &format!("tns-{}", role.name()))?,
             listen: Listen::from_vars(&vars, profile)?,
             db: DbSettings::from_vars(&vars)?,
             redis: RedisSettings::from_vars(&vars)?,
@@ -292,7 +301,7 @@ mod tests {
         }
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = vec![];
-        for dir in ["src", "core", "store", "api", "scheduler", "jobs", "admin", "adapters"] {
+        for dir in ["src", "core", "store", "api", "scheduler", "jobs", "admin", "http", "adapters"] {
             rust_files(&root.join(dir), &mut files);
         }
         let listed: BTreeSet<&str> = tns_core::env::VARIABLES.iter().copied().collect();
@@ -300,7 +309,8 @@ mod tests {
         for f in files {
             let text = std::fs::read_to_string(&f).unwrap();
             for part in text.split('"').skip(1).step_by(2) {
-                let platform = ["KUBERNETES_SERVICE_HOST", "POD_NAME", "HOSTNAME"].contains(&part);
+                let platform = ["KUBERNETES_SERVICE_HOST", "POD_NAME", "HOSTNAME"].contains(&part)
+                    || (part.starts_with("OTEL_") && part.chars().all(|c| c.is_ascii_uppercase() || c == '_'));
                 let ours = part.len() > 4
                     && part.starts_with("TNS_")
                     && part.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');

@@ -22,7 +22,7 @@ use tns_core::telemetry;
 const USAGE: &str = "usage: tns <api|scheduler|jobs|migrate|dev|adapters|admin|env>\n\
   api        serve the HTTP API (needs TNS_SIGNING_SECRET and TNS_DATA_KEY)\n\
   scheduler  deliver queued submissions through the adapter plugins, and webhooks (needs TNS_DATA_KEY)\n\
-  jobs       run the periodic jobs (invoicing, usage sweeps, dunning, trials, purges, retention) on the one replica that leads\n\
+  jobs       run the periodic jobs (invoicing, dunning, trials, purges, retention) on the one replica that leads\n\
   migrate    apply database migrations and exit\n\
   dev        all roles in one process on the local PostgreSQL and Redis\n\
   adapters   list the adapter plugins that load (from TNS_ADAPTER_DIR)\n\
@@ -58,12 +58,14 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    telemetry::init(cfg.log_format);
-    match roles::run(cfg, roles::shutdown_signal()).await {
+    let tracing = telemetry::init(cfg.log_format, cfg.otlp.clone());
+    let code = match roles::run(cfg, roles::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("tns: {e:#}");
             ExitCode::FAILURE
         }
-    }
+    };
+    tracing.shutdown().await;
+    code
 }

@@ -151,6 +151,7 @@ pub async fn observe(State(st): State<AppState>, req: Request, next: Next) -> Re
         .map(|r| if r.0.starts_with('/') { format!("/api/v1{}", r.0) } else { "unmatched".into() })
         .or(matched)
         .unwrap_or_else(|| "unmatched".into());
+    tns_http::request_id::record_route(&route);
     let status = res.status().as_u16().to_string();
     let labels = [method, route.as_str(), status.as_str()];
     st.metrics.http_requests.with_label_values(&labels).inc();

@@ -4,14 +4,23 @@
 //! (`usage:{org}:{YYYY-MM}`: `total`, `t|<endpoint>` calls, `e|<endpoint>` errors) and the
 //! organization's limit (`limit:{org}` = `"<quota>:<soft>"`, quota -1 = unlimited). One Lua
 //! script per request checks and counts atomically, so all API processes share one exact
-//! count. PostgreSQL (`usage_monthly`) is the durable copy: a flusher persists touched months
-//! periodically and the script asks for a re-seed from it when Redis lost a month.
+//! count.
+//!
+//! PostgreSQL is the ledger (`tns_store::usage`): each process adds the calls *it* admitted
+//! every `TNS_USAGE_FLUSH_SECS`, however they were counted, so what Redis loses the ledger
+//! still has. Redis's copy of a month is seeded from one read of the ledger, keeping that
+//! read's version (field `v`) and an id of its own (field `c`, random); each call this process
+//! counts is remembered with the id of the copy it was counted in (or as counted here only).
+//! After adding its calls to the ledger the process gives Redis's current copy the ones it
+//! lacks — those counted in another copy or only here — unless the copy was seeded after the
+//! addition (its `v` is not lower). While no copy exists the process keeps them: a copy being
+//! seeded that moment may have read the ledger before the addition.
 //!
 //! Redis unreachable: fail-open (default) keeps serving against a local count started from
-//! the persisted total, and pushes the local counts to Redis once it is back; fail-closed
-//! answers 503. Each process counts alone then, so fail-open is bounded: a process admits at
-//! most `fail_open_allowance` calls per organization and month beyond the persisted total
-//! (never beyond the quota), so N processes admit at most N × that during an outage.
+//! the ledger's total; fail-closed answers 503. Each process counts alone then, so fail-open is
+//! bounded: a process admits at most `fail_open_allowance` calls per organization and month
+//! beyond the ledger's total (never beyond the quota), so N processes admit at most N × that
+//! during an outage.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -30,7 +39,7 @@ use tns_core::{
     domain::kinds::OrgStatus,
     env::{limit_key_suffix, usage_key_suffix},
 };
-use tns_store::usage::{self, EndpointUsage, MonthCounts, Upsert, OVERAGE_FIELD};
+use tns_store::usage::{self, EndpointUsage, MonthCounts, OVERAGE_FIELD};
 
 use crate::{
     cache::TtlMap,
@@ -48,7 +57,8 @@ const LIMIT_TTL_SECS: u64 = 3600;
 
 /// A call served beyond a soft quota also counts in `overage` (what overage bills; calls on
 /// quota-exempt routes, billing and usage, are never billed).
-/// Returns {admitted, total, quota, soft}; {-2} = limit unknown, {-3} = month not seeded,
+/// Returns {admitted, total, quota, soft, c} (`c`: the copy's id, -1 for a copy made before
+/// ids); {-2} = limit unknown, {-3} = month not seeded,
 /// {-4} = the organization is suspended (nothing counted). The limit is
 /// `<quota>:<soft 0|1>:<suspended 0|1>`.
 const ADMIT_LUA: &str = r#"
@@ -60,15 +70,16 @@ for part in string.gmatch(lim, '[^:]+') do f[#f + 1] = part end
 local quota, soft, suspended = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
 if suspended == 1 and ARGV[3] == '0' then return {-4} end
 local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
+local c = tonumber(redis.call('HGET', KEYS[1], 'c') or '-1')
 if quota >= 0 and total >= quota and soft == 0 and ARGV[2] == '0' then
-  return {0, total, quota, soft}
+  return {0, total, quota, soft, c}
 end
 total = redis.call('HINCRBY', KEYS[1], 'total', 1)
 redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
 if soft == 1 and quota >= 0 and total > quota and ARGV[2] == '0' then
   redis.call('HINCRBY', KEYS[1], 'overage', 1)
 end
-return {1, total, quota, soft}
+return {1, total, quota, soft, c}
 "#;
 
 /// Seeds a month's hash from the persisted rows unless another process already did.
@@ -81,10 +92,37 @@ end
 return 0
 "#;
 
-/// Adds to fields of a month that exists (never creates a hash without its total).
+/// Adds to fields of a month that exists (never creates a hash without its total): {1, c}
+/// with the copy's id, {0} when the month is missing.
 const ADD_LUA: &str = r#"
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0} end
 for i = 1, #ARGV, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return {1, tonumber(redis.call('HGET', KEYS[1], 'c') or '-1')}
+"#;
+
+/// Gives the month's copy the counts of ledger addition ARGV[1] it lacks. ARGV[2] groups
+/// follow, each: the id of the copy it was counted in ('' = counted by the process alone), its
+/// number of fields, then field and count pairs. A copy seeded at or after the addition has
+/// them all; a group counted in the current copy is there already. Done at most once per
+/// addition (`p|<version>`), so a retry after a lost answer adds nothing twice. Returns 1 when
+/// something was added, 0 when nothing was needed, -1 when there is no copy (asked again
+/// later: one may be being seeded from a read made before the addition).
+const PUSH_LUA: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if tonumber(ARGV[1]) <= tonumber(redis.call('HGET', KEYS[1], 'v') or '-1') then return 0 end
+local cur = tonumber(redis.call('HGET', KEYS[1], 'c') or '-1')
+local adds, i = {}, 3
+for g = 1, tonumber(ARGV[2]) do
+  local counted, n = ARGV[i], tonumber(ARGV[i + 1])
+  local lacks = counted == '' or tonumber(counted) ~= cur
+  i = i + 2
+  for _ = 1, n do
+    if lacks then adds[#adds + 1] = ARGV[i]; adds[#adds + 1] = ARGV[i + 1] end
+    i = i + 2
+  end
+end
+if #adds == 0 or redis.call('HSETNX', KEYS[1], 'p|' .. ARGV[1], 1) == 0 then return 0 end
+for j = 1, #adds, 2 do redis.call('HINCRBY', KEYS[1], adds[j], adds[j + 1]) end
 return 1
 "#;
 
@@ -108,15 +146,87 @@ pub struct Decision {
     pub remaining: i64,
     /// Unix time the window resets.
     pub reset: i64,
+    /// The calls counted, this one included, are beyond the limit (served only on a soft
+    /// quota, or on a route spared it).
+    pub over: bool,
 }
 
-/// Calls counted locally while Redis was unreachable.
+/// Calls counted locally while Redis was unreachable, for admission (the counts themselves
+/// are in [`Quota::unflushed`] like any).
 #[derive(Default)]
 struct LocalMonth {
-    /// The persisted total when local counting began.
+    /// The ledger's total when local counting began.
     base_total: i64,
     added_total: i64,
-    fields: HashMap<String, i64>,
+}
+
+/// Which copy of a month counts were counted in: Redis's copy with id `c` (`Some(c)`), or none
+/// (`None`: this process alone, Redis unreachable or the month missing).
+type Counted = Option<i64>;
+
+/// Counts of one organization-month: the hash's fields (`total`, `t|…`, `e|…`, `overage`).
+#[derive(Debug, Default, Clone)]
+struct Counts(HashMap<String, i64>);
+
+impl Counts {
+    fn bump(&mut self, field: &str, n: i64) {
+        match self.0.get_mut(field) {
+            Some(v) => *v += n,
+            None => {
+                self.0.insert(field.to_string(), n);
+            }
+        }
+    }
+
+    fn merge(&mut self, other: &Counts) {
+        for (f, n) in &other.0 {
+            self.bump(f, *n);
+        }
+    }
+}
+
+/// This process's counts of one organization-month by the copy they were counted in.
+type Groups = HashMap<Counted, Counts>;
+
+/// Additions waiting for Redis kept at most (an outage of hours with thousands of active
+/// organizations); beyond, the oldest are dropped from Redis's view (never from the ledger).
+const MAX_UNPUSHED: usize = 200_000;
+
+/// How giving a copy its counts went.
+enum Pushed {
+    /// Given, or nothing was needed.
+    Done,
+    /// No copy of the month exists.
+    NoCopy,
+}
+
+/// Counts taken out of [`Quota::unflushed`] for the ledger: put back unless taken further.
+struct Taken<'a> {
+    quota: &'a Quota,
+    org: i64,
+    month: Month,
+    groups: Groups,
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if self.groups.is_empty() {
+            return;
+        }
+        let mut back = self.quota.unflushed.lock().unwrap_or_else(|p| p.into_inner());
+        let into = back.entry((self.org, self.month)).or_default();
+        for (counted, counts) in self.groups.drain() {
+            into.entry(counted).or_default().merge(&counts);
+        }
+    }
+}
+
+/// Counts in the ledger (addition `version`) that Redis's current copy may lack.
+struct Unpushed {
+    org: i64,
+    month: Month,
+    version: i64,
+    groups: Groups,
 }
 
 pub struct Quota {
@@ -129,9 +239,14 @@ pub struct Quota {
     admit: Script,
     seed: Script,
     add: Script,
-    /// Org-months counted by this process since the last flush.
-    touched: Mutex<HashSet<(i64, Month)>>,
+    push: Script,
+    /// What this process counted since its last addition to the ledger.
+    unflushed: Mutex<HashMap<(i64, Month), Groups>>,
+    /// Added to the ledger; Redis's copy may still lack them.
+    unpushed: Mutex<std::collections::VecDeque<Unpushed>>,
     local: Mutex<HashMap<(i64, Month), LocalMonth>>,
+    /// Whether `local` has entries (so a call Redis counted checks it without the lock).
+    counting_locally: std::sync::atomic::AtomicBool,
     limits: TtlMap<i64, Limit>,
     /// Why suspended organizations are, so a suspended tenant's calls cost no query each.
     suspension_reasons: TtlMap<i64, Option<String>>,
@@ -184,8 +299,11 @@ impl Quota {
             admit: Script::new(ADMIT_LUA),
             seed: Script::new(SEED_LUA),
             add: Script::new(ADD_LUA),
-            touched: Mutex::new(HashSet::new()),
+            push: Script::new(PUSH_LUA),
+            unflushed: Mutex::new(HashMap::new()),
+            unpushed: Mutex::new(std::collections::VecDeque::new()),
             local: Mutex::new(HashMap::new()),
+            counting_locally: std::sync::atomic::AtomicBool::new(false),
             limits: TtlMap::new(Duration::from_secs(5), 100_000),
             suspension_reasons: TtlMap::new(Duration::from_secs(5), 100_000),
             last_fallback_log: AtomicI64::new(0),
@@ -208,11 +326,16 @@ impl Quota {
             if !exempt.suspension && self.cached_limit(org).await?.suspended {
                 return Err(self.suspended(org).await);
             }
-            return Ok(Decision { admitted: true, limit: -1, remaining: -1, reset: month.reset_at() });
+            return Ok(Decision { admitted: true, limit: -1, remaining: -1, reset: month.reset_at(), over: false });
         }
         let field = format!("t|{endpoint}");
-        let decision = match self.admit_redis(org, month, &field, exempt).await {
-            Ok(d) => d,
+        let (decision, counted) = match self.admit_redis(org, month, &field, exempt).await {
+            Ok((d, v)) => {
+                if self.counting_locally.load(Ordering::Relaxed) {
+                    self.stop_counting_locally(org, month);
+                }
+                (d, Some(v))
+            }
             Err(Failure::Api(e)) => return Err(e),
             Err(Failure::Suspended) => return Err(self.suspended(org).await),
             Err(Failure::Redis(e)) => {
@@ -221,18 +344,43 @@ impl Quota {
                 if self.fail_mode == FailMode::Closed {
                     return Err(ApiError::Unavailable("usage metering is unavailable; retry shortly".into()));
                 }
-                self.admit_local(org, month, field, exempt).await?
+                (self.admit_local(org, month, exempt).await?, None)
             }
         };
         if decision.admitted {
-            self.touched.lock().unwrap_or_else(|p| p.into_inner()).insert((org, month));
+            // Beyond a soft quota (`remaining` is 0 once the total passed it) the call is overage.
+            let overage = decision.limit >= 0 && decision.over && !exempt.quota;
+            self.count(org, month, counted, &[("total", 1), (&field, 1), (OVERAGE_FIELD, overage as i64)]);
         } else {
             self.metrics.quota_rejections.with_label_values(&["monthly_quota"]).inc();
         }
         Ok(decision)
     }
 
-    async fn admit_redis(&self, org: i64, month: Month, field: &str, exempt: Exempt) -> Result<Decision, Failure> {
+    /// Remember counts this process made, for its next addition to the ledger.
+    fn count(&self, org: i64, month: Month, counted: Counted, fields: &[(&str, i64)]) {
+        let mut unflushed = self.unflushed.lock().unwrap_or_else(|p| p.into_inner());
+        let counts = unflushed.entry((org, month)).or_default().entry(counted).or_default();
+        for (f, n) in fields.iter().filter(|(_, n)| *n != 0) {
+            counts.bump(f, *n);
+        }
+    }
+
+    /// Redis counts this organization-month again: the next outage starts from the ledger.
+    fn stop_counting_locally(&self, org: i64, month: Month) {
+        let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
+        local.remove(&(org, month));
+        self.counting_locally.store(!local.is_empty(), Ordering::Relaxed);
+    }
+
+    /// The decision, and the id of the copy that counted the call.
+    async fn admit_redis(
+        &self,
+        org: i64,
+        month: Month,
+        field: &str,
+        exempt: Exempt,
+    ) -> Result<(Decision, i64), Failure> {
         let (usage_key, limit_key) = (self.usage_key(org, month), self.limit_key(org));
         for _ in 0..3 {
             let mut inv = self.admit.key(&usage_key);
@@ -242,14 +390,16 @@ impl Quota {
                 [-2] => self.seed_limit(org).await?,
                 [-3] => self.seed_month(org, month).await?,
                 [-4] => return Err(Failure::Suspended),
-                [admitted, total, quota, _soft] => {
+                [admitted, total, quota, _soft, c] => {
                     let remaining = if *quota < 0 { -1 } else { (quota - total).max(0) };
-                    return Ok(Decision {
+                    let decision = Decision {
                         admitted: *admitted == 1,
                         limit: *quota,
                         remaining,
                         reset: month.reset_at(),
-                    });
+                        over: *quota >= 0 && total > quota,
+                    };
+                    return Ok((decision, *c));
                 }
                 other => return Err(Failure::Api(anyhow::anyhow!("unexpected quota script reply {other:?}").into())),
             }
@@ -348,10 +498,14 @@ impl Quota {
         usage::persisted(&self.db, org, month).await
     }
 
+    /// Copy the month from the ledger into Redis (unless another process just did), with
+    /// the version of the read and a new copy id (never -1, the id of copies made before ids).
     async fn seed_month(&self, org: i64, month: Month) -> Result<(), Failure> {
-        let counts = self.persisted(org, month).await?;
+        let (counts, version) = usage::ledger(&self.db, org, month).await?;
         let mut inv = self.seed.key(self.usage_key(org, month));
-        inv.arg(USAGE_TTL_SECS);
+        // Lua's numbers are doubles: an id stays below 2^52 so it comes back from a script exact.
+        let id = rand::random::<i64>() & ((1 << 52) - 1);
+        inv.arg(USAGE_TTL_SECS).arg("v").arg(version).arg("c").arg(id);
         for (field, n) in counts.fields() {
             inv.arg(field).arg(n);
         }
@@ -359,7 +513,7 @@ impl Quota {
         Ok(())
     }
 
-    async fn admit_local(&self, org: i64, month: Month, field: String, exempt: Exempt) -> Result<Decision, ApiError> {
+    async fn admit_local(&self, org: i64, month: Month, exempt: Exempt) -> Result<Decision, ApiError> {
         let limit = self.cached_limit(org).await?;
         if limit.suspended && !exempt.suspension {
             return Err(self.suspended(org).await);
@@ -368,21 +522,17 @@ impl Quota {
         let needs_base = !self.local.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&(org, month));
         let base = if needs_base { Some(self.persisted(org, month).await?.total()) } else { None };
         let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = local
-            .entry((org, month))
-            .or_insert_with(|| LocalMonth { base_total: base.unwrap_or(0), ..Default::default() });
+        let entry =
+            local.entry((org, month)).or_insert_with(|| LocalMonth { base_total: base.unwrap_or(0), added_total: 0 });
+        self.counting_locally.store(true, Ordering::Relaxed);
         let used = entry.base_total + entry.added_total;
         let quota = limit.quota.unwrap_or(-1);
-        // Unlimited and soft-limited plans are billed by the counts, which reach Redis later;
-        // a hard quota is also held to this process's share of an outage.
+        // Unlimited and soft-limited plans are billed by the counts, which reach the ledger
+        // anyway; a hard quota is also held to this process's share of an outage.
         let admitted =
             quota < 0 || limit.soft || exempt || (used < quota && entry.added_total < self.fail_open_allowance);
         if admitted {
             entry.added_total += 1;
-            *entry.fields.entry(field).or_default() += 1;
-            if limit.soft && quota >= 0 && used >= quota && !exempt {
-                *entry.fields.entry(OVERAGE_FIELD.to_string()).or_default() += 1;
-            }
         }
         let total = entry.base_total + entry.added_total;
         Ok(Decision {
@@ -390,6 +540,7 @@ impl Quota {
             limit: quota,
             remaining: if quota < 0 { -1 } else { (quota - total).max(0) },
             reset: month.reset_at(),
+            over: quota >= 0 && total > quota,
         })
     }
 
@@ -416,122 +567,134 @@ impl Quota {
         let field = format!("e|{endpoint}");
         let mut inv = self.add.key(self.usage_key(org, month));
         inv.arg(&field).arg(1);
-        if self.store.call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await }).await.is_err() {
-            let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
-            // Only months already counted locally; an error on a Redis-counted call whose
-            // follow-up failed is dropped rather than given a wrong base.
-            if let Some(entry) = local.get_mut(&(org, month)) {
-                *entry.fields.entry(field).or_default() += 1;
-            }
-        }
+        let reply = self.store.call(|mut c| async move { inv.invoke_async::<Vec<i64>>(&mut c).await }).await;
+        let counted = match reply.as_deref() {
+            Ok([1, c]) => Some(*c),
+            // Unreachable, or the month missing: counted here, given to Redis's copy later.
+            _ => None,
+        };
+        self.count(org, month, counted, &[(&field, 1)]);
     }
 
-    /// The month's usage: live from Redis (plus any local counts), else from PostgreSQL.
+    /// The month's usage: Redis's copy and what this process counted that the copy lacks, else
+    /// the ledger and what this process has not added to it yet.
     pub async fn usage(&self, org: i64, month: Month) -> Result<Vec<EndpointUsage>, ApiError> {
         let key = self.usage_key(org, month);
         let live: Result<HashMap<String, i64>, _> = self.store.call(|mut c| async move { c.hgetall(key).await }).await;
-        let mut fields = match live {
-            Ok(h) if !h.is_empty() => h,
-            _ => self.persisted(org, month).await?.fields().into_iter().collect(),
+        let mut fields = Counts::default();
+        let lacks: Box<dyn Fn(Counted, Option<i64>) -> bool> = match live {
+            Ok(h) if !h.is_empty() => {
+                let (seeded_at, copy) = (h.get("v").copied().unwrap_or(-1), h.get("c").copied().unwrap_or(-1));
+                let pushed: HashSet<i64> =
+                    h.keys().filter_map(|k| k.strip_prefix("p|").and_then(|v| v.parse().ok())).collect();
+                fields.0 = h;
+                Box::new(move |counted, version| {
+                    counted != Some(copy) && version.is_none_or(|v| v > seeded_at && !pushed.contains(&v))
+                })
+            }
+            _ => {
+                fields.0 = self.persisted(org, month).await?.fields().into_iter().collect();
+                Box::new(|_, version| version.is_none())
+            }
         };
-        if let Some(l) = self.local.lock().unwrap_or_else(|p| p.into_inner()).get(&(org, month)) {
-            for (f, n) in &l.fields {
-                *fields.entry(f.clone()).or_default() += n;
+        if let Some(groups) = self.unflushed.lock().unwrap_or_else(|p| p.into_inner()).get(&(org, month)) {
+            for (counted, counts) in groups {
+                if lacks(*counted, None) {
+                    fields.merge(counts);
+                }
             }
         }
-        let mut rows = MonthCounts::from_fields(&fields).rows;
+        for u in self.unpushed.lock().unwrap_or_else(|p| p.into_inner()).iter() {
+            if (u.org, u.month) == (org, month) {
+                for (counted, counts) in &u.groups {
+                    if lacks(*counted, Some(u.version)) {
+                        fields.merge(counts);
+                    }
+                }
+            }
+        }
+        let mut rows = MonthCounts::from_fields(&fields.0).rows;
         rows.sort_by(|a, b| b.total_calls.cmp(&a.total_calls).then_with(|| a.endpoint.cmp(&b.endpoint)));
         Ok(rows)
     }
 
-    /// Persist touched months to PostgreSQL and push local counts back to Redis.
+    /// Add what this process counted to the ledger, then give Redis's copies what they lack.
+    /// One organization-month at a time, each put back if not done (an error, or the flush
+    /// stopped with the process), so stopping midway loses nothing.
     pub async fn flush(&self) {
-        self.push_local().await;
-        let touched: Vec<_> =
-            std::mem::take(&mut *self.touched.lock().unwrap_or_else(|p| p.into_inner())).into_iter().collect();
-        for (org, month) in touched {
-            if let Err(e) = self.persist_month(org, month).await {
-                tracing::warn!(org, %month, error = %e, "usage flush failed; will retry");
-                self.touched.lock().unwrap_or_else(|p| p.into_inner()).insert((org, month));
+        let months: Vec<(i64, Month)> =
+            self.unflushed.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect();
+        for (org, month) in months {
+            let Some(groups) = self.unflushed.lock().unwrap_or_else(|p| p.into_inner()).remove(&(org, month)) else {
+                continue;
+            };
+            let mut taken = Taken { quota: self, org, month, groups };
+            let mut sum = Counts::default();
+            for counts in taken.groups.values() {
+                sum.merge(counts);
+            }
+            match usage::add(&self.db, org, month, &MonthCounts::from_fields(&sum.0)).await {
+                Ok(version) => {
+                    let groups = std::mem::take(&mut taken.groups);
+                    let u = Unpushed { org, month, version, groups };
+                    self.unpushed.lock().unwrap_or_else(|p| p.into_inner()).push_back(u);
+                }
+                // The organization was deleted since: its counts have nowhere to go.
+                Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => taken.groups.clear(),
+                Err(e) => {
+                    tracing::warn!(org, %month, error = %tns_store::redacted(&e), "usage not added to the ledger; will retry");
+                }
+            }
+        }
+        let pending = self.unpushed.lock().unwrap_or_else(|p| p.into_inner()).len();
+        for _ in 0..pending {
+            let Some(u) = self.unpushed.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else { break };
+            let kept = match self.push(&u).await {
+                Ok(Pushed::Done) => false,
+                // Only this month's copy is seeded again; a past month's is read from the ledger.
+                Ok(Pushed::NoCopy) => u.month == Month::now(),
+                Err(e) => {
+                    tracing::debug!(org = u.org, month = %u.month, error = %e, "usage not given to redis yet; will retry");
+                    true
+                }
+            };
+            if kept {
+                let mut unpushed = self.unpushed.lock().unwrap_or_else(|p| p.into_inner());
+                if unpushed.len() < MAX_UNPUSHED {
+                    unpushed.push_back(u);
+                } else {
+                    // The ledger has them; only Redis's copy (quota, live report) is short.
+                    tracing::warn!(org = u.org, month = %u.month, "too many usage additions waiting for redis; one dropped");
+                }
             }
         }
     }
 
-    async fn persist_month(&self, org: i64, month: Month) -> anyhow::Result<()> {
-        let key = self.usage_key(org, month);
-        let fields: HashMap<String, i64> = self.store.call(|mut c| async move { c.hgetall(key).await }).await?;
-        usage::upsert(&self.db, org, month, &MonthCounts::from_fields(&fields), Upsert::Greatest).await?;
-        Ok(())
-    }
-
-    async fn push_local(&self) {
-        // Snapshot, push, then subtract what was pushed: requests keep counting locally on
-        // the same entry meanwhile, so no call is lost or counted twice.
-        let pending: Vec<PendingPush> = self
-            .local
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .filter(|(_, m)| m.added_total > 0 || !m.fields.is_empty())
-            .map(|(k, m)| (*k, m.added_total, m.fields.clone()))
-            .collect();
-        for ((org, month), added_total, fields) in pending {
-            let pushed = async {
-                self.seed_month(org, month).await.map_err(|f| match f {
-                    Failure::Redis(e) => anyhow::anyhow!(e),
-                    Failure::Api(e) => anyhow::anyhow!(e.to_string()),
-                    Failure::Suspended => anyhow::anyhow!("seeding a month does not judge standing"),
-                })?;
-                let mut inv = self.add.key(self.usage_key(org, month));
-                inv.arg("total").arg(added_total);
-                for (f, n) in &fields {
-                    inv.arg(f).arg(*n);
-                }
-                self.store.call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await }).await?;
-                anyhow::Ok(())
+    async fn push(&self, u: &Unpushed) -> Result<Pushed, RedisDown> {
+        let mut inv = self.push.key(self.usage_key(u.org, u.month));
+        inv.arg(u.version).arg(u.groups.len());
+        for (counted, counts) in &u.groups {
+            inv.arg(counted.map(|v| v.to_string()).unwrap_or_default()).arg(counts.0.len());
+            for (f, n) in &counts.0 {
+                inv.arg(f).arg(*n);
             }
-            .await;
-            if pushed.is_err() {
-                continue; // still unreachable: keep counting locally
-            }
-            let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(entry) = local.get_mut(&(org, month)) {
-                entry.base_total += added_total;
-                entry.added_total -= added_total;
-                for (f, n) in fields {
-                    if let Some(v) = entry.fields.get_mut(&f) {
-                        *v -= n;
-                        if *v == 0 {
-                            entry.fields.remove(&f);
-                        }
-                    }
-                }
-                if entry.added_total == 0 && entry.fields.is_empty() {
-                    local.remove(&(org, month));
-                }
-            }
-            drop(local);
-            self.touched.lock().unwrap_or_else(|p| p.into_inner()).insert((org, month));
         }
+        let answer = self.store.call(|mut c| async move { inv.invoke_async::<i64>(&mut c).await }).await?;
+        Ok(if answer < 0 { Pushed::NoCopy } else { Pushed::Done })
     }
 
-    /// Last flush at shutdown: local counts that cannot reach Redis are added to PostgreSQL
-    /// so they are not lost with the process.
+    /// The last flush at shutdown (what cannot reach the ledger now is logged as lost).
     pub async fn flush_on_shutdown(&self) {
         self.flush().await;
-        let pending: Vec<_> =
-            std::mem::take(&mut *self.local.lock().unwrap_or_else(|p| p.into_inner())).into_iter().collect();
-        for ((org, month), counts) in pending {
-            let counts = MonthCounts::from_fields(&counts.fields);
-            if let Err(e) = usage::upsert(&self.db, org, month, &counts, Upsert::Add).await {
-                tracing::error!(org, %month, error = %tns_store::redacted(&e), "could not persist local usage counts at shutdown");
-            }
+        let lost = self.unflushed.lock().unwrap_or_else(|p| p.into_inner()).len();
+        if lost > 0 {
+            tracing::error!(
+                months = lost,
+                "usage of some organization-months could not be added to the ledger at shutdown"
+            );
         }
     }
 }
-
-/// A local count waiting to be pushed to Redis: (organization, month), calls, per-route fields.
-type PendingPush = ((i64, Month), i64, HashMap<String, i64>);
 
 #[cfg(test)]
 mod tests {

@@ -128,7 +128,7 @@ impl Settings {
             auth_rate_limit: auth_rate.limit,
             auth_rate_window: auth_rate.window,
             auth_cache_ttl: Duration::from_millis(cache_ttl_ms),
-            usage_flush_interval: vars.parse_secs("TNS_USAGE_FLUSH_SECS", 15, 1, 3600)?,
+            usage_flush_interval: vars.parse_secs("TNS_USAGE_FLUSH_SECS", 5, 1, 300)?,
             session_ttl: vars.parse_secs("TNS_SESSION_TTL_SECS", 43_200, 60, 30 * 86_400)?,
             trust_forwarded_for: vars.parse_bool("TNS_TRUST_FORWARDED_FOR", false)?,
             egress_addresses: egress_addresses(vars)?,

@@ -78,7 +78,7 @@ async fn database_gate(State(st): State<AppState>, req: Request, next: Next) -> 
 fn with_platform_layers(routes: Router, state: AppState) -> Router {
     // A slow client or a stuck dependency holds a request no longer than this.
     let timeout = TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, state.cfg.request_timeout);
-    routes
+    let routes = routes
         .layer(timeout)
         .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(|panic: Box<dyn std::any::Any + Send>| {
@@ -92,7 +92,8 @@ fn with_platform_layers(routes: Router, state: AppState) -> Router {
         }))
         .layer(from_fn(json_errors))
         .layer(from_fn_with_state(state, metrics::observe))
-        .layer(from_fn(metrics::known_methods))
+        .layer(from_fn(metrics::known_methods));
+    tns_http::request_id::traced(routes)
 }
 
 /// Any error answer that is not already JSON (axum's own 405, the body limit's 413, …)

@@ -14,9 +14,10 @@ use crate::{
     error::{ApiError, ApiResult},
     snapshot,
     state::AppState,
+    v1::resource::refuse_erased,
 };
 use tns_core::domain::{
-    kinds::{Operation, RecordStatus, RoleType, TripKind},
+    kinds::{Operation, RecordStatus, RoleType, TargetType, TripKind},
     warnings::{self, JourneyFacts, Warning},
 };
 use tns_store::{
@@ -36,6 +37,8 @@ enum Plan {
 /// Queue a submission of `target` for credential `by` (`Principal::credential_id`), or return
 /// the pending one, or the delivering one when nothing changed since.
 pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiResult<Submission> {
+    // Nothing to ask the downstream about an erased record's people (checked again under the lock).
+    refuse_erased(&st.db, target.kind(), org, target.id()).await?;
     // Before the transaction: the checks wait on the downstream, the record's lock must not.
     let checked = crate::preflight::run(st, org, target).await?;
     let mut tx = st.db.begin().await?;
@@ -49,6 +52,7 @@ pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiRes
                 return Ok(pending);
             }
             refuse_cancelled(target, status)?;
+            refuse_erased(&mut *tx, TargetType::Journey, org, id).await?;
             journey_plan(st, &mut tx, org, id).await?
         }
         Target::Cargo(id) => {
@@ -59,6 +63,7 @@ pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiRes
                 return Ok(pending);
             }
             refuse_cancelled(target, cargo.status)?;
+            refuse_erased(&mut *tx, TargetType::Cargo, org, id).await?;
             cargo_plan(st, &mut tx, org, &cargo).await?
         }
     };
@@ -234,6 +239,7 @@ pub async fn no_show(
     let target = Target::Journey(id);
     let mut tx = st.db.begin().await?;
     let j = locked_journey(&mut tx, org, id).await?;
+    refuse_erased(&mut *tx, TargetType::Journey, org, id).await?;
     let p = db::passengers::get(&mut *tx, org, id, passenger)
         .await?
         .ok_or_else(|| ApiError::not_found("passenger", passenger))?;

@@ -68,6 +68,7 @@ impl Budget {
             limit: self.limit as i64,
             remaining: self.limit.saturating_sub(count) as i64,
             reset: ((window + 1) * self.window_secs) as i64,
+            over: count > self.limit,
         }
     }
 

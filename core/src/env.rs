@@ -10,6 +10,10 @@ use std::{fmt, time::Duration};
 pub const VARIABLES: &[&str] = &[
     "HOSTNAME",
     "KUBERNETES_SERVICE_HOST",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_SERVICE_NAME",
     "POD_NAME",
     "RUST_LOG",
     "TNS_ADAPTER_CONCURRENCY",
@@ -44,6 +48,7 @@ pub const VARIABLES: &[&str] = &[
     "TNS_MAX_CONNECTIONS",
     "TNS_METRICS_ADDR",
     "TNS_MIGRATE_ON_START",
+    "TNS_PERSONAL_DATA_RETENTION_DAYS",
     "TNS_PUBLIC_URL",
     "TNS_QUOTA_ENABLED",
     "TNS_QUOTA_FAIL_MODE",
@@ -212,11 +217,6 @@ pub fn limit_key_suffix(org: i64) -> String {
 /// `total`, `t|<route>` calls, `e|<route>` errors and `overage` (calls beyond a soft quota).
 pub fn usage_key_suffix(org: i64, month: crate::domain::month::Month) -> String {
     format!("usage:{org}:{month}")
-}
-
-/// The pattern (without the prefix) matching every organization's usage key of `month`.
-pub fn usage_keys_of_month(month: crate::domain::month::Month) -> String {
-    format!("usage:*:{month}")
 }
 
 /// `TNS_AUTH_RATE_LIMIT` per `TNS_AUTH_RATE_WINDOW_SECS`: the unauthenticated requests a client

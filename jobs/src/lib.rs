@@ -6,6 +6,7 @@
 pub mod code_lists;
 mod downstream;
 pub mod drift;
+pub mod exports;
 pub mod leader;
 pub mod periodic;
 pub mod settings;

@@ -6,11 +6,15 @@ use std::{sync::Arc, time::Duration};
 
 use chrono::Utc;
 use sqlx::PgPool;
-use tns_core::{domain::month::Month, env::RedisSettings};
+use tns_core::env::RedisSettings;
 use tns_store::invoices::Terms;
 
 /// Rows one statement of a purge touches at most.
 const PURGE_BATCH: i64 = 5_000;
+
+/// Records whose personal data one transaction erases at most: a journey may have thousands of
+/// passengers and submissions as large, so fewer than a purge's rows.
+const ERASE_BATCH: i64 = 100;
 
 #[derive(Clone)]
 pub enum Job {
@@ -19,11 +23,15 @@ pub enum Job {
     /// Drop webhook events (with their deliveries and attempts) older than the retention
     /// period once every delivery of theirs is final.
     WebhookRetention { days: u32 },
+    /// Erase the personal data of journeys and shipments that ended more than `days` days ago,
+    /// and of retired people no record that keeps its own names any more
+    /// ([`tns_store::erasure`]).
+    PersonalDataRetention { days: u32 },
     /// Suspend the organizations whose trial ended without a plan chosen.
     TrialExpiry,
-    /// Persist this month's usage counters from Redis (behind the API processes' own
-    /// flushes, which a killed process never ran).
-    UsageSweep,
+    /// Build the data exports owners asked for; drop the archives past their 7 days
+    /// ([`crate::exports`]).
+    DataExports,
     /// Invoice every period that is over.
     Invoicing(Terms),
     /// Suspend the organizations with an invoice unpaid past its due date.
@@ -35,8 +43,9 @@ pub enum Job {
     CodeLists(Arc<crate::code_lists::CodeListRefresh>),
 }
 
-/// A day's invoicing starts this long after it begins, so that the last calls' counts of a
-/// month just over (flushed by the API processes every few seconds) are in.
+/// A day's invoicing starts this long after it begins, so that the last calls of a month just
+/// over are in the usage ledger (each API process adds its calls every `TNS_USAGE_FLUSH_SECS`,
+/// at most 300 s). Calls added later still are billed by the next invoice.
 const SETTLE: Duration = Duration::from_secs(3600);
 
 impl Job {
@@ -44,8 +53,9 @@ impl Job {
         match self {
             Job::IdempotencyPurge => "idempotency-purge",
             Job::WebhookRetention { .. } => "webhook-retention",
+            Job::PersonalDataRetention { .. } => "personal-data-retention",
             Job::TrialExpiry => "trial-expiry",
-            Job::UsageSweep => "usage-sweep",
+            Job::DataExports => "data-exports",
             Job::Invoicing(_) => "invoicing",
             Job::Dunning => "dunning",
             Job::DriftCheck(_) => "drift-check",
@@ -57,8 +67,9 @@ impl Job {
         match self {
             Job::IdempotencyPurge => Duration::from_secs(600),
             Job::WebhookRetention { .. } => Duration::from_secs(3600),
+            Job::PersonalDataRetention { .. } => Duration::from_secs(3600),
             Job::TrialExpiry => Duration::from_secs(60),
-            Job::UsageSweep => Duration::from_secs(300),
+            Job::DataExports => Duration::from_secs(30),
             Job::Invoicing(_) => Duration::from_secs(300),
             Job::Dunning => Duration::from_secs(300),
             Job::DriftCheck(_) => Duration::from_secs(300),
@@ -82,22 +93,11 @@ impl Job {
                 suspended(redis, &ended).await;
                 Ok(ended.len() as u64)
             }
-            Job::UsageSweep => Ok(tns_store::usage::sweep(redis, db, Month::now()).await?),
+            Job::DataExports => crate::exports::run(db).await,
             Job::Invoicing(terms) => {
                 // The database's clock, which plan changes date their terms by.
                 let today = tns_store::terms::today_settled(db, SETTLE).await?;
-                // Overage is billed from the persisted counters: bring them up to date first
-                // (the months a period just over can touch). Without Redis, plans with overage
-                // wait for a later run; the others are invoiced now.
-                let month = Month::of_day(today);
-                let mut swept = true;
-                for m in [month.previous(), month] {
-                    if let Err(e) = tns_store::usage::sweep(redis, db, m).await {
-                        tracing::warn!(error = %e, month = %m, "usage counters not swept: overage invoices wait");
-                        swept = false;
-                    }
-                }
-                let issued = tns_store::invoices::issue_due(db, today, *terms, swept).await?;
+                let issued = tns_store::invoices::issue_due(db, today, *terms).await?;
                 for id in &issued {
                     tracing::info!(invoice = id, "invoice issued");
                 }
@@ -121,6 +121,34 @@ impl Job {
                     }
                 }
             }
+            Job::PersonalDataRetention { days } => {
+                // Records first: the people they free are erased in the same run.
+                let journeys = batches(|| tns_store::erasure::journeys(db, *days, ERASE_BATCH)).await?;
+                let shipments = batches(|| tns_store::erasure::shipments(db, *days, ERASE_BATCH)).await?;
+                let people = batches(|| tns_store::erasure::people(db, ERASE_BATCH)).await?;
+                if journeys + shipments + people > 0 {
+                    // Counts only: nothing about whom.
+                    tracing::info!(journeys, shipments, people, "personal data past retention erased");
+                }
+                Ok(journeys + shipments + people)
+            }
+        }
+    }
+}
+
+/// Run `batch` until one erases fewer than [`ERASE_BATCH`] records (each is a transaction of
+/// its own, so a long backlog never holds one open); how many in all.
+async fn batches<F, Fut>(batch: F) -> sqlx::Result<u64>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = sqlx::Result<u64>>,
+{
+    let mut total = 0;
+    loop {
+        let n = batch().await?;
+        total += n;
+        if n < ERASE_BATCH as u64 {
+            return Ok(total);
         }
     }
 }

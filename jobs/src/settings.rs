@@ -26,6 +26,8 @@ pub struct Settings {
     pub retry: Duration,
     /// Days webhook events and deliveries are kept once final.
     pub retention_days: u32,
+    /// Days after a journey or shipment ends that its personal data is kept.
+    pub personal_data_retention_days: u32,
     /// Where the API processes' published limits and usage counters live.
     pub redis: RedisSettings,
     /// KDV and the days to pay, for the invoices issued.
@@ -37,6 +39,11 @@ pub struct Settings {
     /// (`TNS_REFERENCE_ORG`); none: the shipped copies are served.
     pub reference_org: Option<i64>,
 }
+
+/// Two years: TNS's choice, not a period the law names (README, "Personal data retention"). Erasing
+/// cannot be undone, so a trip's people stay through the whole calendar year after the trip's,
+/// when that year's records are looked at, and no longer.
+const PERSONAL_DATA_RETENTION_DAYS: u64 = 730;
 
 /// Where a pod finds its own namespace.
 const NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
@@ -75,6 +82,13 @@ impl Settings {
             identity,
             retry: vars.parse_secs("TNS_JOBS_RETRY_SECS", 5, 1, 300)?,
             retention_days: vars.parse_int("TNS_RETENTION_DAYS", 30, 1, 3650)? as u32,
+            // At least 32: the drift checks compare trips up to 31 days back with what was sent.
+            personal_data_retention_days: vars.parse_int(
+                "TNS_PERSONAL_DATA_RETENTION_DAYS",
+                PERSONAL_DATA_RETENTION_DAYS,
+                32,
+                3650,
+            )? as u32,
             redis: RedisSettings::from_vars(vars)?,
             invoices: Terms::from_vars(vars)?,
             data_key,
@@ -97,8 +111,9 @@ impl Settings {
         let mut jobs = vec![
             Job::IdempotencyPurge,
             Job::WebhookRetention { days: self.retention_days },
+            Job::PersonalDataRetention { days: self.personal_data_retention_days },
             Job::TrialExpiry,
-            Job::UsageSweep,
+            Job::DataExports,
             Job::Invoicing(self.invoices),
             Job::Dunning,
         ];
@@ -132,5 +147,20 @@ mod tests {
             assert!(e.contains("TNS_KDV_PERCENT"), "{bad}: {e}");
         }
         assert!(settings(&[("TNS_INVOICE_DUE_DAYS", "0")]).is_err());
+    }
+
+    #[test]
+    fn personal_data_is_kept_two_years_by_default_and_never_less_than_the_drift_window() {
+        assert_eq!(settings(&[]).unwrap().personal_data_retention_days, 730);
+        let s = settings(&[("TNS_PERSONAL_DATA_RETENTION_DAYS", "365")]).unwrap();
+        assert_eq!(s.personal_data_retention_days, 365);
+        assert!(s
+            .jobs(None, None)
+            .iter()
+            .any(|j| matches!(j, crate::periodic::Job::PersonalDataRetention { days: 365 })));
+        for bad in ["31", "0", "3651", "a year"] {
+            let e = settings(&[("TNS_PERSONAL_DATA_RETENTION_DAYS", bad)]).unwrap_err();
+            assert_eq!(e.var, "TNS_PERSONAL_DATA_RETENTION_DAYS", "{bad}");
+        }
     }
 }

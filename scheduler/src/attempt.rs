@@ -18,6 +18,7 @@ use chrono::Utc;
 use sqlx::PgPool;
 use tns_adapter::{Adapter, AdapterError, Notification, Receipt, Step, Work};
 use tokio::sync::Semaphore;
+use tracing::{field::Empty, Instrument};
 
 use crate::{metrics::Metrics, settings::Settings};
 use tns_adapter_host::credentials;
@@ -62,8 +63,23 @@ pub struct Context {
     pub db: PgPool,
 }
 
-/// Make one attempt and decide what to record.
+/// Make one attempt and decide what to record, in a `submission` span naming the request that
+/// queued it (its log lines, and each call's `adapter_call` span, carry that).
 pub async fn run(ctx: Arc<Context>, item: Claimed) -> Finished {
+    let span = tracing::info_span!(
+        "submission",
+        submission = item.id,
+        org = item.org_id,
+        adapter = %item.adapter,
+        operation = item.operation.as_str(),
+        attempt = item.attempts,
+        request_id = item.request_id.as_deref().unwrap_or(""),
+        outcome = Empty,
+        state = Empty,
+    );
+    if let Some(parent) = &item.traceparent {
+        tns_core::telemetry::set_parent(&span, parent);
+    }
     let started_at = Utc::now();
     let outcome = match (ctx.adapters.get(&item.adapter), ctx.limits.get(&item.adapter)) {
         // Our deployment's problem, not the customer's: keep retrying until it is fixed.
@@ -71,9 +87,13 @@ pub async fn run(ctx: Arc<Context>, item: Claimed) -> Finished {
             AdapterError::Transient(format!("adapter `{}` is not loaded on this scheduler", item.adapter)),
             Phase::Advance,
         ),
-        (Some(adapter), Some(limit)) => calls(&ctx, &item, adapter, limit.clone()).await,
+        (Some(adapter), Some(limit)) => calls(&ctx, &item, adapter, limit.clone()).instrument(span.clone()).await,
     };
-    decide(&ctx.settings, &item, outcome, started_at)
+    let finished = decide(&ctx.settings, &item, outcome, started_at);
+    span.record("outcome", finished.outcome.as_str());
+    span.record("state", finished.state.as_str());
+    tracing::debug!(parent: &span, "attempt decided");
+    finished
 }
 
 /// The calls of one attempt, until the notification is complete or a call fails.
@@ -123,15 +143,17 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
         }
         tried = true;
         let label = if phase == Phase::Reconcile { "reconcile" } else { op.as_str() };
+        let call = tracing::info_span!("adapter_call", op = label, outcome = Empty, latency_ms = Empty);
         let (a, req) = (adapter.clone(), n.clone());
         // The permit moves into the blocking call and is released only when the call returns,
         // so a hung plugin cannot pile up threads beyond the adapter's limit.
+        let in_call = call.clone();
         let task = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            match phase {
+            in_call.in_scope(|| match phase {
                 Phase::Reconcile => a.reconcile(&req),
                 Phase::Advance => a.advance(&req),
-            }
+            })
         });
         let t0 = Instant::now();
         let result = match tokio::time::timeout(ctx.settings.call_timeout, task).await {
@@ -148,6 +170,8 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
             Some(Err(AdapterError::Configuration(_))) => "configuration",
             Some(Err(AdapterError::Suspect(_))) => "suspect",
         };
+        call.record("outcome", outcome);
+        call.record("latency_ms", t0.elapsed().as_secs_f64() * 1000.0);
         let labels = [item.adapter.as_str(), label, outcome];
         ctx.metrics.adapter_calls.with_label_values(&labels).inc();
         ctx.metrics.adapter_call_duration.with_label_values(&labels).observe(t0.elapsed().as_secs_f64());

@@ -23,9 +23,10 @@ use std::{
     time::Instant,
 };
 
-use prometheus::IntGaugeVec;
+use prometheus::{IntGauge, IntGaugeVec};
 use sqlx::PgPool;
 use tokio::sync::{watch, Semaphore};
+use tracing::Instrument;
 
 pub use settings::{Backoff, Settings, WebhookSettings};
 
@@ -147,7 +148,8 @@ impl Queue for Submissions {
 
     async fn record(&self, batch: &[Done]) -> sqlx::Result<()> {
         let finished: Vec<Finished> = batch.iter().map(|d| d.finished.clone()).collect();
-        let completed = queue::complete(&self.db, &finished).await?;
+        let span = tracing::info_span!("record", submissions = finished.len());
+        let completed = queue::complete(&self.db, &finished).instrument(span).await?;
         let states: HashMap<i64, SubmissionState> = completed.iter().map(|c| (c.id, c.state)).collect();
         let m = &self.ctx.metrics;
         for d in batch {
@@ -173,7 +175,8 @@ impl Queue for Submissions {
         leases::release(&self.db, leases::Table::Submissions, held).await
     }
 
-    fn depth_gauge(&self) -> &IntGaugeVec {
-        &self.ctx.metrics.queue_depth
+    fn depth_gauges(&self) -> (IntGaugeVec, IntGauge) {
+        let m = &self.ctx.metrics;
+        (m.queue_depth.clone(), m.queue_oldest_due.clone())
     }
 }

@@ -7,6 +7,8 @@ pub struct Metrics {
     /// Pending submissions by `state`: `ready` (due now), `waiting` (retry later), `leased`
     /// (held by a scheduler).
     pub queue_depth: IntGaugeVec,
+    /// Seconds the longest-due submission has waited to be taken.
+    pub queue_oldest_due: IntGauge,
     /// Submissions this process holds.
     pub in_flight: IntGauge,
     /// Finished submissions by adapter and final state.
@@ -18,6 +20,7 @@ pub struct Metrics {
     pub adapter_call_duration: HistogramVec,
     /// Pending webhook deliveries by `state`: `ready`, `waiting`, `leased`.
     pub webhook_queue_depth: IntGaugeVec,
+    pub webhook_queue_oldest_due: IntGauge,
     /// Webhook delivery attempts by outcome (`delivered`, `rejected`, `timeout`,
     /// `unreachable`, `refused`, `skipped`).
     pub webhook_attempts: IntCounterVec,
@@ -37,6 +40,14 @@ impl Metrics {
                     "Queued submissions (pending or unknown): ready, waiting (retry or look-up later), leased",
                 ),
                 &["state"],
+            )?,
+            queue_oldest_due: IntGauge::new(
+                "tns_submission_queue_oldest_ready_seconds",
+                "Seconds the longest-due submission has waited to be taken (0 when none is due)",
+            )?,
+            webhook_queue_oldest_due: IntGauge::new(
+                "tns_webhook_queue_oldest_ready_seconds",
+                "Seconds the longest-due webhook delivery has waited to be taken (0 when none is due)",
             )?,
             in_flight: IntGauge::new("tns_scheduler_in_flight", "Submissions this scheduler holds")?,
             finished: IntCounterVec::new(
@@ -86,6 +97,8 @@ impl Metrics {
         registry.register(Box::new(m.webhook_attempt_duration.clone()))?;
         registry.register(Box::new(m.webhook_deactivations.clone()))?;
         registry.register(Box::new(m.queue_depth.clone()))?;
+        registry.register(Box::new(m.queue_oldest_due.clone()))?;
+        registry.register(Box::new(m.webhook_queue_oldest_due.clone()))?;
         registry.register(Box::new(m.in_flight.clone()))?;
         registry.register(Box::new(m.finished.clone()))?;
         registry.register(Box::new(m.claim_to_finish.clone()))?;

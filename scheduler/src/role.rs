@@ -63,7 +63,7 @@ impl Scheduler {
                 let mut left = 0;
                 for table in [Table::Submissions, Table::WebhookDeliveries] {
                     match leases::depth(&db, table).await {
-                        Ok((due, waiting, held)) => left += due + waiting + held,
+                        Ok(depth) => left += depth.total(),
                         // Unknown counts as not empty: the queues are worked meanwhile.
                         Err(_) => left += 1,
                     }

@@ -17,7 +17,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use prometheus::IntGaugeVec;
+use prometheus::{IntGauge, IntGaugeVec};
 use sqlx::{postgres::PgListener, PgPool};
 use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 
@@ -45,8 +45,8 @@ pub trait Queue: Send + Sync + 'static {
     /// Give back held items no attempt was started for (by id and lease token; on shutdown):
     /// due again at once for any scheduler. Returns how many were still held.
     fn give_back(&self, held: &[(i64, i64)]) -> impl Future<Output = sqlx::Result<u64>> + Send;
-    /// Pending rows by ready / waiting / leased.
-    fn depth_gauge(&self) -> &IntGaugeVec;
+    /// Pending rows by ready / waiting / leased, and the age of the longest-due one.
+    fn depth_gauges(&self) -> (IntGaugeVec, IntGauge);
 }
 
 /// How hard a queue is worked.
@@ -87,7 +87,7 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
     let held: Held = Arc::default();
     let slots = Arc::new(Semaphore::new(limits.max_in_flight));
     let listener = tokio::spawn(listen(db.clone(), Q::CHANNEL, wake.clone()));
-    let gauges = tokio::spawn(report_depth(db.clone(), Q::TABLE, queue.depth_gauge().clone()));
+    let gauges = tokio::spawn(report_depth(db.clone(), Q::TABLE, queue.depth_gauges()));
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let recorder = tokio::spawn(record_loop(queue.clone(), done_rx, held.clone(), limits.batch));
     let (claimed_tx, claimed_rx) = mpsc::unbounded_channel();
@@ -275,13 +275,14 @@ async fn listen(db: PgPool, channel: &'static str, wake: Arc<Notify>) {
     }
 }
 
-async fn report_depth(db: PgPool, table: Table, gauge: IntGaugeVec) {
+async fn report_depth(db: PgPool, table: Table, (gauge, oldest): (IntGaugeVec, IntGauge)) {
     loop {
         match leases::depth(&db, table).await {
-            Ok((ready, waiting, leased)) => {
-                gauge.with_label_values(&["ready"]).set(ready);
-                gauge.with_label_values(&["waiting"]).set(waiting);
-                gauge.with_label_values(&["leased"]).set(leased);
+            Ok(depth) => {
+                gauge.with_label_values(&["ready"]).set(depth.ready);
+                gauge.with_label_values(&["waiting"]).set(depth.waiting);
+                gauge.with_label_values(&["leased"]).set(depth.leased);
+                oldest.set(depth.oldest_due_secs);
             }
             Err(e) => tracing::warn!(?table, error = %tns_store::redacted(&e), "reading the queue depth failed"),
         }

@@ -346,10 +346,52 @@ pub async fn update_editable(db: &PgPool, org: i64, id: i64, c: &CargoFields, by
     let sets: Vec<String> = FIELDS.iter().enumerate().map(|(i, f)| format!("{f} = ${}", i + 4)).collect();
     let sql = format!(
         "UPDATE cargo SET {}, updated_at = now(), changed_by = $3
-          WHERE org_id = $1 AND id = $2 AND status IN ('draft', 'delivered', 'failed') RETURNING {COLUMNS}",
+          WHERE org_id = $1 AND id = $2 AND status IN ('draft', 'delivered', 'failed')
+            AND personal_data_erased_at IS NULL RETURNING {COLUMNS}",
         sets.join(", ")
     );
     bind_fields(sqlx::query_as(&sql).bind(org).bind(id).bind(by), c).fetch_optional(db).await
+}
+
+/// Shipments of every organization unloaded more than `days` days ago (Türkiye's calendar)
+/// that still keep personal data, with no submission in flight, as (id, organization): at most
+/// `limit`, locked for the transaction; ones locked elsewhere are left to a later run.
+pub async fn past_retention(tx: &mut PgConnection, days: u32, limit: i64) -> sqlx::Result<Vec<(i64, i64)>> {
+    sqlx::query_as(
+        "SELECT c.id, c.org_id FROM cargo c
+          WHERE c.personal_data_erased_at IS NULL
+            AND c.unloading_date < (now() AT TIME ZONE 'Europe/Istanbul')::date - $1::int
+            AND NOT EXISTS (SELECT 1 FROM submissions s
+                             WHERE s.org_id = c.org_id AND s.target_type = 'cargo' AND s.target_id = c.id
+                               AND s.state IN ('pending', 'unknown'))
+          ORDER BY c.unloading_date, c.id
+          LIMIT $2
+          FOR UPDATE OF c SKIP LOCKED",
+    )
+    .bind(days as i32)
+    .bind(limit)
+    .fetch_all(tx)
+    .await
+}
+
+/// Erase the senders and receivers (a tax number may be a person's T.C. number, a name a
+/// person's) of shipments `ids` and of each of their further loads, and mark them erased. The
+/// drivers are people of the register, erased once retired.
+pub async fn erase_parties(tx: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u64> {
+    let r = sqlx::query(
+        "UPDATE cargo SET sender_tax_number = $2, sender_name = $2, receiver_tax_number = $2, receiver_name = $2,
+                items = (SELECT COALESCE(jsonb_agg(i || jsonb_build_object('sender_tax_number', $2::text,
+                                                       'sender_name', $2::text, 'receiver_tax_number', $2::text,
+                                                       'receiver_name', $2::text) ORDER BY n), '[]')
+                           FROM jsonb_array_elements(items) WITH ORDINALITY AS e(i, n)),
+                personal_data_erased_at = now(), updated_at = now()
+          WHERE id = ANY($1)",
+    )
+    .bind(ids)
+    .bind(tns_core::domain::personal::ERASED)
+    .execute(tx)
+    .await?;
+    Ok(r.rows_affected())
 }
 
 pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Cargo>> {

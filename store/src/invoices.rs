@@ -173,13 +173,12 @@ const BATCH: i64 = 500;
 
 /// Issue every invoice due by `today` (the first day not over): each organization's charges
 /// for periods begun, credits for terms cut short and overage of months over, in one invoice.
-/// With `overage_ready` false (the usage counters could not be swept from Redis), overage
-/// waits for a later run. The invoices issued.
-pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms, overage_ready: bool) -> sqlx::Result<Vec<i64>> {
+/// The invoices issued.
+pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms) -> sqlx::Result<Vec<i64>> {
     let mut issued = vec![];
     // Organizations with a term due, then those with overage only (the first pass billed the
     // overage of the others along with their terms).
-    for pass in [Due::Terms, Due::Overage].into_iter().filter(|p| overage_ready || *p == Due::Terms) {
+    for pass in [Due::Terms, Due::Overage] {
         let mut after = 0;
         loop {
             let page = match pass {
@@ -189,7 +188,7 @@ pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms, overage_read
             let Some(&last) = page.last() else { break };
             after = last;
             for org in page {
-                match issue_for(db, org, today, terms, overage_ready).await {
+                match issue_for(db, org, today, terms).await {
                     Ok(id) => issued.extend(id),
                     // One organization that cannot be invoiced must not hold up the others.
                     Err(e) => tracing::error!(org, error = %crate::redacted(&e), "organization not invoiced"),
@@ -211,13 +210,7 @@ fn first_of_month(day: NaiveDate) -> NaiveDate {
 }
 
 /// Issue what `org` owes by `today`, if anything: the invoice's id.
-async fn issue_for(
-    db: &PgPool,
-    org: i64,
-    today: NaiveDate,
-    terms: Terms,
-    overage_ready: bool,
-) -> sqlx::Result<Option<i64>> {
+async fn issue_for(db: &PgPool, org: i64, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<i64>> {
     let mut tx = db.begin().await?;
     // The organization before its terms, the order an operator's status or plan change locks
     // them in (the invoice's reference to the organization would otherwise take its lock last,
@@ -232,8 +225,7 @@ async fn issue_for(
         .execute(&mut *tx)
         .await?;
     let held = terms::due(&mut tx, org, today).await?;
-    let overage =
-        if overage_ready { usage::unbilled_overage(&mut tx, org, first_of_month(today)).await? } else { vec![] };
+    let overage = usage::unbilled_overage(&mut tx, org, first_of_month(today)).await?;
     let balance = balance(&mut tx, org, true).await?;
     let (draft, moved) = assemble(&held, &overage, today, balance, terms.tax_rate);
     let id = match &draft {

@@ -27,6 +27,15 @@ impl Table {
         }
     }
 
+    /// Since when a row has been claimable: submissions keep their lease end in `run_at`,
+    /// deliveries in `lease_expires_at` (a held one is not claimable before it).
+    fn due_since(self) -> &'static str {
+        match self {
+            Table::Submissions => "run_at",
+            Table::WebhookDeliveries => "CASE WHEN lease_token IS NULL THEN run_at ELSE lease_expires_at END",
+        }
+    }
+
     /// What makes a held row claimable again at once: submissions keep their lease end in
     /// `run_at`, deliveries in `lease_expires_at` (see their migrations).
     fn expire_now(self) -> &'static str {
@@ -56,15 +65,37 @@ pub async fn release(db: &PgPool, table: Table, held: &[(i64, i64)]) -> sqlx::Re
     Ok(r.rows_affected())
 }
 
-/// Queued rows: (due now, waiting for a retry, held by a scheduler).
-pub async fn depth(db: &PgPool, table: Table) -> sqlx::Result<(i64, i64, i64)> {
+/// A queue's rows now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct Depth {
+    /// Due now and not held.
+    pub ready: i64,
+    /// Waiting for a retry.
+    pub waiting: i64,
+    /// Held by a scheduler (or by one that stopped, until its lease runs out).
+    pub leased: i64,
+    /// Seconds the longest-due row has been due without being taken (0 when none): ready rows,
+    /// and held ones whose lease ran out. A queue that is worked keeps this near zero.
+    pub oldest_due_secs: i64,
+}
+
+impl Depth {
+    pub fn total(&self) -> i64 {
+        self.ready + self.waiting + self.leased
+    }
+}
+
+pub async fn depth(db: &PgPool, table: Table) -> sqlx::Result<Depth> {
     sqlx::query_as(&format!(
-        "SELECT count(*) FILTER (WHERE lease_token IS NULL AND run_at <= now()),
-                count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()),
-                count(*) FILTER (WHERE lease_token IS NOT NULL)
+        "SELECT count(*) FILTER (WHERE lease_token IS NULL AND run_at <= now()) AS ready,
+                count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()) AS waiting,
+                count(*) FILTER (WHERE lease_token IS NOT NULL) AS leased,
+                COALESCE(floor(extract(epoch FROM now() - min({due}) FILTER (WHERE {due} <= now()))), 0)::bigint
+                    AS oldest_due_secs
            FROM {} WHERE {}",
         table.name(),
-        table.queued()
+        table.queued(),
+        due = table.due_since()
     ))
     .fetch_one(db)
     .await

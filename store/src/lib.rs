@@ -9,6 +9,8 @@ pub mod audit;
 pub mod cargo;
 pub mod code_lists;
 pub mod downstream;
+pub mod erasure;
+pub mod exports;
 pub mod health;
 pub mod idempotency;
 pub mod invoices;

@@ -251,6 +251,22 @@ pub async fn list(db: &PgPool, org: i64, journey: i64, page: &Page) -> sqlx::Res
     qb.build_query_as().fetch_all(db).await
 }
 
+/// Erase the personal data of every passenger of `journeys` (past retention, locked by the
+/// caller): identity number, names, phone, ticket serial number and baggage tags. What was
+/// counted stays: the passengers themselves, places, seats, amounts, gender and nationality.
+pub async fn erase_of(tx: &mut PgConnection, journeys: &[i64]) -> sqlx::Result<u64> {
+    let r = sqlx::query(
+        "UPDATE passengers SET identity_number = '[erased:' || id::text || ']', first_name = $2, last_name = $2,
+                phone = NULL, ticket_serial_no = NULL, baggage = '[]', updated_at = now()
+          WHERE journey_id = ANY($1)",
+    )
+    .bind(journeys)
+    .bind(tns_core::domain::personal::ERASED)
+    .execute(tx)
+    .await?;
+    Ok(r.rows_affected())
+}
+
 /// Every passenger of a journey, oldest first (what a submission sends).
 pub async fn all_of(db: &mut PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Passenger>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM passengers WHERE org_id = $1 AND journey_id = $2 ORDER BY id"))

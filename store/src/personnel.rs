@@ -117,6 +117,34 @@ pub async fn crew_of(db: &mut sqlx::PgConnection, org: i64, journey: i64) -> sql
     .await
 }
 
+/// Erase the personal data of retired people that no journey or shipment still keeping its
+/// own names (theirs went with it), at most `limit`; how many. An active person is never
+/// erased: they are the organization's register, not history.
+pub async fn erase_retired(tx: &mut sqlx::PgConnection, limit: i64) -> sqlx::Result<u64> {
+    let r = sqlx::query(
+        "WITH gone AS (
+            SELECT p.id FROM personnel p
+             WHERE p.status = 'inactive' AND p.personal_data_erased_at IS NULL
+               AND NOT EXISTS (SELECT 1 FROM journey_crew c JOIN journeys j ON j.id = c.journey_id
+                                WHERE c.personnel_id = p.id AND j.personal_data_erased_at IS NULL)
+               AND NOT EXISTS (SELECT 1 FROM cargo g
+                                WHERE (g.driver_id = p.id OR g.second_driver_id = p.id)
+                                  AND g.personal_data_erased_at IS NULL)
+             ORDER BY p.id
+             LIMIT $2
+             FOR UPDATE OF p SKIP LOCKED
+         )
+         UPDATE personnel p SET identity_number = '[erased:' || p.id::text || ']', first_name = $1, last_name = $1,
+                phone = NULL, address = NULL, hes_code = NULL, personal_data_erased_at = now(), updated_at = now()
+           FROM gone WHERE p.id = gone.id",
+    )
+    .bind(tns_core::domain::personal::ERASED)
+    .bind(limit)
+    .execute(tx)
+    .await?;
+    Ok(r.rows_affected())
+}
+
 /// The active people of the organization among `ids`, as (id, role_type).
 pub async fn active_roles(db: &PgPool, org: i64, ids: &[i64]) -> sqlx::Result<Vec<(i64, RoleType)>> {
     sqlx::query_as("SELECT id, role_type FROM personnel WHERE org_id = $1 AND id = ANY($2) AND status = 'active'")

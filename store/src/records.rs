@@ -76,6 +76,20 @@ pub(crate) async fn hold(tx: &mut sqlx::PgConnection, target: TargetType, org: i
     Ok(held.is_some())
 }
 
+/// Whether the record's personal data was erased past its retention period (false when there
+/// is no such record). It is history from then on: what it would send is the erased form.
+pub async fn erased(db: impl sqlx::PgExecutor<'_>, target: TargetType, org: i64, id: i64) -> sqlx::Result<bool> {
+    let erased: Option<bool> = sqlx::query_scalar(&format!(
+        "SELECT personal_data_erased_at IS NOT NULL FROM {} WHERE org_id = $1 AND id = $2",
+        table(target)
+    ))
+    .bind(org)
+    .bind(id)
+    .fetch_optional(db)
+    .await?;
+    Ok(erased.unwrap_or(false))
+}
+
 pub async fn status(db: &PgPool, target: TargetType, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
     sqlx::query_scalar(&format!("SELECT status FROM {} WHERE org_id = $1 AND id = $2", table(target)))
         .bind(org)

@@ -1,15 +1,13 @@
-//! The `usage_monthly` and `usage_overage` tables: calls per organization, month and endpoint,
-//! and calls beyond a soft quota per organization and month, as persisted from the API's
-//! counters (which are in Redis while the month runs, one hash per organization-month).
+//! The usage ledger: the `usage_monthly` and `usage_overage` tables (calls per organization,
+//! month and endpoint, and calls beyond a soft quota per organization and month) and
+//! `usage_versions` (how many additions each organization-month has had). Each API process
+//! adds the calls it admitted; Redis's live counters are a copy, seeded from here.
 
 use std::collections::HashMap;
 
 use chrono::NaiveDate;
 use sqlx::PgPool;
-use tns_core::{
-    domain::{money::Money, month::Month},
-    env::{usage_keys_of_month, RedisSettings},
-};
+use tns_core::domain::{money::Money, month::Month};
 
 /// One endpoint's usage in a month.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,89 +157,80 @@ pub async fn orgs_with_unbilled_overage(
     .await
 }
 
-pub enum Upsert {
-    /// The flusher: Redis holds the full count, keep the larger of the two.
-    Greatest,
-    /// Shutdown with Redis down: these are increments.
-    Add,
-}
-
-/// Write a month's counters, in one transaction.
-pub async fn upsert(db: &PgPool, org: i64, month: Month, counts: &MonthCounts, mode: Upsert) -> sqlx::Result<()> {
-    if counts.rows.is_empty() && counts.overage == 0 {
-        return Ok(());
-    }
-    let (merge, merge_overage) = match mode {
-        Upsert::Greatest => (
-            "total_calls = GREATEST(usage_monthly.total_calls, EXCLUDED.total_calls),
-             error_calls = GREATEST(usage_monthly.error_calls, EXCLUDED.error_calls)",
-            "calls = GREATEST(usage_overage.calls, EXCLUDED.calls)",
-        ),
-        Upsert::Add => (
-            "total_calls = usage_monthly.total_calls + EXCLUDED.total_calls,
-             error_calls = usage_monthly.error_calls + EXCLUDED.error_calls",
-            "calls = usage_overage.calls + EXCLUDED.calls",
-        ),
-    };
+/// Add `counts` to the ledger, in one transaction: the calls one API process admitted (and
+/// the errors it counted) since its last flush. Returns the organization-month's new ledger
+/// version (each addition gets the next one), by which Redis's copy of the month knows whether
+/// it was seeded with this addition.
+pub async fn add(db: &PgPool, org: i64, month: Month, counts: &MonthCounts) -> sqlx::Result<i64> {
     let rows = &counts.rows;
     let endpoints: Vec<&str> = rows.iter().map(|r| r.endpoint.as_str()).collect();
     let totals: Vec<i64> = rows.iter().map(|r| r.total_calls).collect();
     let errors: Vec<i64> = rows.iter().map(|r| r.error_calls).collect();
     let mut tx = db.begin().await?;
-    sqlx::query(&format!(
-        "INSERT INTO usage_monthly (org_id, month, endpoint, total_calls, error_calls)
-         SELECT $1, $2, e, t, x FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS u(e, t, x)
-         ON CONFLICT (org_id, month, endpoint) DO UPDATE SET {merge}"
-    ))
+    // The version row first: it serializes additions to the month, and a seed reading the
+    // ledger sees an addition whole or not at all, with the version that says which.
+    let version: i64 = sqlx::query_scalar(
+        "INSERT INTO usage_versions (org_id, month, version) VALUES ($1, $2, 1)
+         ON CONFLICT (org_id, month) DO UPDATE SET version = usage_versions.version + 1
+         RETURNING version",
+    )
     .bind(org)
     .bind(month.first_day())
-    .bind(&endpoints)
-    .bind(&totals)
-    .bind(&errors)
-    .execute(&mut *tx)
+    .fetch_one(&mut *tx)
     .await?;
+    if !rows.is_empty() {
+        sqlx::query(
+            "INSERT INTO usage_monthly (org_id, month, endpoint, total_calls, error_calls)
+             SELECT $1, $2, e, t, x FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS u(e, t, x)
+             ON CONFLICT (org_id, month, endpoint) DO UPDATE
+               SET total_calls = usage_monthly.total_calls + EXCLUDED.total_calls,
+                   error_calls = usage_monthly.error_calls + EXCLUDED.error_calls",
+        )
+        .bind(org)
+        .bind(month.first_day())
+        .bind(&endpoints)
+        .bind(&totals)
+        .bind(&errors)
+        .execute(&mut *tx)
+        .await?;
+    }
     if counts.overage > 0 {
-        sqlx::query(&format!(
+        sqlx::query(
             "INSERT INTO usage_overage (org_id, month, calls) VALUES ($1, $2, $3)
-             ON CONFLICT (org_id, month) DO UPDATE SET {merge_overage}"
-        ))
+             ON CONFLICT (org_id, month) DO UPDATE SET calls = usage_overage.calls + EXCLUDED.calls",
+        )
         .bind(org)
         .bind(month.first_day())
         .bind(counts.overage)
         .execute(&mut *tx)
         .await?;
     }
-    tx.commit().await
+    tx.commit().await?;
+    Ok(version)
 }
 
-/// Persist every organization's counters of `month` from Redis (the sweep behind the API
-/// processes' own flushes, so a process that died unflushed loses nothing the invoices need);
-/// how many organization-months were written.
-pub async fn sweep(redis: &RedisSettings, db: &PgPool, month: Month) -> anyhow::Result<u64> {
-    use redis::AsyncCommands;
-    let mut conn = crate::published::connect(redis).await?;
-    let pattern = format!("{}{}", redis.prefix, usage_keys_of_month(month));
-    let keys: Vec<String> = {
-        let mut iter = conn.scan_match::<_, String>(&pattern).await?;
-        let mut keys = vec![];
-        while let Some(k) = futures::StreamExt::next(&mut iter).await {
-            keys.push(k?);
-        }
-        keys
-    };
-    let mut written = 0;
-    for key in keys {
-        let Some(org) = key.strip_prefix(&redis.prefix).and_then(|k| k.split(':').nth(1)).and_then(|o| o.parse().ok())
-        else {
-            continue;
-        };
-        let fields: HashMap<String, i64> = conn.hgetall(&key).await?;
-        match upsert(db, org, month, &MonthCounts::from_fields(&fields), Upsert::Greatest).await {
-            Ok(()) => written += 1,
-            // The organization was deleted since: its counters have nowhere to go.
-            Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Ok(written)
+/// The ledger of a month as one consistent read, with its version (0: nothing added yet):
+/// what Redis's copy of the month is seeded with.
+pub async fn ledger(db: &PgPool, org: i64, month: Month) -> sqlx::Result<(MonthCounts, i64)> {
+    let mut tx = db.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
+    let version: Option<i64> =
+        sqlx::query_scalar("SELECT version FROM usage_versions WHERE org_id = $1 AND month = $2")
+            .bind(org)
+            .bind(month.first_day())
+            .fetch_optional(&mut *tx)
+            .await?;
+    let rows = sqlx::query_as::<_, (String, i64, i64)>(
+        "SELECT endpoint, total_calls, error_calls FROM usage_monthly WHERE org_id = $1 AND month = $2",
+    )
+    .bind(org)
+    .bind(month.first_day())
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .map(|(endpoint, total_calls, error_calls)| EndpointUsage { endpoint, total_calls, error_calls })
+    .collect();
+    let overage = overage(&mut *tx, org, month.first_day()).await?;
+    tx.commit().await?;
+    Ok((MonthCounts { rows, overage }, version.unwrap_or(0)))
 }

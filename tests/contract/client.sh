@@ -21,8 +21,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 curl -sf "$BASE/api/v1/openapi.json" -o "$work/openapi.json"
 # No post-generation hooks (formatters): the code is used as generated.
-# The reports are PDFs: the generator reads binary bodies as `application/octet-stream` (a File).
-printf 'post_hooks: []\nproject_name_override: tns-client\npackage_name_override: tns_client\ncontent_type_overrides:\n  application/pdf: application/octet-stream\n' >"$work/config.yaml"
+# The reports are PDFs and the data exports ZIP archives: the generator reads binary bodies as
+# `application/octet-stream` (a File).
+printf 'post_hooks: []\nproject_name_override: tns-client\npackage_name_override: tns_client\ncontent_type_overrides:\n  application/pdf: application/octet-stream\n  application/zip: application/octet-stream\n' >"$work/config.yaml"
 # --fail-on-warning: the generator itself exits non-zero when it had to skip or guess anything
 # (an endpoint or model it could not read is left out, with only a warning otherwise); the grep
 # below also catches anything it reports without failing.

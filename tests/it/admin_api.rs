@@ -411,7 +411,7 @@ async fn operators_list_an_organizations_invoices_and_record_one_paid_or_void() 
         .execute(&db)
         .await
         .unwrap();
-        ids.extend(tns_store::invoices::issue_due(&db, "2026-11-25".parse().unwrap(), terms, true).await.unwrap());
+        ids.extend(tns_store::invoices::issue_due(&db, "2026-11-25".parse().unwrap(), terms).await.unwrap());
     }
 
     let listed = json_of(admin.get(&format!("/organizations/{}/invoices", org.id), &reader).await, 200).await;

@@ -488,6 +488,8 @@ pub struct Proc {
     pub api: Api,
     /// The admin API's `http://ADDR`, when `TNS_ADMIN_ADDR` was set.
     pub admin_root: Option<String>,
+    /// Its log (stderr) lines so far, when started by [`Proc::start_logged`].
+    pub log: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl std::ops::Deref for Proc {
@@ -499,7 +501,26 @@ impl std::ops::Deref for Proc {
 
 impl Proc {
     pub async fn start(role: &str, env: &Env) -> Proc {
-        let mut child = tns_command(role, env).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().unwrap();
+        Proc::spawn(role, env, false).await
+    }
+
+    /// As `start`, keeping what the process logs in [`Proc::log`].
+    pub async fn start_logged(role: &str, env: &Env) -> Proc {
+        Proc::spawn(role, env, true).await
+    }
+
+    async fn spawn(role: &str, env: &Env, logged: bool) -> Proc {
+        let stderr = if logged { Stdio::piped() } else { Stdio::inherit() };
+        let mut child = tns_command(role, env).stdout(Stdio::piped()).stderr(stderr).spawn().unwrap();
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        if let Some(err) = child.stderr.take() {
+            let (mut lines, log) = (BufReader::new(err).lines(), log.clone());
+            tokio::spawn(async move {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    log.lock().unwrap().push(line);
+                }
+            });
+        }
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let (addr, metrics, admin_root) = tokio::time::timeout(Duration::from_secs(60), async {
             let (mut metrics, mut admin) = (String::new(), None);
@@ -520,7 +541,7 @@ impl Proc {
         .expect("tns starts within 60 s");
         // Keep draining stdout so the child never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Proc { child, api: Api::new(&addr, &metrics), admin_root }
+        Proc { child, api: Api::new(&addr, &metrics), admin_root, log }
     }
 
     /// `kill -9`, and wait until it is gone.

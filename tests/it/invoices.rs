@@ -4,6 +4,8 @@
 //! invoice, overage counted by the admission script, exactly once with runners racing, and an
 //! overdue invoice suspending until an operator records it paid.
 
+use std::time::Duration;
+
 use chrono::{Datelike, NaiveDate};
 use reqwest::Method;
 use rust_decimal::Decimal;
@@ -16,7 +18,7 @@ use tns_core::{
 use tns_jobs::periodic::Job;
 use tns_store::invoices::{issue_due, Terms};
 
-use crate::helpers::{error_body, set_custom_plan, tns_admin as admin, Org, TestApp};
+use crate::helpers::{error_body, eventually, set_custom_plan, tns_admin as admin, Org, TestApp};
 
 fn terms(kdv: i64) -> Terms {
     Terms { tax_rate: TaxRate::percent(Decimal::from(kdv)).unwrap(), due_days: 14 }
@@ -99,7 +101,7 @@ async fn each_kind_of_plan_is_invoiced_once_its_period_is_over_with_kdv_as_its_o
 
     // Invoicing behind (terms that ended before it ran) charges what each held, late: one
     // invoice per organization.
-    let issued = issue_due(db, d("2026-11-25"), terms(20), true).await.unwrap();
+    let issued = issue_due(db, d("2026-11-25"), terms(20)).await.unwrap();
     assert_eq!(issued.len(), 6);
 
     let m = &invoices(&app, &monthly).await;
@@ -162,7 +164,7 @@ async fn each_kind_of_plan_is_invoiced_once_its_period_is_over_with_kdv_as_its_o
     assert!(raw.contains("\"total_amount\":4602.74"), "{raw}");
 
     // Running again issues nothing: every period is invoiced once.
-    assert!(issue_due(db, d("2026-11-25"), terms(20), true).await.unwrap().is_empty());
+    assert!(issue_due(db, d("2026-11-25"), terms(20)).await.unwrap().is_empty());
     // Another organization's invoice is not found.
     error_body(app.get(&format!("/portal/billing/invoices/{}", m[0]["id"]), &yearly.key).await, 404).await;
 }
@@ -177,7 +179,7 @@ async fn an_invoice_downloads_as_a_pdf_with_its_lines() {
         .await
         .unwrap();
     term(&app.db, org.id, "starter", "2026-10-01", Some("2026-11-01")).await;
-    let id = issue_due(&app.db, d("2026-11-25"), terms(20), true).await.unwrap()[0];
+    let id = issue_due(&app.db, d("2026-11-25"), terms(20)).await.unwrap()[0];
     let res = app.get(&format!("/portal/billing/invoices/{id}/pdf"), &org.key).await;
     assert_eq!(res.status(), 200);
     assert_eq!(res.headers()["content-type"], "application/pdf");
@@ -256,7 +258,7 @@ async fn fees_are_charged_in_advance_and_a_change_credits_the_unused_days() {
 
     // Choosing it: charged at once (the jobs issue it within minutes) for the rest of the month.
     change("starter").await;
-    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    issue_due(&app.db, today, terms(20)).await.unwrap();
     let got = invoices(&app, &org).await;
     assert_eq!(got.len(), 1);
     assert_eq!(summary(&got[0]).0, today.to_string());
@@ -267,13 +269,13 @@ async fn fees_are_charged_in_advance_and_a_change_credits_the_unused_days() {
     let next = app.get_ok("/portal/billing/invoices/upcoming", &org.key).await;
     assert_eq!(next["issue_on"].as_str(), Some(month.next().first_day().to_string().as_str()));
     assert_eq!(next["subtotal"].as_f64(), Some(99.0));
-    assert!(issue_due(&app.db, today, terms(20), true).await.unwrap().is_empty(), "charged once");
+    assert!(issue_due(&app.db, today, terms(20)).await.unwrap().is_empty(), "charged once");
 
     // Upgrade to a yearly plan: the starter days from today on come back, the year is charged
     // now (not a year later).
     let upgrade = app.get_ok("/portal/billing/invoices/upcoming?plan_code=Y-10", &org.key).await;
     change("Y-10").await;
-    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    issue_due(&app.db, today, terms(20)).await.unwrap();
     let got = invoices(&app, &org).await;
     assert_eq!(got.len(), 2);
     let lines = got[1]["lines"].as_array().unwrap();
@@ -292,10 +294,10 @@ async fn fees_are_charged_in_advance_and_a_change_credits_the_unused_days() {
         [("starter", today, Some(today)), ("Y-10", today, Some(tomorrow)), ("starter", tomorrow, None)]
     );
     // The credit comes with starter's first day, tomorrow, in one invoice; the preview says so.
-    assert!(issue_due(&app.db, today, terms(20), true).await.unwrap().is_empty());
+    assert!(issue_due(&app.db, today, terms(20)).await.unwrap().is_empty());
     let next = app.get_ok("/portal/billing/invoices/upcoming", &org.key).await;
     assert_eq!(next["issue_on"].as_str(), Some(tomorrow.to_string().as_str()));
-    issue_due(&app.db, tomorrow, terms(20), true).await.unwrap();
+    issue_due(&app.db, tomorrow, terms(20)).await.unwrap();
     let got = invoices(&app, &org).await;
     assert_eq!(got.len(), 3);
     let credited = by_day(14000, year - 1, year);
@@ -334,17 +336,17 @@ async fn flipping_to_the_unlimited_plan_for_a_day_costs_that_day_of_it() {
         .execute(&app.db)
         .await
         .unwrap();
-    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    issue_due(&app.db, today, terms(20)).await.unwrap();
     // Unlimited in the morning, with every call the day needs; starter again in the evening.
     // The jobs invoice between the changes, as they run every few minutes.
     change("Y-999").await;
     assert_eq!(crate::helpers::header_i64(&app.get("/portal/vehicles", &org.key).await, "x-ratelimit-limit"), -1);
-    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    issue_due(&app.db, today, terms(20)).await.unwrap();
     change("starter").await;
     assert_eq!(crate::helpers::header_i64(&app.get("/portal/vehicles", &org.key).await, "x-ratelimit-limit"), 1000);
-    issue_due(&app.db, today, terms(20), true).await.unwrap();
+    issue_due(&app.db, today, terms(20)).await.unwrap();
     // The next day's run credits Y-999's other days and charges starter again.
-    issue_due(&app.db, today + chrono::Days::new(1), terms(20), true).await.unwrap();
+    issue_due(&app.db, today + chrono::Days::new(1), terms(20)).await.unwrap();
     let got = invoices(&app, &org).await;
     let y999 = plan_lines(&got, "Y-999");
     let net: f64 = y999.iter().map(|l| l.3).sum();
@@ -360,7 +362,7 @@ async fn flipping_to_the_unlimited_plan_for_a_day_costs_that_day_of_it() {
 
 #[tokio::test]
 async fn calls_beyond_a_soft_quota_are_counted_as_overage_and_billed() {
-    let app = TestApp::spawn().await;
+    let app = TestApp::spawn_with(&[("TNS_USAGE_FLUSH_SECS", "1")]).await;
     let org = app.register().await;
     let plan = format!("soft-{}", org.id);
     set_custom_plan(&app.db, org.id, &plan, Some(3), Some(0.5)).await;
@@ -375,15 +377,17 @@ async fn calls_beyond_a_soft_quota_are_counted_as_overage_and_billed() {
     }
     assert_eq!(app.get("/portal/vehicles", &org.key).await.status(), 200);
 
-    let redis =
-        RedisSettings { url: app.env.get("TNS_REDIS_URL").into(), prefix: app.env.get("TNS_REDIS_PREFIX").into() };
-    assert_eq!(tns_store::usage::sweep(&redis, &app.db, this_month).await.unwrap(), 1);
-    let persisted: i64 = sqlx::query_scalar("SELECT calls FROM usage_overage WHERE org_id = $1")
-        .bind(org.id)
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
-    assert_eq!(persisted, 4);
+    // The API process adds its calls to the ledger (every second here).
+    let persisted = eventually(Duration::from_secs(15), || async {
+        let n: Option<i64> = sqlx::query_scalar("SELECT calls FROM usage_overage WHERE org_id = $1")
+            .bind(org.id)
+            .fetch_optional(&app.db)
+            .await
+            .unwrap();
+        n.filter(|n| *n >= 4)
+    })
+    .await;
+    assert_eq!(persisted, Some(4));
     // The per-route usage is unchanged by the overage count.
     let usage = app.usage(&org.key).await;
     assert!(usage.to_string().contains("/portal/vehicles"), "{usage}");
@@ -391,11 +395,11 @@ async fn calls_beyond_a_soft_quota_are_counted_as_overage_and_billed() {
 
     // While the month lasts only its fee is charged (in advance); the 4 calls at 0.50 come
     // once it is over, with the next month's fee.
-    issue_due(&app.db, this_month.first_day(), terms(20), true).await.unwrap();
+    issue_due(&app.db, this_month.first_day(), terms(20)).await.unwrap();
     let got = invoices(&app, &org).await;
     assert_eq!(got.len(), 1);
     assert_eq!(got[0]["lines"].as_array().unwrap().len(), 2, "the plan and KDV: no overage yet");
-    issue_due(&app.db, this_month.next().first_day(), terms(20), true).await.unwrap();
+    issue_due(&app.db, this_month.next().first_day(), terms(20)).await.unwrap();
     let got = invoices(&app, &org).await;
     assert_eq!(got.len(), 2);
     let lines = got[1]["lines"].as_array().unwrap();
@@ -403,7 +407,7 @@ async fn calls_beyond_a_soft_quota_are_counted_as_overage_and_billed() {
     assert_eq!((lines[1]["kind"].as_str(), lines[1]["quantity"].as_i64()), (Some("overage"), Some(4)));
     assert_eq!(summary(&got[1]).2, 3.0);
     assert_eq!(summary(&got[1]).4, 3.6);
-    assert!(issue_due(&app.db, this_month.next().first_day(), terms(20), true).await.unwrap().is_empty());
+    assert!(issue_due(&app.db, this_month.next().first_day(), terms(20)).await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -419,7 +423,7 @@ async fn an_overdue_invoice_suspends_the_organization_until_an_operator_records_
     let mut ids = vec![];
     for (from, to) in [("2026-09-01", "2026-10-01"), ("2026-10-01", "2026-11-01")] {
         term(&app.db, org.id, "starter", from, Some(to)).await;
-        ids.extend(issue_due(&app.db, today(&app.db).await, terms(20), true).await.unwrap());
+        ids.extend(issue_due(&app.db, today(&app.db).await, terms(20)).await.unwrap());
     }
     assert_eq!(ids.len(), 2);
     assert_eq!(app.get("/portal/vehicles", &org.key).await.status(), 200);
@@ -504,10 +508,8 @@ async fn overage_of_a_month_is_billed_once_even_when_two_runners_invoice_at_once
         .execute(&app.db)
         .await
         .unwrap();
-    let (a, b) = tokio::join!(
-        issue_due(&app.db, d("2026-11-25"), terms(20), true),
-        issue_due(&app.db, d("2026-11-25"), terms(20), true)
-    );
+    let (a, b) =
+        tokio::join!(issue_due(&app.db, d("2026-11-25"), terms(20)), issue_due(&app.db, d("2026-11-25"), terms(20)));
     assert_eq!(a.unwrap().len() + b.unwrap().len(), 1, "one invoice for the organization");
     let billed: i64 = sqlx::query_scalar(
         "SELECT sum(quantity)::int8 FROM invoice_lines l JOIN invoices i ON i.id = l.invoice_id

@@ -16,6 +16,7 @@ struct Answer {
     status: u16,
     retry_after: Option<u64>,
     no_store: bool,
+    request_id: String,
     body: Value,
 }
 
@@ -26,8 +27,9 @@ async fn answer(req: RequestBuilder) -> Answer {
     let status = res.status().as_u16();
     let retry_after = res.headers().get(header::RETRY_AFTER).and_then(|v| v.to_str().ok()?.parse().ok());
     let no_store = res.headers().get(header::CACHE_CONTROL).is_some_and(|v| v == "no-store");
+    let request_id = res.headers()["x-request-id"].to_str().unwrap().to_string();
     let body = res.json().await.unwrap_or(Value::Null);
-    Answer { status, retry_after, no_store, body }
+    Answer { status, retry_after, no_store, request_id, body }
 }
 
 fn create(app: &TestApp, fleet: &Fleet) -> RequestBuilder {
@@ -89,6 +91,9 @@ async fn an_unreachable_database_is_a_prompt_503_and_the_api_recovers_by_itself(
         assert!(a.no_store, "as every /api/v1 answer");
         assert_eq!(a.body["error"], "Service Unavailable", "{}", a.body);
         assert!(a.body["detail"].as_str().unwrap().contains("database"), "{}", a.body);
+        // Support finds the case by the ID the customer pastes from the answer.
+        let named = format!("(request id {})", a.request_id);
+        assert!(a.body["detail"].as_str().unwrap().ends_with(&named), "{}", a.body);
     }
     assert_eq!(readyz(&app).await, 503, "answered during the outage, not after it");
     assert_eq!(app.get_anon("/api/v1/openapi.json").await.status(), 200, "the document needs no database");

@@ -302,7 +302,7 @@ async fn a_plan_change_shows_its_invoice_first_and_happens_once_confirmed() {
     let today: NaiveDate =
         sqlx::query_scalar("SELECT (now() AT TIME ZONE 'UTC')::date").fetch_one(&app.db).await.unwrap();
     let terms = Terms { tax_rate: TaxRate::percent(Decimal::from(20)).unwrap(), due_days: 14 };
-    issue_due(&app.db, today, terms, true).await.unwrap();
+    issue_due(&app.db, today, terms).await.unwrap();
     let invoice = app.get_ok("/portal/billing/invoices", &org.key).await["data"][0]["id"].as_i64().unwrap();
     let link = format!("/settings/billing/invoices/{invoice}/pdf");
     assert!(v.get("/settings/billing").await.body.contains(&link));

@@ -202,3 +202,118 @@ async fn fail_closed_refuses_calls_when_redis_is_down() {
     let org = app.register().await;
     error_body(app.get("/portal/me", &org.key).await, 503).await;
 }
+
+/// Redis, holding nothing on disk, dies under four clients of two API processes and comes back
+/// empty: every call is answered (fail-open), and every answered call reaches the usage ledger
+/// and Redis's new copy of the month exactly once: those counted in the lost copy, those
+/// counted locally while it was away, and those counted in the new one, whichever process
+/// re-seeded it.
+#[tokio::test]
+async fn usage_survives_redis_coming_back_empty_under_load() {
+    use std::sync::{
+        atomic::{AtomicBool, AtomicI64, Ordering},
+        Arc,
+    };
+    let proxy = ChaosProxy::start("127.0.0.1:6379").await;
+    let url = proxy.url();
+    // The outage's share of a hard quota is beyond what the load uses, so every call is served.
+    let app = Arc::new(
+        TestApp::spawn_with(&[
+            ("TNS_REDIS_URL", url.as_str()),
+            ("TNS_USAGE_FLUSH_SECS", "1"),
+            ("TNS_QUOTA_FAIL_OPEN_ALLOWANCE", "1000000"),
+        ])
+        .await,
+    );
+    // Two API processes, as a deployment has: each counts, flushes and re-seeds on its own.
+    let other = Arc::new(TestApp::start(app.env.clone()).await);
+    let org = app.register().await;
+    // A quota the load cannot reach: every call is to be answered.
+    set_custom_plan(&app.db, org.id, "it-large", Some(10_000_000), None).await;
+    let (stop, answered, failed) =
+        (Arc::new(AtomicBool::new(false)), Arc::new(AtomicI64::new(0)), Arc::new(AtomicI64::new(0)));
+    let clients: Vec<_> = (0..4)
+        .map(|i| {
+            let app = if i % 2 == 0 { app.clone() } else { other.clone() };
+            let key = org.key.clone();
+            let (stop, answered, failed) = (stop.clone(), answered.clone(), failed.clone());
+            tokio::spawn(async move {
+                while !stop.load(Ordering::SeqCst) {
+                    let res = app.get("/portal/me", &key).await;
+                    if res.status() == 200 {
+                        answered.fetch_add(1, Ordering::SeqCst);
+                    } else if failed.fetch_add(1, Ordering::SeqCst) == 0 {
+                        eprintln!("not answered: {} {}", res.status(), res.text().await.unwrap_or_default());
+                    }
+                }
+            })
+        })
+        .collect();
+    let more_answered = |n: i64, when: &'static str| {
+        let (answered, failed) = (answered.clone(), failed.clone());
+        let target = answered.load(Ordering::SeqCst) + n;
+        async move {
+            let got = eventually(Duration::from_secs(30), || async {
+                (answered.load(Ordering::SeqCst) >= target).then_some(())
+            })
+            .await;
+            let (a, f) = (answered.load(Ordering::SeqCst), failed.load(Ordering::SeqCst));
+            assert!(got.is_some(), "{when}: {a} answered (wanted {target}), {f} not 200");
+        }
+    };
+    more_answered(100, "before").await;
+
+    // Redis goes away, and comes back with nothing: every key of this deployment is gone.
+    proxy.cut();
+    eventually(Duration::from_secs(5), || async { (proxy.live() == 0).then_some(()) })
+        .await
+        .expect("the proxy closed its connections");
+    let mut r = app.env.redis().await;
+    let keys: Vec<String> = r.keys(app.env.redis_key("*")).await.unwrap();
+    assert!(!keys.is_empty());
+    let _: () = r.del(keys).await.unwrap();
+    more_answered(100, "while Redis is away").await;
+    proxy.restore();
+    // The API reconnects by itself and seeds a new copy of the month; calls count in it again.
+    let month = chrono::Utc::now().format("%Y-%m").to_string();
+    let key = app.env.redis_key(&format!("usage:{}:{month}", org.id));
+    let seeded = eventually(Duration::from_secs(30), || {
+        let (mut r, key) = (r.clone(), key.clone());
+        async move { r.exists::<_, bool>(&key).await.unwrap().then_some(()) }
+    })
+    .await;
+    assert!(seeded.is_some(), "a new copy of the month once Redis is back");
+    more_answered(100, "after Redis is back").await;
+    stop.store(true, Ordering::SeqCst);
+    for c in clients {
+        c.await.unwrap();
+    }
+    assert_eq!(failed.load(Ordering::SeqCst), 0, "every call was answered 200");
+    let answered = answered.load(Ordering::SeqCst);
+
+    // The ledger gets every answered call, once.
+    let ledger = eventually(Duration::from_secs(20), || async {
+        let n: Option<i64> = sqlx::query_scalar("SELECT sum(total_calls)::int8 FROM usage_monthly WHERE org_id = $1")
+            .bind(org.id)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+        n.filter(|n| *n >= answered)
+    })
+    .await;
+    assert_eq!(ledger, Some(answered), "the usage ledger holds every answered call once");
+    // And so does Redis's new copy of the month (read directly, not through the proxy).
+    let total = eventually(Duration::from_secs(20), || {
+        let (mut r, key) = (r.clone(), key.clone());
+        async move {
+            let total: Option<i64> = r.hget(&key, "total").await.unwrap();
+            total.filter(|n| *n >= answered)
+        }
+    })
+    .await;
+    assert_eq!(total, Some(answered), "Redis's copy counts every answered call once");
+    // The usage report agrees (its own call is the one more).
+    let usage = app.usage(&org.key).await;
+    let me_calls = endpoint(&usage, "GET /portal/me").unwrap()["total_calls"].as_i64().unwrap();
+    assert_eq!(me_calls, answered, "{usage}");
+}

@@ -122,11 +122,12 @@ pub fn router(state: AdminState) -> Router {
         .fallback(|| async { AdminError::NotFound(format!("no such endpoint; see {BASE}/openapi.json")) })
         .method_not_allowed_fallback(|| async { AdminError::MethodNotAllowed })
         .with_state(state);
-    Router::new()
+    let routes = Router::new()
         .nest(BASE, api)
         .fallback(|| async { AdminError::NotFound(format!("no such endpoint; the admin API is under {BASE}")) })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
-        .layer(CatchPanicLayer::custom(|_| error::internal()))
+        .layer(CatchPanicLayer::custom(|_| error::internal()));
+    tns_http::request_id::traced(routes)
 }
 
 /// The admin API, bound and ready to serve.

@@ -241,6 +241,15 @@ messages! {
     Priority => "Öncelik", "Priority";
     TicketOpened => "Destek talebiniz açıldı.", "Your ticket is open.";
     Tickets => "Destek talepleri", "Support tickets";
+    // Your data (KVKK exports).
+    YourData => "Verileriniz", "Your data";
+    ExportAbout => "Kuruluşunuz hakkında TNS'de tutulan her şeyin bir kopyasını (JSON ve CSV dosyalarından oluşan bir ZIP arşivi) isteyebilirsiniz. Arşiv hazırlanınca burada indirilebilir ve 7 gün saklanır. Kişisel verileri açık olarak içerir; güvenle saklayın.", "You may ask for a copy of everything TNS holds about your organization (a ZIP archive of JSON and CSV files). Once built it can be downloaded here and is kept 7 days. It holds personal data in the clear: keep it safe.";
+    ExportOwnerOnly => "Yalnızca kuruluşun sahibi veri kopyası isteyebilir.", "Only the organization's owner may ask for a copy of its data.";
+    ExportAsk => "Veri kopyası iste", "Ask for a copy of the data";
+    ExportAsked => "İsteğiniz alındı; arşiv birkaç dakika içinde hazır olur.", "Asked: the archive will be ready in a few minutes.";
+    Exports => "Veri kopyaları", "Data copies";
+    ExportExpires => "Silinme", "Deleted on";
+    ExportDownload => "İndir (ZIP)", "Download (ZIP)";
     // Submissions, reference pickers and cargo.
     SubmissionNo => "Bildirim", "Submission";
     State => "Durum", "State";

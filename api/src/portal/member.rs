@@ -42,6 +42,7 @@ pub async fn resolve(st: &AppState, req: Request) -> Result<(Request, Option<Sig
         Ok(None) | Err(ApiError::Unauthorized(_)) => return Ok((req, None)),
         Err(e) => return Err(e.into()),
     };
+    tns_http::request_id::record_org(principal.org_id);
     let req = if anonymous_form(req.uri().path()) || principal.csrf_ok(req.method(), req.headers()) {
         req
     } else {

@@ -85,6 +85,8 @@ pub fn router(state: AppState) -> Router {
         .route("/settings/billing/change", get(settings::billing::preview).post(settings::billing::change))
         .route("/settings/billing/invoices/{id}/pdf", get(settings::billing::pdf))
         .route("/settings/support", get(settings::support::show).post(settings::support::open))
+        .route("/settings/data", get(settings::data::show).post(settings::data::ask))
+        .route("/settings/data/{id}/download", get(settings::data::download))
         // Submissions, reference pickers and cargo.
         .route("/submissions", get(submissions::list))
         .route("/submissions/{id}", get(submissions::show))

@@ -14,8 +14,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
 use endpoints::{
-    account, allowed_addresses, api_keys, auth, billing, cargo, downstream, journeys, passengers, personnel, preflight,
-    reference, reports, submissions, support, usage, vehicles, webhooks,
+    account, allowed_addresses, api_keys, auth, billing, cargo, downstream, exports, journeys, passengers, personnel,
+    preflight, reference, reports, submissions, support, usage, vehicles, webhooks,
 };
 
 /// `{"ok": true}`: the answer of deletes and actions.
@@ -92,6 +92,9 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(reference::code_lists))
         .routes(routes!(reference::code_list))
         .routes(routes!(support::list, support::create))
+        .routes(routes!(exports::list, exports::create))
+        .routes(routes!(exports::get))
+        .routes(routes!(exports::download))
         .routes(routes!(openapi_json))
         .split_for_parts()
 }

@@ -121,6 +121,20 @@ pub fn not_editable(kind: &str, id: i64, status: RecordStatus) -> ApiError {
     })
 }
 
+/// 409 for a journey or shipment whose personal data was erased past its retention period: it
+/// stays as history, and what a change or a submission of its people would send is the erased
+/// form.
+pub async fn refuse_erased(db: impl sqlx::PgExecutor<'_>, target: TargetType, org: i64, id: i64) -> ApiResult<()> {
+    if records::erased(db, target, org, id).await? {
+        return Err(ApiError::Conflict(format!(
+            "{} {id} ended longer ago than the personal data retention period, and its people's data was erased; \
+             it takes no more changes of its people nor submissions",
+            noun(target)
+        )));
+    }
+    Ok(())
+}
+
 pub fn not_found(kind: &str, id: i64) -> ApiError {
     ApiError::not_found(kind, id)
 }

@@ -26,6 +26,12 @@ NAMESPACE = "tns"
 VALUE_SETS = ["defaults", "ha", "existing-secrets", "features"]
 TNS_ROLES = {"api", "scheduler", "jobs", "migrate"}
 SECRET_VARS = {"TNS_SIGNING_SECRET", "TNS_DATA_KEY", "TNS_DATABASE_URL", "TNS_REDIS_URL"}
+# Validated against prometheus-operator's schema (kubernetes-validate has no CRDs).
+PROM_OPERATOR_KINDS = {"ServiceMonitor", "PrometheusRule"}
+# The roles whose processes export metrics, each from its crate's sources.
+METRIC_ROLES = ("api", "scheduler", "jobs")
+# The value set ci/alerts-test.yaml is written against (release tns in namespace tns, its values).
+ALERT_TESTS_SET = "features"
 
 
 class Failed(Exception):
@@ -58,6 +64,11 @@ def pod_specs(objs):
             yield o, o["spec"]["template"]["spec"]
 
 
+def config_map(objs):
+    """The ConfigMap holding TNS's configuration (not the dashboard's)."""
+    return next(o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"] == f"{RELEASE}-config")
+
+
 def containers(spec):
     return [(c, False) for c in spec.get("containers", [])] + [(c, True) for c in spec.get("initContainers", [])]
 
@@ -68,7 +79,7 @@ def containers(spec):
 def check_validates(objs, k8s_version, sm_validator):
     errs = []
     for o in objs:
-        if o["kind"] == "ServiceMonitor":
+        if o["kind"] in PROM_OPERATOR_KINDS:
             r = subprocess.run(["node", str(sm_validator)], input=json.dumps(o), capture_output=True, text=True)
             if r.returncode != 0:
                 errs.append(f"{name_of(o)}: {r.stdout.strip()} {r.stderr.strip()}")
@@ -295,7 +306,7 @@ def check_admin_api(objs, open_on_purpose=False):
     admin_svc = f"{RELEASE}-admin"
     services = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Service"}
     svc = services.get(admin_svc)
-    cm = next(o for o in objs if o["kind"] == "ConfigMap")
+    cm = config_map(objs)
     addr = cm["data"].get("TNS_ADMIN_ADDR")
     if bool(addr) != bool(svc):
         errs.append(f"TNS_ADMIN_ADDR is {addr!r} while Service/{admin_svc} {'exists' if svc else 'does not'}")
@@ -338,11 +349,200 @@ def check_rollout(objs):
         if "checksum/config" not in ann or "checksum/secret" not in ann:
             errs.append(f"{name_of(d)}: no checksum annotations, a config change would not roll it")
         if d["metadata"]["name"].endswith("-scheduler"):
-            cm = next(o for o in objs if o["kind"] == "ConfigMap")
+            cm = config_map(objs)
             env = {e["name"]: e.get("value") for e in d["spec"]["template"]["spec"]["containers"][0].get("env", [])}
             grace = int(env.get("TNS_SCHEDULER_SHUTDOWN_GRACE_SECS") or cm["data"].get("TNS_SCHEDULER_SHUTDOWN_GRACE_SECS") or 25)
             if d["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] <= grace:
                 errs.append(f"{name_of(d)}: terminationGracePeriodSeconds not above the {grace} s drain")
+    return errs
+
+
+# --- monitoring: the Grafana dashboard and the PrometheusRule ----------------------------------
+
+
+def source_metrics():
+    """{metric name: the roles that define it}, read from each role's crate: the name a metric's
+    constructor is given (`Opts::new("tns_…"`, `IntGauge::new(`, `HistogramOpts::new(`, …)."""
+    names = {}
+    for role in METRIC_ROLES:
+        for rs in sorted((REPO / role / "src").rglob("*.rs")):
+            for n in re.findall(r'(?:new|gauge)\(\s*"(tns_[a-z0-9_]+)"', rs.read_text()):
+                names.setdefault(n, set()).add(role)
+    return names
+
+
+def metric_roles(name, known):
+    """The roles exporting a series: a histogram's are its name plus _bucket, _sum or _count."""
+    return known.get(name) or known.get(re.sub(r"_(bucket|sum|count)$", "", name))
+
+
+def selector_errors(where, expr, known, namespace, job_of_role):
+    """Every TNS series an expression reads is one a role exports, selected by braces that name
+    the namespace and that role's job (so two releases never mix)."""
+    errs = []
+    for m in re.finditer(r"\b(tns_[a-z0-9_]+)\b(\{[^}]*\})?", expr):
+        name, sel = m.group(1), m.group(2) or ""
+        roles = metric_roles(name, known)
+        if not roles:
+            errs.append(f"{where}: {name} is not a metric the api, scheduler or jobs sources define")
+            continue
+        if f'namespace="{namespace}"' not in sel:
+            errs.append(f'{where}: {name}{sel} does not select namespace="{namespace}"')
+        if not any(f'job="{job_of_role(role)}"' in sel for role in roles):
+            errs.append(f"{where}: {name}{sel} does not select the job of {' or '.join(sorted(roles))}")
+    return errs
+
+
+def slug(heading):
+    """The anchor GitHub gives a README heading."""
+    text = heading.lstrip("#").strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def readme_anchors():
+    return {slug(l) for l in (CHART / "README.md").read_text().splitlines() if re.match(r"#{1,6} ", l)}
+
+
+def panels_of(node):
+    for p in node.get("panels", []):
+        yield p
+        yield from panels_of(p)
+
+
+def dashboard_errors(where, dash, known):
+    errs = []
+    want_ds = {"type": "prometheus", "uid": "${datasource}"}
+    variables = {v.get("name"): v for v in dash.get("templating", {}).get("list", [])}
+    ds = variables.get("datasource", {})
+    if ds.get("type") != "datasource" or ds.get("query") != "prometheus":
+        errs.append(f"{where}: no `datasource` variable of type datasource (prometheus)")
+    for name in ("namespace", "release"):
+        if name not in variables:
+            errs.append(f"{where}: no `{name}` variable")
+    for v in variables.values():
+        if v.get("type") == "query" and v.get("datasource") != want_ds:
+            errs.append(f"{where}: variable {v.get('name')} queries {v.get('datasource')}, not ${{datasource}}")
+    if not dash.get("uid") or len(dash["uid"]) > 40 or not dash.get("title"):
+        errs.append(f"{where}: a uid of 1-40 characters and a title are needed, not {dash.get('uid')!r}")
+    ids, exprs = set(), 0
+    for p in panels_of(dash):
+        title = f"{where} panel {p.get('title')!r}"
+        if p.get("id") in ids:
+            errs.append(f"{title}: id {p.get('id')} used twice")
+        ids.add(p.get("id"))
+        g = p.get("gridPos", {})
+        if g.get("x", 0) + g.get("w", 0) > 24:
+            errs.append(f"{title}: wider than the grid")
+        if p.get("type") == "row":
+            continue
+        if p.get("datasource") != want_ds:
+            errs.append(f"{title}: datasource {p.get('datasource')}, not the ${{datasource}} variable")
+        if not p.get("targets"):
+            errs.append(f"{title}: no query")
+        for t in p.get("targets", []):
+            if t.get("datasource") != want_ds:
+                errs.append(f"{title}: query {t.get('refId')} uses {t.get('datasource')}, not ${{datasource}}")
+            exprs += 1
+            errs += selector_errors(f"{title} {t.get('refId')}", t.get("expr", ""), known, "$namespace",
+                                    lambda role: f"$release-{role}-metrics")
+    if not exprs:
+        errs.append(f"{where}: no queries at all")
+    return errs
+
+
+def check_dashboard(objs, values_set, known):
+    errs = []
+    d = ((values_set.get("metrics") or {}).get("dashboard") or {})
+    cms = [o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"] == f"{RELEASE}-dashboard"]
+    if bool(cms) != bool(d.get("enabled")):
+        errs.append(f"metrics.dashboard.enabled is {bool(d.get('enabled'))} but {len(cms)} dashboard ConfigMap(s) rendered")
+    want_labels = d.get("labels", {"grafana_dashboard": "1"})
+    for cm in cms:
+        labels = cm["metadata"].get("labels", {})
+        if any(labels.get(k) != v for k, v in want_labels.items()):
+            errs.append(f"{name_of(cm)}: labels {labels} lack the sidecar's {want_labels}")
+        if d.get("folder") and cm["metadata"].get("annotations", {}).get(d.get("folderAnnotation", "grafana_folder")) != d["folder"]:
+            errs.append(f"{name_of(cm)}: no folder annotation for {d['folder']!r}")
+        if len(cm.get("data", {})) != 1:
+            errs.append(f"{name_of(cm)}: holds {len(cm.get('data', {}))} files, not one dashboard")
+        for key, text in cm.get("data", {}).items():
+            if not key.endswith(".json"):
+                errs.append(f"{name_of(cm)}: {key} does not end in .json (the sidecar's file name)")
+            try:
+                dash = json.loads(text)
+            except json.JSONDecodeError as e:
+                errs.append(f"{name_of(cm)}: {key} is not JSON: {e}")
+                continue
+            errs += dashboard_errors(f"{name_of(cm)}/{key}", dash, known)
+            current = {v["name"]: v.get("current", {}).get("value") for v in dash["templating"]["list"]}
+            if current.get("namespace") != NAMESPACE or current.get("release") != RELEASE:
+                errs.append(f"{name_of(cm)}: does not open on this release ({current})")
+    return errs
+
+
+def rule_errors(spec, known, anchors, base_url):
+    errs = []
+    alerts = [r for g in spec.get("groups", []) for r in g.get("rules", [])]
+    if not alerts:
+        errs.append("the PrometheusRule holds no rules")
+    for r in alerts:
+        where = f"alert {r.get('alert')}"
+        if "alert" not in r:
+            errs.append(f"a recording rule {r.get('record')}: only alerts are expected")
+            continue
+        if not r.get("labels", {}).get("severity"):
+            errs.append(f"{where}: no severity label")
+        ann = r.get("annotations", {})
+        for a in ("summary", "description", "runbook_url"):
+            if not ann.get(a):
+                errs.append(f"{where}: no {a} annotation")
+        want = f"{base_url}#{r['alert'].lower()}"
+        if ann.get("runbook_url") != want:
+            errs.append(f"{where}: runbook_url {ann.get('runbook_url')!r}, not {want!r}")
+        if r["alert"].lower() not in anchors:
+            errs.append(f"{where}: README.md has no section #{r['alert'].lower()} for its runbook")
+        errs += selector_errors(where, r.get("expr", ""), known, NAMESPACE, lambda role: f"{RELEASE}-{role}-metrics")
+    return errs
+
+
+def promtool_rules(promtool, spec, unit_tests=None):
+    """`promtool check rules` (its lint fatal) on the spec; with unit_tests, `promtool test rules`
+    on that file. promtool compares every annotation of a firing alert, so the tests get the spec
+    with the annotations only of the alerts they give exp_annotations for (the others' templates
+    are what check rules parses)."""
+    errs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        rules = Path(tmp) / "rules.yaml"
+        rules.write_text(yaml.safe_dump(spec, sort_keys=False))
+        r = subprocess.run([promtool, "check", "rules", "--lint-fatal", str(rules)], capture_output=True, text=True)
+        if r.returncode != 0:
+            errs.append(f"promtool check rules: {(r.stdout + r.stderr).strip()}")
+        if unit_tests is not None:
+            test = yaml.safe_load(Path(unit_tests).read_text())
+            annotated = {case["alertname"] for group in test["tests"] for case in group.get("alert_rule_test", [])
+                         if any("exp_annotations" in a for a in case.get("exp_alerts") or [])}
+            bare = {"groups": [{**g, "rules": [{k: v for k, v in rule.items()
+                                                 if k != "annotations" or rule.get("alert") in annotated}
+                                                for rule in g["rules"]]} for g in spec["groups"]]}
+            (Path(tmp) / "bare-rules.yaml").write_text(yaml.safe_dump(bare, sort_keys=False))
+            test["rule_files"] = ["bare-rules.yaml"]
+            (Path(tmp) / "test.yaml").write_text(yaml.safe_dump(test, sort_keys=False))
+            r = subprocess.run([promtool, "test", "rules", "test.yaml"], capture_output=True, text=True, cwd=tmp)
+            if r.returncode != 0:
+                errs.append(f"promtool test rules {Path(unit_tests).name}: {(r.stdout + r.stderr).strip()}")
+    return errs
+
+
+def check_prometheus_rule(objs, values_set, known, promtool, unit_tests):
+    errs = []
+    pr_values = ((values_set.get("metrics") or {}).get("prometheusRule") or {})
+    rules = [o for o in objs if o["kind"] == "PrometheusRule"]
+    if bool(rules) != bool(pr_values.get("enabled")):
+        errs.append(f"metrics.prometheusRule.enabled is {bool(pr_values.get('enabled'))} but {len(rules)} PrometheusRule(s) rendered")
+    anchors = readme_anchors()
+    for pr in rules:
+        errs += rule_errors(pr["spec"], known, anchors, pr_values.get("runbookBaseUrl", ""))
+        errs += promtool_rules(promtool, pr["spec"], unit_tests)
     return errs
 
 
@@ -359,6 +559,13 @@ CHECKS = {
     "the admin API: its own ClusterIP Service, never behind the Ingress, its port open to named peers only"
     " (or, said so, cluster-wide)":
         lambda ctx: check_admin_api(ctx["objs"], ctx["admin_open"]),
+    "the Grafana dashboard exactly when asked: JSON, every panel on the ${datasource} variable, every query"
+    " on this release's series":
+        lambda ctx: check_dashboard(ctx["objs"], ctx["values_set"], ctx["metrics"]),
+    "the PrometheusRule exactly when asked: promtool check rules (and test rules, ci/alerts-test.yaml, for the"
+    " features set), severity, summary, description, a runbook section in README.md, only this release's series":
+        lambda ctx: check_prometheus_rule(ctx["objs"], ctx["values_set"], ctx["metrics"], ctx["promtool"],
+                                          ctx["alert_tests"]),
 }
 
 
@@ -472,7 +679,7 @@ def check_dockerfile(values, hadolint):
 
 
 LEAF_MAPS = {"config", "env", "podAnnotations", "podLabels", "nodeSelector", "affinity", "resources", "annotations",
-             "labels", "behavior", "podSecurityContext", "containerSecurityContext", "commonLabels"}
+             "labels", "behavior", "podSecurityContext", "containerSecurityContext", "commonLabels", "alertLabels"}
 
 
 def value_keys(node, path=""):
@@ -513,6 +720,7 @@ def main():
     ap.add_argument("--sm-validator", required=True)
     ap.add_argument("--k8s-version", required=True)
     ap.add_argument("--hadolint", required=True)
+    ap.add_argument("--promtool", required=True)
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--tns", help="the tns binary: `tns env` lists what it reads")
     src.add_argument("--env-list", help="a file of variable names, instead of a binary")
@@ -523,6 +731,7 @@ def main():
     binary_vars = binary_vars_of(args)
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     values = yaml.safe_load((CHART / "values.yaml").read_text())
+    metrics = source_metrics()
 
     def record(what, errs):
         status = "ok" if not errs else "FAILED"
@@ -550,12 +759,15 @@ def main():
             record("helm template", [r.stderr])
             continue
         objs = docs_of(r.stdout)
+        crds = sorted({o["kind"] for o in objs if o["kind"] in PROM_OPERATOR_KINDS})
         record(f"{len(objs)} objects validate strictly against Kubernetes {args.k8s_version}"
-               + (" (ServiceMonitor against prometheus-operator's schema)" if any(o["kind"] == "ServiceMonitor" for o in objs) else ""),
+               + (f" ({' and '.join(crds)} against prometheus-operator's schema)" if crds else ""),
                check_validates(objs, args.k8s_version, args.sm_validator))
-        admin_open = ((yaml.safe_load(vf.read_text()) or {}).get("admin") or {}).get("allowFromAnywhere", False)
+        values_set = yaml.safe_load(vf.read_text()) or {}
+        admin_open = (values_set.get("admin") or {}).get("allowFromAnywhere", False)
         ctx = {"objs": objs, "app_version": str(chart["appVersion"]), "repository": values["image"]["repository"],
-               "binary_vars": binary_vars, "admin_open": admin_open}
+               "binary_vars": binary_vars, "admin_open": admin_open, "values_set": values_set, "metrics": metrics,
+               "promtool": args.promtool, "alert_tests": CI / "alerts-test.yaml" if name == ALERT_TESTS_SET else None}
         for what, check in CHECKS.items():
             record(what, check(ctx))
 
@@ -632,6 +844,59 @@ def main():
     sm[0]["spec"]["endpoints"][0]["interval"] = "thirty seconds"
     record("a malformed ServiceMonitor is caught by its schema",
            [] if check_validates(sm, args.k8s_version, args.sm_validator) else ["not caught"])
+
+    # The monitoring objects: refused without what they need, and each assertion able to fail.
+    for bad, what, says in (
+        ("prometheusrule-without-servicemonitor", "the PrometheusRule without the ServiceMonitor is refused",
+         "metrics.serviceMonitor.enabled"),
+        ("prometheusrule-without-runbook", "the PrometheusRule without runbookBaseUrl is refused",
+         "metrics.prometheusRule.runbookBaseUrl"),
+    ):
+        r = render(args.helm, CI / f"bad/{bad}-values.yaml")
+        record(what, [] if r.returncode != 0 and says in r.stderr
+               else [f"rendered anyway (exit {r.returncode}) {r.stderr.strip()}"])
+    features_values = yaml.safe_load((CI / "features-values.yaml").read_text())
+    base_url = features_values["metrics"]["prometheusRule"]["runbookBaseUrl"]
+    rule = next(o for o in features if o["kind"] == "PrometheusRule")
+    slow = json.loads(json.dumps(rule))
+    slow["spec"]["groups"][0]["rules"][0]["for"] = "five minutes"
+    record("a malformed PrometheusRule is caught by its schema",
+           [] if check_validates([slow], args.k8s_version, args.sm_validator) else ["not caught"])
+    wide_rule = json.loads(json.dumps(rule["spec"]))
+    wide_rule["groups"][0]["rules"][0]["expr"] = wide_rule["groups"][0]["rules"][0]["expr"].replace(f'namespace="{NAMESPACE}",', "")
+    wrong_role = json.loads(json.dumps(rule["spec"]))
+    wrong_role["groups"][0]["rules"][0]["expr"] = wrong_role["groups"][0]["rules"][0]["expr"].replace(
+        f"{RELEASE}-api-metrics", f"{RELEASE}-scheduler-metrics")
+    unknown_metric = json.loads(json.dumps(rule["spec"]))
+    unknown_metric["groups"][0]["rules"][0]["expr"] = unknown_metric["groups"][0]["rules"][0]["expr"].replace(
+        "tns_http_requests_total", "tns_http_request_total")
+    no_runbook = json.loads(json.dumps(rule["spec"]))
+    no_runbook["groups"][0]["rules"][0]["alert"] = "TNSNotInTheReadme"
+    caught = [rule_errors(s, metrics, readme_anchors(), base_url) for s in (wide_rule, wrong_role, unknown_metric, no_runbook)]
+    record("an alert reading other releases' series, another role's job, an unknown metric or lacking a runbook"
+           " section is caught", [] if all(caught) else [f"caught {caught}"])
+    broken = json.loads(json.dumps(rule["spec"]))
+    broken["groups"][0]["rules"][0]["expr"] = "sum(rate(tns_http_requests_total[5m]"
+    record("an expression Prometheus cannot parse is caught by promtool check rules",
+           [] if promtool_rules(args.promtool, broken) else ["not caught"])
+    lax = render(args.helm, CI / "features-values.yaml",
+                 ["--set-json", "metrics.prometheusRule.alerts.apiErrorRatio.threshold=0.5",
+                  "--set", "metrics.prometheusRule.alerts.jobsNoLeader.for=30m"])
+    lax_rule = next(o for o in docs_of(lax.stdout) if o["kind"] == "PrometheusRule")
+    failed = promtool_rules(args.promtool, lax_rule["spec"], CI / "alerts-test.yaml")
+    record("the alert unit tests fail once a threshold or a `for` is not what they prove (values reach the rule)",
+           [] if failed and "TNSApiHighErrorRatio" in failed[0] and "TNSJobsNoLeader" in failed[0]
+           else [f"not caught: {failed}"])
+    dash_cm = next(o for o in features if o["kind"] == "ConfigMap" and o["metadata"]["name"] == f"{RELEASE}-dashboard")
+    dash = json.loads(next(iter(dash_cm["data"].values())))
+    fixed = json.loads(json.dumps(dash))
+    next(p for p in panels_of(fixed) if p["type"] != "row")["datasource"] = {"type": "prometheus", "uid": "prometheus"}
+    unscoped = json.loads(json.dumps(dash))
+    t = next(p for p in panels_of(unscoped) if p["type"] != "row")["targets"][0]
+    t["expr"] = t["expr"].replace('namespace="$namespace",', "")
+    caught = [dashboard_errors("fixed", fixed, metrics), dashboard_errors("unscoped", unscoped, metrics)]
+    record("a dashboard panel on a fixed data source, and a query on every namespace, are caught",
+           [] if all(len(c) == 1 for c in caught) else [f"caught {caught}"])
 
     print(f"chart check: {time.monotonic() - started:.1f} s")
     if failures:

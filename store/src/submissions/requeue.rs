@@ -2,6 +2,8 @@
 //! outlasted the retries, say): each journey or shipment whose latest submission failed gets a
 //! new one sending the same thing (operation, adapter, snapshot) — a retry of what was sent,
 //! not of what the record holds now. All of them and the audit entry are one transaction.
+//! One whose personal data was erased past retention is passed by: it would send the erased
+//! form.
 
 use serde::Serialize;
 use sqlx::{types::Json, PgConnection, PgPool};
@@ -56,7 +58,7 @@ pub async fn requeue_failed(db: &PgPool, actor: &Actor, org: i64, reason: &str) 
         "SELECT id, target_type, target_id, operation, adapter, snapshot, warnings FROM (
             SELECT DISTINCT ON (target_type, target_id) * FROM submissions WHERE org_id = $1
              ORDER BY target_type, target_id, id DESC) latest
-          WHERE state = 'failed'
+          WHERE state = 'failed' AND personal_data_erased_at IS NULL
           ORDER BY target_type, target_id",
     )
     .bind(org)

@@ -1,9 +1,10 @@
 //! The settings pages: where submissions go (the downstream and its U-ETDS credentials), the
-//! team, API keys, webhooks, billing and support, under one sub-navigation ([`nav`]). Each is
+//! team, API keys, webhooks, billing, support and the organization's data, under one sub-navigation ([`nav`]). Each is
 //! the API's `/portal/...` resource of the same name, through its own service functions.
 
 pub mod addresses;
 pub mod billing;
+pub mod data;
 pub mod downstream;
 pub mod keys;
 pub mod preflight;
@@ -22,13 +23,14 @@ use super::{
 use crate::error::ApiError;
 
 /// The settings pages, each shown to a member holding the scope its API route reads with.
-const PAGES: [(Msg, &str, Scope); 6] = [
+const PAGES: [(Msg, &str, Scope); 7] = [
     (Msg::Downstream, "/settings/downstream", Scope::AccountRead),
     (Msg::Team, "/settings/team", Scope::AccountWrite),
     (Msg::ApiKeys, "/settings/keys", Scope::AccountRead),
     (Msg::Webhooks, "/settings/webhooks", Scope::WebhooksRead),
     (Msg::Billing, "/settings/billing", Scope::AccountRead),
     (Msg::Support, "/settings/support", Scope::AccountRead),
+    (Msg::YourData, data::PATH, Scope::AccountRead),
 ];
 
 /// The first settings page a member holding `scopes` may open (where the main navigation's

@@ -11,7 +11,7 @@ use crate::{
     pdf::{self, Line},
     state::AppState,
     v1::{
-        endpoints::reports::{pdf_response, Pdf},
+        endpoints::reports::{pdf_response, Binary},
         resource::ListQuery,
         Ok as OkBody,
     },
@@ -168,7 +168,7 @@ pub async fn invoice(
 
 /// The invoice as a PDF document. Scope `account:read`; never refused for quota.
 #[utoipa::path(get, path = "/portal/billing/invoices/{id}/pdf", operation_id = "get_invoice_pdf", tag = "billing", params(("id" = i64, Path)),
-    responses((status = 200, content_type = "application/pdf", body = Pdf), (status = 404, body = ErrorBody)),
+    responses((status = 200, content_type = "application/pdf", body = Binary), (status = 404, body = ErrorBody)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn invoice_pdf(
     State(st): State<AppState>,

@@ -12,7 +12,7 @@ use crate::{
     v1::{
         openapi::{patch_schema, AcrossFields},
         resource::{
-            created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched,
+            created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched, refuse_erased,
             vanished_reference, Created,
         },
         Ok as OkBody,
@@ -169,7 +169,7 @@ pub async fn get(
     request_body = CargoPatch,
     responses((status = 200, body = Cargo),
               (status = 404, body = ErrorBody, description = "No such shipment, or `vehicle_id`, `driver_id` or `second_driver_id` names no active record"),
-              (status = 409, body = ErrorBody, description = "A submission of it is pending, it is cancelled, or the merged shipment breaks a rule across fields")),
+              (status = 409, body = ErrorBody, description = "A submission of it is pending, it is cancelled, its parties' data was erased past the retention period, or the merged shipment breaks a rule across fields")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -186,6 +186,7 @@ pub async fn update_shipment(st: &AppState, p: &Principal, id: i64, patch: &serd
     if !current.status.is_editable() {
         return Err(not_editable("cargo shipment", id, current.status));
     }
+    refuse_erased(&st.db, TargetType::Cargo, p.org_id, id).await?;
     let merged = patched(&CargoIn::from(&current), patch)?;
     let f = resolve(st, p.org_id, &CargoShipment::try_from(merged).map_err(merged_conflict)?).await?;
     match db::cargo::update_editable(&st.db, p.org_id, id, &f, &p.credential_id())

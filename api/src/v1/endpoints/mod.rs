@@ -5,6 +5,7 @@ pub mod auth;
 pub mod billing;
 pub mod cargo;
 pub mod downstream;
+pub mod exports;
 pub mod journeys;
 pub mod passengers;
 pub mod personnel;

@@ -13,14 +13,14 @@ use crate::{
     state::AppState,
     v1::{
         openapi::{patch_schema, AcrossFields},
-        resource::{conflict_on, created, merged_conflict, not_found, patched, Created, ListQuery},
+        resource::{conflict_on, created, merged_conflict, not_found, patched, refuse_erased, Created, ListQuery},
         Ok as OkBody,
     },
 };
 pub use tns_core::domain::passenger::{BulkIn, PassengerIn};
 use tns_core::{
     domain::{
-        kinds::RecordStatus,
+        kinds::{RecordStatus, TargetType},
         passenger::{Manifest, NewPassenger},
         uetds::{baggage_rule, identity_rule},
     },
@@ -44,9 +44,11 @@ fn identity_taken(id: &str) -> impl FnOnce() -> String + '_ {
     move || format!("the journey already has a passenger with identity number {id}")
 }
 
-/// Lock the journey for a passenger change; 404 when the organization has no such journey.
+/// Lock the journey for a passenger change; 404 when the organization has no such journey, 409
+/// when its people's data was erased past retention.
 async fn lock_journey(tx: &mut PgConnection, org: i64, journey: i64) -> ApiResult<()> {
-    open_journey(journey, db::journeys::lock(tx, org, journey).await?)
+    open_journey(journey, db::journeys::lock(&mut *tx, org, journey).await?)?;
+    refuse_erased(tx, TargetType::Journey, org, journey).await
 }
 
 /// A journey's passengers change in any state but `cancelled` (409).
@@ -84,7 +86,7 @@ async fn check_baggage(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
 /// Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/journeys/{id}/passengers", operation_id = "create_passenger", tag = "journeys", params(("id" = i64, Path)),
     request_body = PassengerIn,
-    responses((status = 201, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, already has a passenger with this identity number, would exceed its passenger limit, or another passenger of it carries one of the baggage barcodes")),
+    responses((status = 201, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, its people's data was erased past the retention period, it already has a passenger with this identity number, would exceed its passenger limit, or another passenger of it carries one of the baggage barcodes")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
     State(st): State<AppState>,
@@ -128,7 +130,7 @@ pub async fn list(
 #[utoipa::path(put, path = "/portal/journeys/{id}/passengers/{passenger_id}", operation_id = "update_passenger", tag = "journeys",
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
     request_body = PassengerPatch,
-    responses((status = 200, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, another passenger of it has this identity number or one of the baggage barcodes, or the merged passenger breaks a rule across fields")),
+    responses((status = 200, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, its people's data was erased past the retention period, another passenger of it has this identity number or one of the baggage barcodes, or the merged passenger breaks a rule across fields")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -155,7 +157,7 @@ pub async fn update(
 /// Remove a passenger. 409 once the journey is cancelled. Scope `journeys:write`.
 #[utoipa::path(delete, path = "/portal/journeys/{id}/passengers/{passenger_id}", operation_id = "delete_passenger", tag = "journeys",
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
-    responses((status = 200, body = OkBody), (status = 409, body = ErrorBody, description = "The journey is cancelled")),
+    responses((status = 200, body = OkBody), (status = 409, body = ErrorBody, description = "The journey is cancelled or its people's data was erased past the retention period")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn delete(
     State(st): State<AppState>,
@@ -163,6 +165,7 @@ pub async fn delete(
     ApiPath((journey, id)): ApiPath<(i64, i64)>,
 ) -> ApiResult<Json<OkBody>> {
     open_journey(journey, db::journeys::status(&st.db, p.org_id, journey).await?)?;
+    refuse_erased(&st.db, TargetType::Journey, p.org_id, journey).await?;
     if !db::passengers::delete(&st.db, p.org_id, journey, id).await? {
         return Err(not_found("passenger", id));
     }
@@ -182,7 +185,7 @@ pub struct BulkOut {
 #[utoipa::path(post, path = "/portal/journeys/{id}/passengers:bulk-upsert", operation_id = "bulk_upsert_passengers", tag = "journeys", params(("id" = i64, Path)),
     request_body = BulkIn,
     responses((status = 200, body = BulkOut),
-              (status = 409, body = ErrorBody, description = "The journey is cancelled, would exceed its passenger limit, or two passengers would carry one baggage barcode")),
+              (status = 409, body = ErrorBody, description = "The journey is cancelled, its people's data was erased past the retention period, it would exceed its passenger limit, or two passengers would carry one baggage barcode")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn bulk_upsert(
     State(st): State<AppState>,

@@ -20,18 +20,18 @@ use tns_adapter_host::credentials;
 use tns_core::{domain::kinds::TripKind, scopes::need::JourneysRead};
 use tns_store::{self as db, submissions::Target};
 
-/// A PDF document, in the document's words.
-pub struct Pdf;
+/// A file (a PDF document, a ZIP archive), in the document's words: its bytes.
+pub struct Binary;
 
-impl utoipa::PartialSchema for Pdf {
+impl utoipa::PartialSchema for Binary {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
         tns_core::domain::fields::raw_schema(serde_json::json!({"type": "string", "format": "binary"}))
     }
 }
 
-impl utoipa::ToSchema for Pdf {
+impl utoipa::ToSchema for Binary {
     fn name() -> std::borrow::Cow<'static, str> {
-        "Pdf".into()
+        "Binary".into()
     }
 }
 
@@ -92,7 +92,7 @@ pub fn pdf_response(bytes: Vec<u8>, filename: &str) -> Response {
 /// The downstream's report of a delivered journey (U-ETDS `seferDetayCiktisiAl`), as
 /// `application/pdf`. 409 before the journey is delivered. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/journeys/{id}/report", operation_id = "get_journey_report", tag = "journeys", params(("id" = i64, Path)),
-    responses((status = 200, content_type = "application/pdf", body = Pdf),
+    responses((status = 200, content_type = "application/pdf", body = Binary),
               (status = 409, body = ErrorBody, description = "Not delivered downstream yet, the downstream refused the organization's credentials, or it does not give this report (its message in `detail`)"),
               (status = 502, body = ErrorBody, description = "The downstream answered with a report that is not readable")),
     security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
@@ -116,7 +116,7 @@ pub async fn journey_report(st: &AppState, org: i64, id: i64) -> ApiResult<Respo
 /// The downstream's report of a delivered cargo shipment (U-ETDS `seferRaporuV3`), as
 /// `application/pdf`. 409 before the shipment is delivered. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/cargo/{id}/report", operation_id = "get_cargo_report", tag = "cargo", params(("id" = i64, Path)),
-    responses((status = 200, content_type = "application/pdf", body = Pdf),
+    responses((status = 200, content_type = "application/pdf", body = Binary),
               (status = 409, body = ErrorBody, description = "Not delivered downstream yet, the downstream refused the organization's credentials, or it does not give this report (its message in `detail`)"),
               (status = 502, body = ErrorBody, description = "The downstream answered with a report that is not readable")),
     security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]

@@ -113,7 +113,7 @@ async fn answer(
 #[utoipa::path(post, path = "/portal/journeys/{id}/submit", operation_id = "submit_journey", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions"),
+              (status = 409, body = ErrorBody, description = "Cancelled downstream, or its people's data erased past the retention period: it takes no more submissions"),
               (status = 422, body = ErrorBody, description = "A pre-flight check did not pass and the organization's policy is `refuse`")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn submit_journey(
@@ -134,7 +134,7 @@ pub async fn submit_journey(
 #[utoipa::path(post, path = "/portal/cargo/{id}/submit", operation_id = "submit_cargo", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Cancelled downstream: it takes no more submissions"),
+              (status = 409, body = ErrorBody, description = "Cancelled downstream, or its people's data erased past the retention period: it takes no more submissions"),
               (status = 422, body = ErrorBody, description = "A pre-flight check did not pass and the organization's policy is `refuse`")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn submit_cargo(
@@ -327,7 +327,7 @@ pub struct NoShowIn {
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     request_body(content = Option<NoShowIn>, description = "Optional: a note"),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Not delivered, or another submission of it is pending"),
+              (status = 409, body = ErrorBody, description = "Not delivered, another submission of it is pending, or its people's data was erased past the retention period"),
               (status = 422, body = ErrorBody, description = "The passenger has no seat number")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn report_no_show(

@@ -1,0 +1,282 @@
+//! The `data_exports` table, and what an export holds: every row TNS keeps for an
+//! organization, table by table, as JSON objects (secrets and queue bookkeeping left out).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use futures::stream::BoxStream;
+use serde::Serialize;
+use sqlx::PgPool;
+use tns_core::domain::kinds::{AuditAction, ExportState};
+use utoipa::ToSchema;
+
+use crate::audit::{self, Actor, Entry};
+
+/// An export request, as the API shows it (the archive itself is downloaded apart).
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Export {
+    pub id: i64,
+    pub state: ExportState,
+    pub created_at: DateTime<Utc>,
+    /// When the archive was ready.
+    pub ready_at: Option<DateTime<Utc>>,
+    /// When the archive is dropped (7 days after it was ready).
+    pub expires_at: Option<DateTime<Utc>>,
+    /// The archive's size in bytes, once ready.
+    pub size_bytes: Option<i64>,
+    /// Why it failed.
+    pub error: Option<String>,
+}
+
+const COLUMNS: &str = "id, state, created_at, ready_at, expires_at, size_bytes, error";
+
+/// Exports an organization may ask for in a day (each is a read of everything it holds).
+pub const PER_DAY: i64 = 3;
+
+/// How a request went.
+pub enum Requested {
+    Queued(Export),
+    /// One is being built already (its id).
+    Busy(i64),
+    /// [`PER_DAY`] were asked for in the last 24 hours.
+    TooMany,
+}
+
+/// Ask for an export of `org` for member `user`, audited in the same transaction.
+pub async fn request(db: &PgPool, org: i64, user: i64, actor: &Actor) -> sqlx::Result<Requested> {
+    let mut tx = db.begin().await?;
+    // One request at a time per organization, so the count and the pending check hold.
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('tns-export:' || $1::text, 0))")
+        .bind(org)
+        .execute(&mut *tx)
+        .await?;
+    let pending: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM data_exports WHERE org_id = $1 AND state = 'pending'")
+            .bind(org)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if let Some(id) = pending {
+        return Ok(Requested::Busy(id));
+    }
+    let today: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM data_exports WHERE org_id = $1 AND created_at > now() - interval '1 day'",
+    )
+    .bind(org)
+    .fetch_one(&mut *tx)
+    .await?;
+    if today >= PER_DAY {
+        return Ok(Requested::TooMany);
+    }
+    let export: Export =
+        sqlx::query_as(&format!("INSERT INTO data_exports (org_id, requested_by) VALUES ($1, $2) RETURNING {COLUMNS}"))
+            .bind(org)
+            .bind(user)
+            .fetch_one(&mut *tx)
+            .await?;
+    let entry = Entry {
+        actor,
+        action: AuditAction::RequestExport,
+        org: Some(org),
+        before: serde_json::Value::Null,
+        after: serde_json::json!({ "export_id": export.id }),
+        reason: None,
+    };
+    audit::record(&mut tx, entry).await?;
+    tx.commit().await?;
+    Ok(Requested::Queued(export))
+}
+
+pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Export>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM data_exports WHERE org_id = $1 AND id = $2"))
+        .bind(org)
+        .bind(id)
+        .fetch_optional(db)
+        .await
+}
+
+/// The organization's exports, newest first (a few a day at most, so no paging).
+pub async fn list(db: &PgPool, org: i64) -> sqlx::Result<Vec<Export>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM data_exports WHERE org_id = $1 ORDER BY id DESC LIMIT 100"))
+        .bind(org)
+        .fetch_all(db)
+        .await
+}
+
+/// A ready export's archive, its download audited (it holds personal data in the clear);
+/// `None` when there is no such export, or it is not ready.
+pub async fn download(db: &PgPool, org: i64, id: i64, actor: &Actor) -> sqlx::Result<Option<Vec<u8>>> {
+    let mut tx = db.begin().await?;
+    let archive: Option<Vec<u8>> = sqlx::query_scalar(
+        "SELECT archive FROM data_exports WHERE org_id = $1 AND id = $2 AND state = 'ready' AND expires_at > now()",
+    )
+    .bind(org)
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?
+    .flatten();
+    if archive.is_some() {
+        let entry = Entry {
+            actor,
+            action: AuditAction::DownloadExport,
+            org: Some(org),
+            before: serde_json::Value::Null,
+            after: serde_json::json!({ "export_id": id }),
+            reason: None,
+        };
+        audit::record(&mut tx, entry).await?;
+    }
+    tx.commit().await?;
+    Ok(archive)
+}
+
+/// Take the oldest pending export to build for `lease` (one that a stopped builder held is
+/// taken again once its lease ran out): its id, organization and builds started so far.
+pub async fn claim(db: &PgPool, lease: Duration) -> sqlx::Result<Option<(i64, i64, i32)>> {
+    sqlx::query_as(
+        "UPDATE data_exports SET leased_until = now() + make_interval(secs => $1), attempts = attempts + 1
+          WHERE id = (SELECT id FROM data_exports
+                       WHERE state = 'pending' AND (leased_until IS NULL OR leased_until < now())
+                       ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+         RETURNING id, org_id, attempts",
+    )
+    .bind(lease.as_secs_f64())
+    .fetch_optional(db)
+    .await
+}
+
+/// Store a built archive, ready for `keep`.
+pub async fn finish(db: &PgPool, id: i64, archive: &[u8], keep: Duration) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE data_exports SET state = 'ready', archive = $2, size_bytes = $3, ready_at = now(),
+                expires_at = now() + make_interval(secs => $4), leased_until = NULL
+          WHERE id = $1 AND state = 'pending'",
+    )
+    .bind(id)
+    .bind(archive)
+    .bind(archive.len() as i64)
+    .bind(keep.as_secs_f64())
+    .execute(db)
+    .await?;
+    Ok(())
+}
+
+pub async fn fail(db: &PgPool, id: i64, error: &str) -> sqlx::Result<()> {
+    sqlx::query("UPDATE data_exports SET state = 'failed', error = left($2, 2000), leased_until = NULL WHERE id = $1 AND state = 'pending'")
+        .bind(id)
+        .bind(error)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// Drop the archives past their time; how many.
+pub async fn expire(db: &PgPool) -> sqlx::Result<u64> {
+    let r = sqlx::query(
+        "UPDATE data_exports SET state = 'expired', archive = NULL WHERE state = 'ready' AND expires_at <= now()",
+    )
+    .execute(db)
+    .await?;
+    Ok(r.rows_affected())
+}
+
+/// One file of an export: a table's rows of the organization (`$1`), each as a JSON object.
+pub struct Part {
+    /// The file's name without its extension.
+    pub name: &'static str,
+    sql: &'static str,
+}
+
+/// Everything an organization has in TNS. Left out: secrets and their hashes (passwords, key
+/// and token hashes, sealed U-ETDS passwords and webhook secrets), queue bookkeeping (leases),
+/// cached answers to repeated requests (kept a day), and the archives themselves.
+pub const PARTS: &[Part] = &[
+    Part { name: "organization", sql: "SELECT to_jsonb(t) FROM organizations t WHERE t.id = $1" },
+    Part {
+        name: "members",
+        sql: "SELECT to_jsonb(t) - '{password_hash,sessions_valid_after}'::text[] FROM users t WHERE t.org_id = $1 ORDER BY t.id",
+    },
+    Part {
+        name: "password_resets",
+        sql: "SELECT to_jsonb(t) - 'token_hash' FROM password_resets t JOIN users u ON u.id = t.user_id
+               WHERE u.org_id = $1 ORDER BY t.created_at",
+    },
+    Part {
+        name: "invitations",
+        sql: "SELECT to_jsonb(t) - 'token_hash' FROM invitations t WHERE t.org_id = $1 ORDER BY t.id",
+    },
+    Part { name: "api_keys", sql: "SELECT to_jsonb(t) - 'key_hash' FROM api_keys t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part { name: "subscription", sql: "SELECT to_jsonb(t) FROM subscriptions t WHERE t.org_id = $1" },
+    Part { name: "plan_terms", sql: "SELECT to_jsonb(t) FROM plan_terms t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part { name: "invoices", sql: "SELECT to_jsonb(t) FROM invoices t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part {
+        name: "invoice_lines",
+        sql: "SELECT to_jsonb(t) FROM invoice_lines t JOIN invoices i ON i.id = t.invoice_id
+               WHERE i.org_id = $1 ORDER BY t.invoice_id, t.position",
+    },
+    Part { name: "credit_balance", sql: "SELECT to_jsonb(t) FROM credit_balances t WHERE t.org_id = $1" },
+    Part {
+        name: "usage",
+        sql: "SELECT to_jsonb(t) FROM usage_monthly t WHERE t.org_id = $1 ORDER BY t.month, t.endpoint",
+    },
+    Part { name: "usage_overage", sql: "SELECT to_jsonb(t) FROM usage_overage t WHERE t.org_id = $1 ORDER BY t.month" },
+    Part { name: "vehicles", sql: "SELECT to_jsonb(t) FROM vehicles t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part { name: "personnel", sql: "SELECT to_jsonb(t) FROM personnel t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part { name: "journeys", sql: "SELECT to_jsonb(t) FROM journeys t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part {
+        name: "journey_crew",
+        sql: "SELECT to_jsonb(t) FROM journey_crew t WHERE t.org_id = $1 ORDER BY t.journey_id, t.position",
+    },
+    Part { name: "passengers", sql: "SELECT to_jsonb(t) FROM passengers t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part { name: "cargo", sql: "SELECT to_jsonb(t) FROM cargo t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part {
+        name: "submissions",
+        sql: "SELECT to_jsonb(t) - '{lease_token,leased_at,run_at,traceparent}'::text[] FROM submissions t
+               WHERE t.org_id = $1 ORDER BY t.id",
+    },
+    Part {
+        name: "submission_attempts",
+        sql: "SELECT to_jsonb(t) FROM submission_attempts t WHERE t.org_id = $1 ORDER BY t.id",
+    },
+    Part {
+        name: "downstream",
+        sql: "SELECT to_jsonb(t) - 'ws_password' FROM downstream_settings t WHERE t.org_id = $1",
+    },
+    Part { name: "preflight_policy", sql: "SELECT to_jsonb(t) FROM preflight_policies t WHERE t.org_id = $1" },
+    Part {
+        name: "preflight_results",
+        sql: "SELECT to_jsonb(t) FROM preflight_results t WHERE t.org_id = $1 ORDER BY t.day, t.subject",
+    },
+    Part {
+        name: "webhook_subscriptions",
+        sql: "SELECT to_jsonb(t) - '{secret_sealed,previous_secret_sealed}'::text[] FROM webhook_subscriptions t
+               WHERE t.org_id = $1 ORDER BY t.id",
+    },
+    Part { name: "webhook_events", sql: "SELECT to_jsonb(t) FROM webhook_events t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part {
+        name: "webhook_deliveries",
+        sql: "SELECT to_jsonb(t) - '{lease_token,leased_at,lease_expires_at,run_at}'::text[] FROM webhook_deliveries t
+               WHERE t.org_id = $1 ORDER BY t.id",
+    },
+    Part {
+        name: "webhook_attempts",
+        sql: "SELECT to_jsonb(t) FROM webhook_attempts t WHERE t.org_id = $1 ORDER BY t.id",
+    },
+    Part {
+        name: "webhook_attempt_history",
+        sql: "SELECT to_jsonb(t) FROM webhook_attempt_history t WHERE t.org_id = $1 ORDER BY t.delivery_id, t.seq",
+    },
+    Part {
+        name: "support_tickets",
+        sql: "SELECT to_jsonb(t) FROM support_tickets t WHERE t.org_id = $1 ORDER BY t.id",
+    },
+    Part { name: "audit_log", sql: "SELECT to_jsonb(t) FROM audit_log t WHERE t.org_id = $1 ORDER BY t.id" },
+    Part {
+        name: "data_exports",
+        sql: "SELECT to_jsonb(t) - '{archive,leased_until,attempts}'::text[] FROM data_exports t WHERE t.org_id = $1 ORDER BY t.id",
+    },
+];
+
+/// The rows of `part` for `org`, streamed (an organization's passengers may be millions).
+pub fn rows<'a>(db: &'a PgPool, org: i64, part: &'a Part) -> BoxStream<'a, sqlx::Result<serde_json::Value>> {
+    sqlx::query_scalar(part.sql).bind(org).fetch(db)
+}
