@@ -332,7 +332,7 @@ impl Quota {
         let (decision, counted) = match self.admit_redis(org, month, &field, exempt).await {
             Ok((d, v)) => {
                 if self.counting_locally.load(Ordering::Relaxed) {
-                    self.stop_counting_locally(org, month);
+                    self.stop_counting_locally();
                 }
                 (d, Some(v))
             }
@@ -366,11 +366,13 @@ impl Quota {
         }
     }
 
-    /// Redis counts this organization-month again: the next outage starts from the ledger.
-    fn stop_counting_locally(&self, org: i64, month: Month) {
-        let mut local = self.local.lock().unwrap_or_else(|p| p.into_inner());
-        local.remove(&(org, month));
-        self.counting_locally.store(!local.is_empty(), Ordering::Relaxed);
+    /// Redis answers again: the outage is over for every organization (each one's next call
+    /// goes to Redis), and the next outage starts from the ledger. Clearing them all, not only
+    /// this one's, keeps no month of an organization that never calls again, nor the flag that
+    /// sends every call through the lock.
+    fn stop_counting_locally(&self) {
+        self.local.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.counting_locally.store(false, Ordering::Relaxed);
     }
 
     /// The decision, and the id of the copy that counted the call.
