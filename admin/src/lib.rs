@@ -7,7 +7,7 @@
 //! process at once. Both surfaces share what they do ([`ops`]).
 //!
 //! ```text
-//! tns admin orgs [--search TEXT] [--status trial|active|suspended] [--limit N]
+//! tns admin orgs [--search TEXT] [--status trial|active|suspended|closed] [--limit N]
 //! tns admin set-status ORG trial|active|suspended --reason TEXT [--operator NAME]
 //! tns admin plan ORG PLAN_CODE --reason TEXT [--operator NAME]
 //! tns admin submission ORG ID --reason TEXT [--operator NAME]
@@ -42,8 +42,13 @@ use tns_store::{
     submissions::resolve::{resolve, Resolution},
 };
 
+/// Why operators may not close an organization: closing starts its erasure, which is the
+/// owner's decision (an operator suspends instead; setting another status reopens a closed one).
+pub const CLOSING_IS_THE_OWNERS: &str =
+    "closing an organization is its owner's decision (POST /api/v1/portal/closure): suspend it instead";
+
 pub const USAGE: &str = "usage: tns admin <command>\n\
-  orgs [--search TEXT] [--status trial|active|suspended] [--limit N]\n\
+  orgs [--search TEXT] [--status trial|active|suspended|closed] [--limit N]\n\
       organizations (name, tax number or owner's e-mail containing TEXT), newest first, with plan,\n\
       status, this month's calls, queued submissions and whether another organization shares its\n\
       tax number (registered before one organization per tax number was the rule)\n\
@@ -123,7 +128,8 @@ impl Command {
             v.map_or(Ok(DEFAULT_LIMIT), |v| parse_limit(&v).map_err(|e| anyhow!("--limit {e}")))
         };
         let status = |v: &str| {
-            OrgStatus::parse(v).ok_or_else(|| anyhow!("status must be one of trial, active, suspended; got `{v}`"))
+            OrgStatus::parse(v)
+                .ok_or_else(|| anyhow!("status must be one of trial, active, suspended, closed; got `{v}`"))
         };
         let org = |v: &str| v.parse::<i64>().map_err(|_| anyhow!("ORG must be an organization id; got `{v}`"));
         let operator = |take: &mut dyn FnMut(&str) -> Option<String>| {
@@ -153,7 +159,13 @@ impl Command {
                 let (reason, operator) = (reason(&mut take)?, operator(&mut take)?);
                 let org = org(&o)?;
                 match name.as_str() {
-                    "set-status" => Command::SetStatus { org, to: status(&x)?, reason, operator },
+                    "set-status" => {
+                        let to = status(&x)?;
+                        if to == OrgStatus::Closed {
+                            return Err(anyhow!("{CLOSING_IS_THE_OWNERS}"));
+                        }
+                        Command::SetStatus { org, to, reason, operator }
+                    }
                     "plan" => Command::Plan { org, code: x, reason, operator },
                     _ => {
                         let id = x.parse().map_err(|_| anyhow!("ID must be a submission id; got `{x}`"))?;

@@ -30,12 +30,20 @@ pub const QUOTA_EXEMPT: &[&str] = &[
     "/portal/billing/invoices/{id}/pdf",
 ];
 
-/// What a suspended organization may still do besides reading its own data (every `GET` and
-/// `HEAD`: records, exports, reports): billing and support (a prefix: everything under it), so
-/// it can see why and put it right, and revoking an API key, so a leaked one can be stopped
-/// whatever the standing. Creating, changing and submitting wait for reactivation. What it is
+/// What a suspended (or closed) organization may still do besides reading its own data (every
+/// `GET` and `HEAD`: records, exports, reports): billing and support (a prefix: everything under
+/// it), so it can see why and put it right; revoking an API key, so a leaked one can be stopped
+/// whatever the standing; asking for an export of its data, and closing or reopening (a closed
+/// one must be able to take its data and to come back). Creating, changing and submitting wait
+/// for reactivation. What it is
 /// served is counted, and held to a hard quota, like any call; what it is refused is not counted.
-pub const SUSPENSION_EXEMPT: &[&str] = &["/portal/billing/", "/portal/support/", "DELETE /portal/api-keys/{id}"];
+pub const SUSPENSION_EXEMPT: &[&str] = &[
+    "/portal/billing/",
+    "/portal/support/",
+    "DELETE /portal/api-keys/{id}",
+    "POST /portal/exports",
+    "/portal/closure",
+];
 
 /// Whether a suspended organization's call is served. A report read back from the downstream
 /// (`/portal/{journeys,cargo}/{id}/report`) is a read too: it fetches, with the organization's

@@ -248,8 +248,8 @@ pub struct Quota {
     /// Whether `local` has entries (so a call Redis counted checks it without the lock).
     counting_locally: std::sync::atomic::AtomicBool,
     limits: TtlMap<i64, Limit>,
-    /// Why suspended organizations are, so a suspended tenant's calls cost no query each.
-    suspension_reasons: TtlMap<i64, Option<String>>,
+    /// Why suspended (or closed) organizations are restricted, so their calls cost no query each.
+    suspension_reasons: TtlMap<i64, (OrgStatus, Option<String>)>,
     last_fallback_log: AtomicI64,
 }
 
@@ -411,11 +411,12 @@ impl Quota {
 
     /// The organization's current limit from its plan, and its standing.
     pub async fn load_limit(&self, org: i64) -> sqlx::Result<Limit> {
-        // No subscription row cannot happen after registration; refuse everything if it does.
+        // No subscription row: an erased organization (its API keys stay valid in a process's
+        // cache for moments). Refused as a restricted one is.
         Ok(tns_store::plans::limit(&self.db, org)
             .await?
-            .map(|(q, soft, status)| Limit { quota: q.map(i64::from), soft, suspended: status == OrgStatus::Suspended })
-            .unwrap_or(Limit { quota: Some(0), soft: false, suspended: false }))
+            .map(|(q, soft, status)| Limit { quota: q.map(i64::from), soft, suspended: status.is_restricted() })
+            .unwrap_or(Limit { quota: Some(0), soft: false, suspended: true }))
     }
 
     /// The limit as this process last loaded it (at most 5 s old).
@@ -439,17 +440,24 @@ impl Quota {
 
     /// The refusal of a suspended organization's call, with the reason it was given.
     async fn suspended(&self, org: i64) -> ApiError {
-        let reason = match self.suspension_reasons.get(&org) {
+        let (status, reason) = match self.suspension_reasons.get(&org) {
             Some(r) => r,
             None => {
                 let r = match tns_store::accounts::standing(&self.db, org).await {
-                    Ok(Some(s)) => s.status_reason,
-                    _ => None,
+                    Ok(Some(s)) => (s.status, s.status_reason),
+                    _ => (OrgStatus::Suspended, None),
                 };
                 self.suspension_reasons.insert(org, r.clone());
                 r
             }
         };
+        if status == OrgStatus::Closed {
+            return ApiError::Forbidden(format!(
+                "this organization is {}; it may read and export its data, and billing and support tickets still \
+                 answer, but nothing is created, changed or submitted",
+                reason.as_deref().unwrap_or("closed")
+            ));
+        }
         ApiError::Forbidden(format!(
             "this organization is suspended{}; it may read its data and revoke API keys, and billing (pay an \
              open invoice or choose a plan) and support tickets still answer, but nothing is created, changed or \
@@ -481,10 +489,11 @@ impl Quota {
         Ok(())
     }
 
-    /// Publish a changed limit to every process at once (after a plan change).
+    /// Publish a changed limit to every process at once (after a plan change, a closure).
     pub async fn publish_limit(&self, org: i64) -> Result<(), ApiError> {
         let limit = self.load_limit(org).await?;
         self.limits.insert(org, limit);
+        self.suspension_reasons.remove_where(|k, _| *k == org);
         let (key, value) = (self.limit_key(org), Self::encode_limit(limit));
         if let Err(e) =
             self.store.call(|mut c| async move { c.set_ex::<_, _, ()>(key, value, LIMIT_TTL_SECS).await }).await

@@ -54,6 +54,8 @@ pub struct Settings {
     pub auth_rate_window: Duration,
     pub auth_cache_ttl: Duration,
     pub usage_flush_interval: Duration,
+    /// Days a closed organization may be reopened before the jobs role erases it.
+    pub organization_grace_days: u32,
     pub session_ttl: Duration,
     pub trust_forwarded_for: bool,
     /// The addresses this deployment calls the downstream from (`TNS_EGRESS_IPS`), which
@@ -129,6 +131,7 @@ impl Settings {
             auth_rate_window: auth_rate.window,
             auth_cache_ttl: Duration::from_millis(cache_ttl_ms),
             usage_flush_interval: vars.parse_secs("TNS_USAGE_FLUSH_SECS", 5, 1, 300)?,
+            organization_grace_days: vars.parse_int("TNS_ORGANIZATION_GRACE_DAYS", 30, 1, 365)? as u32,
             session_ttl: vars.parse_secs("TNS_SESSION_TTL_SECS", 43_200, 60, 30 * 86_400)?,
             trust_forwarded_for: vars.parse_bool("TNS_TRUST_FORWARDED_FOR", false)?,
             egress_addresses: egress_addresses(vars)?,

@@ -27,6 +27,9 @@ pub enum Job {
     /// and of retired people no record that keeps its own names any more
     /// ([`tns_store::erasure`]).
     PersonalDataRetention { days: u32 },
+    /// Erase the organizations their owners closed, once the grace period is over and their
+    /// last invoice is issued ([`tns_store::closure::erase`]).
+    OrganizationErasure,
     /// Suspend the organizations whose trial ended without a plan chosen.
     TrialExpiry,
     /// Build the data exports owners asked for; drop the archives past their 7 days
@@ -54,6 +57,7 @@ impl Job {
             Job::IdempotencyPurge => "idempotency-purge",
             Job::WebhookRetention { .. } => "webhook-retention",
             Job::PersonalDataRetention { .. } => "personal-data-retention",
+            Job::OrganizationErasure => "organization-erasure",
             Job::TrialExpiry => "trial-expiry",
             Job::DataExports => "data-exports",
             Job::Invoicing(_) => "invoicing",
@@ -68,6 +72,7 @@ impl Job {
             Job::IdempotencyPurge => Duration::from_secs(600),
             Job::WebhookRetention { .. } => Duration::from_secs(3600),
             Job::PersonalDataRetention { .. } => Duration::from_secs(3600),
+            Job::OrganizationErasure => Duration::from_secs(3600),
             Job::TrialExpiry => Duration::from_secs(60),
             Job::DataExports => Duration::from_secs(30),
             Job::Invoicing(_) => Duration::from_secs(300),
@@ -94,6 +99,7 @@ impl Job {
                 Ok(ended.len() as u64)
             }
             Job::DataExports => crate::exports::run(db).await,
+            Job::OrganizationErasure => erase_closed(db, redis).await,
             Job::Invoicing(terms) => {
                 // The database's clock, which plan changes date their terms by.
                 let today = tns_store::terms::today_settled(db, SETTLE).await?;
@@ -151,6 +157,30 @@ where
             return Ok(total);
         }
     }
+}
+
+/// Closed organizations one run erases at most (each is one transaction deleting everything
+/// it holds); the rest wait for the next run.
+const ORGS_PER_RUN: i64 = 50;
+
+/// Erase the closed organizations that are due; how many.
+async fn erase_closed(db: &PgPool, redis: &RedisSettings) -> anyhow::Result<u64> {
+    use tns_store::closure::{self, Erasure};
+    let mut erased = vec![];
+    for org in closure::due(db, ORGS_PER_RUN).await? {
+        match closure::erase(db, org).await? {
+            Erasure::Erased(deleted) => {
+                let rows: u64 = deleted.values().sum();
+                tracing::info!(org, rows, "closed organization erased");
+                erased.push(org);
+            }
+            Erasure::AwaitingInvoice => tracing::info!(org, "closed organization waits for its last invoice"),
+            Erasure::NotDue => {}
+        }
+    }
+    // Its API keys are gone; what the API processes cached of its standing goes too.
+    suspended(redis, &erased).await;
+    Ok(erased.len() as u64)
 }
 
 /// Tell the API processes that `orgs` were suspended. Suspended in PostgreSQL already; should

@@ -112,6 +112,7 @@ impl Settings {
             Job::IdempotencyPurge,
             Job::WebhookRetention { days: self.retention_days },
             Job::PersonalDataRetention { days: self.personal_data_retention_days },
+            Job::OrganizationErasure,
             Job::TrialExpiry,
             Job::DataExports,
             Job::Invoicing(self.invoices),

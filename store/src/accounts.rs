@@ -24,7 +24,7 @@ pub struct Organization {
     pub id: i64,
     pub name: String,
     pub tax_number: String,
-    /// `trial`, `active` or `suspended` (README.md says what each allows).
+    /// `trial`, `active`, `suspended` or `closed` (README.md says what each allows).
     pub status: String,
     /// Why the organization is in its status (set with a suspension or reactivation).
     pub status_reason: Option<String>,
@@ -84,6 +84,14 @@ impl Standing {
     }
 }
 
+/// The tax number of organization `org` (not erased).
+pub async fn tax_number(db: &PgPool, org: i64) -> sqlx::Result<Option<String>> {
+    sqlx::query_scalar("SELECT tax_number FROM organizations WHERE id = $1 AND erased_at IS NULL")
+        .bind(org)
+        .fetch_optional(db)
+        .await
+}
+
 /// The standing, locked until the transaction ends.
 pub async fn standing_for_update(tx: &mut PgConnection, org: i64) -> sqlx::Result<Option<Standing>> {
     sqlx::query_as("SELECT status, status_reason, trial_ends_at FROM organizations WHERE id = $1 FOR UPDATE")
@@ -103,7 +111,9 @@ pub async fn hold(tx: &mut PgConnection, org: i64) -> sqlx::Result<bool> {
 }
 
 /// Set the status (with its reason); the standing before and after, `None` for no such
-/// organization. Leaving `trial` keeps the trial's end for the record.
+/// organization (an erased one is none). Leaving `trial` keeps the trial's end for the record;
+/// leaving `closed` (an operator's change) ends the closure. Closing is
+/// [`crate::closure::close`]'s, which records what reopening restores.
 pub(crate) async fn set_status(
     tx: &mut PgConnection,
     org: i64,
@@ -111,19 +121,20 @@ pub(crate) async fn set_status(
     reason: Option<&str>,
 ) -> sqlx::Result<Option<(Standing, Standing)>> {
     let Some(before) = standing_for_update(&mut *tx, org).await? else { return Ok(None) };
-    let after: Standing = sqlx::query_as(
+    let after: Option<Standing> = sqlx::query_as(
         "UPDATE organizations
             SET status = $2, status_reason = $3, status_changed_at = now(),
-                trial_ends_at = CASE WHEN $2 = 'trial' THEN COALESCE(trial_ends_at, now()) ELSE trial_ends_at END
-          WHERE id = $1
+                trial_ends_at = CASE WHEN $2 = 'trial' THEN COALESCE(trial_ends_at, now()) ELSE trial_ends_at END,
+                closed_at = NULL, erase_after = NULL, closed_from = NULL, closed_from_reason = NULL
+          WHERE id = $1 AND erased_at IS NULL
          RETURNING status, status_reason, trial_ends_at",
     )
     .bind(org)
     .bind(to)
     .bind(reason)
-    .fetch_one(&mut *tx)
+    .fetch_optional(&mut *tx)
     .await?;
-    Ok(Some((before, after)))
+    Ok(after.map(|after| (before, after)))
 }
 
 /// A plan was chosen: the status it leads to ([`Standing::after_plan_choice`]); the standing

@@ -209,6 +209,17 @@ fn first_of_month(day: NaiveDate) -> NaiveDate {
     Month::of_day(day).first_day()
 }
 
+/// Hold `org`'s invoicing until the transaction ends (after its row: see [`issue_for`]). One
+/// organization's invoices are written one at a time: what is due is read and billed by one
+/// runner at once, and not while the organization is being erased.
+pub(crate) async fn lock_invoicing(tx: &mut sqlx::PgConnection, org: i64) -> sqlx::Result<()> {
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('tns-invoicing:' || $1::text, 0))")
+        .bind(org)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
 /// Issue what `org` owes by `today`, if anything: the invoice's id.
 async fn issue_for(db: &PgPool, org: i64, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<i64>> {
     let mut tx = db.begin().await?;
@@ -218,12 +229,7 @@ async fn issue_for(db: &PgPool, org: i64, today: NaiveDate, terms: Terms) -> sql
     if !crate::accounts::hold(&mut tx, org).await? {
         return Ok(None);
     }
-    // One organization's invoices are written one at a time: what is due is read and billed
-    // by one runner at once.
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('tns-invoicing:' || $1::text, 0))")
-        .bind(org)
-        .execute(&mut *tx)
-        .await?;
+    lock_invoicing(&mut tx, org).await?;
     let held = terms::due(&mut tx, org, today).await?;
     let overage = usage::unbilled_overage(&mut tx, org, first_of_month(today)).await?;
     let balance = balance(&mut tx, org, true).await?;
@@ -400,12 +406,12 @@ pub async fn set_status(tx: &mut PgConnection, id: i64, to: InvoiceStatus) -> sq
     Ok(())
 }
 
-/// Organizations not suspended yet with an open invoice due before `today`, each with its
+/// Organizations not suspended (nor closed) yet with an open invoice due before `today`, each with its
 /// oldest such invoice.
 pub async fn overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<(i64, i64)>> {
     sqlx::query_as(
         "SELECT DISTINCT ON (i.org_id) i.org_id, i.id FROM invoices i JOIN organizations o ON o.id = i.org_id
-          WHERE i.status = 'open' AND i.due_on < $1 AND o.status <> 'suspended'
+          WHERE i.status = 'open' AND i.due_on < $1 AND o.status IN ('trial', 'active')
           ORDER BY i.org_id, i.id",
     )
     .bind(today)

@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod api_keys;
 pub mod audit;
 pub mod cargo;
+pub mod closure;
 pub mod code_lists;
 pub mod downstream;
 pub mod erasure;

@@ -142,13 +142,13 @@ pub async fn suspend_overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<
         let mut tx = db.begin().await?;
         // Suspended under the organization's row lock, which settling an invoice takes too, and
         // checked again under it: already suspended, or paid meanwhile, the change is dropped
-        // with the transaction (an operator's reason stays).
+        // with the transaction (an operator's reason stays; a closed organization stays closed).
         let Some((before, after)) =
             accounts::set_status(&mut tx, org, OrgStatus::Suspended, Some(INVOICE_OVERDUE)).await?
         else {
             continue;
         };
-        if before.status == OrgStatus::Suspended || !crate::invoices::has_overdue(&mut tx, org, today).await? {
+        if before.status.is_restricted() || !crate::invoices::has_overdue(&mut tx, org, today).await? {
             continue;
         }
         let entry = Entry {

@@ -90,6 +90,7 @@ fn is_billed(status: OrgStatus, held: &[Held]) -> bool {
         OrgStatus::Trial => false,
         OrgStatus::Active => true,
         OrgStatus::Suspended => held.iter().any(|t| t.ends_on.is_none()),
+        OrgStatus::Closed => false,
     }
 }
 

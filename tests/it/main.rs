@@ -10,6 +10,7 @@ mod binary;
 mod browser;
 mod cargo;
 mod chart;
+mod closure;
 mod contract;
 mod errors;
 mod exports;

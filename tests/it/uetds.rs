@@ -379,6 +379,15 @@ async fn each_kind_of_failure_is_classified() {
     assert_eq!(&outcomes(&sub)[..3], ["transient", "transient", "transient"]);
     assert_eq!(s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub)).len(), 1);
 
+    // The connection reset before an answer, nothing done: uncertain, so looked up, found
+    // missing, sent again, declared once.
+    s.fake.script("seferEkle", 1, Behaviour::Reset);
+    let sub = s.submit(s.tarifesiz("34RST001", &[]).await).await;
+    let sub = if sub["state"] == "pending" { final_state(&s, &sub).await } else { sub };
+    assert_eq!(sub["state"], "delivered", "{sub}");
+    assert_eq!(s.fake.trips_with_firma_sefer_no(&Setup::reference(&sub)).len(), 1, "declared once");
+    assert!(["transient", "timeout"].contains(&outcomes(&sub)[0].as_str()), "{:?}", outcomes(&sub));
+
     // A hang past the call's timeout: outcome unknown, looked up, not sent twice.
     s.fake.script("seferEkle", 1, Behaviour::HangAfterWrite(Duration::from_secs(5)));
     let sub = s.submit(s.tarifesiz("34HNG001", &[]).await).await;

@@ -656,6 +656,7 @@ fn scripted_reply(s: &mut Shared, req: &OwnedRequest, j: &Judged, b: &Behaviour)
             perform(s, req, j);
             return None;
         }
+        Behaviour::Reset => return None,
         Behaviour::HangAfterWrite(_) => perform(s, req, j),
         Behaviour::Hang(_) => unreachable!("a hanging call is performed after its delay"),
     })

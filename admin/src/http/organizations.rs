@@ -52,7 +52,8 @@ pub async fn list(
             .then(|| v.to_string())
             .ok_or(format!("must be at most {MAX_SEARCH} characters"))
     })?;
-    let status = q.take("status", |v| OrgStatus::parse(v).ok_or("must be trial, active or suspended".into()))?;
+    let status =
+        q.take("status", |v| OrgStatus::parse(v).ok_or("must be trial, active, suspended or closed".into()))?;
     let limit = q.take("limit", crate::parse_limit)?.unwrap_or(crate::DEFAULT_LIMIT);
     q.done()?;
     Ok(Json(OrganizationList { data: tns_store::accounts::search(&st.db, search.as_deref(), status, limit).await? }))
@@ -78,6 +79,9 @@ pub async fn set_status(
     Ids(org): Ids<i64>,
     Body(input): Body<StatusIn>,
 ) -> AdminResult<Json<Changed>> {
+    if input.status == OrgStatus::Closed {
+        return Err(AdminError::validation("status", crate::CLOSING_IS_THE_OWNERS));
+    }
     let changed = ops::set_status(&st.db, &st.redis, &op.actor(), org, input.status, input.reason.as_str()).await?;
     changed.map(Json).ok_or_else(|| no_organization(org))
 }

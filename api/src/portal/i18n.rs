@@ -250,6 +250,15 @@ messages! {
     Exports => "Veri kopyaları", "Data copies";
     ExportExpires => "Silinme", "Deleted on";
     ExportDownload => "İndir (ZIP)", "Download (ZIP)";
+    // Closing the organization (KVKK erasure).
+    Closure => "Kuruluşu kapat", "Close the organization";
+    ClosureAbout => "Kapatınca tüm işlemler hemen durur: hiçbir kayıt oluşturulamaz, değiştirilemez ya da bildirilemez ve artık ücret kesilmez (peşin ödenmiş kullanılmayan günler alacak yazılır). Veriler okunabilir ve kopyası istenebilir. Bekleme süresi dolunca ve son fatura kesilince, kuruluş hakkında TNS'de tutulan her şey silinir; yalnızca yasanın saklamamızı istediği faturalar ve denetim kaydı kalır. O zamana dek sahip kuruluşu yeniden açabilir.", "Closing stops all work at once: nothing can be created, changed or submitted, and nothing more is billed (unused days already charged are credited). The data can still be read and copied. Once the grace period is over and the last invoice issued, everything TNS holds about the organization is erased, except the invoices and the audit log, which the law requires us to keep. Until then the owner may reopen it.";
+    ClosureGrace => "Bekleme süresi (gün)", "Grace period (days)";
+    ClosureConfirm => "Onaylamak için kuruluşun vergi numarasını yazın", "Type the organization's tax number to confirm";
+    ClosureOwnerOnly => "Kuruluşu yalnızca sahibi kapatabilir.", "Only the organization's owner may close it.";
+    ClosureClosed => "Kuruluş kapatıldı. Yeniden açılmazsa verileri şu zamandan sonra silinir:", "The organization is closed. Unless it is reopened, its data is erased after";
+    ClosureReopen => "Kuruluşu yeniden aç", "Reopen the organization";
+    ClosureReopened => "Kuruluş yeniden açıldı.", "The organization was reopened.";
     // Submissions, reference pickers and cargo.
     SubmissionNo => "Bildirim", "Submission";
     State => "Durum", "State";

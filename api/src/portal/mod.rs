@@ -87,6 +87,8 @@ pub fn router(state: AppState) -> Router {
         .route("/settings/support", get(settings::support::show).post(settings::support::open))
         .route("/settings/data", get(settings::data::show).post(settings::data::ask))
         .route("/settings/data/{id}/download", get(settings::data::download))
+        .route("/settings/data/close", post(settings::data::close))
+        .route("/settings/data/reopen", post(settings::data::reopen))
         // Submissions, reference pickers and cargo.
         .route("/submissions", get(submissions::list))
         .route("/submissions/{id}", get(submissions::show))

@@ -14,8 +14,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
 use endpoints::{
-    account, allowed_addresses, api_keys, auth, billing, cargo, downstream, exports, journeys, passengers, personnel,
-    preflight, reference, reports, submissions, support, usage, vehicles, webhooks,
+    account, allowed_addresses, api_keys, auth, billing, cargo, closure, downstream, exports, journeys, passengers,
+    personnel, preflight, reference, reports, submissions, support, usage, vehicles, webhooks,
 };
 
 /// `{"ok": true}`: the answer of deletes and actions.
@@ -95,6 +95,7 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(exports::list, exports::create))
         .routes(routes!(exports::get))
         .routes(routes!(exports::download))
+        .routes(routes!(closure::get, closure::close, closure::reopen))
         .routes(routes!(openapi_json))
         .split_for_parts()
 }

@@ -228,6 +228,7 @@ fn partial_property(doc: &mut Value, schema: Value) -> Value {
 const UNMETERED: [&str; 3] = ["413", "500", "503"];
 
 fn responses(doc: &mut Value) {
+    let request_id = json!({"$ref": "#/components/headers/X-Request-Id"});
     let rate_headers = json!({
         "X-RateLimit-Limit": {"$ref": "#/components/headers/X-RateLimit-Limit"},
         "X-RateLimit-Remaining": {"$ref": "#/components/headers/X-RateLimit-Remaining"},
@@ -240,7 +241,7 @@ fn responses(doc: &mut Value) {
     let standard = [
         ("400", "BadRequest", "The body is not one JSON value (malformed, or followed by more than whitespace), or not sent as `application/json`."),
         ("401", "Unauthorized", "Missing or invalid credentials."),
-        ("403", "Forbidden", "The credential lacks the scope this needs, a cookie session sent no valid X-CSRF-Token, or the organization is suspended and this creates, changes or submits (`detail` says why; reads, revoking a key, billing and support still answer)."),
+        ("403", "Forbidden", "The credential lacks the scope this needs, a cookie session sent no valid X-CSRF-Token, or the organization is suspended or closed and this creates, changes or submits (`detail` says why; reads, revoking a key, billing and support still answer)."),
         ("404", "NotFound", "No such record for this organization."),
         ("409", "Conflict", "The record's state refuses the request; on a POST also a repeat of an `Idempotency-Key` whose first request is still being answered, or whose answer carried a secret (never replayed)."),
         ("413", "PayloadTooLarge", "The body is larger than 1 MiB (whatever the operation)."),
@@ -263,6 +264,7 @@ fn responses(doc: &mut Value) {
         if status == "503" {
             response["headers"] = json!({"Retry-After": {"description": "Seconds to wait: sent while PostgreSQL is unreachable.", "schema": {"type": "integer", "minimum": 0}}});
         }
+        response["headers"]["X-Request-Id"] = request_id.clone();
         components_responses.insert(name.to_string(), response);
     }
     let components = doc["components"].as_object_mut().expect("components");
@@ -274,6 +276,7 @@ fn responses(doc: &mut Value) {
             "X-RateLimit-Remaining": {"required": true, "description": "Calls left in the period; -1 when unlimited.", "schema": {"type": "integer"}},
             "X-RateLimit-Reset": {"required": true, "description": "When the period ends: Unix time (the next UTC month for the quota).", "schema": {"type": "integer"}},
             "Retry-After": {"required": true, "description": "Seconds until a retry can succeed.", "schema": {"type": "integer", "minimum": 0}},
+            "X-Request-Id": {"required": true, "description": "This request's ID: the caller's `X-Request-Id` when it sent one of at most 128 characters of `A-Z a-z 0-9 - _ . :`, else a new one. Every log line of the request carries it, and a 5xx answer's `detail` ends with it: quote it to support.", "schema": {"type": "string", "maxLength": 128, "pattern": "^[A-Za-z0-9._:-]+$"}},
         }),
     );
     let named = |status: &str| standard.iter().find(|(s, _, _)| *s == status).map(|(_, n, _)| *n).expect("standard");
@@ -330,6 +333,8 @@ fn responses(doc: &mut Value) {
                     let text = reason.and_then(|s| s.canonical_reason()).unwrap_or("Answer");
                     response.insert("description".into(), json!(text));
                 }
+                let headers = response.entry("headers").or_insert_with(|| json!({}));
+                headers["X-Request-Id"] = request_id.clone();
                 if UNMETERED.contains(&status.as_str()) {
                     continue;
                 }

@@ -187,10 +187,19 @@ str_enum! {
         Trial = "trial",
         Active = "active",
         Suspended = "suspended",
+        /// Closed by its owner: read-only and unbilled until reopened or, after the grace
+        /// period, erased (README.md, "Closing an organization").
+        Closed = "closed",
     }
 }
 
 impl OrgStatus {
+    /// Whether calls that create, change or submit are refused (see `SUSPENSION_EXEMPT` in
+    /// the API for what such an organization is still served).
+    pub fn is_restricted(self) -> bool {
+        matches!(self, OrgStatus::Suspended | OrgStatus::Closed)
+    }
+
     /// The status once a plan is chosen: a trial becomes `active`, and so does an organization
     /// suspended only because its trial ended (`trial_ended`); an operator's suspension stays.
     pub fn after_plan_choice(self, trial_ended: bool) -> OrgStatus {
@@ -198,6 +207,8 @@ impl OrgStatus {
             OrgStatus::Trial | OrgStatus::Active => OrgStatus::Active,
             OrgStatus::Suspended if trial_ended => OrgStatus::Active,
             OrgStatus::Suspended => OrgStatus::Suspended,
+            // Only reopening ends a closure.
+            OrgStatus::Closed => OrgStatus::Closed,
         }
     }
 }
@@ -264,6 +275,12 @@ str_enum! {
         RequestExport = "request_export",
         /// An export (personal data in the clear) was downloaded, by whom in `actor`.
         DownloadExport = "download_export",
+        /// The owner closed the organization (when it may be erased in `after`).
+        CloseOrganization = "close_organization",
+        /// The owner reopened it within the grace period.
+        ReopenOrganization = "reopen_organization",
+        /// The jobs role erased a closed organization (how many rows of each table in `after`).
+        EraseOrganization = "erase_organization",
     }
 }
 

@@ -93,8 +93,9 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
                      WHERE s.state IN ('pending', 'unknown') AND s.org_id > orgs.org_id ORDER BY s.org_id LIMIT 1)
               FROM orgs WHERE orgs.org_id IS NOT NULL
          ), due AS (
-            -- A suspended organization's submissions wait (claimed again once reactivated).
-            SELECT d.* FROM orgs JOIN organizations o ON o.id = orgs.org_id AND o.status <> 'suspended'
+            -- A suspended or closed organization's submissions wait (claimed again once reactivated
+            -- or reopened; an erased one's go with it).
+            SELECT d.* FROM orgs JOIN organizations o ON o.id = orgs.org_id AND o.status IN ('trial', 'active')
             CROSS JOIN LATERAL (
                 SELECT s.id, s.org_id, s.run_at, s.lease_token AS old_token, s.leased_at AS old_leased_at
                   FROM submissions s

@@ -1,6 +1,7 @@
 //! Your data (KVKK): the owner asks for an archive of everything TNS holds about the
-//! organization and downloads it once the jobs role has built it (kept 7 days). Other members
-//! see why they cannot.
+//! organization and downloads it once the jobs role has built it (kept 7 days), and closes the
+//! organization (erased after the grace period) or reopens it. Other members see why they
+//! cannot.
 
 use std::collections::HashMap;
 
@@ -8,15 +9,17 @@ use axum::{
     extract::{Path, Query, State},
     http::{HeaderMap, Method},
     response::{Html, IntoResponse, Response},
+    Form,
 };
-use maud::html;
+use maud::{html, Markup};
+use serde::Deserialize;
 use tns_core::{
-    domain::kinds::ExportState,
+    domain::kinds::{ExportState, OrgStatus},
     scopes::need::{AccountRead, AccountWrite},
 };
 use tns_store as db;
 
-use super::{correctable, problem, settings_page};
+use super::{correctable, field_error, problem, settings_page};
 use crate::{
     error::ApiError,
     portal::{
@@ -26,28 +29,39 @@ use crate::{
         page::{flash, go, table, PortalError},
     },
     state::AppState,
-    v1::endpoints::exports as api,
+    v1::endpoints::{closure, exports as api},
 };
 
 pub const PATH: &str = "/settings/data";
+
+/// Which form an error answers.
+enum Failed<'a> {
+    Export(&'a ApiError),
+    Closure(&'a ApiError),
+}
 
 async fn render(
     st: &AppState,
     lang: Lang,
     signed_in: &SignedIn,
-    error: Option<&ApiError>,
-    asked: bool,
+    error: Option<Failed<'_>>,
+    done: Option<&str>,
 ) -> Result<String, PortalError> {
     let p = &signed_in.principal;
     let is_owner = api::owner(st, p).await.is_ok();
     let exports = if is_owner { db::exports::list(&st.db, p.org_id).await? } else { vec![] };
+    let closure_error = match error {
+        Some(Failed::Closure(e)) => Some(e),
+        _ => None,
+    };
+    let closing = closing_section(st, lang, signed_in, is_owner, closure_error, done == Some("reopened")).await?;
     let body = html! {
         p { (lang.t(Msg::ExportAbout)) }
         @if !is_owner {
             p.muted { (lang.t(Msg::ExportOwnerOnly)) }
         } @else {
-            @if asked { (flash(lang.t(Msg::ExportAsked), "ok")) }
-            @if let Some(e) = error { div role="alert" { (flash(&problem(lang, e), "error")) } }
+            @if done == Some("asked") { (flash(lang.t(Msg::ExportAsked), "ok")) }
+            @if let Some(Failed::Export(e)) = error { div role="alert" { (flash(&problem(lang, e), "error")) } }
             form method="post" action=(PATH) {
                 input type="hidden" name="_csrf" value=(signed_in.csrf);
                 button type="submit" { (lang.t(Msg::ExportAsk)) }
@@ -68,8 +82,58 @@ async fn render(
                 }
             }))
         }
+        (closing)
     };
     Ok(settings_page(lang, signed_in, PATH, lang.t(Msg::YourData), body))
+}
+
+/// The closing section: the form to close (the tax number typed again), or, once closed, when
+/// the data goes and the button that reopens.
+async fn closing_section(
+    st: &AppState,
+    lang: Lang,
+    signed_in: &SignedIn,
+    is_owner: bool,
+    error: Option<&ApiError>,
+    reopened: bool,
+) -> Result<Markup, PortalError> {
+    let closure = closure::current(st, signed_in.principal.org_id).await?;
+    let named = match error {
+        Some(ApiError::Validation { field, reason }) if field == "confirm" => Some(reason.as_str()),
+        _ => None,
+    };
+    Ok(html! {
+        h2 #closure-h { (lang.t(Msg::Closure)) }
+        @if reopened { (flash(lang.t(Msg::ClosureReopened), "ok")) }
+        @if let Some(e) = error.filter(|_| named.is_none()) { div role="alert" { (flash(&problem(lang, e), "error")) } }
+        @if let (OrgStatus::Closed, Some(after)) = (closure.status, closure.erase_after) {
+            p role="status" { (lang.t(Msg::ClosureClosed)) " " strong { (format::datetime(lang, after)) } }
+            @if is_owner {
+                form method="post" action=(format!("{PATH}/reopen")) {
+                    input type="hidden" name="_csrf" value=(signed_in.csrf);
+                    button type="submit" { (lang.t(Msg::ClosureReopen)) }
+                }
+            }
+        } @else {
+            p { (lang.t(Msg::ClosureAbout)) }
+            p { (lang.t(Msg::ClosureGrace)) ": " (st.cfg.organization_grace_days) }
+            @if !is_owner {
+                p.muted { (lang.t(Msg::ClosureOwnerOnly)) }
+            } @else {
+                form.record method="post" action=(format!("{PATH}/close")) aria-labelledby="closure-h" novalidate {
+                    input type="hidden" name="_csrf" value=(signed_in.csrf);
+                    div.field {
+                        label for="c-confirm" { (lang.t(Msg::ClosureConfirm)) }
+                        input #c-confirm type="text" name="confirm" inputmode="numeric" autocomplete="off" maxlength="50"
+                            required aria-invalid=[named.map(|_| "true")]
+                            aria-describedby=[named.map(|_| "c-confirm-error")];
+                        (field_error("c-confirm", named))
+                    }
+                    div { button.danger type="submit" { (lang.t(Msg::Closure)) } }
+                }
+            }
+        }
+    })
 }
 
 /// `GET /settings/data`.
@@ -78,8 +142,7 @@ pub async fn show(
     m: Member<AccountRead>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Html<String>, PortalError> {
-    let asked = q.get("done").is_some_and(|d| d == "asked");
-    Ok(Html(render(&st, m.lang, &m.signed_in, None, asked).await?))
+    Ok(Html(render(&st, m.lang, &m.signed_in, None, q.get("done").map(String::as_str)).await?))
 }
 
 /// `POST /settings/data`: as `POST /api/v1/portal/exports`.
@@ -92,7 +155,54 @@ pub async fn ask(
     match api::request(&st, m.principal()).await {
         Ok(_) => Ok(go(&format!("{PATH}?done=asked"), &headers)),
         Err(e) if correctable(&e) => {
-            let page = render(&st, m.lang, &m.signed_in, Some(&e), false).await?;
+            let page = render(&st, m.lang, &m.signed_in, Some(Failed::Export(&e)), None).await?;
+            Ok((e.status(), Html(page)).into_response())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct CloseForm {
+    #[serde(default)]
+    confirm: String,
+}
+
+/// `POST /settings/data/close`: as `POST /api/v1/portal/closure`.
+pub async fn close(
+    State(st): State<AppState>,
+    m: Member<AccountWrite>,
+    headers: HeaderMap,
+    Form(f): Form<CloseForm>,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::POST, "/portal/closure").await?;
+    let outcome = closure::close_for(&st, m.principal(), &f.confirm).await.map(|_| ());
+    closure_answer(&st, &m, &headers, outcome, "closed").await
+}
+
+/// `POST /settings/data/reopen`: as `DELETE /api/v1/portal/closure`.
+pub async fn reopen(
+    State(st): State<AppState>,
+    m: Member<AccountWrite>,
+    headers: HeaderMap,
+) -> Result<Response, PortalError> {
+    admit(&st, m.principal(), Method::DELETE, "/portal/closure").await?;
+    let outcome = closure::reopen_for(&st, m.principal()).await.map(|_| ());
+    closure_answer(&st, &m, &headers, outcome, "reopened").await
+}
+
+/// Back to the page once done; the page with the error when it can be put right.
+async fn closure_answer(
+    st: &AppState,
+    m: &Member<AccountWrite>,
+    headers: &HeaderMap,
+    outcome: Result<(), ApiError>,
+    done: &str,
+) -> Result<Response, PortalError> {
+    match outcome {
+        Ok(()) => Ok(go(&format!("{PATH}?done={done}#closure-h"), headers)),
+        Err(e) if correctable(&e) => {
+            let page = render(st, m.lang, &m.signed_in, Some(Failed::Closure(&e)), None).await?;
             Ok((e.status(), Html(page)).into_response())
         }
         Err(e) => Err(e.into()),

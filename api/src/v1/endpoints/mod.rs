@@ -4,6 +4,7 @@ pub mod api_keys;
 pub mod auth;
 pub mod billing;
 pub mod cargo;
+pub mod closure;
 pub mod downstream;
 pub mod exports;
 pub mod journeys;

@@ -1,0 +1,237 @@
+//! Closing an organization and, after the grace period, erasing it (KVKK): the closure columns
+//! of `organizations` and the erasure's deletes. Closing ends billing (the current term ends that
+//! day, [`crate::terms::follow`]) and restricts the organization as a suspension does; reopening
+//! restores the standing it had; erasing deletes every row it owns except what law and billing
+//! keep ([`KEPT`]), in one transaction, audited.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::{PgConnection, PgPool};
+use tns_core::domain::kinds::{AuditAction, OrgStatus};
+use utoipa::ToSchema;
+
+use crate::{
+    accounts,
+    audit::{self, Actor, Entry},
+};
+
+/// An organization's closure, as the API shows it.
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Closure {
+    /// The organization's status: `closed` while it waits for erasure.
+    pub status: OrgStatus,
+    /// When the owner closed it (`null` unless closed).
+    pub closed_at: Option<DateTime<Utc>>,
+    /// From when it may be erased: until then the owner may reopen it (`null` unless closed).
+    pub erase_after: Option<DateTime<Utc>>,
+}
+
+const COLUMNS: &str = "status, closed_at, erase_after";
+
+/// The closure of `org`; `None` for no such organization (an erased one is none).
+pub async fn get(db: &PgPool, org: i64) -> sqlx::Result<Option<Closure>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM organizations WHERE id = $1 AND erased_at IS NULL"))
+        .bind(org)
+        .fetch_optional(db)
+        .await
+}
+
+/// What closing or reopening did.
+pub enum Changed {
+    Done(Closure),
+    /// It was already closed (closing), or is not closed (reopening): nothing changed.
+    Unchanged(Closure),
+}
+
+/// Close `org` for `grace_days` days: restricted and unbilled from now, erasable after. The
+/// status, billing following it and the audit entry in one transaction; `None` for no such
+/// organization.
+pub async fn close(db: &PgPool, actor: &Actor, org: i64, grace_days: u32) -> sqlx::Result<Option<Changed>> {
+    let mut tx = db.begin().await?;
+    let Some(before) = accounts::standing_for_update(&mut tx, org).await? else { return Ok(None) };
+    if before.status == OrgStatus::Closed {
+        return Ok(locked(&mut tx, org).await?.map(Changed::Unchanged));
+    }
+    // `closed_from` reads the row as it was before this statement: what reopening restores.
+    let closure: Closure = sqlx::query_as(&format!(
+        "UPDATE organizations
+            SET status = 'closed', status_changed_at = now(),
+                closed_from = status, closed_from_reason = status_reason,
+                closed_at = now(), erase_after = now() + make_interval(days => $2),
+                status_reason = 'closed by its owner; its data is erased after '
+                    || to_char((now() + make_interval(days => $2)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
+                    || ' UTC unless it is reopened before (DELETE /api/v1/portal/closure)'
+          WHERE id = $1
+         RETURNING {COLUMNS}"
+    ))
+    .bind(org)
+    .bind(grace_days as i32)
+    .fetch_one(&mut *tx)
+    .await?;
+    crate::terms::follow(&mut tx, org).await?;
+    let entry = Entry {
+        actor,
+        action: AuditAction::CloseOrganization,
+        org: Some(org),
+        before: serde_json::json!({"status": before.status, "status_reason": before.status_reason}),
+        after: serde_json::json!({"status": closure.status, "erase_after": closure.erase_after}),
+        reason: None,
+    };
+    audit::record(&mut tx, entry).await?;
+    tx.commit().await?;
+    Ok(Some(Changed::Done(closure)))
+}
+
+/// Reopen `org` within its grace period: the standing it had when it closed, billing following
+/// it, and the audit entry in one transaction; `None` for no such organization.
+pub async fn reopen(db: &PgPool, actor: &Actor, org: i64) -> sqlx::Result<Option<Changed>> {
+    let mut tx = db.begin().await?;
+    let row: Option<(OrgStatus, Option<OrgStatus>, Option<String>)> = sqlx::query_as(
+        "SELECT status, closed_from, closed_from_reason FROM organizations WHERE id = $1 AND erased_at IS NULL FOR UPDATE",
+    )
+    .bind(org)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some((status, closed_from, reason)) = row else { return Ok(None) };
+    let (OrgStatus::Closed, Some(to)) = (status, closed_from) else {
+        return Ok(locked(&mut tx, org).await?.map(Changed::Unchanged));
+    };
+    let Some((before, after)) = accounts::set_status(&mut tx, org, to, reason.as_deref()).await? else {
+        return Ok(None);
+    };
+    crate::terms::follow(&mut tx, org).await?;
+    let entry = Entry {
+        actor,
+        action: AuditAction::ReopenOrganization,
+        org: Some(org),
+        before: serde_json::json!({"status": before.status}),
+        after: serde_json::json!({"status": after.status, "status_reason": after.status_reason}),
+        reason: None,
+    };
+    audit::record(&mut tx, entry).await?;
+    let closure = locked(&mut tx, org).await?;
+    tx.commit().await?;
+    Ok(closure.map(Changed::Done))
+}
+
+async fn locked(tx: &mut PgConnection, org: i64) -> sqlx::Result<Option<Closure>> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM organizations WHERE id = $1")).bind(org).fetch_optional(tx).await
+}
+
+/// What law and billing keep of an erased organization: its invoices (their lines go with
+/// them, by reference), the credit it is still owed, and the audit log. Its own row stays too,
+/// as their anchor (see [`erase`]).
+pub const KEPT: &[&str] = &["invoices", "credit_balances", "audit_log"];
+
+/// Every other table holding an organization's rows, in an order that deletes what refers to
+/// a row before the row (rows of tables without `org_id` go with their parents, by reference:
+/// passwords resets with their users, invoice lines are kept with their invoices).
+pub const ERASED: &[&str] = &[
+    "webhook_attempts",
+    "webhook_deliveries",
+    "webhook_events",
+    "webhook_subscriptions",
+    "submission_attempts",
+    "submissions",
+    "preflight_results",
+    "preflight_policies",
+    "passengers",
+    "journey_crew",
+    "cargo",
+    "journeys",
+    "vehicles",
+    "personnel",
+    "support_tickets",
+    "idempotency_keys",
+    "downstream_settings",
+    "data_exports",
+    "invitations",
+    "api_keys",
+    "users",
+    "usage_monthly",
+    "usage_versions",
+    "usage_overage",
+    "plan_terms",
+    "subscriptions",
+];
+
+/// Closed organizations whose grace period is over and that are not erased yet, oldest first,
+/// at most `limit`.
+pub async fn due(db: &PgPool, limit: i64) -> sqlx::Result<Vec<i64>> {
+    sqlx::query_scalar(
+        "SELECT id FROM organizations WHERE status = 'closed' AND erased_at IS NULL AND erase_after <= now()
+          ORDER BY erase_after LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(db)
+    .await
+}
+
+/// What [`erase`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Erasure {
+    /// Erased: the rows deleted, by table (tables with none left out).
+    Erased(BTreeMap<&'static str, u64>),
+    /// Its last invoice is not issued yet (the credit of its last term, or an overage not
+    /// billed): erased by a later run, once invoicing has caught up.
+    AwaitingInvoice,
+    /// Reopened meanwhile, already erased, or its grace period is not over.
+    NotDue,
+}
+
+/// Erase closed organization `org` once its grace period is over and nothing is left to
+/// invoice: every row of [`ERASED`] goes, its own row keeps only its id, tax number (the
+/// invoices name it by law; a new registration may use it again) and standing dates, and the
+/// audit log says what went. One transaction, holding the organization's row and its invoicing
+/// lock, the order invoicing takes them in, so no invoice is being written meanwhile.
+pub async fn erase(db: &PgPool, org: i64) -> sqlx::Result<Erasure> {
+    let mut tx = db.begin().await?;
+    let due: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM organizations
+          WHERE id = $1 AND status = 'closed' AND erased_at IS NULL AND erase_after <= now() FOR UPDATE",
+    )
+    .bind(org)
+    .fetch_optional(&mut *tx)
+    .await?;
+    if due.is_none() {
+        return Ok(Erasure::NotDue);
+    }
+    crate::invoices::lock_invoicing(&mut tx, org).await?;
+    let today = crate::terms::today(&mut tx).await?;
+    let unbilled: bool =
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM usage_overage WHERE org_id = $1 AND calls > billed_calls)")
+            .bind(org)
+            .fetch_one(&mut *tx)
+            .await?;
+    if unbilled || !crate::terms::due(&mut tx, org, today).await?.is_empty() {
+        return Ok(Erasure::AwaitingInvoice);
+    }
+    let mut deleted = BTreeMap::new();
+    for table in ERASED {
+        let n = sqlx::query(&format!("DELETE FROM {table} WHERE org_id = $1")).bind(org).execute(&mut *tx).await?;
+        if n.rows_affected() > 0 {
+            deleted.insert(*table, n.rows_affected());
+        }
+    }
+    sqlx::query(
+        "UPDATE organizations
+            SET name = '[erased]', status_reason = 'erased', erased_at = now(), tax_number_duplicate = true
+          WHERE id = $1",
+    )
+    .bind(org)
+    .execute(&mut *tx)
+    .await?;
+    let entry = Entry {
+        actor: &Actor::Jobs,
+        action: AuditAction::EraseOrganization,
+        org: Some(org),
+        before: serde_json::Value::Null,
+        after: serde_json::json!({"deleted": deleted, "kept": KEPT}),
+        reason: Some("closed by its owner; the grace period is over"),
+    };
+    audit::record(&mut tx, entry).await?;
+    tx.commit().await?;
+    Ok(Erasure::Erased(deleted))
+}
