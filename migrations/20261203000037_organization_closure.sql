@@ -18,19 +18,22 @@ ALTER TABLE organizations
     -- and reopening).
     ADD COLUMN closed_from TEXT CHECK (closed_from IN ('trial', 'active', 'suspended')),
     ADD COLUMN closed_from_reason TEXT,
+    -- Whether its plan was billed when it closed: a suspended organization that was is billed
+    -- again once reopened (closing and reopening must not stop what a suspension does not).
+    ADD COLUMN closed_billed BOOLEAN,
     -- When the jobs role erased it; the row is a tombstone from then on.
     ADD COLUMN erased_at TIMESTAMPTZ;
 
 -- A closed organization knows when it closed, when it goes and what reopening restores; the
--- others carry none of it; only a closed one is ever erased. Added NOT VALID and validated
--- apart, so the table is not held under an exclusive lock while its rows are read.
+-- others carry none of it; only a closed one is ever erased. (The statement above already
+-- holds the table, and every row is open: checked as it is added.)
 ALTER TABLE organizations ADD CONSTRAINT organizations_closure_check CHECK (
     (status = 'closed') = (closed_at IS NOT NULL)
     AND (closed_at IS NULL) = (erase_after IS NULL)
     AND (closed_at IS NULL) = (closed_from IS NULL)
+    AND (closed_at IS NULL) = (closed_billed IS NULL)
     AND (erased_at IS NULL OR status = 'closed')
-) NOT VALID;
-ALTER TABLE organizations VALIDATE CONSTRAINT organizations_closure_check;
+);
 
 -- The erasure job's scan: closed organizations not erased yet, by when they may be.
 CREATE INDEX organizations_erasure_idx ON organizations (erase_after) WHERE status = 'closed' AND erased_at IS NULL;

@@ -75,7 +75,7 @@ async fn run(st: &AppState, principal: &Principal, req: Request, next: Next) -> 
         })?
         .to_string();
     let (parts, body) = req.into_parts();
-    let bytes = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| ApiError::PayloadTooLarge)?;
+    let bytes = to_bytes(body, MAX_BODY_BYTES).await.map_err(|_| ApiError::PayloadTooLarge(MAX_BODY_BYTES))?;
     let hash = Sha256::new()
         .chain_update(parts.method.as_str())
         .chain_update(b" ")

@@ -12,7 +12,6 @@ pub mod idempotency;
 pub mod limits;
 pub mod mail;
 pub mod metrics;
-mod objects;
 pub mod pdf;
 pub mod portal;
 pub mod preflight;

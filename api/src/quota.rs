@@ -459,9 +459,9 @@ impl Quota {
             ));
         }
         ApiError::Forbidden(format!(
-            "this organization is suspended{}; it may read its data and revoke API keys, and billing (pay an \
-             open invoice or choose a plan) and support tickets still answer, but nothing is created, changed or \
-             submitted until it is reactivated",
+            "this organization is suspended{}; it may read and export its data and revoke API keys, and billing \
+             (pay an open invoice or choose a plan) and support tickets still answer, but nothing is created, \
+             changed or submitted until it is reactivated",
             reason.map(|r| format!(": {r}")).unwrap_or_default()
         ))
     }
@@ -645,12 +645,13 @@ impl Quota {
                 sum.merge(counts);
             }
             match usage::add(&self.db, org, month, &MonthCounts::from_fields(&sum.0)).await {
-                Ok(version) => {
+                Ok(Some(version)) => {
                     let groups = std::mem::take(&mut taken.groups);
                     let u = Unpushed { org, month, version, groups };
                     self.unpushed.lock().unwrap_or_else(|p| p.into_inner()).push_back(u);
                 }
-                // The organization was deleted since: its counts have nowhere to go.
+                // The organization was erased (or deleted) since: its counts have nowhere to go.
+                Ok(None) => taken.groups.clear(),
                 Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => taken.groups.clear(),
                 Err(e) => {
                     tracing::warn!(org, %month, error = %tns_store::redacted(&e), "usage not added to the ledger; will retry");

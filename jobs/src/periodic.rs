@@ -163,19 +163,33 @@ where
 /// it holds); the rest wait for the next run.
 const ORGS_PER_RUN: i64 = 50;
 
-/// Erase the closed organizations that are due; how many.
+/// Erase the closed organizations that are due; how many. One that cannot be erased now (its
+/// last invoice not issued, or a failure, logged) is passed over for the next run.
 async fn erase_closed(db: &PgPool, redis: &RedisSettings) -> anyhow::Result<u64> {
     use tns_store::closure::{self, Erasure};
-    let mut erased = vec![];
-    for org in closure::due(db, ORGS_PER_RUN).await? {
-        match closure::erase(db, org).await? {
-            Erasure::Erased(deleted) => {
-                let rows: u64 = deleted.values().sum();
-                tracing::info!(org, rows, "closed organization erased");
-                erased.push(org);
+    let (mut erased, mut after) = (vec![], 0);
+    'pages: loop {
+        let page = closure::due(db, after, ORGS_PER_RUN).await?;
+        for &org in &page {
+            after = org;
+            match closure::erase(db, org).await {
+                Ok(Erasure::Erased(deleted)) => {
+                    let rows: u64 = deleted.values().sum();
+                    tracing::info!(org, rows, "closed organization erased");
+                    erased.push(org);
+                }
+                Ok(Erasure::AwaitingInvoice) => tracing::info!(org, "closed organization waits for its last invoice"),
+                Ok(Erasure::NotDue) => {}
+                Err(e) => {
+                    tracing::warn!(org, error = %tns_store::redacted(&e), "closed organization not erased; next run tries again")
+                }
             }
-            Erasure::AwaitingInvoice => tracing::info!(org, "closed organization waits for its last invoice"),
-            Erasure::NotDue => {}
+            if erased.len() as i64 >= ORGS_PER_RUN {
+                break 'pages;
+            }
+        }
+        if (page.len() as i64) < ORGS_PER_RUN {
+            break;
         }
     }
     // Its API keys are gone; what the API processes cached of its standing goes too.

@@ -125,7 +125,7 @@ pub(crate) async fn set_status(
         "UPDATE organizations
             SET status = $2, status_reason = $3, status_changed_at = now(),
                 trial_ends_at = CASE WHEN $2 = 'trial' THEN COALESCE(trial_ends_at, now()) ELSE trial_ends_at END,
-                closed_at = NULL, erase_after = NULL, closed_from = NULL, closed_from_reason = NULL
+                closed_at = NULL, erase_after = NULL, closed_from = NULL, closed_from_reason = NULL, closed_billed = NULL
           WHERE id = $1 AND erased_at IS NULL
          RETURNING status, status_reason, trial_ends_at",
     )
@@ -144,6 +144,23 @@ pub(crate) async fn activate_on_plan_choice(
     org: i64,
 ) -> sqlx::Result<Option<(Standing, Standing)>> {
     let Some(before) = standing_for_update(&mut *tx, org).await? else { return Ok(None) };
+    if before.status == OrgStatus::Closed {
+        // Chosen while closed: reopening restores what the choice leads to.
+        let (from, reason): (OrgStatus, Option<String>) =
+            sqlx::query_as("SELECT closed_from, closed_from_reason FROM organizations WHERE id = $1")
+                .bind(org)
+                .fetch_one(&mut *tx)
+                .await?;
+        let to = from.after_plan_choice(reason.as_deref() == Some(TRIAL_ENDED));
+        if to != from {
+            sqlx::query("UPDATE organizations SET closed_from = $2, closed_from_reason = NULL WHERE id = $1")
+                .bind(org)
+                .bind(to)
+                .execute(&mut *tx)
+                .await?;
+        }
+        return Ok(None);
+    }
     let to = before.after_plan_choice();
     if to == before.status {
         return Ok(None);
@@ -195,7 +212,8 @@ pub async fn search(
                            WHERE u.org_id = o.id AND u.month = date_trunc('month', now() AT TIME ZONE 'UTC')::date), 0)::int8
                     AS calls_this_month,
                 (SELECT count(*) FROM submissions q WHERE q.org_id = o.id AND q.state IN ('pending', 'unknown')) AS queued,
-                EXISTS (SELECT 1 FROM organizations t WHERE t.tax_number = o.tax_number AND t.id <> o.id)
+                EXISTS (SELECT 1 FROM organizations t
+                         WHERE t.tax_number = o.tax_number AND t.id <> o.id AND t.erased_at IS NULL)
                     AS shares_tax_number
            FROM organizations o JOIN subscriptions s ON s.org_id = o.id
           WHERE ($1::text IS NULL OR o.name ILIKE '%' || $1 || '%' OR o.tax_number = $1

@@ -59,6 +59,7 @@ pub async fn close(db: &PgPool, actor: &Actor, org: i64, grace_days: u32) -> sql
         "UPDATE organizations
             SET status = 'closed', status_changed_at = now(),
                 closed_from = status, closed_from_reason = status_reason,
+                closed_billed = EXISTS (SELECT 1 FROM plan_terms t WHERE t.org_id = $1 AND t.ends_on IS NULL),
                 closed_at = now(), erase_after = now() + make_interval(days => $2),
                 status_reason = 'closed by its owner; its data is erased after '
                     || to_char((now() + make_interval(days => $2)) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI')
@@ -84,24 +85,38 @@ pub async fn close(db: &PgPool, actor: &Actor, org: i64, grace_days: u32) -> sql
     Ok(Some(Changed::Done(closure)))
 }
 
-/// Reopen `org` within its grace period: the standing it had when it closed, billing following
-/// it, and the audit entry in one transaction; `None` for no such organization.
+/// Reopen `org` until it is erased: the standing it had when it closed (but active if that was a
+/// suspension for invoices all settled since), billed as then, and the audit entry in one
+/// transaction; `None` for no such organization.
 pub async fn reopen(db: &PgPool, actor: &Actor, org: i64) -> sqlx::Result<Option<Changed>> {
     let mut tx = db.begin().await?;
-    let row: Option<(OrgStatus, Option<OrgStatus>, Option<String>)> = sqlx::query_as(
-        "SELECT status, closed_from, closed_from_reason FROM organizations WHERE id = $1 AND erased_at IS NULL FOR UPDATE",
+    let row: Option<Closed> = sqlx::query_as(
+        "SELECT status, closed_from, closed_from_reason, closed_billed
+           FROM organizations WHERE id = $1 AND erased_at IS NULL FOR UPDATE",
     )
     .bind(org)
     .fetch_optional(&mut *tx)
     .await?;
-    let Some((status, closed_from, reason)) = row else { return Ok(None) };
-    let (OrgStatus::Closed, Some(to)) = (status, closed_from) else {
+    let Some(Closed { status, closed_from, closed_from_reason: mut reason, closed_billed: billed }) = row else {
+        return Ok(None);
+    };
+    let (OrgStatus::Closed, Some(mut to)) = (status, closed_from) else {
         return Ok(locked(&mut tx, org).await?.map(Changed::Unchanged));
     };
+    if to == OrgStatus::Suspended && reason.as_deref() == Some(crate::standing::INVOICE_OVERDUE) {
+        let today = crate::terms::today(&mut tx).await?;
+        if !crate::invoices::has_overdue(&mut tx, org, today).await? {
+            (to, reason) = (OrgStatus::Active, None);
+        }
+    }
     let Some((before, after)) = accounts::set_status(&mut tx, org, to, reason.as_deref()).await? else {
         return Ok(None);
     };
-    crate::terms::follow(&mut tx, org).await?;
+    if to == OrgStatus::Suspended && billed == Some(true) {
+        crate::terms::resume(&mut tx, org).await?;
+    } else {
+        crate::terms::follow(&mut tx, org).await?;
+    }
     let entry = Entry {
         actor,
         action: AuditAction::ReopenOrganization,
@@ -114,6 +129,15 @@ pub async fn reopen(db: &PgPool, actor: &Actor, org: i64) -> sqlx::Result<Option
     let closure = locked(&mut tx, org).await?;
     tx.commit().await?;
     Ok(closure.map(Changed::Done))
+}
+
+/// What reopening reads of an organization.
+#[derive(sqlx::FromRow)]
+struct Closed {
+    status: OrgStatus,
+    closed_from: Option<OrgStatus>,
+    closed_from_reason: Option<String>,
+    closed_billed: Option<bool>,
 }
 
 async fn locked(tx: &mut PgConnection, org: i64) -> sqlx::Result<Option<Closure>> {
@@ -150,20 +174,23 @@ pub const ERASED: &[&str] = &[
     "invitations",
     "api_keys",
     "users",
-    "usage_monthly",
+    // In the order an addition to the usage ledger writes them (`usage::add`).
     "usage_versions",
+    "usage_monthly",
     "usage_overage",
     "plan_terms",
     "subscriptions",
 ];
 
-/// Closed organizations whose grace period is over and that are not erased yet, oldest first,
-/// at most `limit`.
-pub async fn due(db: &PgPool, limit: i64) -> sqlx::Result<Vec<i64>> {
+/// Closed organizations whose grace period is over and that are not erased yet, after `after`
+/// in id order, at most `limit` (pages, so those waiting for an invoice hold up no others).
+pub async fn due(db: &PgPool, after: i64, limit: i64) -> sqlx::Result<Vec<i64>> {
     sqlx::query_scalar(
-        "SELECT id FROM organizations WHERE status = 'closed' AND erased_at IS NULL AND erase_after <= now()
-          ORDER BY erase_after LIMIT $1",
+        "SELECT id FROM organizations
+          WHERE status = 'closed' AND erased_at IS NULL AND erase_after <= now() AND id > $1
+          ORDER BY id LIMIT $2",
     )
+    .bind(after)
     .bind(limit)
     .fetch_all(db)
     .await
@@ -200,11 +227,7 @@ pub async fn erase(db: &PgPool, org: i64) -> sqlx::Result<Erasure> {
     }
     crate::invoices::lock_invoicing(&mut tx, org).await?;
     let today = crate::terms::today(&mut tx).await?;
-    let unbilled: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM usage_overage WHERE org_id = $1 AND calls > billed_calls)")
-            .bind(org)
-            .fetch_one(&mut *tx)
-            .await?;
+    let unbilled = crate::usage::has_unbilled_overage(&mut tx, org).await?;
     if unbilled || !crate::terms::due(&mut tx, org, today).await?.is_empty() {
         return Ok(Erasure::AwaitingInvoice);
     }

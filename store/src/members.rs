@@ -178,7 +178,8 @@ pub struct Welcome {
 
 const WELCOME: &str = "SELECT i.id, i.org_id, o.name AS organization, i.email, i.role
       FROM invitations i JOIN organizations o ON o.id = i.org_id
-     WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()";
+     WHERE i.token_hash = $1 AND i.accepted_at IS NULL AND i.revoked_at IS NULL AND i.expires_at > now()
+       AND o.status <> 'closed'";
 
 /// The open invitation `token` names, if it is still good.
 pub async fn welcome(db: &PgPool, token: &str) -> sqlx::Result<Option<Welcome>> {

@@ -124,10 +124,11 @@ pub async fn price(db: &PgPool, code: &str) -> sqlx::Result<Option<Price>> {
 }
 
 /// What admission needs of an organization: its plan's quota (`None` = unlimited), whether
-/// calls beyond it are billed (soft) rather than refused, and its status.
+/// calls beyond it are billed (soft) rather than refused, and its status. A closed organization
+/// is billed for nothing, overage included: its quota is hard.
 pub async fn limit(db: &PgPool, org: i64) -> sqlx::Result<Option<(Option<i32>, bool, OrgStatus)>> {
     sqlx::query_as(
-        "SELECT p.monthly_quota, p.overage_unit_try IS NOT NULL, o.status
+        "SELECT p.monthly_quota, p.overage_unit_try IS NOT NULL AND o.status <> 'closed', o.status
            FROM subscriptions s JOIN plans p ON p.code = s.plan_code JOIN organizations o ON o.id = s.org_id
           WHERE s.org_id = $1",
     )

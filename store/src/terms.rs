@@ -73,6 +73,12 @@ pub async fn due(tx: &mut PgConnection, org: i64, today: NaiveDate) -> sqlx::Res
 /// suspended (a suspension stops the service, not the plan; one that ended a trial stops
 /// nothing that had begun).
 pub async fn wanted(conn: &mut PgConnection, org: i64, held: &[Held]) -> sqlx::Result<Option<Price>> {
+    let Some((status, price)) = current(conn, org).await? else { return Ok(None) };
+    Ok(is_billed(status, held).then_some(price))
+}
+
+/// `org`'s standing and its plan's price.
+async fn current(conn: &mut PgConnection, org: i64) -> sqlx::Result<Option<(OrgStatus, Price)>> {
     let row: Option<(OrgStatus, String, String, BillingCycle, Money, Option<Money>)> = sqlx::query_as(&format!(
         "SELECT o.status, {PRICE_COLUMNS}
            FROM subscriptions s JOIN plans p ON p.code = s.plan_code JOIN organizations o ON o.id = s.org_id
@@ -81,8 +87,9 @@ pub async fn wanted(conn: &mut PgConnection, org: i64, held: &[Held]) -> sqlx::R
     .bind(org)
     .fetch_optional(conn)
     .await?;
-    let Some((status, code, name, cycle, price, overage_unit)) = row else { return Ok(None) };
-    Ok(is_billed(status, held).then(|| price_of((code, name, cycle, price, overage_unit))))
+    Ok(row.map(|(status, code, name, cycle, price, overage_unit)| {
+        (status, price_of((code, name, cycle, price, overage_unit)))
+    }))
 }
 
 fn is_billed(status: OrgStatus, held: &[Held]) -> bool {
@@ -112,7 +119,28 @@ pub async fn follow(tx: &mut PgConnection, org: i64) -> sqlx::Result<()> {
     let today = today(&mut *tx).await?;
     let held = read(&mut *tx, org, AROUND, today, true).await?;
     let wanted = wanted(&mut *tx, org, &held).await?;
-    for edit in billing::follow(&held, today, wanted.as_ref()) {
+    apply(tx, org, &held, today, wanted.as_ref()).await
+}
+
+/// Bill `org`'s plan from today whatever its standing says: a suspended organization that was
+/// billed when its owner closed it is billed again once reopened (a suspension stops the
+/// service, not the plan; closing and reopening must not stop it either).
+pub async fn resume(tx: &mut PgConnection, org: i64) -> sqlx::Result<()> {
+    let today = today(&mut *tx).await?;
+    let held = read(&mut *tx, org, AROUND, today, true).await?;
+    let price = current(&mut *tx, org).await?.map(|(_, price)| price);
+    apply(tx, org, &held, today, price.as_ref()).await
+}
+
+/// Edit `org`'s terms as [`billing::follow`] says for `wanted`.
+async fn apply(
+    tx: &mut PgConnection,
+    org: i64,
+    held: &[Held],
+    today: NaiveDate,
+    wanted: Option<&Price>,
+) -> sqlx::Result<()> {
+    for edit in billing::follow(held, today, wanted) {
         let q = match &edit {
             Edit::Delete(id) => sqlx::query("DELETE FROM plan_terms WHERE id = $1").bind(id),
             Edit::End(id, end) => sqlx::query("UPDATE plan_terms SET ends_on = $2 WHERE id = $1").bind(id).bind(end),

@@ -126,6 +126,17 @@ pub async fn unbilled_overage(
     Ok(rows.into_iter().map(|(m, calls, unit)| (Month::of_day(m), calls, unit)).collect())
 }
 
+/// Whether `org` has overage an invoice is still to bill (priced by a soft plan it held that
+/// month; the current month's is billed once it is over).
+pub async fn has_unbilled_overage(conn: &mut sqlx::PgConnection, org: i64) -> sqlx::Result<bool> {
+    sqlx::query_scalar(&format!(
+        "SELECT EXISTS (SELECT 1 FROM {PRICED_OVERAGE} WHERE u.org_id = $1 AND u.calls > u.billed_calls)"
+    ))
+    .bind(org)
+    .fetch_one(conn)
+    .await
+}
+
 /// Record that `calls` more of `org`'s overage in `month` are invoiced.
 pub async fn overage_billed(tx: &mut sqlx::PgConnection, org: i64, month: Month, calls: i64) -> sqlx::Result<()> {
     sqlx::query("UPDATE usage_overage SET billed_calls = billed_calls + $3 WHERE org_id = $1 AND month = $2")
@@ -160,13 +171,24 @@ pub async fn orgs_with_unbilled_overage(
 /// Add `counts` to the ledger, in one transaction: the calls one API process admitted (and
 /// the errors it counted) since its last flush. Returns the organization-month's new ledger
 /// version (each addition gets the next one), by which Redis's copy of the month knows whether
-/// it was seeded with this addition.
-pub async fn add(db: &PgPool, org: i64, month: Month, counts: &MonthCounts) -> sqlx::Result<i64> {
+/// it was seeded with this addition; `None` when the organization is erased (or gone): its counts
+/// have nowhere to go.
+pub async fn add(db: &PgPool, org: i64, month: Month, counts: &MonthCounts) -> sqlx::Result<Option<i64>> {
     let rows = &counts.rows;
     let endpoints: Vec<&str> = rows.iter().map(|r| r.endpoint.as_str()).collect();
     let totals: Vec<i64> = rows.iter().map(|r| r.total_calls).collect();
     let errors: Vec<i64> = rows.iter().map(|r| r.error_calls).collect();
     let mut tx = db.begin().await?;
+    // The organization before its usage rows, as its erasure takes them (which holds the row
+    // until it has deleted them: an addition waits, then finds it erased).
+    let live: Option<i64> =
+        sqlx::query_scalar("SELECT id FROM organizations WHERE id = $1 AND erased_at IS NULL FOR KEY SHARE")
+            .bind(org)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if live.is_none() {
+        return Ok(None);
+    }
     // The version row first: it serializes additions to the month, and a seed reading the
     // ledger sees an addition whole or not at all, with the version that says which.
     let version: i64 = sqlx::query_scalar(
@@ -206,7 +228,7 @@ pub async fn add(db: &PgPool, org: i64, month: Month, counts: &MonthCounts) -> s
         .await?;
     }
     tx.commit().await?;
-    Ok(version)
+    Ok(Some(version))
 }
 
 /// The ledger of a month as one consistent read, with its version (0: nothing added yet):

@@ -99,6 +99,12 @@ async fn a_closed_organization_reads_and_exports_but_changes_nothing_is_unbilled
     app.post_ok("/portal/billing/subscription/change", f.key(), json!({"plan_code": "starter"}), 200).await;
     assert_eq!(invoice(&app.db).await.len(), 1, "the month is charged in advance");
 
+    // Only the owner: an admin's key may not, whatever its scopes.
+    let admin_key = app.admin_key(&f.org, &["account:read", "account:write"]).await;
+    let refused = error_body(close(&app, &admin_key, &f.org.tax_number).await, 403).await;
+    assert!(refused["detail"].as_str().unwrap().contains("owner"), "{refused}");
+    error_body(app.get("/portal/closure", &admin_key).await, 403).await;
+
     // Typed by mistake, or not at all: nothing happens.
     assert_invalid(close(&app, f.key(), "1234567890").await, "confirm").await;
     assert_invalid(app.post("/portal/closure", Some(f.key()), json!({})).await, "confirm").await;
@@ -308,4 +314,62 @@ async fn the_owner_closes_and_reopens_from_the_portal() {
     let reopened = v.submit("/settings/data", "/settings/data/reopen", &[]).await;
     assert_eq!(reopened.location(), "/settings/data?done=reopened#closure-h");
     assert_eq!(app.get_ok("/portal/closure", &org.key).await["status"], "trial");
+}
+
+/// What `org` is billed for now: whether a term runs.
+async fn billed(db: &PgPool, org: i64) -> bool {
+    sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM plan_terms WHERE org_id = $1 AND ends_on IS NULL)")
+        .bind(org)
+        .fetch_one(db)
+        .await
+        .unwrap()
+}
+
+async fn choose_starter(app: &TestApp, org: &Org) {
+    app.post_ok("/portal/billing/subscription/change", &org.key, json!({"plan_code": "starter"}), 200).await;
+}
+
+async fn standing(app: &TestApp, key: &str) -> (String, Value) {
+    let me = app.get_ok("/portal/me", key).await;
+    (me["organization"]["status"].as_str().unwrap().to_string(), me["organization"]["status_reason"].clone())
+}
+
+#[tokio::test]
+async fn reopening_restores_the_standing_and_billing_it_had_and_what_was_settled_or_chosen_meanwhile() {
+    let app = TestApp::spawn().await;
+
+    // Suspended by an operator while billed: closing stops the billing, reopening brings both back.
+    let org = app.register().await;
+    choose_starter(&app, &org).await;
+    tns_admin(&app.env, &["set-status", &org.id.to_string(), "suspended", "--reason", "abuse", "--operator", "ayse"])
+        .await
+        .unwrap();
+    assert!(billed(&app.db, org.id).await, "a suspension stops the service, not the plan");
+    json_of(close(&app, &org.key, &org.tax_number).await, 202).await;
+    assert!(!billed(&app.db, org.id).await);
+    json_of(app.delete("/portal/closure", &org.key).await, 200).await;
+    assert_eq!(standing(&app, &org.key).await, ("suspended".into(), json!("abuse")));
+    assert!(billed(&app.db, org.id).await, "billed again, as before it closed");
+
+    // Suspended for an invoice settled while closed: reopened active.
+    let org = app.register().await;
+    choose_starter(&app, &org).await;
+    sqlx::query("UPDATE organizations SET status = 'suspended', status_reason = $2 WHERE id = $1")
+        .bind(org.id)
+        .bind(tns_store::standing::INVOICE_OVERDUE)
+        .execute(&app.db)
+        .await
+        .unwrap();
+    json_of(close(&app, &org.key, &org.tax_number).await, 202).await;
+    json_of(app.delete("/portal/closure", &org.key).await, 200).await;
+    assert_eq!(standing(&app, &org.key).await, ("active".into(), Value::Null), "nothing is overdue");
+
+    // A trial that chose a plan while closed: reopened active, and billed from then.
+    let org = app.register().await;
+    json_of(close(&app, &org.key, &org.tax_number).await, 202).await;
+    choose_starter(&app, &org).await;
+    assert!(!billed(&app.db, org.id).await, "nothing billed while closed");
+    json_of(app.delete("/portal/closure", &org.key).await, 200).await;
+    assert_eq!(standing(&app, &org.key).await.0, "active");
+    assert!(billed(&app.db, org.id).await);
 }

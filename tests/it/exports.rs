@@ -50,21 +50,7 @@ async fn the_owner_gets_everything_held_about_the_organization_and_nobody_else_d
     let secret = hook["secret"].as_str().expect("the subscription's secret, shown once").to_string();
 
     // An admin's API key (not the owner's) may not ask; nor may another organization read.
-    let (key_id, admin_key) = app.create_key(f.key(), &["account:write"]).await;
-    let admin: i64 = sqlx::query_scalar(
-        "INSERT INTO users (org_id, email, full_name, password_hash, role) VALUES ($1, $2, 'Admin', 'x', 'admin') RETURNING id",
-    )
-    .bind(f.org.id)
-    .bind(format!("admin-{}@example.com", f.org.id))
-    .fetch_one(&app.db)
-    .await
-    .unwrap();
-    sqlx::query("UPDATE api_keys SET created_by = $2 WHERE id = $1")
-        .bind(key_id)
-        .bind(admin)
-        .execute(&app.db)
-        .await
-        .unwrap();
+    let admin_key = app.admin_key(&f.org, &["account:write"]).await;
     let refused = error_body(request(&app, &admin_key).await, 403).await;
     assert!(refused["detail"].as_str().unwrap().contains("owner"), "{refused}");
 

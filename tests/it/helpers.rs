@@ -348,6 +348,28 @@ impl std::ops::Deref for TestApp {
 }
 
 impl TestApp {
+    /// An API key with `scopes` made by an admin of `org` (a member added directly), not by its
+    /// owner: for what only the owner's own credentials may do.
+    pub async fn admin_key(&self, org: &Org, scopes: &[&str]) -> String {
+        let (key_id, key) = self.create_key(&org.key, scopes).await;
+        let admin: i64 = sqlx::query_scalar(
+            "INSERT INTO users (org_id, email, full_name, password_hash, role)
+             VALUES ($1, $2, 'Admin', 'x', 'admin') RETURNING id",
+        )
+        .bind(org.id)
+        .bind(format!("admin-{}@example.com", org.id))
+        .fetch_one(&self.db)
+        .await
+        .unwrap();
+        sqlx::query("UPDATE api_keys SET created_by = $2 WHERE id = $1")
+            .bind(key_id)
+            .bind(admin)
+            .execute(&self.db)
+            .await
+            .unwrap();
+        key
+    }
+
     pub async fn spawn() -> TestApp {
         TestApp::start(Env::new().await).await
     }

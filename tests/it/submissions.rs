@@ -507,6 +507,12 @@ async fn a_database_outage_mid_delivery_loses_nothing_and_sends_nothing_twice() 
     wait_until(&app.db, "the scheduler is delivering", |s| s.get("delivered").copied().unwrap_or(0) >= 30).await;
 
     proxy.refuse();
+    let held: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM submissions WHERE lease_token IS NOT NULL AND state = 'pending'")
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert!(held > 0, "the cut comes with submissions in flight");
     let down = eventually(Duration::from_secs(30), || async { (ready().await == 503).then_some(()) }).await;
     assert!(down.is_some(), "the scheduler says it is not ready while the database is cut");
     // The outage's length (longer than a lease, so what was held when it came is given up), not

@@ -470,7 +470,11 @@ async fn serve(listener: TcpListener, core: Arc<Core>) {
             // Set by a `LoseAnswer` call: the connection is dropped without an answer.
             let kill = Arc::new(Notify::new());
             let k = kill.clone();
-            let svc = service_fn(move |req| handle(core.clone(), k.clone(), req));
+            // A `Reset` call sets SO_LINGER to zero on the socket before it is dropped, so it is
+            // closed with an RST, not a FIN. The descriptor is valid while a request on it is
+            // being handled: the connection (which owns it) outlives its handlers.
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&stream);
+            let svc = service_fn(move |req| handle(core.clone(), k.clone(), fd, req));
             let conn = http1::Builder::new().serve_connection(TokioIo::new(stream), svc);
             tokio::select! {
                 _ = conn => {}
@@ -491,12 +495,16 @@ struct OwnedRequest {
 
 enum Outcome {
     Reply(HttpReply),
+    /// Close the connection without an answer.
     Drop,
+    /// Reset the connection (RST) without an answer.
+    Reset,
 }
 
 async fn handle(
     core: Arc<Core>,
     kill: Arc<Notify>,
+    fd: std::os::fd::RawFd,
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let (parts, body) = req.into_parts();
@@ -527,6 +535,14 @@ async fn handle(
             }
             Ok(resp.body(Full::new(Bytes::from(r.body))).expect("a valid response"))
         }
+        Outcome::Reset => {
+            // SAFETY: `fd` is the socket of the connection this request came on, open for as
+            // long as the request is being handled (see `serve`).
+            let socket = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+            let _ = socket2::SockRef::from(&socket).set_linger(Some(Duration::ZERO));
+            kill.notify_one();
+            std::future::pending().await
+        }
         Outcome::Drop => {
             kill.notify_one();
             std::future::pending().await
@@ -552,9 +568,10 @@ async fn process(core: Arc<Core>, req: OwnedRequest) -> Outcome {
             }
         }
     }
-    let (reply, hold, latency) = {
+    let (reply, hold, latency, reset) = {
         let mut s = core.lock();
         let scripted = judged.op.as_deref().and_then(|op| s.scripts.take(op));
+        let reset = scripted == Some(Behaviour::Reset);
         record(&mut s, &req, &judged, scripted.clone());
         let reply = match &scripted {
             Some(Behaviour::Hang(_)) => None,
@@ -567,7 +584,7 @@ async fn process(core: Arc<Core>, req: OwnedRequest) -> Outcome {
             Some(Behaviour::LoseAnswer) => None,
             _ => None,
         };
-        (reply, hold, s.latency)
+        (reply, hold, s.latency, reset)
     };
     core.changed();
     let reply = match hold {
@@ -588,6 +605,7 @@ async fn process(core: Arc<Core>, req: OwnedRequest) -> Outcome {
     }
     match reply {
         Some(r) => Outcome::Reply(r),
+        None if reset => Outcome::Reset,
         None => Outcome::Drop,
     }
 }

@@ -33,8 +33,8 @@ pub enum Behaviour {
     /// Performs the operation (the state changes as if it succeeded), then drops the connection
     /// without answering: the write happened, the answer is lost.
     LoseAnswer,
-    /// Drops the connection without performing the operation or answering (a proxy resetting
-    /// it, a backend that crashed on reading it). Nothing is stored.
+    /// Resets the connection (an RST, not a FIN) without performing the operation or answering:
+    /// a proxy resetting it, a backend that crashed on reading it. Nothing is stored.
     Reset,
 }
 

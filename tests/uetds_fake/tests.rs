@@ -279,6 +279,24 @@ async fn partial_passengers_give_88_and_only_the_good_ones_are_stored() {
 }
 
 #[tokio::test]
+async fn reset_is_an_rst_and_changes_nothing() {
+    let fake = FakeUetds::start().await;
+    fake.script("seferEkle", 1, Behaviour::Reset);
+    let body = envelope(&format!("<uet:seferEkle>{}</uet:seferEkle>", trip_input("34ABC112", "reset")));
+    let err = post(&fake, ARIZI, Some(&action(ARIZI, "seferEkle")), Some((TEST_USER, TEST_PASSWORD)), &body)
+        .await
+        .expect_err("the connection is reset");
+    let mut source: Option<&dyn std::error::Error> = Some(&err);
+    let mut reset = false;
+    while let Some(e) = source {
+        reset |= e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionReset);
+        source = e.source();
+    }
+    assert!(reset, "a connection reset, not a clean close: {err:?}");
+    assert!(fake.trips_with_firma_sefer_no("reset").is_empty(), "nothing done");
+}
+
+#[tokio::test]
 async fn lose_answer_changes_state_and_drops_the_connection() {
     let fake = FakeUetds::start().await;
     fake.script("seferEkle", 1, Behaviour::LoseAnswer);

@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 use super::{
     auth::Operator,
     error::{AdminError, AdminResult},
-    extract::{Body, Ids, Params},
+    extract::{ApiJson, ApiPath, Params},
     organizations::no_organization,
     AdminState,
 };
@@ -35,7 +35,7 @@ pub struct InvoiceList {
 pub async fn list(
     State(st): State<AdminState>,
     _: Operator<Read>,
-    Ids(org): Ids<i64>,
+    ApiPath(org): ApiPath<i64>,
     mut q: Params,
 ) -> AdminResult<Json<InvoiceList>> {
     let limit = q.take("limit", crate::parse_limit)?.unwrap_or(crate::DEFAULT_LIMIT);
@@ -66,8 +66,8 @@ pub struct SettleIn {
 pub async fn paid(
     State(st): State<AdminState>,
     op: Operator<Write>,
-    Ids(id): Ids<i64>,
-    Body(input): Body<SettleIn>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(input): ApiJson<SettleIn>,
 ) -> AdminResult<Json<InvoiceSettled>> {
     settle(&st, &op, id, InvoiceStatus::Paid, input).await
 }
@@ -81,8 +81,8 @@ pub async fn paid(
 pub async fn void(
     State(st): State<AdminState>,
     op: Operator<Write>,
-    Ids(id): Ids<i64>,
-    Body(input): Body<SettleIn>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(input): ApiJson<SettleIn>,
 ) -> AdminResult<Json<InvoiceSettled>> {
     settle(&st, &op, id, InvoiceStatus::Void, input).await
 }

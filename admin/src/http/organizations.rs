@@ -19,7 +19,7 @@ use utoipa::ToSchema;
 use super::{
     auth::Operator,
     error::{AdminError, AdminResult},
-    extract::{Body, Ids, Params},
+    extract::{ApiJson, ApiPath, Params},
     AdminState,
 };
 use crate::ops::{self, Changed, RequeuedAll, Sent};
@@ -76,8 +76,8 @@ pub struct StatusIn {
 pub async fn set_status(
     State(st): State<AdminState>,
     op: Operator<Write>,
-    Ids(org): Ids<i64>,
-    Body(input): Body<StatusIn>,
+    ApiPath(org): ApiPath<i64>,
+    ApiJson(input): ApiJson<StatusIn>,
 ) -> AdminResult<Json<Changed>> {
     if input.status == OrgStatus::Closed {
         return Err(AdminError::validation("status", crate::CLOSING_IS_THE_OWNERS));
@@ -104,8 +104,8 @@ pub struct PlanIn {
 pub async fn change_plan(
     State(st): State<AdminState>,
     op: Operator<Write>,
-    Ids(org): Ids<i64>,
-    Body(input): Body<PlanIn>,
+    ApiPath(org): ApiPath<i64>,
+    ApiJson(input): ApiJson<PlanIn>,
 ) -> AdminResult<Json<Changed>> {
     let code = input.plan_code.as_str().trim();
     if !tns_store::plans::exists(&st.db, code).await? {
@@ -129,7 +129,7 @@ pub async fn change_plan(
 pub async fn submission(
     State(st): State<AdminState>,
     op: Operator<PersonalData>,
-    Ids((org, id)): Ids<(i64, i64)>,
+    ApiPath((org, id)): ApiPath<(i64, i64)>,
     mut q: Params,
 ) -> AdminResult<Json<Sent>> {
     let reason = q.take("reason", Text500::parse)?.ok_or_else(|| AdminError::validation("reason", "is required"))?;
@@ -155,8 +155,8 @@ pub struct RequeueIn {
 pub async fn requeue(
     State(st): State<AdminState>,
     op: Operator<Write>,
-    Ids(org): Ids<i64>,
-    Body(input): Body<RequeueIn>,
+    ApiPath(org): ApiPath<i64>,
+    ApiJson(input): ApiJson<RequeueIn>,
 ) -> AdminResult<Json<RequeuedAll>> {
     let requeued = ops::requeue(&st.db, &op.actor(), org, input.reason.as_str()).await?;
     requeued.map(Json).ok_or_else(|| no_organization(org))
@@ -193,8 +193,8 @@ enum ResolutionKind {
 pub async fn resolve(
     State(st): State<AdminState>,
     op: Operator<Write>,
-    Ids((org, id)): Ids<(i64, i64)>,
-    Body(input): Body<ResolveIn>,
+    ApiPath((org, id)): ApiPath<(i64, i64)>,
+    ApiJson(input): ApiJson<ResolveIn>,
 ) -> AdminResult<Json<Resolved>> {
     let resolution = match (input.resolution, input.downstream_reference) {
         (ResolutionKind::Found, Some(r)) => Resolution::Found(r.into_inner()),

@@ -1018,7 +1018,7 @@ pub async fn upload(
     }
     let (name, bytes) = file.filter(|(_, b)| !b.is_empty()).ok_or_else(|| unreadable("no file was sent".into()))?;
     if bytes.len() > MAX_BODY_BYTES {
-        return Err(PortalError::Api(ApiError::PayloadTooLarge));
+        return Err(PortalError::Api(ApiError::PayloadTooLarge(crate::limits::MAX_BODY_BYTES)));
     }
     let typed = if name.ends_with(".xlsx") || bytes.starts_with(b"PK\x03\x04") {
         parse_xlsx(&bytes).map_err(|e| unreadable(format!("is not a readable .xlsx file: {e}")))?

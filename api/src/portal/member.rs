@@ -49,7 +49,7 @@ pub async fn resolve(st: &AppState, req: Request) -> Result<(Request, Option<Sig
         let (parts, body) = req.into_parts();
         let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
             .await
-            .map_err(|_| PortalError::Api(ApiError::PayloadTooLarge))?;
+            .map_err(|_| PortalError::Api(ApiError::PayloadTooLarge(crate::limits::MAX_BODY_BYTES)))?;
         let multipart =
             parts.headers.get(header::CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"multipart/"));
         let sent = if multipart {
