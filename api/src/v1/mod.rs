@@ -13,10 +13,7 @@ use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
-use endpoints::{
-    account, allowed_addresses, api_keys, auth, billing, cargo, closure, downstream, exports, journeys, passengers,
-    personnel, preflight, reference, reports, submissions, support, usage, vehicles, webhooks,
-};
+use endpoints::{cargo, downstream, journeys, passengers, personnel};
 
 /// `{"ok": true}`: the answer of deletes and actions.
 #[derive(Serialize, ToSchema)]
@@ -40,62 +37,7 @@ async fn openapi_json() -> impl IntoResponse {
 
 fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .routes(routes!(auth::register))
-        .routes(routes!(auth::token))
-        .routes(routes!(auth::login))
-        .routes(routes!(auth::logout))
-        .routes(routes!(account::me))
-        .routes(routes!(api_keys::list, api_keys::create))
-        .routes(routes!(api_keys::revoke))
-        .routes(routes!(usage::usage))
-        .routes(routes!(billing::plans))
-        .routes(routes!(billing::subscription))
-        .routes(routes!(billing::change))
-        .routes(routes!(billing::invoices))
-        .routes(routes!(billing::upcoming))
-        .routes(routes!(billing::invoice))
-        .routes(routes!(billing::invoice_pdf))
-        .routes(routes!(vehicles::list, vehicles::create))
-        .routes(routes!(vehicles::get, vehicles::update, vehicles::delete))
-        .routes(routes!(personnel::list, personnel::create))
-        .routes(routes!(personnel::get, personnel::update, personnel::delete))
-        .routes(routes!(journeys::list, journeys::create))
-        .routes(routes!(journeys::get, journeys::update, journeys::delete))
-        .routes(routes!(passengers::list, passengers::create))
-        .routes(routes!(passengers::update, passengers::delete))
-        .routes(routes!(passengers::bulk_upsert))
-        .routes(routes!(cargo::list, cargo::create))
-        .routes(routes!(cargo::get, cargo::update, cargo::delete))
-        .routes(routes!(submissions::submit_journey))
-        .routes(routes!(submissions::submit_cargo))
-        .routes(routes!(submissions::cancel_journey))
-        .routes(routes!(submissions::cancel_cargo))
-        .routes(routes!(submissions::reactivate_journey))
-        .routes(routes!(submissions::reactivate_cargo))
-        .routes(routes!(submissions::report_no_show))
-        .routes(routes!(reports::journey))
-        .routes(routes!(reports::cargo))
-        .routes(routes!(submissions::list))
-        .routes(routes!(submissions::get))
-        .routes(routes!(downstream::get, downstream::put))
-        .routes(routes!(allowed_addresses::list, allowed_addresses::add))
-        .routes(routes!(allowed_addresses::remove))
-        .routes(routes!(preflight::get, preflight::put))
-        .routes(routes!(webhooks::list, webhooks::create))
-        .routes(routes!(webhooks::get, webhooks::update, webhooks::delete))
-        .routes(routes!(webhooks::rotate_secret))
-        .routes(routes!(webhooks::deliveries))
-        .routes(routes!(webhooks::delivery))
-        .routes(routes!(webhooks::test_event))
-        .routes(routes!(reference::cities))
-        .routes(routes!(reference::districts))
-        .routes(routes!(reference::code_lists))
-        .routes(routes!(reference::code_list))
-        .routes(routes!(support::list, support::create))
-        .routes(routes!(exports::list, exports::create))
-        .routes(routes!(exports::get))
-        .routes(routes!(exports::download))
-        .routes(routes!(closure::get, closure::close, closure::reopen))
+        .merge(endpoints::routes())
         .routes(routes!(openapi_json))
         .split_for_parts()
 }

@@ -8,6 +8,7 @@ use crate::{
     state::AppState,
 };
 use tns_store::{self as db, accounts::Profile};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// The caller's user, organization and subscription. Needs no particular scope.
 #[utoipa::path(get, path = "/portal/me", operation_id = "get_me", tag = "account",
@@ -23,4 +24,9 @@ pub async fn me(State(st): State<AppState>, Auth(p): Auth) -> ApiResult<Json<Pro
         .ok_or_else(|| ApiError::Unauthorized("the account behind these credentials no longer exists".into()))?;
     st.profiles.insert((p.org_id, p.user_id), out.clone());
     Ok(Json(out))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(me))
 }

@@ -23,6 +23,7 @@ use crate::{
     extract::{ApiJson, ApiPath},
     state::AppState,
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AllowedAddresses {
@@ -160,4 +161,9 @@ pub async fn remove(
         return Err(ApiError::NotFound(format!("no allowed address {id:?}")));
     };
     Ok(Json(allowed(&st, &p, Some(AllowListChange::Remove { id })).await?))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, add)).routes(routes!(remove))
 }

@@ -23,6 +23,7 @@ use tns_store::{
     self as db,
     api_keys::{ApiKeyInfo, CreatedKey, MAX_ACTIVE_KEYS},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Serialize, ToSchema)]
 pub struct KeyList {
@@ -106,4 +107,9 @@ pub async fn revoke_key(st: &AppState, p: &Principal, id: i64) -> ApiResult<()> 
     st.keys.forget(id);
     tracing::info!(org = p.org_id, key = id, "api key revoked");
     Ok(())
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(revoke))
 }

@@ -27,6 +27,7 @@ use tns_core::{
     scopes::Scopes,
 };
 use tns_store as db;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// New organizations start on this plan, in `trial` status.
 pub const DEFAULT_PLAN: &str = "starter";
@@ -227,4 +228,9 @@ pub async fn logout(State(st): State<AppState>, headers: axum::http::HeaderMap) 
         res.headers_mut().append(header::SET_COOKIE, c);
     }
     Ok(res)
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(register)).routes(routes!(token)).routes(routes!(login)).routes(routes!(logout))
 }

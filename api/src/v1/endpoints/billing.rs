@@ -26,6 +26,7 @@ use tns_store::{
     pagination::Paged,
     plans::{Plan, Subscription},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Serialize, ToSchema)]
 pub struct PlanList {
@@ -211,4 +212,16 @@ fn render(d: &InvoiceDetail) -> Vec<u8> {
         Line::heading(format!("Total: {} TRY", i.total_amount)),
     ]);
     pdf::render(&format!("TNS invoice {}", i.id), &lines)
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(plans))
+        .routes(routes!(subscription))
+        .routes(routes!(change))
+        .routes(routes!(invoices))
+        .routes(routes!(upcoming))
+        .routes(routes!(invoice))
+        .routes(routes!(invoice_pdf))
 }

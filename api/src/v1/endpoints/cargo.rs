@@ -32,6 +32,7 @@ use tns_store::{
     cargo::{Cargo, CargoFields},
     pagination::{Page, Paged},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 patch_schema!(CargoPatch, CargoIn);
 
@@ -209,4 +210,9 @@ pub async fn delete(
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<OkBody>> {
     delete_draft(&st.db, TargetType::Cargo, &p, id).await.map(|()| Json(OkBody::default()))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(get, update, delete))
 }

@@ -21,6 +21,7 @@ use tns_store::{
     self as db,
     closure::{Changed, Closure},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -118,4 +119,9 @@ async fn published(st: &AppState, org: i64) -> ApiResult<()> {
 /// The caller's organization is gone (erased while its credentials were still cached).
 fn gone() -> ApiError {
     ApiError::NotFound("no such organization".into())
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get, close, reopen))
 }

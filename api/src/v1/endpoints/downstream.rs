@@ -25,6 +25,7 @@ use tns_store::{
     self as db,
     downstream::{Setting, StoredCredentials},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Downstream {
@@ -131,4 +132,9 @@ pub async fn set(st: &AppState, p: &Principal, input: DownstreamIn) -> ApiResult
     // `GET /portal/me` shows the user name: this process answers anew at once.
     st.profiles.remove_where(|(org, _), _| *org == p.org_id);
     Ok(answer(Some(setting)))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get, put))
 }

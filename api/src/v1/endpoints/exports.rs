@@ -23,6 +23,7 @@ use tns_store::{
     self as db,
     exports::{Export, Requested},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// Only the owner's own credentials (a session, or an API key the owner made): the archive
 /// holds every person's data in the clear.
@@ -133,4 +134,9 @@ pub async fn archive(st: &AppState, p: &Principal, id: i64) -> ApiResult<Respons
         archive,
     )
         .into_response())
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(get)).routes(routes!(download))
 }

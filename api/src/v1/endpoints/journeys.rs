@@ -35,6 +35,7 @@ use tns_store::{
     journeys::{Filter, Journey, JourneyFields},
     pagination::{Page, Paged},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 patch_schema!(JourneyPatch, JourneyIn);
 
@@ -231,4 +232,9 @@ pub async fn delete(
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<OkBody>> {
     delete_draft(&st.db, TargetType::Journey, &p, id).await.map(|()| Json(OkBody::default()))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(get, update, delete))
 }

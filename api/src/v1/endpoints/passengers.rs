@@ -31,6 +31,7 @@ use tns_store::{
     pagination::Paged,
     passengers::{Passenger, MAX_PER_JOURNEY},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 patch_schema!(PassengerPatch, PassengerIn);
 
@@ -227,4 +228,9 @@ pub async fn upsert(
     }
     let created = rows.iter().filter(|r| r.inserted).count();
     Ok(BulkOut { created, updated: rows.len() - created, data: rows.into_iter().map(|r| r.passenger).collect() })
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(update, delete)).routes(routes!(bulk_upsert))
 }

@@ -28,6 +28,7 @@ use tns_store::{
     personnel::Person,
     retire::Retirable,
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 patch_schema!(PersonPatch, PersonIn);
 
@@ -138,4 +139,9 @@ pub async fn delete(
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<OkBody>> {
     registry::delete::<Personnel>(&st, &p, id).await.map(|_| Json(OkBody::default()))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(get, update, delete))
 }

@@ -24,6 +24,7 @@ use crate::{
     extract::ApiJson,
     state::AppState,
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Preflight {
@@ -92,4 +93,9 @@ pub async fn set(st: &AppState, p: &Principal, input: PreflightIn) -> ApiResult<
     audit::record(&mut tx, entry).await?;
     tx.commit().await?;
     Ok(answer(Some(now)))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get, put))
 }

@@ -22,6 +22,7 @@ use tns_core::{
     refdata::{City, District, RefData},
     scopes::need::JourneysRead,
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Serialize, ToSchema)]
 pub struct CityList {
@@ -181,6 +182,15 @@ pub fn look_up(refdata: &RefData, q: &PlaceQuery) -> Vec<(i32, String, i32)> {
         .collect();
     found.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     found.into_iter().take(LOOKUP_LIMIT).map(|(_, _, p)| p).collect()
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(cities))
+        .routes(routes!(districts))
+        .routes(routes!(code_lists))
+        .routes(routes!(code_list))
 }
 
 #[cfg(test)]

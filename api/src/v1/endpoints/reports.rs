@@ -19,6 +19,7 @@ use crate::{
 use tns_adapter_host::credentials;
 use tns_core::{domain::kinds::TripKind, scopes::need::JourneysRead};
 use tns_store::{self as db, submissions::Target};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// A file (a PDF document, a ZIP archive), in the document's words: its bytes.
 pub struct Binary;
@@ -132,4 +133,9 @@ pub async fn cargo(
 pub async fn cargo_report(st: &AppState, org: i64, id: i64) -> ApiResult<Response> {
     let c = db::cargo::get(&st.db, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
     report(st, org, Target::Cargo(id), c.downstream_reference, Kind::Goods).await
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(journey)).routes(routes!(cargo))
 }

@@ -40,6 +40,7 @@ use tns_store::{
     pagination::{Page, Paged},
     submissions::{Attempt, Filter, Submission, Target},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// The answer of a submit: the submission's id, state and warnings, and the whole record.
 #[derive(Debug, Serialize, ToSchema)]
@@ -467,6 +468,20 @@ pub async fn detail(st: &AppState, p: &Principal, id: i64) -> ApiResult<Submissi
         }
     }
     Ok(SubmissionDetail { submission, history, passengers, snapshot })
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(submit_journey))
+        .routes(routes!(submit_cargo))
+        .routes(routes!(cancel_journey))
+        .routes(routes!(cancel_cargo))
+        .routes(routes!(reactivate_journey))
+        .routes(routes!(reactivate_cargo))
+        .routes(routes!(report_no_show))
+        .routes(routes!(list))
+        .routes(routes!(get))
 }
 
 #[cfg(test)]

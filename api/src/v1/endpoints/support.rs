@@ -19,6 +19,7 @@ use tns_core::{
     scopes::need::{AccountRead, AccountWrite},
 };
 use tns_store::{self as db, pagination::Paged, tickets::Ticket};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -59,4 +60,9 @@ pub async fn list(
 ) -> ApiResult<Json<Paged<Ticket>>> {
     let page = q.page();
     Ok(Json(Paged::from_rows(db::tickets::list(&st.db, p.org_id, &page).await?, &page)))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create))
 }

@@ -6,6 +6,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{auth::Caller, error::ApiResult, extract::ApiQuery, quota::Month, state::AppState};
 use tns_core::{domain::fields::MonthField, scopes::need::AccountRead};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -54,4 +55,9 @@ pub async fn usage(
             .map(|r| EndpointUsageOut { endpoint: r.endpoint, total_calls: r.total_calls, error_calls: r.error_calls })
             .collect(),
     }))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(usage))
 }

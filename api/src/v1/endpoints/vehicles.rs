@@ -28,6 +28,7 @@ use tns_store::{
     retire::Retirable,
     vehicles::Vehicle,
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 patch_schema!(VehiclePatch, VehicleIn);
 
@@ -132,4 +133,9 @@ pub async fn delete(
     ApiPath(id): ApiPath<i64>,
 ) -> ApiResult<Json<OkBody>> {
     registry::delete::<Vehicles>(&st, &p, id).await.map(|_| Json(OkBody::default()))
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(get, update, delete))
 }

@@ -35,6 +35,7 @@ use tns_store::{
     pagination::{Page, Paged},
     webhooks::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, Subscription, MAX_SUBSCRIPTIONS},
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// A subscription with its signing secret, shown this once.
 #[derive(Debug, Serialize, ToSchema)]
@@ -293,4 +294,15 @@ pub async fn send_test(st: &AppState, p: &Principal, input: TestEventIn) -> ApiR
     }
     let deliveries = db::webhooks::emit_test(&st.db, p.org_id, target).await?;
     Ok(TestEventOut { ok: true, deliveries })
+}
+
+/// This module's routes, with their OpenAPI operations.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get, update, delete))
+        .routes(routes!(rotate_secret))
+        .routes(routes!(deliveries))
+        .routes(routes!(delivery))
+        .routes(routes!(test_event))
 }
