@@ -17,7 +17,7 @@ apt_install() {
 
 command -v wrk >/dev/null 2>&1 || apt_install wrk
 command -v curl >/dev/null 2>&1 || apt_install curl
-command -v python3 >/dev/null 2>&1 || apt_install python3 # operations.sh writes its bulk bodies with it
+command -v python3 >/dev/null 2>&1 || apt_install python3 # operations.sh writes its bulk bodies with it; soak.sh receives webhooks with it
 
 # pgbench (operations.sh). Debian ships it with the server package, in
 # /usr/lib/postgresql/<version>/bin, outside PATH; /usr/bin/pgbench is a wrapper that exists
@@ -40,7 +40,7 @@ total_start=$(date +%s)
 if [ ! -x /usr/bin/chromium ]; then apt_install chromium; fi
 command -v npm >/dev/null 2>&1 || apt_install npm
 
-for bench in auth_quota operations submissions webhooks uetds portal; do
+for bench in auth_quota operations submissions webhooks uetds soak portal; do
   log "bench/$bench.sh"
   start=$(date +%s)
   # Inside `if`, a failure does not stop this script; pipefail gives the benchmark's status.

@@ -38,7 +38,7 @@ async fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if arg == "admin" && matches!(std::env::args().nth(2).as_deref(), None | Some("help" | "-h" | "--help")) {
-        println!("{}", tns_admin::USAGE);
+        println!("{}", tns_admin::usage());
         return ExitCode::SUCCESS;
     }
     if arg == "env" {

@@ -111,7 +111,7 @@ pub async fn jobs(
 /// `tns admin ARGS`: one operator's command, its output on stdout.
 pub async fn admin(cfg: &Config, args: &[String]) -> anyhow::Result<()> {
     let user = std::env::var("USER").ok();
-    let command = tns_admin::Command::parse(args, user).map_err(|e| anyhow::anyhow!("{e}\n{}", tns_admin::USAGE))?;
+    let command = tns_admin::Command::parse(args, user)?;
     let db = tns_store::connect(&cfg.db.url, 2, "tns-admin").await?;
     let mut out = std::io::stdout().lock();
     tns_admin::run(command, &db, &cfg.redis, &mut out).await

@@ -28,6 +28,7 @@ pub mod ops;
 use std::io::Write;
 
 use anyhow::{anyhow, bail};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use sqlx::PgPool;
 use tns_core::{
     domain::{
@@ -47,35 +48,6 @@ use tns_store::{
 pub const CLOSING_IS_THE_OWNERS: &str =
     "closing an organization is its owner's decision (POST /api/v1/portal/closure): suspend it instead";
 
-pub const USAGE: &str = "usage: tns admin <command>\n\
-  orgs [--search TEXT] [--status trial|active|suspended|closed] [--limit N]\n\
-      organizations (name, tax number or owner's e-mail containing TEXT), newest first, with plan,\n\
-      status, this month's calls, queued submissions and whether another organization shares its\n\
-      tax number (registered before one organization per tax number was the rule)\n\
-  set-status ORG trial|active|suspended --reason TEXT [--operator NAME]\n\
-      change an organization's status (effective at once on every API process)\n\
-  plan ORG PLAN_CODE --reason TEXT [--operator NAME]\n\
-      move an organization to a plan (its quota changes at once; a trial ends)\n\
-  submission ORG ID --reason TEXT [--operator NAME]\n\
-      a submission as it was sent (personal data unmasked; the look is audited), with its attempts\n\
-  requeue ORG --reason TEXT [--operator NAME]\n\
-      queue again, as they were sent, the organization's failed submissions (each record's latest)\n\
-  resolve ORG ID found REFERENCE|absent --reason TEXT [--operator NAME]\n\
-      settle a submission whose outcome downstream is unknown: held there under REFERENCE (it\n\
-      carries on from it once confirmed), or absent (it is sent as new)\n\
-  invoice ID paid|void --reason TEXT [--operator NAME]\n\
-      record an open invoice as paid (or void it); an organization suspended for overdue\n\
-      invoices is reactivated when none is left\n\
-  audit [--org ORG] [--limit N]\n\
-      the audit log, newest first\n\
-  token create NAME --scope read,write,personal-data [--operator NAME]\n\
-      an operator token of the admin API for operator NAME (printed once: only its hash is kept)\n\
-  token list\n\
-      the operator tokens (never the tokens themselves)\n\
-  token revoke ID [--operator NAME]\n\
-      refuse a token from its next request on\n\
-the operator is --operator, else $USER";
-
 /// Most rows one listing prints.
 pub const MAX_LIMIT: i64 = 1000;
 
@@ -93,174 +65,313 @@ pub fn parse_limit(v: &str) -> Result<i64, String> {
 /// A parsed command line.
 #[derive(Debug, PartialEq)]
 pub enum Command {
-    Orgs { search: Option<String>, status: Option<OrgStatus>, limit: i64 },
-    SetStatus { org: i64, to: OrgStatus, reason: String, operator: String },
-    Plan { org: i64, code: String, reason: String, operator: String },
-    Submission { org: i64, id: i64, reason: String, operator: String },
-    Requeue { org: i64, reason: String, operator: String },
-    Resolve { org: i64, id: i64, resolution: Resolution, reason: String, operator: String },
-    Invoice { id: i64, to: InvoiceStatus, reason: String, operator: String },
-    Audit { org: Option<i64>, limit: i64 },
-    TokenCreate { name: String, scopes: Vec<OperatorScope>, operator: String },
+    Orgs {
+        search: Option<String>,
+        status: Option<OrgStatus>,
+        limit: i64,
+    },
+    SetStatus {
+        org: i64,
+        to: OrgStatus,
+        reason: String,
+        operator: String,
+    },
+    Plan {
+        org: i64,
+        code: String,
+        reason: String,
+        operator: String,
+    },
+    Submission {
+        org: i64,
+        id: i64,
+        reason: String,
+        operator: String,
+    },
+    Requeue {
+        org: i64,
+        reason: String,
+        operator: String,
+    },
+    Resolve {
+        org: i64,
+        id: i64,
+        resolution: Resolution,
+        reason: String,
+        operator: String,
+    },
+    Invoice {
+        id: i64,
+        to: InvoiceStatus,
+        reason: String,
+        operator: String,
+    },
+    Audit {
+        org: Option<i64>,
+        limit: i64,
+    },
+    TokenCreate {
+        name: String,
+        scopes: Vec<OperatorScope>,
+        operator: String,
+    },
     TokenList,
-    TokenRevoke { id: i64, operator: String },
+    TokenRevoke {
+        id: i64,
+        operator: String,
+    },
+    /// `--help` for a command: its help, printed.
+    Help(String),
 }
 
-impl Command {
-    /// `user` is `$USER`, the operator when `--operator` is not given.
-    pub fn parse(args: &[String], user: Option<String>) -> anyhow::Result<Command> {
-        let (name, rest) = args.split_first().ok_or_else(|| anyhow!("a command is needed"))?;
-        let mut positional = vec![];
-        let mut flags = std::collections::HashMap::new();
-        let mut it = rest.iter();
-        while let Some(a) = it.next() {
-            if let Some(flag) = a.strip_prefix("--") {
-                let v = it.next().ok_or_else(|| anyhow!("--{flag} needs a value"))?;
-                if flags.insert(flag.to_string(), v.clone()).is_some() {
-                    bail!("--{flag} given twice");
-                }
-            } else {
-                positional.push(a.clone());
-            }
-        }
-        let mut take = |flag: &str| flags.remove(flag);
-        let limit = |v: Option<String>| -> anyhow::Result<i64> {
-            v.map_or(Ok(DEFAULT_LIMIT), |v| parse_limit(&v).map_err(|e| anyhow!("--limit {e}")))
-        };
-        let status = |v: &str| {
-            OrgStatus::parse(v)
-                .ok_or_else(|| anyhow!("status must be one of trial, active, suspended, closed; got `{v}`"))
-        };
-        let org = |v: &str| v.parse::<i64>().map_err(|_| anyhow!("ORG must be an organization id; got `{v}`"));
-        let operator = |take: &mut dyn FnMut(&str) -> Option<String>| {
-            let operator = take("operator").or(user.clone()).filter(|o| !o.trim().is_empty());
-            operator.ok_or_else(|| anyhow!("say who you are: --operator NAME"))
-        };
-        let reason = |take: &mut dyn FnMut(&str) -> Option<String>| -> anyhow::Result<String> {
-            let reason = take("reason").filter(|r| !r.trim().is_empty());
-            let reason = reason.ok_or_else(|| anyhow!("--reason is required: say why (the audit log keeps it)"))?;
-            // The admin API's rule, so a reason is stored alike whichever surface took it.
-            Ok(Text500::parse(&reason).map_err(|e| anyhow!("--reason {e}"))?.into_inner())
-        };
-        let command = match name.as_str() {
-            "orgs" => Command::Orgs {
-                search: take("search"),
-                status: take("status").as_deref().map(status).transpose()?,
-                limit: limit(take("limit"))?,
-            },
-            "set-status" | "plan" | "submission" => {
-                let second = match name.as_str() {
-                    "plan" => "PLAN_CODE",
-                    "submission" => "ID",
-                    _ => "STATUS",
-                };
-                let [o, x] =
-                    std::mem::take(&mut positional).try_into().map_err(|_| anyhow!("{name} takes ORG and {second}"))?;
-                let (reason, operator) = (reason(&mut take)?, operator(&mut take)?);
-                let org = org(&o)?;
-                match name.as_str() {
-                    "set-status" => {
-                        let to = status(&x)?;
-                        if to == OrgStatus::Closed {
-                            return Err(anyhow!("{CLOSING_IS_THE_OWNERS}"));
-                        }
-                        Command::SetStatus { org, to, reason, operator }
-                    }
-                    "plan" => Command::Plan { org, code: x, reason, operator },
-                    _ => {
-                        let id = x.parse().map_err(|_| anyhow!("ID must be a submission id; got `{x}`"))?;
-                        Command::Submission { org, id, reason, operator }
-                    }
-                }
-            }
-            "requeue" => {
-                let [o] = std::mem::take(&mut positional).try_into().map_err(|_| anyhow!("requeue takes ORG"))?;
-                Command::Requeue { org: org(&o)?, reason: reason(&mut take)?, operator: operator(&mut take)? }
-            }
-            "resolve" => {
-                let usage = || anyhow!("resolve takes ORG ID found REFERENCE, or ORG ID absent");
-                let args = std::mem::take(&mut positional);
-                let (o, id, resolution) = match &args[..] {
-                    [o, id, found, r] if found == "found" => {
-                        let r = Text100::parse(r).map_err(|e| anyhow!("REFERENCE {e}"))?.into_inner();
-                        (o, id, Resolution::Found(r))
-                    }
-                    [o, id, absent] if absent == "absent" => (o, id, Resolution::Absent),
-                    _ => return Err(usage()),
-                };
-                let id = id.parse().map_err(|_| anyhow!("ID must be a submission id; got `{id}`"))?;
-                Command::Resolve {
-                    org: org(o)?,
-                    id,
-                    resolution,
-                    reason: reason(&mut take)?,
-                    operator: operator(&mut take)?,
-                }
-            }
-            "invoice" => {
-                let [id, to] = std::mem::take(&mut positional)
-                    .try_into()
-                    .map_err(|_| anyhow!("invoice takes ID and paid|void"))?;
-                let id = id.parse().map_err(|_| anyhow!("ID must be an invoice id; got `{id}`"))?;
-                let to = match to.as_str() {
-                    "paid" => InvoiceStatus::Paid,
-                    "void" => InvoiceStatus::Void,
-                    _ => bail!("an invoice is settled as `paid` or `void`; got `{to}`"),
-                };
-                Command::Invoice { id, to, reason: reason(&mut take)?, operator: operator(&mut take)? }
-            }
-            "audit" => {
-                Command::Audit { org: take("org").as_deref().map(org).transpose()?, limit: limit(take("limit"))? }
-            }
-            "token" => {
-                let what = if positional.is_empty() { String::new() } else { positional.remove(0) };
-                match (what.as_str(), positional.len()) {
-                    ("create", 1) => {
-                        let name = positional.remove(0);
-                        // It stands in the audit log as `operator:<name>`.
-                        let name = Text100::parse(&name).map_err(|e| anyhow!("NAME {e}"))?.into_inner();
-                        let scopes =
-                            take("scope").ok_or_else(|| anyhow!("--scope is required (read, write, personal-data)"))?;
-                        Command::TokenCreate { name, scopes: operator_scopes(&scopes)?, operator: operator(&mut take)? }
-                    }
-                    ("list", 0) => Command::TokenList,
-                    ("revoke", 1) => {
-                        let id = positional.remove(0);
-                        let id = id.parse().map_err(|_| anyhow!("ID must be a token id; got `{id}`"))?;
-                        Command::TokenRevoke { id, operator: operator(&mut take)? }
-                    }
-                    _ => bail!("token takes `create NAME --scope …`, `list` or `revoke ID`"),
-                }
-            }
-            other => bail!("unknown command `{other}`"),
-        };
-        if let Some(flag) = flags.keys().next() {
-            bail!("unknown option --{flag} for {name}");
-        }
-        if !positional.is_empty() {
-            bail!("unexpected argument `{}`", positional[0]);
-        }
-        Ok(command)
+/// `tns admin`'s command line, as clap parses it; [`Command::parse`] turns it into a
+/// [`Command`]. Its help is the commands' documentation (`tns admin --help`).
+#[derive(Debug, Parser)]
+#[command(
+    name = "tns admin",
+    about = "The operators' commands: each change is audited as --operator (else $USER) with --reason.",
+    disable_help_subcommand = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+/// Who acts and why: every change is audited with both.
+#[derive(Debug, Args)]
+struct Why {
+    /// Why (the audit log keeps it; at most 500 characters).
+    #[arg(long, value_parser = reason)]
+    reason: String,
+    /// Who you are, as the audit log names you (default: $USER).
+    #[arg(long)]
+    operator: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Organizations (name, tax number or owner's e-mail containing TEXT), newest first, with
+    /// plan, status, this month's calls, queued submissions and whether another organization
+    /// shares its tax number (registered before one organization per tax number was the rule).
+    Orgs {
+        #[arg(long, value_name = "TEXT")]
+        search: Option<String>,
+        /// trial, active, suspended or closed.
+        #[arg(long, value_parser = status)]
+        status: Option<OrgStatus>,
+        #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT, value_parser = limit)]
+        limit: i64,
+    },
+    /// Change an organization's status (effective at once on every API process): trial, active
+    /// or suspended (closing is its owner's).
+    SetStatus {
+        org: i64,
+        #[arg(value_parser = settable_status)]
+        status: OrgStatus,
+        #[command(flatten)]
+        why: Why,
+    },
+    /// Move an organization to a plan (its quota changes at once; a trial ends).
+    Plan {
+        org: i64,
+        plan_code: String,
+        #[command(flatten)]
+        why: Why,
+    },
+    /// A submission as it was sent (personal data unmasked; the look is audited), with its
+    /// attempts.
+    Submission {
+        org: i64,
+        id: i64,
+        #[command(flatten)]
+        why: Why,
+    },
+    /// Queue again, as they were sent, the organization's failed submissions (each record's
+    /// latest).
+    Requeue {
+        org: i64,
+        #[command(flatten)]
+        why: Why,
+    },
+    /// Settle a submission whose outcome downstream is unknown: `found REFERENCE`, held there
+    /// under REFERENCE (it carries on from it once confirmed), or `absent` (it is sent as new).
+    Resolve {
+        org: i64,
+        id: i64,
+        #[arg(value_enum)]
+        outcome: Outcome,
+        reference: Option<String>,
+        #[command(flatten)]
+        why: Why,
+    },
+    /// Record an open invoice as paid (or void it); an organization suspended for overdue
+    /// invoices is reactivated when none is left.
+    Invoice {
+        id: i64,
+        #[arg(value_enum)]
+        to: Settle,
+        #[command(flatten)]
+        why: Why,
+    },
+    /// The audit log, newest first.
+    Audit {
+        #[arg(long)]
+        org: Option<i64>,
+        #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT, value_parser = limit)]
+        limit: i64,
+    },
+    /// The admin API's operator tokens.
+    #[command(subcommand)]
+    Token(TokenCmd),
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCmd {
+    /// A token of the admin API for operator NAME (printed once: only its hash is kept).
+    Create {
+        #[arg(value_parser = token_name)]
+        name: String,
+        /// read, write and personal-data, comma-separated.
+        #[arg(long, value_parser = operator_scopes)]
+        scope: Scopes,
+        #[arg(long)]
+        operator: Option<String>,
+    },
+    /// The tokens (never the tokens themselves).
+    List,
+    /// Refuse a token from its next request on.
+    Revoke {
+        id: i64,
+        #[arg(long)]
+        operator: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Outcome {
+    Found,
+    Absent,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Settle {
+    Paid,
+    Void,
+}
+
+/// Operator scopes, each once.
+#[derive(Debug, Clone)]
+struct Scopes(Vec<OperatorScope>);
+
+/// `tns admin --help`.
+pub fn usage() -> String {
+    Cli::command().render_help().to_string()
+}
+
+fn limit(v: &str) -> Result<i64, String> {
+    parse_limit(v)
+}
+
+fn status(v: &str) -> Result<OrgStatus, String> {
+    OrgStatus::parse(v).ok_or_else(|| "status must be one of trial, active, suspended, closed".into())
+}
+
+fn settable_status(v: &str) -> Result<OrgStatus, String> {
+    match status(v)? {
+        OrgStatus::Closed => Err(CLOSING_IS_THE_OWNERS.into()),
+        s => Ok(s),
     }
 }
 
+/// The admin API's rule, so a reason is stored alike whichever surface took it.
+fn reason(v: &str) -> Result<String, String> {
+    if v.trim().is_empty() {
+        return Err("say why (the audit log keeps it)".into());
+    }
+    Text500::parse(v).map(Text500::into_inner).map_err(|e| e.to_string())
+}
+
+/// A token's name stands in the audit log as `operator:<name>`.
+fn token_name(v: &str) -> Result<String, String> {
+    Text100::parse(v).map(Text100::into_inner).map_err(|e| format!("NAME {e}"))
+}
+
 /// `read,write`: the scopes named, each once.
-fn operator_scopes(list: &str) -> anyhow::Result<Vec<OperatorScope>> {
+fn operator_scopes(list: &str) -> Result<Scopes, String> {
     let mut scopes = vec![];
     for name in list.split(',').map(str::trim) {
         let scope = OperatorScope::parse(name)
-            .ok_or_else(|| anyhow!("--scope takes read, write and personal-data, comma-separated; got `{name}`"))?;
+            .ok_or_else(|| format!("--scope takes read, write and personal-data, comma-separated; got `{name}`"))?;
         if !scopes.contains(&scope) {
             scopes.push(scope);
         }
     }
-    Ok(scopes)
+    Ok(Scopes(scopes))
+}
+
+impl Command {
+    /// Parse `tns admin`'s arguments (after `admin`); `user` is `$USER`, the operator when
+    /// `--operator` is not given. The error says what is wrong, with the usage line.
+    pub fn parse(args: &[String], user: Option<String>) -> anyhow::Result<Command> {
+        let cli = match Cli::try_parse_from(std::iter::once("tns admin").chain(args.iter().map(String::as_str))) {
+            Ok(cli) => cli,
+            Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+                return Ok(Command::Help(e.render().to_string()))
+            }
+            Err(e) => bail!("{}", e.render().to_string().trim_end()),
+        };
+        let operator = |given: Option<String>| -> anyhow::Result<String> {
+            let operator = given.or(user.clone()).filter(|o| !o.trim().is_empty());
+            operator.ok_or_else(|| anyhow!("say who you are: --operator NAME"))
+        };
+        Ok(match cli.command {
+            Cmd::Orgs { search, status, limit } => Command::Orgs { search, status, limit },
+            Cmd::SetStatus { org, status, why } => {
+                Command::SetStatus { org, to: status, operator: operator(why.operator)?, reason: why.reason }
+            }
+            Cmd::Plan { org, plan_code, why } => {
+                Command::Plan { org, code: plan_code, operator: operator(why.operator)?, reason: why.reason }
+            }
+            Cmd::Submission { org, id, why } => {
+                Command::Submission { org, id, operator: operator(why.operator)?, reason: why.reason }
+            }
+            Cmd::Requeue { org, why } => {
+                Command::Requeue { org, operator: operator(why.operator)?, reason: why.reason }
+            }
+            Cmd::Resolve { org, id, outcome, reference, why } => {
+                let resolution = match (outcome, reference) {
+                    (Outcome::Found, Some(r)) => {
+                        Resolution::Found(Text100::parse(&r).map_err(|e| anyhow!("REFERENCE {e}"))?.into_inner())
+                    }
+                    (Outcome::Absent, None) => Resolution::Absent,
+                    _ => bail!("resolve takes ORG ID found REFERENCE, or ORG ID absent"),
+                };
+                Command::Resolve { org, id, resolution, operator: operator(why.operator)?, reason: why.reason }
+            }
+            Cmd::Invoice { id, to, why } => {
+                let to = match to {
+                    Settle::Paid => InvoiceStatus::Paid,
+                    Settle::Void => InvoiceStatus::Void,
+                };
+                Command::Invoice { id, to, operator: operator(why.operator)?, reason: why.reason }
+            }
+            Cmd::Audit { org, limit } => Command::Audit { org, limit },
+            Cmd::Token(TokenCmd::Create { name, scope, operator: given }) => {
+                Command::TokenCreate { name, scopes: scope.0, operator: operator(given)? }
+            }
+            Cmd::Token(TokenCmd::List) => Command::TokenList,
+            Cmd::Token(TokenCmd::Revoke { id, operator: given }) => {
+                Command::TokenRevoke { id, operator: operator(given)? }
+            }
+        })
+    }
 }
 
 /// Run `command`, printing its result to `out`.
 pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut impl Write) -> anyhow::Result<()> {
     let no_org = |org: i64| anyhow!("no organization {org}");
     match command {
+        Command::Help(text) => write!(out, "{text}")?,
         Command::Orgs { search, status, limit } => {
             for org in tns_store::accounts::search(db, search.as_deref(), status, limit).await? {
                 writeln!(out, "{}", serde_json::to_string(&org)?)?;
@@ -388,6 +499,7 @@ mod tests {
             }
         );
         assert_eq!(parse("token list", None).unwrap(), Command::TokenList);
+        assert!(matches!(parse("orgs --help", None).unwrap(), Command::Help(h) if h.contains("--search <TEXT>")));
         assert_eq!(
             parse("token revoke 3", Some("ayse")).unwrap(),
             Command::TokenRevoke { id: 3, operator: "ayse".into() }
@@ -395,29 +507,31 @@ mod tests {
         for (bad, says) in [
             ("set-status 7 suspended", "--reason"),
             ("set-status 7 suspended --reason x", "--operator"),
-            ("set-status x suspended --reason x --operator a", "ORG"),
-            ("set-status 7 gone --reason x --operator a", "status"),
+            ("set-status x suspended --reason x --operator a", "<ORG>"),
+            ("set-status 7 gone --reason x --operator a", "status must be one of"),
+            ("set-status 7 closed --reason x --operator a", "owner's decision"),
             ("orgs --limit 0", "--limit"),
             ("orgs --colour red", "--colour"),
-            ("audit --org", "--org needs a value"),
-            ("nope", "unknown command"),
-            ("invoice 7 refunded --reason x --operator a", "`paid` or `void`"),
-            ("invoice x paid --reason x --operator a", "invoice id"),
+            ("audit --org", "--org"),
+            ("nope", "nope"),
+            ("invoice 7 refunded --reason x --operator a", "possible values: paid, void"),
+            ("invoice x paid --reason x --operator a", "<ID>"),
             ("invoice 7 paid --operator a", "--reason"),
             ("invoice 7 paid --reason x --operator a --limit 3", "--limit"),
             ("requeue 7 --operator a", "--reason"),
-            ("requeue --reason x --operator a", "requeue takes ORG"),
+            ("requeue --reason x --operator a", "<ORG>"),
             ("resolve 7 12 found --reason x --operator a", "resolve takes"),
-            ("resolve 7 12 maybe --reason x --operator a", "resolve takes"),
-            ("resolve 7 x absent --reason x --operator a", "submission id"),
+            ("resolve 7 12 absent 123 --reason x --operator a", "resolve takes"),
+            ("resolve 7 12 maybe --reason x --operator a", "possible values: found, absent"),
+            ("resolve 7 x absent --reason x --operator a", "<ID>"),
             ("resolve 7 12 absent --operator a", "--reason"),
-            ("token create ayse --operator a", "--scope is required"),
+            ("token create ayse --operator a", "--scope"),
             ("token create ayse --scope read,root --operator a", "--scope takes"),
             ("token create ayse --scope read", "--operator"),
-            ("token revoke x --operator a", "ID must be a token id"),
-            ("token list extra", "token takes"),
+            ("token revoke x --operator a", "<ID>"),
+            ("token list extra", "extra"),
             ("token create \u{7} --scope read --operator a", "NAME must be"),
-            ("token", "token takes"),
+            ("token", "tns admin token <COMMAND>"),
         ] {
             let e = parse(bad, None).unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");

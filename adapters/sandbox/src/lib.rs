@@ -44,13 +44,37 @@ pub struct Record {
     pub receipt: Receipt,
 }
 
+/// Records one process keeps in memory, the newest: a sandbox serving QA teams for months must
+/// not grow with every notification. One forgotten is harmless: its receipt is made again the
+/// same (references are deterministic), at worst recorded a second time in the file.
+const MAX_REMEMBERED: usize = 10_000;
+
 #[derive(Default)]
 struct State {
     by_reference: HashMap<String, Record>,
+    /// `by_reference`'s keys, oldest first: what goes once there are [`MAX_REMEMBERED`].
+    order: std::collections::VecDeque<String>,
     /// How far the records file has been read.
     offset: u64,
     /// Calls per reference, for the "succeeds on the Nth try" scenario.
     attempts: HashMap<String, u32>,
+}
+
+impl State {
+    /// Remember `record` (a reference already known keeps its first), forgetting the oldest
+    /// beyond [`MAX_REMEMBERED`].
+    fn keep(&mut self, record: Record) {
+        if self.by_reference.contains_key(&record.reference) {
+            return;
+        }
+        self.order.push_back(record.reference.clone());
+        self.by_reference.insert(record.reference.clone(), record);
+        while self.order.len() > MAX_REMEMBERED {
+            if let Some(old) = self.order.pop_front() {
+                self.by_reference.remove(&old);
+            }
+        }
+    }
 }
 
 pub struct Sandbox {
@@ -142,7 +166,7 @@ impl Sandbox {
             }
             st.offset += n as u64;
             if let Ok(r) = serde_json::from_str::<Record>(&line) {
-                st.by_reference.entry(r.reference.clone()).or_insert(r);
+                st.keep(r);
             }
         }
         Ok(())
@@ -174,8 +198,9 @@ impl Sandbox {
             }
             f.write_all(&line).map_err(io)?;
         }
-        st.by_reference.insert(reference.to_string(), record.clone());
-        Ok(record.receipt)
+        let receipt = record.receipt.clone();
+        st.keep(record);
+        Ok(receipt)
     }
 
     /// The magic plate scenarios, in the order the README table lists them.
@@ -197,6 +222,10 @@ impl Sandbox {
         }
         if let Some(n) = magic(plate, "FLAKY") {
             let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if st.attempts.len() >= MAX_REMEMBERED && !st.attempts.contains_key(reference) {
+                // Bounded too: a scenario's count starting again is harmless.
+                st.attempts.clear();
+            }
             let tries = st.attempts.entry(reference.to_string()).or_insert(0);
             *tries += 1;
             if u64::from(*tries) < n {
@@ -396,5 +425,31 @@ mod tests {
         assert!(r.starts_with("261201"));
         assert_eq!(r, trip_reference("2026-12-01", "sub-1"), "deterministic");
         assert_ne!(r, trip_reference("2026-12-01", "sub-2"));
+    }
+
+    #[test]
+    fn memory_keeps_the_newest_records_only() {
+        let sandbox = Sandbox::from_config(b"").unwrap();
+        let receipt = |n: usize| Receipt {
+            downstream_reference: format!("ref-{n}"),
+            passengers: vec![],
+            message: None,
+            state: serde_json::Value::Null,
+        };
+        let first = sandbox.remember("sub-0", "journey", || receipt(0)).unwrap();
+        for n in 1..=MAX_REMEMBERED + 5 {
+            sandbox.remember(&format!("sub-{n}"), "journey", || receipt(n)).unwrap();
+        }
+        let st = sandbox.state.lock().unwrap();
+        assert_eq!((st.by_reference.len(), st.order.len()), (MAX_REMEMBERED, MAX_REMEMBERED));
+        assert!(
+            !st.by_reference.contains_key("sub-0")
+                && st.by_reference.contains_key(&format!("sub-{}", MAX_REMEMBERED + 5))
+        );
+        drop(st);
+        // Remembered while kept: the first receipt, not a new one.
+        let again = sandbox.remember(&format!("sub-{}", MAX_REMEMBERED + 5), "journey", || receipt(0)).unwrap();
+        assert_eq!(again.downstream_reference, format!("ref-{}", MAX_REMEMBERED + 5));
+        assert_eq!(first.downstream_reference, "ref-0");
     }
 }
