@@ -40,32 +40,32 @@ bench_db() {
   export RUST_LOG=warn
 }
 
-# tns_start PORT LOG: start "$BIN api" on 127.0.0.1:PORT in the background with the caller's
+# tns_start PORT LOG [ROLE]: start "$BIN ROLE" (default api) on 127.0.0.1:PORT in the background with the caller's
 # environment, add its pid to TNS_PIDS (the caller's EXIT trap kills them) and wait for
 # /healthz. A server that exits or never answers fails the benchmark, with the end of its log
 # (where a configuration error names its variable) on stderr: otherwise the failure would
 # surface later as an unexplained curl or wrk error, or not at all.
 TNS_PIDS=()
 tns_start() {
-  local port=$1 log=$2 pid
+  local port=$1 log=$2 role=${3:-api} pid
   # Something already answering there would be measured instead of the server started here.
   if curl -s -o /dev/null "http://127.0.0.1:$port/healthz"; then
     echo "port $port is already in use; stop what serves it first" >&2
     exit 1
   fi
-  TNS_LISTEN_ADDR=127.0.0.1:$port TNS_METRICS_ADDR=127.0.0.1:0 "$BIN" api >"$log" 2>&1 &
+  TNS_LISTEN_ADDR=127.0.0.1:$port TNS_METRICS_ADDR=127.0.0.1:0 "$BIN" "$role" >"$log" 2>&1 &
   pid=$!
   TNS_PIDS+=("$pid")
   for _ in $(seq 1 300); do
     curl -sf -o /dev/null "http://127.0.0.1:$port/healthz" && return 0
     if ! kill -0 "$pid" 2>/dev/null; then
-      echo "tns api on port $port exited at start-up; end of $log:" >&2
+      echo "tns $role on port $port exited at start-up; end of $log:" >&2
       tail -n 20 "$log" >&2
       exit 1
     fi
     sleep 0.1
   done
-  echo "tns api on port $port did not answer /healthz within 30 s; end of $log:" >&2
+  echo "tns $role on port $port did not answer /healthz within 30 s; end of $log:" >&2
   tail -n 20 "$log" >&2
   exit 1
 }

@@ -102,20 +102,8 @@ received() { curl -sf "$HOOK/count" | sed -E 's/.*"received": ([0-9]+).*/\1/'; }
 distinct() { curl -sf "$HOOK/count" | sed -E 's/.*"distinct": ([0-9]+).*/\1/'; }
 
 # --- the scheduler ------------------------------------------------------------------------
-if curl -s -o /dev/null "http://127.0.0.1:$SCHED_PORT/healthz"; then
-  echo "port $SCHED_PORT is already in use; stop what serves it first" >&2
-  exit 1
-fi
-TNS_LISTEN_ADDR=127.0.0.1:$SCHED_PORT TNS_METRICS_ADDR=127.0.0.1:0 "$BIN" scheduler >"$OUT/soak-scheduler.log" 2>&1 &
-SCHED_PID=$!
-TNS_PIDS+=("$SCHED_PID")
-for _ in $(seq 1 300); do
-  curl -sf -o /dev/null "http://127.0.0.1:$SCHED_PORT/healthz" && break
-  kill -0 "$SCHED_PID" 2>/dev/null || { echo "tns scheduler exited at start-up:" >&2; tail -n 20 "$OUT/soak-scheduler.log" >&2; exit 1; }
-  sleep 0.1
-done
-curl -sf -o /dev/null "http://127.0.0.1:$SCHED_PORT/healthz" \
-  || { echo "tns scheduler did not answer /healthz:" >&2; tail -n 20 "$OUT/soak-scheduler.log" >&2; exit 1; }
+tns_start "$SCHED_PORT" "$OUT/soak-scheduler.log" scheduler
+SCHED_PID=${TNS_PIDS[-1]}
 
 # --- an organization on the unlimited plan, a vehicle, a driver, webhook subscriptions -----
 KEY=$(curl -s "$API/auth/register" -H 'content-type: application/json' \

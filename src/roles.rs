@@ -112,6 +112,11 @@ pub async fn jobs(
 pub async fn admin(cfg: &Config, args: &[String]) -> anyhow::Result<()> {
     let user = std::env::var("USER").ok();
     let command = tns_admin::Command::parse(args, user)?;
+    if let tns_admin::Command::Help(text) = command {
+        // Help needs no database.
+        print!("{text}");
+        return Ok(());
+    }
     let db = tns_store::connect(&cfg.db.url, 2, "tns-admin").await?;
     let mut out = std::io::stdout().lock();
     tns_admin::run(command, &db, &cfg.redis, &mut out).await

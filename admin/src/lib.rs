@@ -141,7 +141,7 @@ struct Cli {
 #[derive(Debug, Args)]
 struct Why {
     /// Why (the audit log keeps it; at most 500 characters).
-    #[arg(long, value_parser = reason)]
+    #[arg(long, value_parser = reason, allow_hyphen_values = true)]
     reason: String,
     /// Who you are, as the audit log names you (default: $USER).
     #[arg(long)]
@@ -154,7 +154,7 @@ enum Cmd {
     /// plan, status, this month's calls, queued submissions and whether another organization
     /// shares its tax number (registered before one organization per tax number was the rule).
     Orgs {
-        #[arg(long, value_name = "TEXT")]
+        #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
         search: Option<String>,
         /// trial, active, suspended or closed.
         #[arg(long, value_parser = status)]
@@ -200,6 +200,7 @@ enum Cmd {
         id: i64,
         #[arg(value_enum)]
         outcome: Outcome,
+        #[arg(allow_hyphen_values = true)]
         reference: Option<String>,
         #[command(flatten)]
         why: Why,

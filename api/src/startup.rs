@@ -112,7 +112,7 @@ async fn json_errors(req: Request, next: Next) -> Response {
     }
     let (parts, body) = res.into_parts();
     let detail = match status {
-        StatusCode::METHOD_NOT_ALLOWED => "this endpoint does not accept that method".to_string(),
+        StatusCode::METHOD_NOT_ALLOWED => ApiError::MethodNotAllowed.to_string(),
         StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge(crate::limits::MAX_BODY_BYTES).to_string(),
         _ => {
             let bytes = axum::body::to_bytes(body, 4096).await.unwrap_or_default();

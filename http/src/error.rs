@@ -19,7 +19,7 @@ pub enum ApiError {
     Forbidden(String),
     #[error("{0}")]
     NotFound(String),
-    #[error("method not allowed")]
+    #[error("this endpoint does not accept that method")]
     MethodNotAllowed,
     #[error("{0}")]
     Conflict(String),

@@ -540,7 +540,7 @@ async fn a_look_up_that_cannot_answer_waits_as_unknown_never_declaring_twice_unt
     let org = s.f.org.id.to_string();
     let sid = id.to_string();
     let refused = resolve(&s, &[&org, &sid, "maybe", "--reason", "x"]).await;
-    assert!(refused.unwrap_err().contains("resolve takes"));
+    assert!(refused.unwrap_err().contains("possible values: found, absent"));
     let refused = resolve(&s, &[&org, &sid, "found", "TR-1", "--reason", "x"]).await;
     assert!(refused.unwrap_err().contains("not a downstream reference"));
     let out = resolve(&s, &[&org, &sid, "found", &trip, "--reason", "seen on e-Devlet"]).await.unwrap();

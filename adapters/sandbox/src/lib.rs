@@ -172,6 +172,22 @@ impl Sandbox {
         Ok(())
     }
 
+    /// The first record of the records file `matches` (none without a file): what memory no
+    /// longer keeps, read for the rare look-ups that need it (a report, a reconciliation).
+    fn in_file(&self, matches: impl Fn(&Record) -> bool) -> AdapterResult<Option<Record>> {
+        let Some(path) = &self.file else { return Ok(None) };
+        let Ok(f) = std::fs::File::open(path) else { return Ok(None) };
+        let io = |e: std::io::Error| AdapterError::Transient(format!("sandbox records: {e}"));
+        for line in BufReader::new(f).lines() {
+            if let Ok(r) = serde_json::from_str::<Record>(&line.map_err(io)?) {
+                if matches(&r) {
+                    return Ok(Some(r));
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// The receipt for `reference`: the remembered one, or `make()` recorded now.
     fn remember(&self, reference: &str, kind: &str, make: impl FnOnce() -> Receipt) -> AdapterResult<Receipt> {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -325,10 +341,17 @@ impl Adapter for Sandbox {
     }
 
     fn reconcile(&self, n: &Notification) -> AdapterResult<Step> {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        self.catch_up(&mut st)?;
-        Ok(match st.by_reference.get(&n.reference) {
-            Some(r) => Step::Done { receipt: r.receipt.clone() },
+        let kept = {
+            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            self.catch_up(&mut st)?;
+            st.by_reference.get(&n.reference).cloned()
+        };
+        let found = match kept {
+            Some(r) => Some(r),
+            None => self.in_file(|r| r.reference == n.reference)?,
+        };
+        Ok(match found {
+            Some(r) => Step::Done { receipt: r.receipt },
             None => Step::Continue { progress: n.progress.clone(), downstream_reference: None },
         })
     }
@@ -368,6 +391,7 @@ impl Adapter for Sandbox {
             self.catch_up(&mut st)?;
             st.by_reference.values().any(|r| r.receipt.downstream_reference == req.downstream_reference)
         };
+        let known = known || self.in_file(|r| r.receipt.downstream_reference == req.downstream_reference)?.is_some();
         if !known {
             return Err(AdapterError::Permanent(format!(
                 "no notification {} in the sandbox",
