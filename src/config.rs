@@ -81,14 +81,14 @@ pub struct Config {
     pub redis: RedisSettings,
     pub adapters: AdapterSettings,
     /// Present when the role serves the API.
-    pub api: Option<tns_api::settings::Settings>,
+    pub api: Option<tns_api::settings::ApiSettings>,
     /// Present when the role serves the API and `TNS_ADMIN_ADDR` is set: the operators' admin
     /// API beside it, on its own listener.
-    pub admin: Option<tns_admin::http::Settings>,
+    pub admin: Option<tns_admin::http::AdminApiSettings>,
     /// Present when the role runs a scheduler.
-    pub scheduler: Option<tns_scheduler::Settings>,
+    pub scheduler: Option<tns_scheduler::SchedulerSettings>,
     /// Present when the role runs the periodic jobs.
-    pub jobs: Option<tns_jobs::Settings>,
+    pub jobs: Option<tns_jobs::JobsSettings>,
 }
 
 impl Config {
@@ -109,15 +109,17 @@ impl Config {
             DataKey::from_vars(&vars, fallback)
         };
         let api = match role.runs_api() {
-            true => Some(tns_api::settings::Settings::from_vars(&vars, profile, data_key()?, adapters.call_timeout)?),
+            true => {
+                Some(tns_api::settings::ApiSettings::from_vars(&vars, profile, data_key()?, adapters.call_timeout)?)
+            }
             false => None,
         };
         let admin = match role.runs_api() {
-            true => tns_admin::http::Settings::from_vars(&vars, profile)?,
+            true => tns_admin::http::AdminApiSettings::from_vars(&vars, profile)?,
             false => None,
         };
         let scheduler = match role.runs_scheduler() {
-            true => Some(tns_scheduler::Settings::from_vars(
+            true => Some(tns_scheduler::SchedulerSettings::from_vars(
                 &vars,
                 adapters.call_timeout,
                 data_key()?,
@@ -126,7 +128,7 @@ impl Config {
             false => None,
         };
         let jobs = match role.runs_jobs() {
-            true => Some(tns_jobs::Settings::from_vars(&vars, profile, data_key()?)?),
+            true => Some(tns_jobs::JobsSettings::from_vars(&vars, profile, data_key()?)?),
             false => None,
         };
         Ok(Config {

@@ -5,7 +5,7 @@ use std::{future::Future, sync::Arc};
 
 use anyhow::Context;
 use sqlx::PgPool;
-use tns_adapter_host::Registry;
+use tns_adapter_host::Plugins;
 use tns_admin::http::AdminApi;
 use tns_api::startup::{self, Application};
 pub use tns_scheduler::role::Scheduler;
@@ -17,9 +17,9 @@ use crate::{
 
 /// Load the adapter plugins (once per process: `tns dev` shares them between the API and the
 /// scheduler). Plugins that fail to load are logged and left out.
-pub fn load_adapters(cfg: &Config) -> anyhow::Result<Arc<Registry>> {
+pub fn load_adapters(cfg: &Config) -> anyhow::Result<Arc<Plugins>> {
     let dir = &cfg.adapters.dir;
-    let adapters = Registry::load(&cfg.adapters).with_context(|| format!("TNS_ADAPTER_DIR {}", dir.display()))?;
+    let adapters = Plugins::load(&cfg.adapters).with_context(|| format!("TNS_ADAPTER_DIR {}", dir.display()))?;
     for (name, version, path) in adapters.list() {
         tracing::info!(adapter = %name, %version, library = %path.display(), "adapter loaded");
     }
@@ -35,7 +35,7 @@ pub async fn database(cfg: &Config, max_connections: u32, application_name: &str
 }
 
 /// The API role, bound and ready to serve; with the plugins of `adapters`, or its own.
-pub async fn api(cfg: &Config, adapters: Option<Arc<Registry>>) -> anyhow::Result<Application> {
+pub async fn api(cfg: &Config, adapters: Option<Arc<Plugins>>) -> anyhow::Result<Application> {
     let settings = cfg.api.clone().context("this role serves no API")?;
     let adapters = match adapters {
         Some(a) => a,
@@ -82,7 +82,7 @@ pub async fn serve_api(
 pub async fn scheduler(
     cfg: &Config,
     metrics: &prometheus::Registry,
-    adapters: Option<Arc<Registry>>,
+    adapters: Option<Arc<Plugins>>,
 ) -> anyhow::Result<Scheduler> {
     let settings = cfg.scheduler.clone().context("this role runs no scheduler")?;
     let adapters = match adapters {
@@ -97,7 +97,7 @@ pub async fn scheduler(
 pub async fn jobs(
     cfg: &Config,
     metrics: &prometheus::Registry,
-    adapters: Option<Arc<Registry>>,
+    adapters: Option<Arc<Plugins>>,
 ) -> anyhow::Result<tns_jobs::Runner> {
     let settings = cfg.jobs.clone().context("this role runs no jobs")?;
     let adapters = match adapters {
@@ -136,7 +136,7 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
             Ok(())
         }
         Role::Adapters => {
-            let registry = Registry::load(&cfg.adapters)
+            let registry = Plugins::load(&cfg.adapters)
                 .map_err(|e| anyhow::anyhow!("TNS_ADAPTER_DIR {}: {e}", cfg.adapters.dir.display()))?;
             for (name, version, path) in registry.list() {
                 println!("{name}\t{version}\t{}", path.display());

@@ -8,7 +8,7 @@ use tns_adapter::{
     Account, Adapter, AdapterError, AllowList, AllowListRequest, CheckRequest, Credentials, CredentialsCheck, Document,
     Finding, ReportRequest,
 };
-use tns_adapter_host::Registry;
+use tns_adapter_host::Plugins;
 use tokio::sync::Semaphore;
 
 use crate::error::ApiError;
@@ -18,22 +18,22 @@ use crate::error::ApiError;
 const CONCURRENCY: usize = 16;
 
 pub struct Downstreams {
-    registry: Arc<Registry>,
+    registry: Arc<Plugins>,
     timeout: Duration,
     slots: Arc<Semaphore>,
 }
 
 impl Downstreams {
-    pub fn new(registry: Arc<Registry>, timeout: Duration) -> Downstreams {
+    pub fn new(registry: Arc<Plugins>, timeout: Duration) -> Downstreams {
         Downstreams { registry, timeout, slots: Arc::new(Semaphore::new(CONCURRENCY)) }
     }
 
     /// No adapters at all (unit tests of the HTTP layer).
     pub fn none() -> Downstreams {
-        Downstreams::new(Arc::new(Registry::empty()), Duration::from_secs(1))
+        Downstreams::new(Arc::new(Plugins::empty()), Duration::from_secs(1))
     }
 
-    pub fn registry(&self) -> Arc<Registry> {
+    pub fn registry(&self) -> Arc<Plugins> {
         self.registry.clone()
     }
 

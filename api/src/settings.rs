@@ -20,7 +20,7 @@ pub enum FailMode {
 pub const MIN_SECRET_BYTES: usize = 32;
 
 #[derive(Clone)]
-pub struct Settings {
+pub struct ApiSettings {
     /// The longest a request may take before it is answered 503 (keep it above the 30 s a
     /// `Prefer: wait` may take).
     pub request_timeout: Duration,
@@ -64,9 +64,9 @@ pub struct Settings {
 }
 
 // The secrets must never reach a log line, so Debug is written by hand.
-impl fmt::Debug for Settings {
+impl fmt::Debug for ApiSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Settings")
+        f.debug_struct("ApiSettings")
             .field("redis_prefix", &self.redis.prefix)
             .field("signing_secret", &"<redacted>")
             .field("quota_enabled", &self.quota_enabled)
@@ -75,14 +75,14 @@ impl fmt::Debug for Settings {
     }
 }
 
-impl Settings {
+impl ApiSettings {
     /// Outside `tns dev` the signing secret is required; `tns dev` gets a throw-away one.
     pub fn from_vars(
         vars: &Vars<'_>,
         profile: Profile,
         data_key: DataKey,
         adapter_call_timeout: Duration,
-    ) -> Result<Settings, ConfigError> {
+    ) -> Result<ApiSettings, ConfigError> {
         let dev = profile.is_dev();
         let signing_secret = match vars.get("TNS_SIGNING_SECRET") {
             Some(s) if s.len() >= MIN_SECRET_BYTES => s.into_bytes(),
@@ -104,7 +104,7 @@ impl Settings {
         };
         let cache_ttl_ms = vars.parse_int("TNS_AUTH_CACHE_TTL_MS", 2000, 0, 4000)?;
         let auth_rate = AuthRate::from_vars(vars, profile)?;
-        Ok(Settings {
+        Ok(ApiSettings {
             request_timeout: vars.parse_secs("TNS_REQUEST_TIMEOUT_SECS", 60, 1, 600)?,
             http: crate::serve::Limits {
                 header_read_timeout: vars.parse_secs("TNS_HEADER_READ_TIMEOUT_SECS", 10, 1, 300)?,

@@ -18,7 +18,7 @@ use axum::{
     Router,
 };
 use sqlx::PgPool;
-use tns_adapter_host::Registry;
+use tns_adapter_host::Plugins;
 use tokio::net::TcpListener;
 use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, timeout::TimeoutLayer};
 
@@ -28,7 +28,7 @@ use crate::{
     error::{error_response, ApiError},
     health, metrics, portal,
     redis_store::RedisStore,
-    settings::Settings,
+    settings::ApiSettings,
     state::AppState,
     v1,
 };
@@ -156,10 +156,10 @@ impl Application {
     /// Bind the listeners and load the reference data; `db` is ready (migrated) and
     /// `adapters` loaded by the caller, which may share them with a scheduler.
     pub async fn build(
-        cfg: Settings,
+        cfg: ApiSettings,
         listen: Listen,
         db: PgPool,
-        adapters: Arc<Registry>,
+        adapters: Arc<Plugins>,
     ) -> anyhow::Result<Application> {
         let redis = RedisStore::new(&cfg.redis.url, &cfg.redis.prefix).context("TNS_REDIS_URL")?;
         let listener = bind(listen.addr, "TNS_LISTEN_ADDR").await?;
@@ -253,7 +253,7 @@ pub async fn shutdown_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::Settings;
+    use crate::settings::ApiSettings;
     use tns_core::refdata::RefData;
     use tns_core::{
         env::{Profile, Vars},
@@ -264,7 +264,7 @@ mod tests {
     #[tokio::test]
     async fn a_panicking_handler_answers_a_plain_json_500() {
         let vars = |_: &str| None;
-        let cfg = Settings::from_vars(
+        let cfg = ApiSettings::from_vars(
             &Vars::new(&vars),
             Profile::Dev,
             DataKey::new([0; 32]),

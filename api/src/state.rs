@@ -11,7 +11,7 @@ use crate::{
     metrics::Metrics,
     quota::Quota,
     redis_store::RedisStore,
-    settings::Settings,
+    settings::ApiSettings,
     throttle::{AccountBackoff, Budget, IpThrottle},
     waiter::Waiters,
 };
@@ -26,7 +26,7 @@ use tns_store::{
 pub const CREDENTIAL_CHECKS_PER_HOUR: u64 = 10;
 
 pub struct Inner {
-    pub cfg: Settings,
+    pub cfg: ApiSettings,
     pub db: PgPool,
     pub redis: Arc<RedisStore>,
     pub keys: KeyStore,
@@ -71,7 +71,7 @@ impl Deref for AppState {
 
 impl AppState {
     pub fn new(
-        cfg: Settings,
+        cfg: ApiSettings,
         db: PgPool,
         redis: RedisStore,
         refdata: &'static RefData,

@@ -29,7 +29,7 @@ use tns_store::{
 pub const DEFAULT_ADAPTER: &str = "sandbox";
 
 /// What a new submission sends and where, or the submission that already answers it.
-enum Plan {
+enum Submitting {
     Send { operation: Operation, adapter: String, snapshot: serde_json::Value, warnings: Vec<Warning> },
     Existing(Submission),
 }
@@ -53,7 +53,7 @@ pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiRes
             }
             refuse_cancelled(target, status)?;
             refuse_erased(&mut *tx, TargetType::Journey, org, id).await?;
-            journey_plan(st, &mut tx, org, id).await?
+            journey_submitting(st, &mut tx, org, id).await?
         }
         Target::Cargo(id) => {
             let cargo = db::cargo::get_for_update(&mut tx, org, id)
@@ -64,12 +64,12 @@ pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiRes
             }
             refuse_cancelled(target, cargo.status)?;
             refuse_erased(&mut *tx, TargetType::Cargo, org, id).await?;
-            cargo_plan(st, &mut tx, org, &cargo).await?
+            cargo_submitting(st, &mut tx, org, &cargo).await?
         }
     };
     let sub = match plan {
-        Plan::Existing(sub) => sub,
-        Plan::Send { operation, adapter, snapshot, mut warnings } => {
+        Submitting::Existing(sub) => sub,
+        Submitting::Send { operation, adapter, snapshot, mut warnings } => {
             warnings.extend(checked);
             db::submissions::enqueue(
                 &mut tx,
@@ -129,8 +129,8 @@ pub async fn cancel(
     }
     if status == RecordStatus::Cancelled {
         return unchanged(&mut tx, org, target).await.map(|p| match p {
-            Plan::Existing(sub) => sub,
-            Plan::Send { .. } => unreachable!("unchanged answers an existing submission"),
+            Submitting::Existing(sub) => sub,
+            Submitting::Send { .. } => unreachable!("unchanged answers an existing submission"),
         });
     }
     let (adapter, downstream_reference, state) = match reference {
@@ -315,16 +315,16 @@ async fn org_adapter(tx: &mut sqlx::PgConnection, org: i64) -> ApiResult<String>
 
 /// The delivering submission of a record that has nothing new to send (for a cancelled one, its
 /// cancellation).
-async fn unchanged(tx: &mut sqlx::PgConnection, org: i64, target: Target) -> ApiResult<Plan> {
+async fn unchanged(tx: &mut sqlx::PgConnection, org: i64, target: Target) -> ApiResult<Submitting> {
     let sub = db::submissions::last_delivered(tx, org, target)
         .await?
         .ok_or_else(|| anyhow::anyhow!("{target:?} has a downstream reference but no delivered submission"))?;
-    Ok(Plan::Existing(sub))
+    Ok(Submitting::Existing(sub))
 }
 
 /// A journey not yet delivered goes out whole; a delivered one as the difference since (trip
 /// fields, crew, passengers), to the adapter that holds it.
-async fn journey_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, id: i64) -> ApiResult<Plan> {
+async fn journey_submitting(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, id: i64) -> ApiResult<Submitting> {
     let journey = db::journeys::get(tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
     let passengers = db::passengers::all_of(tx, org, id).await?;
     let crew = db::personnel::crew_of(tx, org, id).await?;
@@ -345,14 +345,14 @@ async fn journey_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, id: 
         if amendment.is_empty() {
             return unchanged(tx, org, Target::Journey(id)).await;
         }
-        return Ok(Plan::Send {
+        return Ok(Submitting::Send {
             operation: Operation::Amendment,
             adapter: delivery.adapter,
             snapshot: to_json(serde_json::to_value(&amendment))?,
             warnings,
         });
     }
-    Ok(Plan::Send {
+    Ok(Submitting::Send {
         operation: Operation::Journey,
         adapter: org_adapter(tx, org).await?,
         snapshot: to_json(serde_json::to_value(snapshot::journey(st.refdata, &journey, &crew, &passengers)))?,
@@ -388,7 +388,12 @@ pub(crate) async fn cargo_work(
 
 /// A shipment not yet delivered goes out whole; a delivered one, when it changed since, as an
 /// amendment (the shipment as held and as it is now) to the adapter that holds it.
-async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db::cargo::Cargo) -> ApiResult<Plan> {
+async fn cargo_submitting(
+    st: &AppState,
+    tx: &mut sqlx::PgConnection,
+    org: i64,
+    c: &db::cargo::Cargo,
+) -> ApiResult<Submitting> {
     let (work, [driver, second_driver]) = cargo_work(st, tx, org, c).await?;
     if let Some(reference) = &c.downstream_reference {
         let d = db::submissions::delivered_cargo(tx, org, c.id)
@@ -412,14 +417,14 @@ async fn cargo_plan(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &db
         if amendment.is_empty() {
             return unchanged(tx, org, Target::Cargo(c.id)).await;
         }
-        return Ok(Plan::Send {
+        return Ok(Submitting::Send {
             operation: Operation::Amendment,
             adapter: d.adapter,
             snapshot: serde_json::to_value(&amendment).map_err(anyhow::Error::from)?,
             warnings: warnings::cargo(driver, second_driver),
         });
     }
-    Ok(Plan::Send {
+    Ok(Submitting::Send {
         operation: Operation::Cargo,
         adapter: org_adapter(tx, org).await?,
         snapshot: serde_json::to_value(work).map_err(anyhow::Error::from)?,

@@ -8,7 +8,7 @@ use std::{sync::Arc, time::Duration};
 
 use sqlx::PgPool;
 use tns_adapter::{Adapter, CodeListsRequest};
-use tns_adapter_host::Registry;
+use tns_adapter_host::Plugins;
 use tns_core::{
     domain::code_lists::{Code, CodeListName},
     sealing::DataKey,
@@ -25,13 +25,13 @@ const LISTS_ASKED: u32 = 10;
 pub struct CodeListRefresh {
     /// The organization whose downstream account reads the lists (`TNS_REFERENCE_ORG`).
     pub org: i64,
-    adapters: Arc<Registry>,
+    adapters: Arc<Plugins>,
     data_key: DataKey,
     timeout: Duration,
 }
 
 impl CodeListRefresh {
-    pub fn new(org: i64, adapters: Arc<Registry>, data_key: DataKey, timeout: Duration) -> CodeListRefresh {
+    pub fn new(org: i64, adapters: Arc<Plugins>, data_key: DataKey, timeout: Duration) -> CodeListRefresh {
         CodeListRefresh { org, adapters, data_key, timeout }
     }
 

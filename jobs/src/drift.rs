@@ -19,7 +19,7 @@ use futures::StreamExt;
 use prometheus::{IntCounterVec, Opts, Registry as Metrics};
 use sqlx::PgPool;
 use tns_adapter::{Adapter, AdapterError, InspectRequest, Observed};
-use tns_adapter_host::Registry;
+use tns_adapter_host::Plugins;
 use tns_core::{
     domain::drift::Facts,
     env::{ConfigError, Vars},
@@ -38,7 +38,7 @@ const RETRY_AFTER: Duration = Duration::from_secs(15 * 60);
 const GIVE_UP_AFTER: u32 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
+pub struct DriftSettings {
     pub enabled: bool,
     /// How long a checked record is left alone.
     pub interval: Duration,
@@ -50,9 +50,9 @@ pub struct Settings {
     pub days_back: u32,
 }
 
-impl Settings {
-    pub fn from_vars(vars: &Vars<'_>) -> Result<Settings, ConfigError> {
-        Ok(Settings {
+impl DriftSettings {
+    pub fn from_vars(vars: &Vars<'_>) -> Result<DriftSettings, ConfigError> {
+        Ok(DriftSettings {
             enabled: vars.parse_bool("TNS_DRIFT_CHECKS", true)?,
             interval: vars.parse_secs("TNS_DRIFT_INTERVAL_SECS", 6 * 3600, 300, 7 * 86_400)?,
             batch: vars.parse_int("TNS_DRIFT_BATCH", 500, 1, 10_000)? as u32,
@@ -101,8 +101,8 @@ impl Outcome {
 /// What the checks need beside the database: the adapters, the key that opens the
 /// organizations' downstream passwords, a deadline per call.
 pub struct DriftCheck {
-    pub settings: Settings,
-    adapters: Arc<Registry>,
+    pub settings: DriftSettings,
+    adapters: Arc<Plugins>,
     data_key: DataKey,
     timeout: Duration,
     checks: IntCounterVec,
@@ -110,8 +110,8 @@ pub struct DriftCheck {
 
 impl DriftCheck {
     pub fn new(
-        settings: Settings,
-        adapters: Arc<Registry>,
+        settings: DriftSettings,
+        adapters: Arc<Plugins>,
         data_key: DataKey,
         timeout: Duration,
         metrics: &Metrics,

@@ -18,7 +18,7 @@ use sqlx::PgPool;
 
 use leader::Elector;
 use periodic::Job;
-pub use settings::Settings;
+pub use settings::JobsSettings;
 
 pub struct Metrics {
     leading: IntGauge,
@@ -47,7 +47,7 @@ const LOCK_CHECK: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The jobs role, ready to run: its pool, how it competes for leadership, its metrics.
 pub struct Runner {
-    settings: Settings,
+    settings: JobsSettings,
     db: PgPool,
     elector: Elector,
     metrics: Arc<Metrics>,
@@ -60,11 +60,11 @@ impl Runner {
     /// service account (in-cluster configuration). `adapters` (each call within `call_timeout`)
     /// are what the drift checks and the code lists job ask.
     pub async fn prepare(
-        settings: Settings,
+        settings: JobsSettings,
         database_url: &str,
         db: PgPool,
         registry: &Registry,
-        adapters: Arc<tns_adapter_host::Registry>,
+        adapters: Arc<tns_adapter_host::Plugins>,
         call_timeout: std::time::Duration,
     ) -> anyhow::Result<Runner> {
         use anyhow::Context;
@@ -101,7 +101,7 @@ impl Runner {
 /// Compete for leadership and run the jobs while leading, until `shutdown` resolves.
 pub async fn run(
     db: PgPool,
-    settings: Settings,
+    settings: JobsSettings,
     jobs: Vec<Job>,
     elector: Elector,
     metrics: Arc<Metrics>,

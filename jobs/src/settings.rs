@@ -18,7 +18,7 @@ pub enum Election {
 }
 
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct JobsSettings {
     pub election: Election,
     /// This replica's name in the Lease (`TNS_JOBS_IDENTITY`, else the pod's name).
     pub identity: String,
@@ -34,7 +34,7 @@ pub struct Settings {
     pub invoices: Terms,
     /// Opens the organizations' downstream passwords (drift checks ask with them).
     pub data_key: DataKey,
-    pub drift: crate::drift::Settings,
+    pub drift: crate::drift::DriftSettings,
     /// The organization whose downstream account reads the downstream's code lists
     /// (`TNS_REFERENCE_ORG`); none: the shipped copies are served.
     pub reference_org: Option<i64>,
@@ -48,8 +48,8 @@ const PERSONAL_DATA_RETENTION_DAYS: u64 = 730;
 /// Where a pod finds its own namespace.
 const NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
-impl Settings {
-    pub fn from_vars(vars: &Vars<'_>, profile: Profile, data_key: DataKey) -> Result<Settings, ConfigError> {
+impl JobsSettings {
+    pub fn from_vars(vars: &Vars<'_>, profile: Profile, data_key: DataKey) -> Result<JobsSettings, ConfigError> {
         // Inside a cluster the kubelet sets KUBERNETES_SERVICE_HOST for every pod (`tns dev`
         // leads through PostgreSQL wherever it runs, unless told otherwise).
         let in_cluster = vars.get("KUBERNETES_SERVICE_HOST").is_some() && !profile.is_dev();
@@ -77,7 +77,7 @@ impl Settings {
             .or_else(|| vars.get("HOSTNAME"))
             .map(|h| format!("{h}-{}", std::process::id()))
             .unwrap_or_else(|| format!("tns-jobs-{}", std::process::id()));
-        Ok(Settings {
+        Ok(JobsSettings {
             election,
             identity,
             retry: vars.parse_secs("TNS_JOBS_RETRY_SECS", 5, 1, 300)?,
@@ -92,7 +92,7 @@ impl Settings {
             redis: RedisSettings::from_vars(vars)?,
             invoices: Terms::from_vars(vars)?,
             data_key,
-            drift: crate::drift::Settings::from_vars(vars)?,
+            drift: crate::drift::DriftSettings::from_vars(vars)?,
             reference_org: match vars.get("TNS_REFERENCE_ORG") {
                 None => None,
                 Some(_) => Some(vars.parse_int("TNS_REFERENCE_ORG", 0, 1, i64::MAX as u64)? as i64),
@@ -128,11 +128,11 @@ impl Settings {
 mod tests {
     use super::*;
 
-    fn settings(pairs: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+    fn settings(pairs: &[(&str, &str)]) -> Result<JobsSettings, ConfigError> {
         let map: std::collections::HashMap<String, String> =
             pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let lookup = move |k: &str| map.get(k).cloned();
-        Settings::from_vars(&Vars::new(&lookup), Profile::Deployed, DataKey::new([0; 32]))
+        JobsSettings::from_vars(&Vars::new(&lookup), Profile::Deployed, DataKey::new([0; 32]))
     }
 
     #[test]

@@ -20,9 +20,9 @@ use tns_adapter::{Adapter, AdapterError, Notification, Receipt, Step, Work};
 use tokio::sync::Semaphore;
 use tracing::{field::Empty, Instrument};
 
-use crate::{metrics::Metrics, settings::Settings};
+use crate::{metrics::Metrics, settings::SchedulerSettings};
 use tns_adapter_host::credentials;
-use tns_adapter_host::Registry;
+use tns_adapter_host::Plugins;
 use tns_core::domain::kinds::{AttemptOutcome, SubmissionState};
 use tns_store::submissions::queue::{self, Claimed, Finished};
 
@@ -56,8 +56,8 @@ enum Phase {
 
 /// Everything an attempt needs, shared by all of a scheduler's attempts.
 pub struct Context {
-    pub settings: Settings,
-    pub adapters: Arc<Registry>,
+    pub settings: SchedulerSettings,
+    pub adapters: Arc<Plugins>,
     pub limits: std::collections::HashMap<String, Arc<Semaphore>>,
     pub metrics: Arc<Metrics>,
     pub db: PgPool,
@@ -217,7 +217,12 @@ const SUSPECT_REPEATS: usize = 3;
 /// timeout → `pending` with backoff, or `failed` once the retry window is spent; suspect → as
 /// transient, but `failed` when the two attempts before met the same error; given back → due
 /// again at once.
-fn decide(settings: &Settings, item: &Claimed, outcome: Outcome, started_at: chrono::DateTime<Utc>) -> Finished {
+fn decide(
+    settings: &SchedulerSettings,
+    item: &Claimed,
+    outcome: Outcome,
+    started_at: chrono::DateTime<Utc>,
+) -> Finished {
     let mut f = Finished {
         id: item.id,
         lease_token: item.lease_token,

@@ -28,7 +28,7 @@ use sqlx::PgPool;
 use tokio::sync::{watch, Semaphore};
 use tracing::Instrument;
 
-pub use settings::{Backoff, Settings, WebhookSettings};
+pub use settings::{Backoff, SchedulerSettings, WebhookSettings};
 
 use crate::{
     attempt::Context,
@@ -45,8 +45,8 @@ use tns_store::{
 /// finish for up to `shutdown_grace`, and release what is still unfinished.
 pub async fn run(
     db: PgPool,
-    settings: Settings,
-    adapters: Arc<tns_adapter_host::Registry>,
+    settings: SchedulerSettings,
+    adapters: Arc<tns_adapter_host::Plugins>,
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {

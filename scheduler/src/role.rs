@@ -6,7 +6,7 @@ use std::{future::Future, sync::Arc};
 use anyhow::Context;
 use prometheus::Registry as MetricsRegistry;
 use sqlx::PgPool;
-use tns_adapter_host::Registry;
+use tns_adapter_host::Plugins;
 use tns_store::{
     leases::{self, Table},
     DbSettings,
@@ -15,13 +15,13 @@ use tns_store::{
 /// How often `drain` looks whether the queues are empty.
 const DRAIN_CHECK: std::time::Duration = std::time::Duration::from_millis(20);
 
-use crate::{metrics::Metrics, Settings};
+use crate::{metrics::Metrics, SchedulerSettings};
 
 /// A scheduler ready to run: adapters loaded, its pool connected, its metrics registered.
 pub struct Scheduler {
-    settings: Settings,
+    settings: SchedulerSettings,
     db: PgPool,
-    adapters: Arc<Registry>,
+    adapters: Arc<Plugins>,
     metrics: Arc<Metrics>,
 }
 
@@ -29,10 +29,10 @@ impl Scheduler {
     /// Fails when no adapter plugin loaded: a scheduler without adapters could only let every
     /// submission time out.
     pub async fn prepare(
-        settings: Settings,
+        settings: SchedulerSettings,
         db: &DbSettings,
         registry: &MetricsRegistry,
-        adapters: Arc<Registry>,
+        adapters: Arc<Plugins>,
         adapter_dir: &std::path::Path,
     ) -> anyhow::Result<Scheduler> {
         if adapters.list().is_empty() {

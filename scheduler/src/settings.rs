@@ -12,7 +12,7 @@ use tns_core::{
 use crate::attempt::record_margin;
 
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct SchedulerSettings {
     /// Rows claimed per statement: batching at the database is what makes the queue fast.
     pub batch: usize,
     /// Submissions this process holds at once (claimed, being sent, or being recorded).
@@ -36,7 +36,7 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
 }
 
-impl Settings {
+impl SchedulerSettings {
     /// The scheduler's variables. `call_timeout` is the adapters' (`TNS_ADAPTER_TIMEOUT_SECS`);
     /// the data key unseals webhook secrets and downstream passwords, the policy is the SSRF
     /// guard's.
@@ -45,7 +45,7 @@ impl Settings {
         call_timeout: Duration,
         data_key: DataKey,
         policy: Policy,
-    ) -> Result<Settings, ConfigError> {
+    ) -> Result<SchedulerSettings, ConfigError> {
         let ms = Duration::from_millis;
         let lease = vars.parse_secs("TNS_SCHEDULER_LEASE_SECS", 300, 2, 7200)?;
         // A call starts only if it can end, and be recorded, inside the lease; a lease shorter
@@ -56,7 +56,7 @@ impl Settings {
                 "must be longer than TNS_ADAPTER_TIMEOUT_SECS plus the recording margin (5 s, or a quarter of the lease)",
             ));
         }
-        Ok(Settings {
+        Ok(SchedulerSettings {
             batch: vars.parse_int("TNS_SCHEDULER_BATCH", 64, 1, 1000)? as usize,
             max_in_flight: vars.parse_int("TNS_SCHEDULER_MAX_IN_FLIGHT", 256, 1, 10_000)? as usize,
             adapter_concurrency: vars.parse_int("TNS_ADAPTER_CONCURRENCY", 64, 1, 1024)? as usize,
@@ -75,9 +75,9 @@ impl Settings {
     }
 }
 
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings {
+impl Default for SchedulerSettings {
+    fn default() -> SchedulerSettings {
+        SchedulerSettings {
             batch: 64,
             max_in_flight: 256,
             adapter_concurrency: 64,

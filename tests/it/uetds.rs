@@ -1465,7 +1465,7 @@ async fn a_u_etds_answer_quoting_the_credentials_never_reaches_a_submission_or_a
 fn drift_check(s: &Setup, interval: Duration, per_org: u32) -> DriftCheck {
     let cfg = s.app.env.config(Role::Jobs);
     let adapters = tns::roles::load_adapters(&cfg).unwrap();
-    let settings = drift::Settings { enabled: true, interval, batch: 100, per_org, days_back: 2 };
+    let settings = drift::DriftSettings { enabled: true, interval, batch: 100, per_org, days_back: 2 };
     let key = cfg.jobs.unwrap().data_key;
     DriftCheck::new(settings, adapters, key, Duration::from_secs(4), &prometheus::Registry::new()).unwrap()
 }

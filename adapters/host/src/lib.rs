@@ -140,13 +140,13 @@ fn uetds_config(
     }))
 }
 
-pub struct Registry {
+pub struct Plugins {
     by_name: BTreeMap<String, Arc<Plugin>>,
     pub failures: Vec<LoadError>,
 }
 
-impl Registry {
-    pub fn load(settings: &AdapterSettings) -> std::io::Result<Registry> {
+impl Plugins {
+    pub fn load(settings: &AdapterSettings) -> std::io::Result<Plugins> {
         let config_for = |name: &str| match name {
             "sandbox" => serde_json::json!({ "state_dir": settings.sandbox_state_dir }),
             "uetds" => settings.uetds.clone(),
@@ -170,12 +170,12 @@ impl Registry {
         for f in &failures {
             tracing::error!(error = %f, "adapter plugin not loaded");
         }
-        Ok(Registry { by_name, failures })
+        Ok(Plugins { by_name, failures })
     }
 
     /// No adapters (tests of what does not call one).
-    pub fn empty() -> Registry {
-        Registry { by_name: BTreeMap::new(), failures: vec![] }
+    pub fn empty() -> Plugins {
+        Plugins { by_name: BTreeMap::new(), failures: vec![] }
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<Plugin>> {

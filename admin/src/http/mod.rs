@@ -42,22 +42,22 @@ pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
 /// The admin API's settings: served only when `TNS_ADMIN_ADDR` is set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
+pub struct AdminApiSettings {
     pub addr: SocketAddr,
     /// The refused tokens a client may send per window (the tenant API's budget of refused
     /// credentials, by the same variables).
     pub refused: AuthRate,
 }
 
-impl Settings {
+impl AdminApiSettings {
     /// `None` when `TNS_ADMIN_ADDR` is unset: no admin API. `tns dev` keeps it on loopback.
-    pub fn from_vars(vars: &Vars<'_>, profile: Profile) -> Result<Option<Settings>, ConfigError> {
+    pub fn from_vars(vars: &Vars<'_>, profile: Profile) -> Result<Option<AdminApiSettings>, ConfigError> {
         if vars.get("TNS_ADMIN_ADDR").is_none() {
             return Ok(None);
         }
         let addr = vars.parse("TNS_ADMIN_ADDR", "", "a socket address such as 10.0.0.5:8081")?;
         dev_stays_local(vars, profile, "TNS_ADMIN_ADDR", addr)?;
-        Ok(Some(Settings { addr, refused: AuthRate::from_vars(vars, profile)? }))
+        Ok(Some(AdminApiSettings { addr, refused: AuthRate::from_vars(vars, profile)? }))
     }
 }
 
@@ -140,7 +140,7 @@ pub struct AdminApi {
 impl AdminApi {
     /// Bind `settings.addr` (port 0 picks one); its metrics go in `metrics`.
     pub async fn bind(
-        settings: Settings,
+        settings: AdminApiSettings,
         db: PgPool,
         redis: RedisSettings,
         metrics: &Registry,
@@ -252,7 +252,7 @@ mod tests {
             let vars: std::collections::HashMap<String, String> =
                 vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
             let lookup = |k: &str| vars.get(k).cloned();
-            Settings::from_vars(&Vars::new(&lookup), profile)
+            AdminApiSettings::from_vars(&Vars::new(&lookup), profile)
         };
         assert_eq!(parse(Profile::Deployed, &[]).unwrap(), None);
         assert_eq!(parse(Profile::Deployed, &[("TNS_ADMIN_ADDR", "")]).unwrap(), None, "empty is unset");

@@ -14,7 +14,7 @@ use k8s_openapi::{
 };
 use kube::{api::PostParams, Api};
 
-use super::Term;
+use super::Leadership;
 
 #[derive(Clone)]
 pub struct LeaseLock {
@@ -33,7 +33,7 @@ impl LeaseLock {
     }
 
     /// Lead now if the Lease is free, expired, or already ours.
-    pub(super) async fn try_acquire(&self) -> Result<Option<Term>, kube::Error> {
+    pub(super) async fn try_acquire(&self) -> Result<Option<Leadership>, kube::Error> {
         let now = Timestamp::now();
         let acquired = match self.api.get_opt(&self.name).await? {
             None => {
@@ -60,7 +60,7 @@ impl LeaseLock {
         }
         tracing::info!(lease = %self.name, identity = %self.identity, "leading");
         let me = self.clone();
-        Ok(Some(Term::new(|lost| tokio::spawn(me.keep(lost)))))
+        Ok(Some(Leadership::new(|lost| tokio::spawn(me.keep(lost)))))
     }
 
     fn spec(&self, acquired: Timestamp, renewed: Timestamp, transitions: i32) -> LeaseSpec {

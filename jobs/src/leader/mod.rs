@@ -13,16 +13,16 @@ use std::time::Duration;
 use tokio::{sync::watch, task::JoinHandle};
 
 /// One term of leadership. Dropping it gives leadership up.
-pub struct Term {
+pub struct Leadership {
     lost: watch::Receiver<bool>,
     /// The task keeping the term (renewing the Lease, holding the lock's connection).
     keeper: JoinHandle<()>,
 }
 
-impl Term {
-    fn new(keeper: impl FnOnce(watch::Sender<bool>) -> JoinHandle<()>) -> Term {
+impl Leadership {
+    fn new(keeper: impl FnOnce(watch::Sender<bool>) -> JoinHandle<()>) -> Leadership {
         let (tx, lost) = watch::channel(false);
-        Term { lost, keeper: keeper(tx) }
+        Leadership { lost, keeper: keeper(tx) }
     }
 
     /// Resolves when the term has ended.
@@ -31,7 +31,7 @@ impl Term {
     }
 }
 
-impl Drop for Term {
+impl Drop for Leadership {
     fn drop(&mut self) {
         self.keeper.abort();
     }
@@ -46,7 +46,7 @@ pub enum Elector {
 impl Elector {
     /// Wait until this replica leads (trying again every `retry` while another one does, or
     /// while the coordinator cannot be reached).
-    pub async fn acquire(&self, retry: Duration) -> Term {
+    pub async fn acquire(&self, retry: Duration) -> Leadership {
         loop {
             let attempt = match self {
                 Elector::Postgres(lock) => lock.try_acquire().await,

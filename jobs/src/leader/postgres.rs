@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 use sqlx::{postgres::PgConnectOptions, ConnectOptions, Connection, PgConnection};
 
-use super::Term;
+use super::Leadership;
 
 pub struct AdvisoryLock {
     options: PgConnectOptions,
@@ -25,7 +25,7 @@ impl AdvisoryLock {
     }
 
     /// Lead now if nobody does.
-    pub(super) async fn try_acquire(&self) -> anyhow::Result<Option<Term>> {
+    pub(super) async fn try_acquire(&self) -> anyhow::Result<Option<Leadership>> {
         let mut conn = self.options.connect().await.context("connecting for the leader lock")?;
         let got: bool =
             sqlx::query_scalar("SELECT pg_try_advisory_lock($1)").bind(self.key).fetch_one(&mut conn).await?;
@@ -34,7 +34,7 @@ impl AdvisoryLock {
             return Ok(None);
         }
         let check = self.check;
-        Ok(Some(Term::new(|lost| tokio::spawn(hold(conn, check, lost)))))
+        Ok(Some(Leadership::new(|lost| tokio::spawn(hold(conn, check, lost)))))
     }
 }
 
