@@ -383,7 +383,7 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
             print_change(out, changed.ok_or_else(|| no_org(org))?)?;
         }
         Command::Plan { org, code, reason, operator } => {
-            if !tns_store::plans::exists(db, &code).await? {
+            if !tns_store::billing::plans::exists(db, &code).await? {
                 bail!("no plan `{code}`");
             }
             let changed = ops::change_plan(db, redis, &Actor::Operator(operator), org, &code, &reason).await?;

@@ -1,5 +1,5 @@
 //! What the operators' two surfaces (the command line and the admin API) both do, once: each
-//! change goes through `tns_store::standing` (audited in its own transaction) and is then
+//! change goes through `tns_store::billing::standing` (audited in its own transaction) and is then
 //! published to every API process.
 
 use serde::Serialize;
@@ -11,7 +11,7 @@ use tns_core::{
 };
 use tns_store::{
     audit::Actor,
-    standing::Settled,
+    billing::standing::Settled,
     submissions::{requeue::Requeued, Attempt, Submission},
 };
 use utoipa::ToSchema;
@@ -36,7 +36,7 @@ pub async fn set_status(
     to: OrgStatus,
     reason: &str,
 ) -> sqlx::Result<Option<Changed>> {
-    let Some((before, after)) = tns_store::standing::change(db, actor, org, to, Some(reason)).await? else {
+    let Some((before, after)) = tns_store::billing::standing::change(db, actor, org, to, Some(reason)).await? else {
         return Ok(None);
     };
     let (before, after) = (serde_json::to_value(before), serde_json::to_value(after));
@@ -52,7 +52,7 @@ pub async fn change_plan(
     code: &str,
     reason: &str,
 ) -> sqlx::Result<Option<Changed>> {
-    let Some(switched) = tns_store::standing::change_plan(db, actor, org, code, Some(reason)).await? else {
+    let Some(switched) = tns_store::billing::standing::change_plan(db, actor, org, code, Some(reason)).await? else {
         return Ok(None);
     };
     Ok(Some(changed(redis, org, switched.before.into(), code.into()).await))
@@ -98,7 +98,7 @@ pub async fn submission_sent(
     let Some(found) = tns_store::submissions::detail(db, org, id).await? else {
         return Ok(None);
     };
-    tns_store::standing::viewed_submission(db, actor, org, id, reason).await?;
+    tns_store::billing::standing::viewed_submission(db, actor, org, id, reason).await?;
     let attempts = tns_store::submissions::attempts(db, org, id).await?;
     Ok(Some(Sent {
         submission: found.submission,
@@ -170,7 +170,7 @@ pub async fn settle_invoice(
     reason: &str,
 ) -> sqlx::Result<Result<InvoiceSettled, NotSettled>> {
     let today = chrono::Utc::now().date_naive();
-    match tns_store::standing::settle_invoice(db, actor, id, to, reason, today).await? {
+    match tns_store::billing::standing::settle_invoice(db, actor, id, to, reason, today).await? {
         Settled::NoSuchInvoice => Ok(Err(NotSettled::NoSuchInvoice)),
         Settled::NotOpen(status) => Ok(Err(NotSettled::NotOpen(status))),
         Settled::Done { org, reactivated } => {

@@ -413,7 +413,7 @@ impl Quota {
     pub async fn load_limit(&self, org: i64) -> sqlx::Result<Limit> {
         // No subscription row: an erased organization (its API keys stay valid in a process's
         // cache for moments). Refused as a restricted one is.
-        Ok(tns_store::plans::limit(&self.db, org)
+        Ok(tns_store::billing::plans::limit(&self.db, org)
             .await?
             .map(|(q, soft, status)| Limit { quota: q.map(i64::from), soft, suspended: status.is_restricted() })
             .unwrap_or(Limit { quota: Some(0), soft: false, suspended: true }))

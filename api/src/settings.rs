@@ -30,7 +30,7 @@ pub struct ApiSettings {
     /// How long a new organization's trial lasts.
     pub trial_days: u32,
     /// KDV and days to pay, for previewing the next invoice.
-    pub invoices: tns_store::invoices::Terms,
+    pub invoices: tns_store::billing::invoices::Terms,
     /// Where e-mail to members goes (invitations, password resets).
     pub mailer: crate::mail::Mailer,
     /// This deployment's address as people reach it (`TNS_PUBLIC_URL`), for the links in
@@ -112,7 +112,7 @@ impl ApiSettings {
             },
             redis: RedisSettings::from_vars(vars)?,
             trial_days: vars.parse_int("TNS_TRIAL_DAYS", 14, 1, 365)? as u32,
-            invoices: tns_store::invoices::Terms::from_vars(vars)?,
+            invoices: tns_store::billing::invoices::Terms::from_vars(vars)?,
             mailer: crate::mail::Mailer::from_vars(vars, profile)?,
             public_url: public_url(vars, dev)?,
             signing_secret,

@@ -7,7 +7,7 @@ use std::{sync::Arc, time::Duration};
 use chrono::Utc;
 use sqlx::PgPool;
 use tns_core::env::RedisSettings;
-use tns_store::invoices::Terms;
+use tns_store::billing::invoices::Terms;
 
 /// Rows one statement of a purge touches at most.
 const PURGE_BATCH: i64 = 5_000;
@@ -91,7 +91,7 @@ impl Job {
             Job::CodeLists(refresh) => refresh.run(db).await,
             Job::IdempotencyPurge => Ok(tns_store::idempotency::purge(db).await?),
             Job::TrialExpiry => {
-                let ended = tns_store::standing::expire_trials(db).await?;
+                let ended = tns_store::billing::standing::expire_trials(db).await?;
                 for org in &ended {
                     tracing::info!(org, "trial ended: organization suspended");
                 }
@@ -102,15 +102,15 @@ impl Job {
             Job::OrganizationErasure => erase_closed(db, redis).await,
             Job::Invoicing(terms) => {
                 // The database's clock, which plan changes date their terms by.
-                let today = tns_store::terms::today_settled(db, SETTLE).await?;
-                let issued = tns_store::invoices::issue_due(db, today, *terms).await?;
+                let today = tns_store::billing::terms::today_settled(db, SETTLE).await?;
+                let issued = tns_store::billing::invoices::issue_due(db, today, *terms).await?;
                 for id in &issued {
                     tracing::info!(invoice = id, "invoice issued");
                 }
                 Ok(issued.len() as u64)
             }
             Job::Dunning => {
-                let overdue = tns_store::standing::suspend_overdue(db, Utc::now().date_naive()).await?;
+                let overdue = tns_store::billing::standing::suspend_overdue(db, Utc::now().date_naive()).await?;
                 for org in &overdue {
                     tracing::info!(org, "invoice overdue: organization suspended");
                 }

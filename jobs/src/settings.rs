@@ -6,7 +6,7 @@ use tns_core::{
     env::{ConfigError, Profile, RedisSettings, Vars},
     sealing::DataKey,
 };
-use tns_store::invoices::Terms;
+use tns_store::billing::invoices::Terms;
 
 /// How leadership is decided.
 #[derive(Debug, Clone, PartialEq, Eq)]

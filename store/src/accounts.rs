@@ -4,7 +4,7 @@ use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use utoipa::ToSchema;
 
-use super::plans::{Subscription, SUBSCRIPTION_COLUMNS};
+use crate::billing::plans::{Subscription, SUBSCRIPTION_COLUMNS};
 use tns_core::domain::{kinds::OrgStatus, Email, TaxNumber};
 
 /// A user of an organization (its owner: one per organization).
@@ -90,94 +90,6 @@ pub async fn tax_number(db: &PgPool, org: i64) -> sqlx::Result<Option<String>> {
         .bind(org)
         .fetch_optional(db)
         .await
-}
-
-/// The standing, locked until the transaction ends.
-pub async fn standing_for_update(tx: &mut PgConnection, org: i64) -> sqlx::Result<Option<Standing>> {
-    sqlx::query_as("SELECT status, status_reason, trial_ends_at FROM organizations WHERE id = $1 FOR UPDATE")
-        .bind(org)
-        .fetch_optional(tx)
-        .await
-}
-
-/// Whether organization `org` exists, holding it (as a reference to it would) until the transaction
-/// ends, so it cannot be deleted meanwhile.
-pub async fn hold(tx: &mut PgConnection, org: i64) -> sqlx::Result<bool> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM organizations WHERE id = $1 FOR KEY SHARE")
-        .bind(org)
-        .fetch_optional(tx)
-        .await?;
-    Ok(found.is_some())
-}
-
-/// Set the status (with its reason); the standing before and after, `None` for no such
-/// organization (an erased one is none). Leaving `trial` keeps the trial's end for the record;
-/// leaving `closed` (an operator's change) ends the closure. Closing is
-/// [`crate::closure::close`]'s, which records what reopening restores.
-pub(crate) async fn set_status(
-    tx: &mut PgConnection,
-    org: i64,
-    to: OrgStatus,
-    reason: Option<&str>,
-) -> sqlx::Result<Option<(Standing, Standing)>> {
-    let Some(before) = standing_for_update(&mut *tx, org).await? else { return Ok(None) };
-    let after: Option<Standing> = sqlx::query_as(
-        "UPDATE organizations
-            SET status = $2, status_reason = $3, status_changed_at = now(),
-                trial_ends_at = CASE WHEN $2 = 'trial' THEN COALESCE(trial_ends_at, now()) ELSE trial_ends_at END,
-                closed_at = NULL, erase_after = NULL, closed_from = NULL, closed_from_reason = NULL, closed_billed = NULL
-          WHERE id = $1 AND erased_at IS NULL
-         RETURNING status, status_reason, trial_ends_at",
-    )
-    .bind(org)
-    .bind(to)
-    .bind(reason)
-    .fetch_optional(&mut *tx)
-    .await?;
-    Ok(after.map(|after| (before, after)))
-}
-
-/// A plan was chosen: the status it leads to ([`Standing::after_plan_choice`]); the standing
-/// before and after when that changed it.
-pub(crate) async fn activate_on_plan_choice(
-    tx: &mut PgConnection,
-    org: i64,
-) -> sqlx::Result<Option<(Standing, Standing)>> {
-    let Some(before) = standing_for_update(&mut *tx, org).await? else { return Ok(None) };
-    if before.status == OrgStatus::Closed {
-        // Chosen while closed: reopening restores what the choice leads to.
-        let (from, reason): (OrgStatus, Option<String>) =
-            sqlx::query_as("SELECT closed_from, closed_from_reason FROM organizations WHERE id = $1")
-                .bind(org)
-                .fetch_one(&mut *tx)
-                .await?;
-        let to = from.after_plan_choice(reason.as_deref() == Some(TRIAL_ENDED));
-        if to != from {
-            sqlx::query("UPDATE organizations SET closed_from = $2, closed_from_reason = NULL WHERE id = $1")
-                .bind(org)
-                .bind(to)
-                .execute(&mut *tx)
-                .await?;
-        }
-        return Ok(None);
-    }
-    let to = before.after_plan_choice();
-    if to == before.status {
-        return Ok(None);
-    }
-    set_status(tx, org, to, None).await
-}
-
-/// Suspend every trial that has ended: the organizations suspended.
-pub async fn expire_trials(tx: &mut PgConnection, reason: &str) -> sqlx::Result<Vec<i64>> {
-    sqlx::query_scalar(
-        "UPDATE organizations SET status = 'suspended', status_reason = $1, status_changed_at = now()
-          WHERE status = 'trial' AND trial_ends_at <= now()
-         RETURNING id",
-    )
-    .bind(reason)
-    .fetch_all(tx)
-    .await
 }
 
 /// One organization as operators list them.

@@ -1,6 +1,6 @@
 //! Closing an organization and, after the grace period, erasing it (KVKK): the closure columns
 //! of `organizations` and the erasure's deletes. Closing ends billing (the current term ends that
-//! day, [`crate::terms::follow`]) and restricts the organization as a suspension does; reopening
+//! day, [`crate::billing::terms::follow`]) and restricts the organization as a suspension does; reopening
 //! restores the standing it had; erasing deletes every row it owns except what law and billing
 //! keep ([`KEPT`]), in one transaction, audited.
 
@@ -13,8 +13,8 @@ use tns_core::domain::kinds::{AuditAction, OrgStatus};
 use utoipa::ToSchema;
 
 use crate::{
-    accounts,
     audit::{self, Actor, Entry},
+    billing::{self, Hold},
 };
 
 /// An organization's closure, as the API shows it.
@@ -50,7 +50,7 @@ pub enum Changed {
 /// organization.
 pub async fn close(db: &PgPool, actor: &Actor, org: i64, grace_days: u32) -> sqlx::Result<Option<Changed>> {
     let mut tx = db.begin().await?;
-    let Some(before) = accounts::standing_for_update(&mut tx, org).await? else { return Ok(None) };
+    let Some(before) = billing::lock_org(&mut tx, org, Hold::Change).await? else { return Ok(None) };
     if before.status == OrgStatus::Closed {
         return Ok(locked(&mut tx, org).await?.map(Changed::Unchanged));
     }
@@ -71,7 +71,7 @@ pub async fn close(db: &PgPool, actor: &Actor, org: i64, grace_days: u32) -> sql
     .bind(grace_days as i32)
     .fetch_one(&mut *tx)
     .await?;
-    crate::terms::follow(&mut tx, org).await?;
+    crate::billing::terms::follow(&mut tx, org).await?;
     let entry = Entry {
         actor,
         action: AuditAction::CloseOrganization,
@@ -103,19 +103,19 @@ pub async fn reopen(db: &PgPool, actor: &Actor, org: i64) -> sqlx::Result<Option
     let (OrgStatus::Closed, Some(mut to)) = (status, closed_from) else {
         return Ok(locked(&mut tx, org).await?.map(Changed::Unchanged));
     };
-    if to == OrgStatus::Suspended && reason.as_deref() == Some(crate::standing::INVOICE_OVERDUE) {
-        let today = crate::terms::today(&mut tx).await?;
-        if !crate::invoices::has_overdue(&mut tx, org, today).await? {
+    if to == OrgStatus::Suspended && reason.as_deref() == Some(crate::billing::standing::INVOICE_OVERDUE) {
+        let today = crate::billing::terms::today(&mut tx).await?;
+        if !crate::billing::invoices::has_overdue(&mut tx, org, today).await? {
             (to, reason) = (OrgStatus::Active, None);
         }
     }
-    let Some((before, after)) = accounts::set_status(&mut tx, org, to, reason.as_deref()).await? else {
+    let Some((before, after)) = billing::standing::write_status(&mut tx, org, to, reason.as_deref()).await? else {
         return Ok(None);
     };
     if to == OrgStatus::Suspended && billed == Some(true) {
-        crate::terms::resume(&mut tx, org).await?;
+        crate::billing::terms::resume(&mut tx, org).await?;
     } else {
-        crate::terms::follow(&mut tx, org).await?;
+        crate::billing::terms::follow(&mut tx, org).await?;
     }
     let entry = Entry {
         actor,
@@ -225,10 +225,10 @@ pub async fn erase(db: &PgPool, org: i64) -> sqlx::Result<Erasure> {
     if due.is_none() {
         return Ok(Erasure::NotDue);
     }
-    crate::invoices::lock_invoicing(&mut tx, org).await?;
-    let today = crate::terms::today(&mut tx).await?;
+    crate::billing::invoices::lock_invoicing(&mut tx, org).await?;
+    let today = crate::billing::terms::today(&mut tx).await?;
     let unbilled = crate::usage::has_unbilled_overage(&mut tx, org).await?;
-    if unbilled || !crate::terms::due(&mut tx, org, today).await?.is_empty() {
+    if unbilled || !crate::billing::terms::due(&mut tx, org, today).await?.is_empty() {
         return Ok(Erasure::AwaitingInvoice);
     }
     let mut deleted = BTreeMap::new();

@@ -394,7 +394,7 @@ async fn operators_list_an_organizations_invoices_and_record_one_paid_or_void() 
     let (_, writer) = token(&env, "deniz", "write").await;
     let org = p.register().await;
     let db = env.pool().await;
-    let terms = tns_store::invoices::Terms {
+    let terms = tns_store::billing::invoices::Terms {
         tax_rate: tns_core::domain::billing::TaxRate::percent(20.into()).unwrap(),
         due_days: 14,
     };
@@ -411,7 +411,7 @@ async fn operators_list_an_organizations_invoices_and_record_one_paid_or_void() 
         .execute(&db)
         .await
         .unwrap();
-        ids.extend(tns_store::invoices::issue_due(&db, "2026-11-25".parse().unwrap(), terms).await.unwrap());
+        ids.extend(tns_store::billing::invoices::issue_due(&db, "2026-11-25".parse().unwrap(), terms).await.unwrap());
     }
 
     let listed = json_of(admin.get(&format!("/organizations/{}/invoices", org.id), &reader).await, 200).await;

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use sqlx::PgPool;
 use tns_core::{domain::billing::TaxRate, env::RedisSettings};
 use tns_jobs::periodic::Job;
-use tns_store::invoices::{issue_due, Terms};
+use tns_store::billing::invoices::{issue_due, Terms};
 
 use crate::{
     fixtures::{delivering, passenger, Fleet},
@@ -356,7 +356,7 @@ async fn reopening_restores_the_standing_and_billing_it_had_and_what_was_settled
     choose_starter(&app, &org).await;
     sqlx::query("UPDATE organizations SET status = 'suspended', status_reason = $2 WHERE id = $1")
         .bind(org.id)
-        .bind(tns_store::standing::INVOICE_OVERDUE)
+        .bind(tns_store::billing::standing::INVOICE_OVERDUE)
         .execute(&app.db)
         .await
         .unwrap();

@@ -16,7 +16,7 @@ use tns_core::{
     env::RedisSettings,
 };
 use tns_jobs::periodic::Job;
-use tns_store::invoices::{issue_due, Terms};
+use tns_store::billing::invoices::{issue_due, Terms};
 
 use crate::helpers::{error_body, eventually, set_custom_plan, tns_admin as admin, Org, TestApp};
 

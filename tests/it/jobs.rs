@@ -206,7 +206,7 @@ async fn two_runners_invoicing_at_once_bill_each_period_exactly_once() {
     // What a split brain would do: two runners invoicing the same periods at the same time.
     let app = TestApp::spawn().await;
     let orgs = a_year_of_starter(&app.db, 60).await;
-    let job = Job::Invoicing(tns_store::invoices::Terms {
+    let job = Job::Invoicing(tns_store::billing::invoices::Terms {
         tax_rate: tns_core::domain::billing::TaxRate::percent(20.into()).unwrap(),
         due_days: 14,
     });

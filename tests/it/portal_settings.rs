@@ -15,7 +15,7 @@ use rust_decimal::Decimal;
 use sha2::{Digest, Sha256};
 use tns_api::portal::{format::money, i18n::Lang};
 use tns_core::domain::billing::TaxRate;
-use tns_store::invoices::{issue_due, Terms};
+use tns_store::billing::invoices::{issue_due, Terms};
 
 use crate::{
     helpers::{drain, tns_admin, Env, Org, TestApp},

@@ -7,7 +7,7 @@ use tns_core::{
     domain::{fields::Text500, kinds::InvoiceStatus},
     scopes::operator::need::{Read, Write},
 };
-use tns_store::{invoices::Invoice, pagination::Page};
+use tns_store::{billing::invoices::Invoice, pagination::Page};
 use utoipa::ToSchema;
 
 use super::{
@@ -41,7 +41,7 @@ pub async fn list(
     let limit = q.take("limit", crate::parse_limit)?.unwrap_or(crate::DEFAULT_LIMIT);
     q.done()?;
     let page = Page { limit, before: None };
-    let mut data = tns_store::invoices::list(&st.db, org, &page).await?;
+    let mut data = tns_store::billing::invoices::list(&st.db, org, &page).await?;
     // Only an empty list asks whether the organization exists, as the other routes' 404 says.
     if data.is_empty() && tns_store::accounts::standing(&st.db, org).await?.is_none() {
         return Err(no_organization(org));

@@ -108,7 +108,7 @@ pub async fn change_plan(
     ApiJson(input): ApiJson<PlanIn>,
 ) -> AdminResult<Json<Changed>> {
     let code = input.plan_code.as_str().trim();
-    if !tns_store::plans::exists(&st.db, code).await? {
+    if !tns_store::billing::plans::exists(&st.db, code).await? {
         return Err(AdminError::NotFound(format!("plan_code: no plan `{code}`")));
     }
     let changed = ops::change_plan(&st.db, &st.redis, &op.actor(), org, code, input.reason.as_str()).await?;

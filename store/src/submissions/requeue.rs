@@ -15,8 +15,8 @@ use utoipa::ToSchema;
 
 use super::{enqueue, Queued, Target};
 use crate::{
-    accounts,
     audit::{self, Actor, Entry},
+    billing::{lock_org, Hold},
     cargo, journeys,
 };
 
@@ -51,7 +51,7 @@ impl Failed {
 /// schedulers are woken at commit.
 pub async fn requeue_failed(db: &PgPool, actor: &Actor, org: i64, reason: &str) -> sqlx::Result<Option<Vec<Requeued>>> {
     let mut tx = db.begin().await?;
-    if !accounts::hold(&mut tx, org).await? {
+    if lock_org(&mut tx, org, Hold::Reference).await?.is_none() {
         return Ok(None);
     }
     let candidates: Vec<Failed> = sqlx::query_as(

@@ -69,8 +69,8 @@ pub async fn show(
     };
     let used: i64 = st.quota.usage(org, Month::now()).await?.iter().map(|r| r.total_calls).sum();
     let quota = st.quota.load_limit(org).await?.quota;
-    let plans = db::plans::list(&st.db).await?;
-    let invoices = db::invoices::list(&st.db, org, &Page { limit: 50, before: None }).await?;
+    let plans = db::billing::plans::list(&st.db).await?;
+    let invoices = db::billing::invoices::list(&st.db, org, &Page { limit: 50, before: None }).await?;
     let may_change = m.principal().scopes.allows(Scope::AccountWrite);
     let body = html! {
         @if q.get("done").is_some_and(|d| d == "changed") { (flash(lang.t(Msg::PlanChanged), "ok")) }
@@ -159,7 +159,7 @@ pub async fn preview(
 ) -> Result<Html<String>, PortalError> {
     let lang = m.lang;
     let q: UpcomingQuery = parse_value(json!({ "plan_code": f.plan_code }))?;
-    let plans = db::plans::list(&st.db).await?;
+    let plans = db::billing::plans::list(&st.db).await?;
     let code = f.plan_code.trim();
     let Some(plan) = plans.iter().find(|p| p.code == code) else {
         return Err(ApiError::NotFound(format!("plan_code: no plan `{code}`")).into());

@@ -22,9 +22,9 @@ use tns_core::{
 };
 use tns_store::{
     self as db,
-    invoices::{Invoice, InvoiceDetail, UpcomingInvoice},
+    billing::invoices::{Invoice, InvoiceDetail, UpcomingInvoice},
+    billing::plans::{Plan, Subscription},
     pagination::Paged,
-    plans::{Plan, Subscription},
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -36,7 +36,7 @@ pub struct PlanList {
 /// Every plan. Public: no credentials needed.
 #[utoipa::path(get, path = "/portal/billing/plans", operation_id = "list_plans", tag = "billing", responses((status = 200, body = PlanList)), security(()))]
 pub async fn plans(State(st): State<AppState>) -> ApiResult<Json<PlanList>> {
-    Ok(Json(PlanList { data: db::plans::list(&st.db).await? }))
+    Ok(Json(PlanList { data: db::billing::plans::list(&st.db).await? }))
 }
 
 /// The organization's current plan. Scope `account:read`.
@@ -49,7 +49,7 @@ pub async fn subscription(State(st): State<AppState>, p: Caller<AccountRead>) ->
 
 /// `org`'s current plan (what `GET /portal/billing/subscription` answers).
 pub async fn current_plan(st: &AppState, org: i64) -> ApiResult<Subscription> {
-    db::plans::subscription(&st.db, org)
+    db::billing::plans::subscription(&st.db, org)
         .await?
         .ok_or_else(|| ApiError::NotFound("the organization has no subscription".into()))
 }
@@ -82,7 +82,7 @@ pub async fn change(
 /// /portal/billing/subscription/change` does; the portal's page calls it too).
 pub async fn change_plan(st: &AppState, p: &Principal, input: ChangeIn) -> ApiResult<()> {
     let code = plan(st, input.plan_code.as_str()).await?.code;
-    db::standing::change_plan(&st.db, &p.actor(), p.org_id, &code, None).await?;
+    db::billing::standing::change_plan(&st.db, &p.actor(), p.org_id, &code, None).await?;
     st.quota.publish_limit(p.org_id).await?;
     st.profiles.remove_where(|(org, _), _| *org == p.org_id);
     tracing::info!(org = p.org_id, plan = code, "plan changed");
@@ -92,7 +92,7 @@ pub async fn change_plan(st: &AppState, p: &Principal, input: ChangeIn) -> ApiRe
 /// The plan `code` names (trimmed), or a 404 naming `plan_code`.
 async fn plan(st: &AppState, code: &str) -> ApiResult<Price> {
     let code = code.trim();
-    db::plans::price(&st.db, code)
+    db::billing::plans::price(&st.db, code)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("plan_code: no plan `{code}`; see GET /portal/billing/plans")))
 }
@@ -130,7 +130,7 @@ pub async fn upcoming_invoice(st: &AppState, org: i64, q: &UpcomingQuery) -> Api
         Some(code) => Some(plan(st, code.as_str()).await?),
         None => None,
     };
-    db::invoices::upcoming(&st.db, org, change.as_ref(), st.cfg.invoices.tax_rate).await?.ok_or_else(|| {
+    db::billing::invoices::upcoming(&st.db, org, change.as_ref(), st.cfg.invoices.tax_rate).await?.ok_or_else(|| {
         ApiError::NotFound(
             "nothing would be invoiced: the organization is not billed (a trial, or a free plan); preview a plan with `plan_code`"
                 .into(),
@@ -151,7 +151,7 @@ pub async fn invoices(
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Invoice>>> {
     let page = q.page();
-    Ok(Json(Paged::from_rows(db::invoices::list(&st.db, p.org_id, &page).await?, &page)))
+    Ok(Json(Paged::from_rows(db::billing::invoices::list(&st.db, p.org_id, &page).await?, &page)))
 }
 
 /// One invoice with its lines: the plan's days charged, unused days credited, calls beyond a
@@ -187,7 +187,7 @@ pub async fn invoice_document(st: &AppState, org: i64, id: i64) -> ApiResult<Res
 }
 
 async fn find(st: &AppState, org: i64, id: i64) -> ApiResult<InvoiceDetail> {
-    db::invoices::get(&st.db, org, id).await?.ok_or_else(|| ApiError::not_found("invoice", id))
+    db::billing::invoices::get(&st.db, org, id).await?.ok_or_else(|| ApiError::not_found("invoice", id))
 }
 
 /// The invoice laid out as a document.

@@ -14,9 +14,10 @@ use serde::Serialize;
 use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
 use utoipa::ToSchema;
 
+use super::terms;
 use crate::{
     pagination::{Keyed, Page},
-    terms, usage,
+    usage,
 };
 use tns_core::{
     domain::{
@@ -226,7 +227,7 @@ async fn issue_for(db: &PgPool, org: i64, today: NaiveDate, terms: Terms) -> sql
     // The organization before its terms, the order an operator's status or plan change locks
     // them in (the invoice's reference to the organization would otherwise take its lock last,
     // and the two could deadlock).
-    if !crate::accounts::hold(&mut tx, org).await? {
+    if super::lock_org(&mut tx, org, super::Hold::Reference).await?.is_none() {
         return Ok(None);
     }
     lock_invoicing(&mut tx, org).await?;
@@ -389,6 +390,11 @@ async fn insert(tx: &mut PgConnection, org: i64, draft: &Draft, due_on: NaiveDat
     });
     qb.build().execute(&mut *tx).await?;
     Ok(id)
+}
+
+/// The organization invoice `id` is addressed to (an invoice never changes organization).
+pub async fn org_of(tx: &mut PgConnection, id: i64) -> sqlx::Result<Option<i64>> {
+    sqlx::query_scalar("SELECT org_id FROM invoices WHERE id = $1").bind(id).fetch_optional(tx).await
 }
 
 /// Invoice `id` as it stands, locked for a change of status: (organization, status).

@@ -11,7 +11,7 @@ use tns_core::domain::{
     money::Money,
 };
 
-use crate::plans::{price_of, PRICE_COLUMNS};
+use super::plans::{price_of, PRICE_COLUMNS};
 
 /// Today in UTC, the calendar billing counts days by.
 pub async fn today(conn: &mut PgConnection) -> sqlx::Result<NaiveDate> {

@@ -82,7 +82,7 @@ pub struct Switched {
 /// suspension stays). Billing follows (`terms::follow`). `None` for no such organization.
 pub(crate) async fn switch(tx: &mut PgConnection, org: i64, code: &str) -> sqlx::Result<Option<Switched>> {
     // The organization first, as every change of its standing or billing locks it.
-    if crate::accounts::standing_for_update(&mut *tx, org).await?.is_none() {
+    if super::lock_org(&mut *tx, org, super::Hold::Change).await?.is_none() {
         return Ok(None);
     }
     let before: Option<String> = sqlx::query_scalar("SELECT plan_code FROM subscriptions WHERE org_id = $1 FOR UPDATE")
@@ -100,8 +100,8 @@ pub(crate) async fn switch(tx: &mut PgConnection, org: i64, code: &str) -> sqlx:
     .bind(code)
     .execute(&mut *tx)
     .await?;
-    let standing = crate::accounts::activate_on_plan_choice(tx, org).await?;
-    crate::terms::follow(tx, org).await?;
+    let standing = super::standing::activate_on_plan_choice(tx, org).await?;
+    super::terms::follow(tx, org).await?;
     Ok(before.map(|before| Switched { before, standing }))
 }
 

@@ -1,13 +1,13 @@
 //! Changes of an organization's standing, each with its audit entry in one transaction.
 
 use chrono::NaiveDate;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::{AuditAction, InvoiceStatus, OrgStatus};
 
+use super::{lock_org, plans::Switched, Hold};
 use crate::{
-    accounts::{self, Standing},
+    accounts::{Standing, TRIAL_ENDED},
     audit::{self, Actor, Entry},
-    plans::Switched,
 };
 
 /// Set `org`'s status; the standing before and after, `None` for no such organization.
@@ -35,10 +35,10 @@ async fn set_status(
     to: OrgStatus,
     reason: Option<&str>,
 ) -> sqlx::Result<Option<(Standing, Standing)>> {
-    let Some((before, after)) = accounts::set_status(&mut *tx, org, to, reason).await? else {
+    let Some((before, after)) = write_status(&mut *tx, org, to, reason).await? else {
         return Ok(None);
     };
-    crate::terms::follow(&mut *tx, org).await?;
+    super::terms::follow(&mut *tx, org).await?;
     audit::record(&mut *tx, status_entry(actor, org, &before, &after, reason)).await?;
     Ok(Some((before, after)))
 }
@@ -61,12 +61,10 @@ fn status_entry<'a>(
     }
 }
 
-use crate::accounts::TRIAL_ENDED;
-
 /// Suspend every trial that has ended, audited as the jobs'; the organizations suspended.
 pub async fn expire_trials(db: &PgPool) -> sqlx::Result<Vec<i64>> {
     let mut tx = db.begin().await?;
-    let ended = accounts::expire_trials(&mut tx, TRIAL_ENDED).await?;
+    let ended = suspend_ended_trials(&mut tx, TRIAL_ENDED).await?;
     for org in &ended {
         let entry = Entry {
             actor: &Actor::Jobs,
@@ -96,7 +94,7 @@ pub async fn change_plan(
     reason: Option<&str>,
 ) -> sqlx::Result<Option<Switched>> {
     let mut tx = db.begin().await?;
-    let Some(switched) = crate::plans::switch(&mut tx, org, code).await? else {
+    let Some(switched) = super::plans::switch(&mut tx, org, code).await? else {
         return Ok(None);
     };
     let entry = Entry {
@@ -138,17 +136,16 @@ pub const INVOICE_OVERDUE: &str = "an invoice is unpaid past its due date: see G
 /// jobs'; the organizations suspended.
 pub async fn suspend_overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<i64>> {
     let mut suspended = vec![];
-    for (org, invoice) in crate::invoices::overdue(db, today).await? {
+    for (org, invoice) in super::invoices::overdue(db, today).await? {
         let mut tx = db.begin().await?;
         // Suspended under the organization's row lock, which settling an invoice takes too, and
         // checked again under it: already suspended, or paid meanwhile, the change is dropped
         // with the transaction (an operator's reason stays; a closed organization stays closed).
-        let Some((before, after)) =
-            accounts::set_status(&mut tx, org, OrgStatus::Suspended, Some(INVOICE_OVERDUE)).await?
+        let Some((before, after)) = write_status(&mut tx, org, OrgStatus::Suspended, Some(INVOICE_OVERDUE)).await?
         else {
             continue;
         };
-        if before.status.is_restricted() || !crate::invoices::has_overdue(&mut tx, org, today).await? {
+        if before.status.is_restricted() || !super::invoices::has_overdue(&mut tx, org, today).await? {
             continue;
         }
         let entry = Entry {
@@ -190,13 +187,16 @@ pub async fn settle_invoice(
     today: NaiveDate,
 ) -> sqlx::Result<Settled> {
     let mut tx = db.begin().await?;
-    let Some((org, status)) = crate::invoices::lock(&mut tx, id).await? else {
+    // The organization first, as every billing transaction takes it (`super`'s lock order).
+    let Some(org) = super::invoices::org_of(&mut tx, id).await? else { return Ok(Settled::NoSuchInvoice) };
+    let standing = lock_org(&mut tx, org, Hold::Change).await?;
+    let Some((_, status)) = super::invoices::lock(&mut tx, id).await? else {
         return Ok(Settled::NoSuchInvoice);
     };
     if status != InvoiceStatus::Open || to == InvoiceStatus::Open {
         return Ok(Settled::NotOpen(status));
     }
-    crate::invoices::set_status(&mut tx, id, to).await?;
+    super::invoices::set_status(&mut tx, id, to).await?;
     let entry = Entry {
         actor,
         action: AuditAction::SettleInvoice,
@@ -206,13 +206,82 @@ pub async fn settle_invoice(
         reason: Some(reason),
     };
     audit::record(&mut tx, entry).await?;
-    let standing = accounts::standing_for_update(&mut tx, org).await?;
     let overdue_only = standing
         .is_some_and(|s| s.status == OrgStatus::Suspended && s.status_reason.as_deref() == Some(INVOICE_OVERDUE));
-    let reactivated = overdue_only && !crate::invoices::has_overdue(&mut tx, org, today).await?;
+    let reactivated = overdue_only && !super::invoices::has_overdue(&mut tx, org, today).await?;
     if reactivated {
         set_status(&mut tx, actor, org, OrgStatus::Active, Some("no overdue invoice is left")).await?;
     }
     tx.commit().await?;
     Ok(Settled::Done { org, reactivated })
+}
+
+/// Set the status (with its reason); the standing before and after, `None` for no such
+/// organization (an erased one is none). Leaving `trial` keeps the trial's end for the record;
+/// leaving `closed` (an operator's change) ends the closure. Closing is
+/// [`crate::closure::close`]'s, which records what reopening restores.
+pub(crate) async fn write_status(
+    tx: &mut PgConnection,
+    org: i64,
+    to: OrgStatus,
+    reason: Option<&str>,
+) -> sqlx::Result<Option<(Standing, Standing)>> {
+    let Some(before) = super::lock_org(&mut *tx, org, Hold::Change).await? else { return Ok(None) };
+    let after: Option<Standing> = sqlx::query_as(
+        "UPDATE organizations
+            SET status = $2, status_reason = $3, status_changed_at = now(),
+                trial_ends_at = CASE WHEN $2 = 'trial' THEN COALESCE(trial_ends_at, now()) ELSE trial_ends_at END,
+                closed_at = NULL, erase_after = NULL, closed_from = NULL, closed_from_reason = NULL, closed_billed = NULL
+          WHERE id = $1 AND erased_at IS NULL
+         RETURNING status, status_reason, trial_ends_at",
+    )
+    .bind(org)
+    .bind(to)
+    .bind(reason)
+    .fetch_optional(&mut *tx)
+    .await?;
+    Ok(after.map(|after| (before, after)))
+}
+
+/// A plan was chosen: the status it leads to ([`Standing::after_plan_choice`]); the standing
+/// before and after when that changed it.
+pub(crate) async fn activate_on_plan_choice(
+    tx: &mut PgConnection,
+    org: i64,
+) -> sqlx::Result<Option<(Standing, Standing)>> {
+    let Some(before) = super::lock_org(&mut *tx, org, Hold::Change).await? else { return Ok(None) };
+    if before.status == OrgStatus::Closed {
+        // Chosen while closed: reopening restores what the choice leads to.
+        let (from, reason): (OrgStatus, Option<String>) =
+            sqlx::query_as("SELECT closed_from, closed_from_reason FROM organizations WHERE id = $1")
+                .bind(org)
+                .fetch_one(&mut *tx)
+                .await?;
+        let to = from.after_plan_choice(reason.as_deref() == Some(TRIAL_ENDED));
+        if to != from {
+            sqlx::query("UPDATE organizations SET closed_from = $2, closed_from_reason = NULL WHERE id = $1")
+                .bind(org)
+                .bind(to)
+                .execute(&mut *tx)
+                .await?;
+        }
+        return Ok(None);
+    }
+    let to = before.after_plan_choice();
+    if to == before.status {
+        return Ok(None);
+    }
+    write_status(tx, org, to, None).await
+}
+
+/// Suspend every trial that has ended: the organizations suspended.
+async fn suspend_ended_trials(tx: &mut PgConnection, reason: &str) -> sqlx::Result<Vec<i64>> {
+    sqlx::query_scalar(
+        "UPDATE organizations SET status = 'suspended', status_reason = $1, status_changed_at = now()
+          WHERE status = 'trial' AND trial_ends_at <= now()
+         RETURNING id",
+    )
+    .bind(reason)
+    .fetch_all(tx)
+    .await
 }
