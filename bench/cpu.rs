@@ -3,7 +3,7 @@
 
 /// CPU seconds used so far by this process and by the local PostgreSQL's processes (read from
 /// /proc; `None` where that is not possible), to show where a phase's time went.
-pub fn cpu_seconds() -> (Option<f64>, Option<f64>) {
+pub(crate) fn cpu_seconds() -> (Option<f64>, Option<f64>) {
     fn ticks(stat: &str) -> Option<u64> {
         // Fields after the command name: utime and stime are the 12th and 13th.
         let rest = stat.get(stat.rfind(')')? + 2..)?;

@@ -11,7 +11,7 @@ use serde::de::{
 };
 
 /// Deserialize through `D`, structs from objects only.
-pub struct Objects<D>(pub D);
+pub(crate) struct Objects<D>(pub D);
 
 /// Forward `deserialize_*` methods that take only a visitor (and the listed arguments).
 macro_rules! forward {

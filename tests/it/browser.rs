@@ -124,7 +124,7 @@ impl Drop for Driver {
 }
 
 /// One browser (its own profile, in a fresh directory) on the portal of `root`.
-pub struct Browser {
+pub(crate) struct Browser {
     pub c: Client,
     root: String,
     /// Screenshots go to `target/portal-screenshots/<test>/`, numbered in visiting order.
@@ -138,7 +138,7 @@ pub struct Browser {
 impl Browser {
     /// A headless chromium on `app`; its pages photographed under `test`'s name (a second
     /// browser in the same test gets another `test`).
-    pub async fn open(app: &TestApp, test: &str) -> Browser {
+    pub(crate) async fn open(app: &TestApp, test: &str) -> Browser {
         let axe = tokio::task::spawn_blocking(axe_source).await.unwrap();
         let driver = Driver::start().await;
         let profile = std::env::temp_dir().join(format!("tns-chromium-{}-{}", std::process::id(), unique_tax_number()));
@@ -170,17 +170,17 @@ impl Browser {
     }
 
     /// End the session (chromium quits; its profile is removed).
-    pub async fn close(self) {
+    pub(crate) async fn close(self) {
         self.c.clone().close().await.unwrap();
         let _ = std::fs::remove_dir_all(&self.profile);
     }
 
-    pub async fn goto(&self, path: &str) {
+    pub(crate) async fn goto(&self, path: &str) {
         self.c.goto(&format!("{}{path}", self.root)).await.unwrap();
     }
 
     /// The first element `css` finds, waiting for it to appear.
-    pub async fn wait(&self, css: &str) -> Element {
+    pub(crate) async fn wait(&self, css: &str) -> Element {
         match self.c.wait().at_most(WAIT).for_element(Locator::Css(css)).await {
             Ok(found) => found,
             Err(e) => self.lost(&format!("no {css} within {WAIT:?}: {e}")).await,
@@ -196,7 +196,7 @@ impl Browser {
     }
 
     /// Wait until the page's main heading reads `text`.
-    pub async fn heading(&self, text: &str) {
+    pub(crate) async fn heading(&self, text: &str) {
         let xpath = format!("//main//h1[normalize-space(.)={}]", xpath_literal(text));
         if let Err(e) = self.c.wait().at_most(WAIT).for_element(Locator::XPath(&xpath)).await {
             self.lost(&format!("the heading {text:?} did not appear: {e}")).await;
@@ -204,13 +204,13 @@ impl Browser {
     }
 
     /// The text of the whole page.
-    pub async fn text(&self) -> String {
+    pub(crate) async fn text(&self) -> String {
         self.c.find(Locator::Css("body")).await.unwrap().text().await.unwrap()
     }
 
     /// The form control labelled `label` (a label that reads so, or so followed by a
     /// parenthesis: "(required)", a length).
-    pub async fn field(&self, label: &str) -> Element {
+    pub(crate) async fn field(&self, label: &str) -> Element {
         let l = xpath_literal(label);
         let xpath = format!("//label[normalize-space(.)={l} or starts-with(normalize-space(.), concat({l}, ' ('))]");
         let l = self.c.find(Locator::XPath(&xpath)).await.unwrap_or_else(|e| panic!("no label {label:?}: {e}"));
@@ -219,7 +219,7 @@ impl Browser {
     }
 
     /// Type `value` into the control labelled `label` (a choice: the option of that value).
-    pub async fn fill(&self, label: &str, value: &str) {
+    pub(crate) async fn fill(&self, label: &str, value: &str) {
         let control = self.field(label).await;
         if control.tag_name().await.unwrap() == "select" {
             control.select_by_value(value).await.unwrap_or_else(|e| panic!("{label}: no option {value}: {e}"));
@@ -232,7 +232,7 @@ impl Browser {
     /// Set the control labelled `label` to `value` as a picker does: a date or time input
     /// takes its value in ISO form whatever the browser's locale would have one type, and a
     /// pasted text arrives whole. The `input` and `change` events fire as on a user's edit.
-    pub async fn put(&self, label: &str, value: &str) {
+    pub(crate) async fn put(&self, label: &str, value: &str) {
         let control = self.field(label).await;
         let arg = serde_json::to_value(&control).unwrap();
         self.c
@@ -247,12 +247,12 @@ impl Browser {
     }
 
     /// Click the control labelled `label` (a radio button, a checkbox).
-    pub async fn choose(&self, label: &str) {
+    pub(crate) async fn choose(&self, label: &str) {
         self.field(label).await.click().await.unwrap();
     }
 
     /// Click the button that reads `text` (in the page's main part).
-    pub async fn press(&self, text: &str) {
+    pub(crate) async fn press(&self, text: &str) {
         let xpath = format!("//main//button[normalize-space(.)={}]", xpath_literal(text));
         self.c
             .find(Locator::XPath(&xpath))
@@ -264,7 +264,7 @@ impl Browser {
     }
 
     /// Sign in through the form.
-    pub async fn sign_in(&mut self, email: &str, password: &str) {
+    pub(crate) async fn sign_in(&mut self, email: &str, password: &str) {
         self.goto("/login").await;
         self.wait("form[action='/login']").await;
         self.check("login").await;
@@ -275,14 +275,14 @@ impl Browser {
     }
 
     /// The page now shown: axe-checked and photographed as `name`.
-    pub async fn check(&mut self, name: &str) {
+    pub(crate) async fn check(&mut self, name: &str) {
         self.seen += 1;
         self.axe_check(name).await;
         self.screenshot(&format!("{:02}-{name}", self.seen)).await;
     }
 
     /// Run axe-core on the page; fail on any `serious` or `critical` violation, each printed.
-    pub async fn axe_check(&self, name: &str) {
+    pub(crate) async fn axe_check(&self, name: &str) {
         let loaded = self.c.execute("return typeof window.axe === 'object';", vec![]).await.unwrap();
         if loaded != Value::Bool(true) {
             self.c.execute(&format!("{}\nreturn true;", self.axe), vec![]).await.unwrap();
@@ -322,7 +322,7 @@ impl Browser {
 
     /// PNGs of the page at each of [`WIDTHS`], as `<name>-<width>.png`; at each width the page
     /// fits the window (a wide table scrolls inside its own box, the page does not scroll sideways).
-    pub async fn screenshot(&self, name: &str) {
+    pub(crate) async fn screenshot(&self, name: &str) {
         for width in WIDTHS {
             self.c.set_window_size(width, 900).await.unwrap();
             let wide = self

@@ -24,9 +24,9 @@ use tokio::{
     process::{Child, Command},
 };
 
-pub const PG: &str = "postgres://postgres@127.0.0.1:5432";
-pub const REDIS: &str = "redis://127.0.0.1:6379";
-pub const SECRET: &str = "it-signing-secret-0123456789abcdefghijklmnop";
+pub(crate) const PG: &str = "postgres://postgres@127.0.0.1:5432";
+pub(crate) const REDIS: &str = "redis://127.0.0.1:6379";
+pub(crate) const SECRET: &str = "it-signing-secret-0123456789abcdefghijklmnop";
 
 fn unique() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
@@ -34,7 +34,7 @@ fn unique() -> String {
 }
 
 /// Create an empty database for one test; drop those older test runs left behind.
-pub async fn fresh_database() -> String {
+pub(crate) async fn fresh_database() -> String {
     let mut admin = PgConnection::connect(&format!("{PG}/postgres")).await.expect("PostgreSQL on 127.0.0.1:5432");
     let stale: Vec<String> = sqlx::query_scalar("SELECT datname FROM pg_database WHERE datname LIKE 'tns\\_it\\_%'")
         .fetch_all(&mut admin)
@@ -54,10 +54,10 @@ pub async fn fresh_database() -> String {
 
 /// Environment for one test deployment (shared by its processes).
 #[derive(Clone)]
-pub struct Env(pub HashMap<String, String>);
+pub(crate) struct Env(pub HashMap<String, String>);
 
 impl Env {
-    pub async fn new() -> Env {
+    pub(crate) async fn new() -> Env {
         let db = fresh_database().await;
         let mut m = HashMap::new();
         m.insert("TNS_DATABASE_URL".into(), db);
@@ -77,7 +77,7 @@ impl Env {
         Env(m)
     }
 
-    pub fn with(&self, overrides: &[(&str, &str)]) -> Env {
+    pub(crate) fn with(&self, overrides: &[(&str, &str)]) -> Env {
         let mut e = self.clone();
         for (k, v) in overrides {
             e.0.insert(k.to_string(), v.to_string());
@@ -85,13 +85,13 @@ impl Env {
         e
     }
 
-    pub fn get(&self, k: &str) -> &str {
+    pub(crate) fn get(&self, k: &str) -> &str {
         &self.0[k]
     }
 
     /// This deployment with schedulers: the real plugin directory, a sandbox records directory
     /// of its own, and retries and polling fast enough for tests.
-    pub fn with_scheduler(&self) -> Env {
+    pub(crate) fn with_scheduler(&self) -> Env {
         let state = state_dir();
         self.with(&[
             ("TNS_ADAPTER_DIR", plugin_dir().to_str().unwrap()),
@@ -102,36 +102,36 @@ impl Env {
         ])
     }
 
-    pub fn sandbox_state(&self) -> PathBuf {
+    pub(crate) fn sandbox_state(&self) -> PathBuf {
         PathBuf::from(self.get("TNS_SANDBOX_STATE_DIR"))
     }
 
-    pub fn config(&self, role: Role) -> Config {
+    pub(crate) fn config(&self, role: Role) -> Config {
         Config::from_lookup(role, |k| self.0.get(k).cloned()).expect("valid test configuration")
     }
 
-    pub async fn pool(&self) -> PgPool {
+    pub(crate) async fn pool(&self) -> PgPool {
         PgPool::connect(self.get("TNS_DATABASE_URL")).await.unwrap()
     }
 
-    pub async fn redis(&self) -> redis::aio::MultiplexedConnection {
+    pub(crate) async fn redis(&self) -> redis::aio::MultiplexedConnection {
         redis::Client::open(REDIS).unwrap().get_multiplexed_async_connection().await.unwrap()
     }
 
-    pub fn redis_key(&self, rest: &str) -> String {
+    pub(crate) fn redis_key(&self, rest: &str) -> String {
         format!("{}{}", self.get("TNS_REDIS_PREFIX"), rest)
     }
 }
 
 /// A client that keeps cookies (for portal sessions).
-pub fn client() -> Client {
+pub(crate) fn client() -> Client {
     tns_scheduler::webhooks::send::install_tls_provider();
     Client::builder().cookie_store(true).timeout(Duration::from_secs(30)).build().unwrap()
 }
 
 /// Calls against one API process.
 #[derive(Clone)]
-pub struct Api {
+pub(crate) struct Api {
     pub root: String,
     /// The metrics listener's root.
     pub metrics_root: String,
@@ -139,11 +139,11 @@ pub struct Api {
 }
 
 impl Api {
-    pub fn new(addr: &str, metrics_addr: &str) -> Api {
+    pub(crate) fn new(addr: &str, metrics_addr: &str) -> Api {
         Api { root: format!("http://{addr}"), metrics_root: format!("http://{metrics_addr}"), client: client() }
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         if path.starts_with('/') && !path.starts_with("/api/") && !["/healthz", "/readyz", "/metrics"].contains(&path) {
             format!("{}/api/v1{path}", self.root)
         } else {
@@ -151,7 +151,7 @@ impl Api {
         }
     }
 
-    pub fn req(&self, method: Method, path: &str, bearer: Option<&str>) -> RequestBuilder {
+    pub(crate) fn req(&self, method: Method, path: &str, bearer: Option<&str>) -> RequestBuilder {
         let r = self.client.request(method, self.url(path));
         match bearer {
             Some(b) => r.bearer_auth(b),
@@ -159,20 +159,20 @@ impl Api {
         }
     }
 
-    pub async fn get(&self, path: &str, bearer: &str) -> Response {
+    pub(crate) async fn get(&self, path: &str, bearer: &str) -> Response {
         self.req(Method::GET, path, Some(bearer)).send().await.unwrap()
     }
 
-    pub async fn post(&self, path: &str, bearer: Option<&str>, body: Value) -> Response {
+    pub(crate) async fn post(&self, path: &str, bearer: Option<&str>, body: Value) -> Response {
         self.req(Method::POST, path, bearer).json(&body).send().await.unwrap()
     }
 
-    pub async fn put(&self, path: &str, bearer: &str, body: Value) -> Response {
+    pub(crate) async fn put(&self, path: &str, bearer: &str, body: Value) -> Response {
         self.req(Method::PUT, path, Some(bearer)).json(&body).send().await.unwrap()
     }
 
     /// Any method, with an optional JSON body.
-    pub async fn call(&self, method: Method, path: &str, bearer: &str, body: Option<Value>) -> Response {
+    pub(crate) async fn call(&self, method: Method, path: &str, bearer: &str, body: Option<Value>) -> Response {
         let r = self.req(method, path, Some(bearer));
         match body {
             Some(b) => r.json(&b),
@@ -184,41 +184,41 @@ impl Api {
     }
 
     /// POST and expect `status`; the body.
-    pub async fn post_ok(&self, path: &str, bearer: &str, body: Value, status: u16) -> Value {
+    pub(crate) async fn post_ok(&self, path: &str, bearer: &str, body: Value, status: u16) -> Value {
         json_of(self.post(path, Some(bearer), body).await, status).await
     }
 
     /// POST an action that queues a submission (submit, cancel, …) with `Prefer: wait=20`,
     /// expect 202; the body (the submission as it ended, or still was after the wait).
-    pub async fn act(&self, path: &str, bearer: &str) -> Value {
+    pub(crate) async fn act(&self, path: &str, bearer: &str) -> Value {
         let res = self.req(Method::POST, path, Some(bearer)).header("Prefer", "wait=20").send().await.unwrap();
         json_of(res, 202).await
     }
 
     /// GET and expect 200; the body.
-    pub async fn get_ok(&self, path: &str, bearer: &str) -> Value {
+    pub(crate) async fn get_ok(&self, path: &str, bearer: &str) -> Value {
         json_of(self.get(path, bearer).await, 200).await
     }
 
-    pub async fn delete(&self, path: &str, bearer: &str) -> Response {
+    pub(crate) async fn delete(&self, path: &str, bearer: &str) -> Response {
         self.req(Method::DELETE, path, Some(bearer)).send().await.unwrap()
     }
 
     /// An unauthenticated GET (probes, public endpoints).
-    pub async fn get_anon(&self, path: &str) -> Response {
+    pub(crate) async fn get_anon(&self, path: &str) -> Response {
         self.req(Method::GET, path, None).send().await.unwrap()
     }
 
     /// The Prometheus text of this process.
     /// The metrics listener's `/metrics`.
-    pub async fn metrics(&self) -> String {
+    pub(crate) async fn metrics(&self) -> String {
         let res = self.client.get(format!("{}/metrics", self.metrics_root)).send().await.unwrap();
         res.text().await.unwrap()
     }
 
     /// Register a new organization (a tax number of its own: one organization per company);
     /// returns its first key and ids.
-    pub async fn register(&self) -> Org {
+    pub(crate) async fn register(&self) -> Org {
         let email = format!("owner-{}@example.com", unique());
         let tax_number = unique_tax_number();
         let res = self
@@ -242,25 +242,25 @@ impl Api {
     }
 
     /// Create a key with the given scopes using `bearer`; returns (id, key).
-    pub async fn create_key(&self, bearer: &str, scopes: &[&str]) -> (i64, String) {
+    pub(crate) async fn create_key(&self, bearer: &str, scopes: &[&str]) -> (i64, String) {
         let res = self.post("/portal/api-keys", Some(bearer), json!({"name": "test key", "scopes": scopes})).await;
         assert_eq!(res.status(), 201);
         let b: Value = res.json().await.unwrap();
         (b["id"].as_i64().unwrap(), b["api_key"].as_str().unwrap().to_string())
     }
 
-    pub async fn token(&self, key: &str) -> String {
+    pub(crate) async fn token(&self, key: &str) -> String {
         let res = self.post("/auth/token", None, json!({"client_id": "", "client_secret": key})).await;
         assert_eq!(res.status(), 200);
         let b: Value = res.json().await.unwrap();
         b["access_token"].as_str().unwrap().to_string()
     }
 
-    pub async fn usage(&self, bearer: &str) -> Value {
+    pub(crate) async fn usage(&self, bearer: &str) -> Value {
         self.usage_month(bearer, "").await
     }
 
-    pub async fn usage_month(&self, bearer: &str, month: &str) -> Value {
+    pub(crate) async fn usage_month(&self, bearer: &str, month: &str) -> Value {
         let path = if month.is_empty() { "/portal/usage".to_string() } else { format!("/portal/usage?month={month}") };
         let res = self.get(&path, bearer).await;
         assert_eq!(res.status(), 200);
@@ -268,7 +268,7 @@ impl Api {
     }
 }
 
-pub struct Org {
+pub(crate) struct Org {
     pub id: i64,
     pub user_id: i64,
     pub key: String,
@@ -278,18 +278,18 @@ pub struct Org {
 }
 
 /// A tax number no other organization of this test process has (10 digits, starting with 9).
-pub fn unique_tax_number() -> String {
+pub(crate) fn unique_tax_number() -> String {
     static N: AtomicU64 = AtomicU64::new(0);
     format!("9{:09}", N.fetch_add(1, Ordering::Relaxed))
 }
 
 /// Read a numeric response header.
-pub fn header_i64(res: &Response, name: &str) -> i64 {
+pub(crate) fn header_i64(res: &Response, name: &str) -> i64 {
     res.headers().get(name).unwrap_or_else(|| panic!("missing header {name}")).to_str().unwrap().parse().unwrap()
 }
 
 /// Assert the status and return the JSON body.
-pub async fn json_of(res: Response, status: u16) -> Value {
+pub(crate) async fn json_of(res: Response, status: u16) -> Value {
     let got = res.status().as_u16();
     let body = res.text().await.unwrap();
     assert_eq!(got, status, "unexpected status; body: {body}");
@@ -297,7 +297,7 @@ pub async fn json_of(res: Response, status: u16) -> Value {
 }
 
 /// Assert a 422 naming `field`.
-pub async fn assert_invalid(res: Response, field: &str) {
+pub(crate) async fn assert_invalid(res: Response, field: &str) {
     let b = json_of(res, 422).await;
     assert_eq!(b["error"], "Validation Error");
     assert_eq!(b["field"], field, "422 names the field: {b}");
@@ -305,7 +305,7 @@ pub async fn assert_invalid(res: Response, field: &str) {
 }
 
 /// Assert a 404 for a record the body names: the detail starts with the field's name.
-pub async fn assert_missing(res: Response, field: &str) {
+pub(crate) async fn assert_missing(res: Response, field: &str) {
     let b = json_of(res, 404).await;
     assert_eq!(b["error"], "Not Found");
     assert!(b["detail"].as_str().unwrap().starts_with(&format!("{field}: ")), "404 names {field}: {b}");
@@ -313,7 +313,7 @@ pub async fn assert_missing(res: Response, field: &str) {
 
 /// The `n`-th valid T.C. identity number of a family (check digits computed the
 /// python-stdnum way, independently of the code under test).
-pub fn tckn(n: u64) -> String {
+pub(crate) fn tckn(n: u64) -> String {
     let base = format!("{:09}", 100_000_000 + n % 900_000_000);
     let d: Vec<i64> = base.bytes().map(|b| (b - b'0') as i64).collect();
     let c1 = (10 - d.iter().enumerate().map(|(i, x)| if i % 2 == 0 { 3 * x } else { *x }).sum::<i64>()).rem_euclid(10);
@@ -322,7 +322,7 @@ pub fn tckn(n: u64) -> String {
 }
 
 /// Assert the error body shape and return it.
-pub async fn error_body(res: Response, status: u16) -> Value {
+pub(crate) async fn error_body(res: Response, status: u16) -> Value {
     assert_eq!(res.status(), status, "unexpected status");
     assert!(
         res.headers()[reqwest::header::CONTENT_TYPE].to_str().unwrap().starts_with("application/json"),
@@ -334,7 +334,7 @@ pub async fn error_body(res: Response, status: u16) -> Value {
 }
 
 /// The API running inside the test process.
-pub struct TestApp {
+pub(crate) struct TestApp {
     pub env: Env,
     pub api: Api,
     pub db: PgPool,
@@ -350,7 +350,7 @@ impl std::ops::Deref for TestApp {
 impl TestApp {
     /// An API key with `scopes` made by an admin of `org` (a member added directly), not by its
     /// owner: for what only the owner's own credentials may do.
-    pub async fn admin_key(&self, org: &Org, scopes: &[&str]) -> String {
+    pub(crate) async fn admin_key(&self, org: &Org, scopes: &[&str]) -> String {
         let (key_id, key) = self.create_key(&org.key, scopes).await;
         let admin: i64 = sqlx::query_scalar(
             "INSERT INTO users (org_id, email, full_name, password_hash, role)
@@ -370,17 +370,17 @@ impl TestApp {
         key
     }
 
-    pub async fn spawn() -> TestApp {
+    pub(crate) async fn spawn() -> TestApp {
         TestApp::start(Env::new().await).await
     }
 
-    pub async fn spawn_with(overrides: &[(&str, &str)]) -> TestApp {
+    pub(crate) async fn spawn_with(overrides: &[(&str, &str)]) -> TestApp {
         TestApp::start(Env::new().await.with(overrides)).await
     }
 
     /// Start an API on `env` (a second call on the same env is a second API process
     /// sharing the database and Redis).
-    pub async fn start(env: Env) -> TestApp {
+    pub(crate) async fn start(env: Env) -> TestApp {
         let app = tns::roles::api(&env.config(Role::Api), None).await.expect("application starts");
         let (addr, metrics) = (app.addr().to_string(), app.metrics_addr().to_string());
         tokio::spawn(app.run(std::future::pending()));
@@ -394,7 +394,7 @@ const PLUGINS: [&str; 4] = ["tns-adapter-sandbox", "tns-adapter-uetds", "abi-mis
 
 /// Where cargo puts the plugin libraries (next to the `tns` binary), built once per test
 /// process (a no-op when they are up to date).
-pub fn plugin_dir() -> PathBuf {
+pub(crate) fn plugin_dir() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
@@ -429,7 +429,7 @@ pub fn plugin_dir() -> PathBuf {
 }
 
 /// A fresh directory for a sandbox's records.
-pub fn state_dir() -> PathBuf {
+pub(crate) fn state_dir() -> PathBuf {
     let d = std::env::temp_dir().join(format!("tns-sandbox-{}", unique()));
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -437,7 +437,7 @@ pub fn state_dir() -> PathBuf {
 
 /// Every record the sandbox kept in `state` (one per accepted notification), parsed
 /// independently of the sandbox's code. A torn line (a writer killed mid-write) is skipped.
-pub fn sandbox_records(state: &std::path::Path) -> Vec<Value> {
+pub(crate) fn sandbox_records(state: &std::path::Path) -> Vec<Value> {
     std::fs::read_to_string(state.join("sandbox-records.jsonl"))
         .unwrap_or_default()
         .lines()
@@ -446,13 +446,13 @@ pub fn sandbox_records(state: &std::path::Path) -> Vec<Value> {
 }
 
 /// A scheduler running inside the test process; stopped (gracefully) by `stop` or with the test.
-pub struct InProcessScheduler {
+pub(crate) struct InProcessScheduler {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
 impl InProcessScheduler {
-    pub async fn start(env: &Env) -> InProcessScheduler {
+    pub(crate) async fn start(env: &Env) -> InProcessScheduler {
         let cfg = env.config(Role::Scheduler);
         let scheduler =
             tns::roles::scheduler(&cfg, &prometheus::Registry::new(), None).await.expect("scheduler starts");
@@ -463,7 +463,7 @@ impl InProcessScheduler {
         InProcessScheduler { stop: Some(stop), task }
     }
 
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         self.stop.take().unwrap().send(()).ok();
         (&mut self.task).await.unwrap().unwrap();
     }
@@ -471,7 +471,7 @@ impl InProcessScheduler {
 
 /// Run a scheduler until every queue of `env`'s database is empty (every submission and
 /// webhook delivery final), then return: the outcome is in the database, nothing to wait for.
-pub async fn drain(env: &Env) {
+pub(crate) async fn drain(env: &Env) {
     let cfg = env.config(Role::Scheduler);
     let scheduler = tns::roles::scheduler(&cfg, &prometheus::Registry::new(), None).await.expect("scheduler starts");
     tokio::time::timeout(Duration::from_secs(60), scheduler.drain())
@@ -483,11 +483,11 @@ pub async fn drain(env: &Env) {
 /// The real `tns` binary: Cargo builds it for this test target (it belongs to the same
 /// package) and says where. The adapter plugins it loads sit next to it, built by the
 /// workspace build that runs the tests.
-pub fn tns_binary() -> PathBuf {
+pub(crate) fn tns_binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tns"))
 }
 
-pub fn tns_command(role: &str, env: &Env) -> Command {
+pub(crate) fn tns_command(role: &str, env: &Env) -> Command {
     let mut cmd = Command::new(tns_binary());
     cmd.arg(role).env_clear().env("PATH", std::env::var("PATH").unwrap_or_default()).envs(&env.0);
     cmd.kill_on_drop(true).stdin(Stdio::null());
@@ -495,7 +495,7 @@ pub fn tns_command(role: &str, env: &Env) -> Command {
 }
 
 /// `tns admin ARGS` against `env`: its output lines as JSON, or its stderr when it fails.
-pub async fn tns_admin(env: &Env, args: &[&str]) -> Result<Vec<Value>, String> {
+pub(crate) async fn tns_admin(env: &Env, args: &[&str]) -> Result<Vec<Value>, String> {
     let out = tns_command("admin", env).args(args).output().await.unwrap();
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
@@ -504,7 +504,7 @@ pub async fn tns_admin(env: &Env, args: &[&str]) -> Result<Vec<Value>, String> {
 }
 
 /// A running `tns api` (or `dev`) process, killed on drop.
-pub struct Proc {
+pub(crate) struct Proc {
     /// Held so the process lives as long as this value (killed on drop).
     child: Child,
     pub api: Api,
@@ -522,12 +522,12 @@ impl std::ops::Deref for Proc {
 }
 
 impl Proc {
-    pub async fn start(role: &str, env: &Env) -> Proc {
+    pub(crate) async fn start(role: &str, env: &Env) -> Proc {
         Proc::spawn(role, env, false).await
     }
 
     /// As `start`, keeping what the process logs in [`Proc::log`].
-    pub async fn start_logged(role: &str, env: &Env) -> Proc {
+    pub(crate) async fn start_logged(role: &str, env: &Env) -> Proc {
         Proc::spawn(role, env, true).await
     }
 
@@ -567,7 +567,7 @@ impl Proc {
     }
 
     /// `kill -9`, and wait until it is gone.
-    pub async fn kill(&mut self) {
+    pub(crate) async fn kill(&mut self) {
         self.child.kill().await.unwrap();
     }
 }
@@ -575,7 +575,7 @@ impl Proc {
 /// A TCP proxy in front of Redis or PostgreSQL that can be cut (an outage) and restored: `cut`
 /// takes new connections and closes them at once, `refuse` stops listening (a stopped server:
 /// connecting is refused); both close the connections being relayed.
-pub struct ChaosProxy {
+pub(crate) struct ChaosProxy {
     pub addr: SocketAddr,
     mode: tokio::sync::watch::Sender<Mode>,
     generation: Arc<AtomicU64>,
@@ -600,7 +600,7 @@ impl Drop for Relayed {
 }
 
 impl ChaosProxy {
-    pub async fn start(upstream: &'static str) -> ChaosProxy {
+    pub(crate) async fn start(upstream: &'static str) -> ChaosProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (mode, mut modes) = tokio::sync::watch::channel(Mode::Relay);
@@ -661,33 +661,33 @@ impl ChaosProxy {
     }
 
     /// How many connections the proxy relays now (after `cut`, 0 once it has closed them all).
-    pub fn live(&self) -> usize {
+    pub(crate) fn live(&self) -> usize {
         self.live.load(Ordering::SeqCst)
     }
 
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("redis://{}", self.addr)
     }
 
     /// `url` (of the upstream) with the proxy in its place: `postgres://u@127.0.0.1:5432/db`
     /// becomes `postgres://u@127.0.0.1:PROXY/db`.
-    pub fn url_for(&self, url: &str) -> String {
+    pub(crate) fn url_for(&self, url: &str) -> String {
         let mut u = reqwest::Url::parse(url).unwrap();
         u.set_ip_host(self.addr.ip()).unwrap();
         u.set_port(Some(self.addr.port())).unwrap();
         u.to_string()
     }
 
-    pub fn cut(&self) {
+    pub(crate) fn cut(&self) {
         self.set(Mode::Drop);
     }
 
     /// Stop listening: connecting is refused, as by a stopped server.
-    pub fn refuse(&self) {
+    pub(crate) fn refuse(&self) {
         self.set(Mode::Refuse);
     }
 
-    pub fn restore(&self) {
+    pub(crate) fn restore(&self) {
         self.mode.send_replace(Mode::Relay);
     }
 
@@ -708,7 +708,7 @@ async fn rebind(addr: SocketAddr) -> TcpListener {
 }
 
 /// Poll `f` until it returns `Some` or `timeout` passes.
-pub async fn eventually<T, F, Fut>(timeout: Duration, mut f: F) -> Option<T>
+pub(crate) async fn eventually<T, F, Fut>(timeout: Duration, mut f: F) -> Option<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
@@ -727,7 +727,7 @@ where
 
 /// Put an organization on a custom plan directly in the database (before any metered call,
 /// so no process has cached its limit).
-pub async fn set_custom_plan(db: &PgPool, org: i64, code: &str, quota: Option<i32>, overage: Option<f64>) {
+pub(crate) async fn set_custom_plan(db: &PgPool, org: i64, code: &str, quota: Option<i32>, overage: Option<f64>) {
     sqlx::query(
         "INSERT INTO plans (code, name, monthly_quota, price_try, billing_period, overage_unit_try)
          VALUES ($1, $1, $2, 1, 'monthly', $3) ON CONFLICT (code) DO NOTHING",

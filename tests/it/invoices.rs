@@ -29,7 +29,7 @@ fn d(s: &str) -> NaiveDate {
 }
 
 /// A term on `plan` from `starts` until `ends` (exclusive), nothing invoiced yet.
-pub async fn term(db: &PgPool, org: i64, plan: &str, starts: &str, ends: Option<&str>) {
+pub(crate) async fn term(db: &PgPool, org: i64, plan: &str, starts: &str, ends: Option<&str>) {
     sqlx::query(
         "INSERT INTO plan_terms (org_id, plan_code, starts_on, ends_on, billed_until) VALUES ($1, $2, $3, $4, $3)",
     )

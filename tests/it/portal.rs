@@ -8,25 +8,25 @@ use reqwest::{header, redirect::Policy, Client, StatusCode};
 use crate::helpers::{tns_admin, Org, TestApp};
 
 /// A browser: cookies kept, redirects not followed (the tests look at them).
-pub struct Visitor {
+pub(crate) struct Visitor {
     pub root: String,
     pub client: Client,
 }
 
 /// An answer: status, headers and the page.
-pub struct Seen {
+pub(crate) struct Seen {
     pub status: StatusCode,
     pub headers: header::HeaderMap,
     pub body: String,
 }
 
 impl Seen {
-    pub fn location(&self) -> &str {
+    pub(crate) fn location(&self) -> &str {
         self.headers.get(header::LOCATION).and_then(|v| v.to_str().ok()).unwrap_or("")
     }
 
     /// The value of the first hidden input named `name`.
-    pub fn hidden(&self, name: &str) -> Option<String> {
+    pub(crate) fn hidden(&self, name: &str) -> Option<String> {
         let at = self.body.find(&format!(r#"name="{name}" value=""#))?;
         let rest = &self.body[at + name.len() + 15..];
         Some(rest[..rest.find('"')?].to_string())
@@ -34,24 +34,24 @@ impl Seen {
 }
 
 impl Visitor {
-    pub fn new(app: &TestApp) -> Visitor {
+    pub(crate) fn new(app: &TestApp) -> Visitor {
         let client = Client::builder().cookie_store(true).redirect(Policy::none()).build().unwrap();
         Visitor { root: app.root.clone(), client }
     }
 
-    pub async fn seen(res: reqwest::Response) -> Seen {
+    pub(crate) async fn seen(res: reqwest::Response) -> Seen {
         let (status, headers) = (res.status(), res.headers().clone());
         Seen { status, headers, body: res.text().await.unwrap() }
     }
 
-    pub async fn get(&self, path: &str) -> Seen {
+    pub(crate) async fn get(&self, path: &str) -> Seen {
         let res =
             self.client.get(format!("{}{path}", self.root)).header(header::ACCEPT, "text/html").send().await.unwrap();
         Visitor::seen(res).await
     }
 
     /// Post a form as a browser does (no htmx: the CSRF token travels in the form).
-    pub async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Seen {
+    pub(crate) async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Seen {
         let body: String = form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
         let res = self
             .client
@@ -66,7 +66,7 @@ impl Visitor {
     }
 
     /// Post a form with the CSRF token of the page at `from`.
-    pub async fn submit(&self, from: &str, path: &str, fields: &[(&str, &str)]) -> Seen {
+    pub(crate) async fn submit(&self, from: &str, path: &str, fields: &[(&str, &str)]) -> Seen {
         let csrf = self.get(from).await.hidden("_csrf").expect("the page has a form with a CSRF token");
         let mut all = vec![("_csrf", csrf.as_str())];
         all.extend_from_slice(fields);
@@ -74,14 +74,14 @@ impl Visitor {
     }
 
     /// Sign in through the form; the answer to the form's post.
-    pub async fn sign_in(&self, email: &str, password: &str) -> Seen {
+    pub(crate) async fn sign_in(&self, email: &str, password: &str) -> Seen {
         let form = self.get("/login?next=/vehicles").await;
         let token = form.hidden("token").expect("the sign-in form carries its token");
         self.post("/login", &[("email", email), ("password", password), ("token", &token), ("next", "/vehicles")]).await
     }
 
     /// A visitor signed in as `org`'s owner.
-    pub async fn owner(app: &TestApp, org: &Org) -> Visitor {
+    pub(crate) async fn owner(app: &TestApp, org: &Org) -> Visitor {
         let v = Visitor::new(app);
         let res = v.sign_in(&org.email, &org.password).await;
         assert_eq!(res.status, StatusCode::SEE_OTHER, "signed in: {}", res.body);

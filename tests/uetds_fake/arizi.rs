@@ -18,7 +18,7 @@ const SEFER_EKLENDI: &str =
     "Sefer Başarılı şekilde eklenmiştir.Sefer Personel ve Yolcu Ekleme işlemlerini yapabilirsiniz.";
 
 /// Runs an arızi operation; `None` for operations the fake does not simulate.
-pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
+pub(crate) fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
     Some(match op {
         "kullaniciKontrol" => kullanici_kontrol(ctx, el),
         // The request element is `<testMsj1>` itself (a bare xs:string part).
@@ -441,7 +441,7 @@ pub(super) fn personel_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
 
 /// `personelIptal(wsuser, iptalPersonelInput{personelTCKimlikPasaportNo, iptalAciklama?,
 /// uetdsSeferReferansNo})`.
-pub fn personel_iptal(ctx: &mut Ctx, el: &Element) -> Answer {
+pub(crate) fn personel_iptal(ctx: &mut Ctx, el: &Element) -> Answer {
     let Some(input) = el.child("iptalPersonelInput") else {
         return Answer::result(codes::INVALID, "iptalPersonelInput zorunludur");
     };

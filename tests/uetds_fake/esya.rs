@@ -15,24 +15,25 @@ use super::xml::Element;
 
 /// Trip cancellation kinds (`seferIptalTurleri`). The real list is reference data the client
 /// must read, not hard-code; the fake's codes are its own.
-pub const TRIP_CANCEL_KINDS: [(&str, &str); 3] =
+pub(crate) const TRIP_CANCEL_KINDS: [(&str, &str); 3] =
     [("1", "SEFER GERÇEKLEŞMEDİ"), ("2", "HATALI BİLDİRİM"), ("3", "DİĞER")];
 /// Load cancellation kinds (`iptalTurleri`).
-pub const LOAD_CANCEL_KINDS: [(&str, &str); 3] = [("1", "YÜK TAŞINMADI"), ("2", "HATALI BİLDİRİM"), ("3", "DİĞER")];
+pub(crate) const LOAD_CANCEL_KINDS: [(&str, &str); 3] =
+    [("1", "YÜK TAŞINMADI"), ("2", "HATALI BİLDİRİM"), ("3", "DİĞER")];
 /// Transport types (`paramTasimaTurleri`).
-pub const TRANSPORT_KINDS: [(&str, &str); 2] = [("1", "TEHLİKELİ MADDE"), ("2", "DİĞER")];
+pub(crate) const TRANSPORT_KINDS: [(&str, &str); 2] = [("1", "TEHLİKELİ MADDE"), ("2", "DİĞER")];
 /// Goods types (`paramYukTuru`) of dangerous goods (transport type 1) and of others.
-pub const DANGEROUS_GOODS_TYPES: [(i64, &str); 2] = [(101, "PATLAYICI MADDELER"), (103, "YANICI SIVILAR")];
-pub const GOODS_TYPES: [(i64, &str); 3] = [(1, "GIDA"), (2, "TEKSTİL"), (3, "İNŞAAT MALZEMESİ")];
+pub(crate) const DANGEROUS_GOODS_TYPES: [(i64, &str); 2] = [(101, "PATLAYICI MADDELER"), (103, "YANICI SIVILAR")];
+pub(crate) const GOODS_TYPES: [(i64, &str); 3] = [(1, "GIDA"), (2, "TEKSTİL"), (3, "İNŞAAT MALZEMESİ")];
 /// Quantity units (`paramYukBirimi`), the same for both transport types here.
-pub const UNITS: [(&str, &str); 4] = [("KG", "KİLOGRAM"), ("TON", "TON"), ("AD", "ADET"), ("L", "LİTRE")];
+pub(crate) const UNITS: [(&str, &str); 4] = [("KG", "KİLOGRAM"), ("TON", "TON"), ("AD", "ADET"), ("L", "LİTRE")];
 /// How dangerous goods travel (`paramTehlikeliMaddeTasimaSekli`).
-pub const PACKAGING: [(&str, &str); 3] = [("1", "AMBALAJLI"), ("2", "TANK"), ("3", "DÖKME")];
+pub(crate) const PACKAGING: [(&str, &str); 3] = [("1", "AMBALAJLI"), ("2", "TANK"), ("3", "DÖKME")];
 /// Dangerous-goods exemptions (`paramTehlikeMaddeMuafiyetTurleri`).
-pub const EXEMPTIONS: [(&str, &str); 2] = [("1", "SINIRLI MİKTAR MUAFİYETİ"), ("2", "MUAFİYET YOK")];
+pub(crate) const EXEMPTIONS: [(&str, &str); 2] = [("1", "SINIRLI MİKTAR MUAFİYETİ"), ("2", "MUAFİYET YOK")];
 
 /// Runs an eşya operation; `None` for operations the fake does not simulate.
-pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
+pub(crate) fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
     Some(match op {
         "servisTest" => Answer::ret(Element::leaf("return", el.child_text("testMsj").unwrap_or_default())),
         "yeniSeferEkleV3" => yeni_sefer(ctx, el),

@@ -49,7 +49,7 @@ pub const OK_MESSAGE: &str = "İŞLEM BAŞARILI";
 pub const BAD_CREDENTIALS_MESSAGE: &str = "KULLANICI ADI YADA SIFRE HATALI";
 
 /// What one operation call sees.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub service: Service,
     pub env: Env,
     /// The firm (username) the call is made for.
@@ -74,20 +74,20 @@ pub struct Ctx<'a> {
 impl Ctx<'_> {
     /// A mistake in the published format: recorded as a violation and answered as the business
     /// error the service gives for it.
-    pub fn format_error(&mut self, message: String) -> Answer {
+    pub(crate) fn format_error(&mut self, message: String) -> Answer {
         self.violations.push(message.clone());
         Answer::result(codes::INVALID, &message)
     }
 
     /// The firm's display name.
-    pub fn firm_title(&self) -> String {
+    pub(crate) fn firm_title(&self) -> String {
         self.store.accounts.get(&self.firm).map(|a| a.title.clone()).unwrap_or_default()
     }
 }
 
 /// Runs an operation. `None` when the fake does not simulate it (a valid operation of the
 /// service that the fake has no behaviour for).
-pub fn dispatch(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
+pub(crate) fn dispatch(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
     match ctx.service {
         Service::Arizi => arizi::handle(ctx, op, el),
         Service::Esya => esya::handle(ctx, op, el),
@@ -96,27 +96,27 @@ pub fn dispatch(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
 }
 
 /// A child's text, trimmed, when present and not empty.
-pub fn text(el: &Element, name: &str) -> Option<String> {
+pub(crate) fn text(el: &Element, name: &str) -> Option<String> {
     el.child_text(name).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
 }
 
 /// A child's text, trimmed (empty when absent).
-pub fn text_or_empty(el: &Element, name: &str) -> String {
+pub(crate) fn text_or_empty(el: &Element, name: &str) -> String {
     text(el, name).unwrap_or_default()
 }
 
 /// A child parsed as a whole number.
-pub fn long(el: &Element, name: &str) -> Option<i64> {
+pub(crate) fn long(el: &Element, name: &str) -> Option<i64> {
     el.child_text(name)?.trim().parse().ok()
 }
 
 /// A plate compared the way the service does: upper case, without spaces.
-pub fn plate_key(p: &str) -> String {
+pub(crate) fn plate_key(p: &str) -> String {
     p.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_uppercase).collect()
 }
 
 /// `HH:mm`.
-pub fn is_hhmm(s: &str) -> bool {
+pub(crate) fn is_hhmm(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 5
         && b[2] == b':'
@@ -126,7 +126,7 @@ pub fn is_hhmm(s: &str) -> bool {
 }
 
 /// `dd/MM/yyyy`.
-pub fn parse_dmy(s: &str) -> Option<NaiveDate> {
+pub(crate) fn parse_dmy(s: &str) -> Option<NaiveDate> {
     let b = s.as_bytes();
     if b.len() != 10 || b[2] != b'/' || b[5] != b'/' {
         return None;
@@ -135,7 +135,7 @@ pub fn parse_dmy(s: &str) -> Option<NaiveDate> {
 }
 
 /// `YYYY-MM-DD`.
-pub fn parse_ymd(s: &str) -> Option<NaiveDate> {
+pub(crate) fn parse_ymd(s: &str) -> Option<NaiveDate> {
     let b = s.as_bytes();
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
@@ -145,7 +145,7 @@ pub fn parse_ymd(s: &str) -> Option<NaiveDate> {
 
 /// The Istanbul calendar date of an `xs:dateTime` (a value with an offset is converted to
 /// +03:00 first, as the service stores it; one without an offset is taken as local).
-pub fn istanbul_date(s: &str) -> Option<NaiveDate> {
+pub(crate) fn istanbul_date(s: &str) -> Option<NaiveDate> {
     let s = s.trim();
     if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
         let tr = FixedOffset::east_opt(3 * 3600).expect("+03:00");
@@ -155,12 +155,12 @@ pub fn istanbul_date(s: &str) -> Option<NaiveDate> {
 }
 
 /// `E` / `K` (the input codes; outputs spell them out).
-pub fn is_gender(s: &str) -> bool {
+pub(crate) fn is_gender(s: &str) -> bool {
     matches!(s, "E" | "K")
 }
 
 /// Output spelling of a gender code.
-pub fn gender_label(s: &str) -> &str {
+pub(crate) fn gender_label(s: &str) -> &str {
     match s {
         "E" => "Erkek",
         "K" => "Kadın",
@@ -169,17 +169,17 @@ pub fn gender_label(s: &str) -> &str {
 }
 
 /// A two-letter country code (`TR`).
-pub fn is_country(s: &str) -> bool {
+pub(crate) fn is_country(s: &str) -> bool {
     s.len() == 2 && s.bytes().all(|b| b.is_ascii_uppercase())
 }
 
 /// `dd/MM/yyyy HH:mm:ss`, the service's timestamp format in lists.
-pub fn timestamp(t: NaiveDateTime) -> String {
+pub(crate) fn timestamp(t: NaiveDateTime) -> String {
     t.format("%d/%m/%Y %H:%M:%S").to_string()
 }
 
 /// An `xs:dateTime` for a calendar date at local midnight, as the service writes it.
-pub fn date_time(d: NaiveDate) -> String {
+pub(crate) fn date_time(d: NaiveDate) -> String {
     format!("{}T00:00:00+03:00", d.format("%Y-%m-%d"))
 }
 

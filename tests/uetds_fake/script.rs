@@ -52,20 +52,20 @@ impl Behaviour {
 
 /// Per-operation queues of scripted behaviours, consumed in the order they were added.
 #[derive(Debug, Default)]
-pub struct Scripts {
+pub(crate) struct Scripts {
     queues: HashMap<String, VecDeque<(usize, Behaviour)>>,
 }
 
 impl Scripts {
     /// Queues `b` for the next `times` calls of `op` (after anything already queued for it).
-    pub fn push(&mut self, op: &str, times: usize, b: Behaviour) {
+    pub(crate) fn push(&mut self, op: &str, times: usize, b: Behaviour) {
         if times > 0 {
             self.queues.entry(op.to_string()).or_default().push_back((times, b));
         }
     }
 
     /// The behaviour for this call of `op`, if one is queued (consuming one use of it).
-    pub fn take(&mut self, op: &str) -> Option<Behaviour> {
+    pub(crate) fn take(&mut self, op: &str) -> Option<Behaviour> {
         let queue = self.queues.get_mut(op)?;
         let (left, b) = queue.front_mut()?;
         let out = b.clone();
@@ -77,12 +77,12 @@ impl Scripts {
     }
 
     /// How many scripted calls are still queued for `op`.
-    pub fn pending(&self, op: &str) -> usize {
+    pub(crate) fn pending(&self, op: &str) -> usize {
         self.queues.get(op).map_or(0, |q| q.iter().map(|(n, _)| n).sum())
     }
 
     /// Drops everything queued.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.queues.clear();
     }
 }

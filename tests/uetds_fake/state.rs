@@ -184,7 +184,7 @@ pub struct Passenger {
 }
 
 /// A registered caller address or range (`ipTanimla`): its id, first and last address.
-pub type AllowedIp = (i64, String, Option<String>);
+pub(crate) type AllowedIp = (i64, String, Option<String>);
 
 /// A goods trip (eşya V3 `yeniSeferEkleV3`).
 #[derive(Debug, Clone)]
@@ -244,7 +244,7 @@ pub struct Account {
 
 /// Everything the fake service stores.
 #[derive(Debug, Default)]
-pub struct Store {
+pub(crate) struct Store {
     pub accounts: HashMap<String, Account>,
     /// Take any user name and password as a firm's (a contract fuzzer's random credentials).
     pub open_accounts: bool,
@@ -277,7 +277,7 @@ impl Store {
     /// kind are ever equal, and a client that sends one kind where another belongs is answered
     /// "not found" instead of by luck).
     /// The firm these credentials sign in as, if they do.
-    pub fn account(&self, user: &str, password: &str) -> Option<Account> {
+    pub(crate) fn account(&self, user: &str, password: &str) -> Option<Account> {
         match self.accounts.get(user) {
             Some(a) if a.password == password => Some(a.clone()),
             _ if self.open_accounts => {
@@ -287,39 +287,39 @@ impl Store {
         }
     }
 
-    pub fn next(&mut self) -> i64 {
+    pub(crate) fn next(&mut self) -> i64 {
         self.seq += 1;
         self.seq
     }
 
     /// A new `uetdsSeferReferansNo`: `YYMMDD` of the departure date, then 8 digits.
-    pub fn trip_reference(&mut self, departure: NaiveDate) -> i64 {
+    pub(crate) fn trip_reference(&mut self, departure: NaiveDate) -> i64 {
         let n = self.next();
         format!("{}{:08}", departure.format("%y%m%d"), n).parse().expect("14 digits fit an i64")
     }
 
     /// A new 12-digit `uetdsBiletRefNo`.
-    pub fn ticket_reference(&mut self) -> i64 {
+    pub(crate) fn ticket_reference(&mut self) -> i64 {
         100_000_000_000 + self.next()
     }
 
     /// A new group id (9 digits).
-    pub fn group_id(&mut self) -> i64 {
+    pub(crate) fn group_id(&mut self) -> i64 {
         400_000_000 + self.next()
     }
 
     /// A new crew record id.
-    pub fn crew_id(&mut self) -> i64 {
+    pub(crate) fn crew_id(&mut self) -> i64 {
         600_000 + self.next()
     }
 
     /// A new eşya `seferId` (10 digits).
-    pub fn cargo_trip_id(&mut self) -> i64 {
+    pub(crate) fn cargo_trip_id(&mut self) -> i64 {
         3_000_000_000 + self.next()
     }
 
     /// A new eşya `yukId` (10 digits).
-    pub fn load_id(&mut self) -> i64 {
+    pub(crate) fn load_id(&mut self) -> i64 {
         7_000_000_000 + self.next()
     }
 }

@@ -11,7 +11,7 @@ use super::state::{Passenger, Status, Trip};
 use super::xml::Element;
 
 /// Runs a tarifeli operation; `None` for anything else.
-pub fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
+pub(crate) fn handle(ctx: &mut Ctx, op: &str, el: &Element) -> Option<Answer> {
     Some(match op {
         "seferEkle" => sefer_ekle(ctx, el),
         "personelEkle" => arizi::personel_ekle(ctx, el),

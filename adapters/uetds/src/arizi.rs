@@ -27,7 +27,7 @@ use crate::{
 };
 
 /// The arızi service, for one submission.
-pub struct Arizi<'a>(pub &'a Session<'a>);
+pub(crate) struct Arizi<'a>(pub &'a Session<'a>);
 
 fn trip_input(t: &Trip, firma_sefer_no: &str) -> w::AriziSeferBilgileriInput {
     w::AriziSeferBilgileriInput {
@@ -47,7 +47,7 @@ fn place(s: &Stop) -> String {
 }
 
 /// A crew member as both passenger services take them (`seferPersonelBilgileriInput`).
-pub fn crew_input(p: &Person) -> w::AriziSeferPersonelBilgileriInput {
+pub(crate) fn crew_input(p: &Person) -> w::AriziSeferPersonelBilgileriInput {
     w::AriziSeferPersonelBilgileriInput {
         tur_kodu: personnel_type(p),
         uyruk_ulke: p.country().to_string(),
@@ -76,7 +76,7 @@ fn passenger_input(p: &Passenger, group: i64) -> w::AriziSeferYolcuBilgileriInpu
 }
 
 /// What the summary (`bildirimOzeti`, the same shape on both passenger services) says is held.
-pub fn summary_of(o: w::AriziSeferBildirimOzetSonuc) -> Summary {
+pub(crate) fn summary_of(o: w::AriziSeferBildirimOzetSonuc) -> Summary {
     Summary {
         cancelled: is_cancelled(o.sefer_durum_aciklama.as_deref()),
         firma_sefer_no: o.firma_sefer_no,
@@ -110,7 +110,7 @@ fn bags_input(b: &Bags) -> w::SeferBagajBilgileriInput {
 
 /// The trip list's request of `plate`'s trips from `from` to `to` (the same on both services;
 /// what the dates mean, see [`crate::lookup`]).
-pub fn list_request(s: &Session, plate: &str, from: NaiveDate, to: NaiveDate) -> w::SeferBildirimListele {
+pub(crate) fn list_request(s: &Session, plate: &str, from: NaiveDate, to: NaiveDate) -> w::SeferBildirimListele {
     let day = |d: NaiveDate| d.format("%d/%m/%Y").to_string();
     w::SeferBildirimListele {
         wsuser: s.wsuser(),
@@ -346,7 +346,7 @@ impl TripService for Arizi<'_> {
     }
 }
 
-pub fn report(s: &Session, trip: i64) -> AdapterResult<Document> {
+pub(crate) fn report(s: &Session, trip: i64) -> AdapterResult<Document> {
     let r = accepted(
         s.call(Service::Arizi, &w::SeferDetayCiktisiAl { wsuser: s.wsuser(), uetds_sefer_referans_no: trip })?,
     )?;
@@ -354,7 +354,7 @@ pub fn report(s: &Session, trip: i64) -> AdapterResult<Document> {
 }
 
 /// A PDF U-ETDS gave as base64 text, checked to be one.
-pub fn pdf(base64: Option<String>) -> AdapterResult<Document> {
+pub(crate) fn pdf(base64: Option<String>) -> AdapterResult<Document> {
     let text: String = base64.unwrap_or_default().split_whitespace().collect();
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text.as_bytes())
@@ -368,7 +368,7 @@ pub fn pdf(base64: Option<String>) -> AdapterResult<Document> {
 /// `kullaniciKontrol`: whom U-ETDS knows the credentials as.
 /// The firm's registered caller addresses after `change` (on the non-scheduled service, whose
 /// list the firm's calls are checked against).
-pub fn allow_list(s: &Session, change: Option<&AllowListChange>) -> AdapterResult<AllowList> {
+pub(crate) fn allow_list(s: &Session, change: Option<&AllowListChange>) -> AdapterResult<AllowList> {
     match change {
         Some(AllowListChange::Add { first, last }) => {
             let op = w::IpTanimla { wsuser: s.wsuser(), ip_baslangic: first.clone(), ip_bitis: last.clone() };
@@ -391,7 +391,7 @@ pub fn allow_list(s: &Session, change: Option<&AllowListChange>) -> AdapterResul
     Ok(AllowList { entries })
 }
 
-pub fn verify(transport: &Transport, cfg: &Config, c: &Credentials) -> AdapterResult<Account> {
+pub(crate) fn verify(transport: &Transport, cfg: &Config, c: &Credentials) -> AdapterResult<Account> {
     let op = w::KullaniciKontrol { kullanici_adi: c.username.clone(), sifre: c.password.clone() };
     let user = WsUser::new(c.username.clone(), c.password.clone());
     let r = transport

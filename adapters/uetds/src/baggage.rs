@@ -16,11 +16,11 @@ use serde::{Deserialize, Serialize};
 use tns_adapter::{AdapterError, AdapterResult, Bags};
 
 /// Passengers' baggage sent per `yolcuBagajEkle` call, as passengers are per batch.
-pub const BATCH: usize = crate::progress::PASSENGER_BATCH;
+pub(crate) const BATCH: usize = crate::progress::PASSENGER_BATCH;
 
 /// The baggage of one passenger entry.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub identity_number: String,
     pub seat_no: Option<String>,
     pub barcodes: BTreeSet<String>,
@@ -42,10 +42,10 @@ impl Entry {
 }
 
 /// Baggage by our passenger key.
-pub type Held = BTreeMap<String, Entry>;
+pub(crate) type Held = BTreeMap<String, Entry>;
 
 /// The baggage of a list of passengers, by key (entries without barcodes left out).
-pub fn index<'a>(bags: impl IntoIterator<Item = &'a Bags>) -> Held {
+pub(crate) fn index<'a>(bags: impl IntoIterator<Item = &'a Bags>) -> Held {
     bags.into_iter()
         .filter(|b| !b.barcodes.is_empty())
         .map(|b| {
@@ -60,13 +60,13 @@ pub fn index<'a>(bags: impl IntoIterator<Item = &'a Bags>) -> Held {
 }
 
 /// Barcodes held.
-pub fn count(held: &Held) -> i64 {
+pub(crate) fn count(held: &Held) -> i64 {
     held.values().map(|e| e.barcodes.len() as i64).sum()
 }
 
 /// One baggage call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Call {
+pub(crate) enum Call {
     /// Withdraw some of one passenger's barcodes (`yolcuBagajIptal`).
     Withdraw(Bags),
     /// Add barcodes to passengers (`yolcuBagajEkle`).
@@ -90,7 +90,7 @@ impl Call {
     }
 
     /// Record in `held` that the call went through.
-    pub fn apply(&self, held: &mut Held) {
+    pub(crate) fn apply(&self, held: &mut Held) {
         match self {
             Call::Withdraw(b) => {
                 if let Some(e) = held.get_mut(&b.key) {
@@ -122,7 +122,7 @@ impl Call {
 
 /// Withdraw an entry's baggage before the entry itself is cancelled (no barcode outlives its
 /// passenger's entry); `None` when it holds none.
-pub fn before_cancel(held: &Held, key: &str) -> Option<Call> {
+pub(crate) fn before_cancel(held: &Held, key: &str) -> Option<Call> {
     held.get(key).map(|e| Call::Withdraw(e.bags(key, e.barcodes.iter().cloned())))
 }
 
@@ -130,7 +130,7 @@ pub fn before_cancel(held: &Held, key: &str) -> Option<Call> {
 /// barcodes an entry holds but no longer has are withdrawn first (all of them when the entry
 /// is another passenger or seat now), then what is missing is added, [`BATCH`] passengers per
 /// call. `None` when they agree.
-pub fn next(held: &Held, wanted: &Held) -> Option<Call> {
+pub(crate) fn next(held: &Held, wanted: &Held) -> Option<Call> {
     for (key, h) in held {
         let keep = wanted.get(key).filter(|w| w.same_passenger(h));
         let extra: Vec<String> =
@@ -156,7 +156,7 @@ pub fn next(held: &Held, wanted: &Held) -> Option<Call> {
 /// (the one that may have been made), `live` the barcodes U-ETDS holds now (added less
 /// withdrawn; `None` when its summary does not say). Records the call when the count shows
 /// it went through; an error when the count matches neither outcome.
-pub fn settle(held: &mut Held, pending: Option<Call>, live: Option<i64>) -> AdapterResult<()> {
+pub(crate) fn settle(held: &mut Held, pending: Option<Call>, live: Option<i64>) -> AdapterResult<()> {
     let Some(call) = pending else { return Ok(()) };
     let expected = count(held);
     // Before and after, counting barcodes and counting entries.

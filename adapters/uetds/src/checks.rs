@@ -20,7 +20,7 @@ use crate::{
     Session,
 };
 
-pub fn check(s: &Session, c: &Check) -> AdapterResult<Finding> {
+pub(crate) fn check(s: &Session, c: &Check) -> AdapterResult<Finding> {
     let finding = match c {
         Check::VehicleInspection { plate, date } => {
             let r = s.call(Service::Arizi, &w::AracMuayeneSorgula { wsuser: s.wsuser(), plaka: plate.clone() })?;

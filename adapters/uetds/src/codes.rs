@@ -24,7 +24,7 @@ const OTHER: &str = "2";
 /// A list's entries as U-ETDS gives them: a code and its wording, either possibly missing.
 type Entries = Vec<(Option<String>, Option<String>)>;
 
-pub fn code_lists(s: &Session) -> AdapterResult<Vec<CodeList>> {
+pub(crate) fn code_lists(s: &Session) -> AdapterResult<Vec<CodeList>> {
     let pairs = |items: Vec<w::Parametre>| items.into_iter().map(|p| (p.kodu, p.aciklama)).collect::<Vec<_>>();
     let asked: [(&str, AdapterResult<Entries>); 9] = [
         ("trip_cancel_kinds", ask(s, &w::SeferIptalTurleri { wsuser: s.wsuser() }, |r| pairs(r.iptal_turu_listesi))),

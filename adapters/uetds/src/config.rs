@@ -6,11 +6,11 @@ use serde::Deserialize;
 use tns_adapter::{AdapterError, Environment};
 
 /// The e-Devlet gateway every U-ETDS service is reached through.
-pub const DEFAULT_BASE_URL: &str = "https://servis.turkiye.gov.tr";
+pub(crate) const DEFAULT_BASE_URL: &str = "https://servis.turkiye.gov.tr";
 
 /// One of U-ETDS's services.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Service {
+pub(crate) enum Service {
     /// Non-scheduled passenger trips (tarifesiz, arızi).
     Arizi,
     /// Goods (eşya), V3 operations.
@@ -46,7 +46,7 @@ impl Service {
 /// SOAPAction prefix and each operation's element name can be set without a new build.
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(default, deny_unknown_fields)]
-pub struct TarifeliNames {
+pub(crate) struct TarifeliNames {
     pub namespace: Option<String>,
     pub action_prefix: Option<String>,
     /// Our operation name → the service's element name.
@@ -80,7 +80,7 @@ struct Raw {
 }
 
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     base_url: String,
     /// `service.environment` → a whole URL, replacing base URL and path.
     endpoints: BTreeMap<String, String>,
@@ -95,7 +95,7 @@ pub struct Config {
 }
 
 impl Config {
-    pub fn parse(raw: &[u8]) -> Result<Config, AdapterError> {
+    pub(crate) fn parse(raw: &[u8]) -> Result<Config, AdapterError> {
         let bad = |e: String| AdapterError::Configuration(format!("uetds configuration: {e}"));
         let raw: Raw = if raw.is_empty() || raw == b"null" {
             serde_json::from_str("{}").map_err(|e| bad(e.to_string()))?
@@ -127,7 +127,7 @@ impl Config {
     }
 
     /// Where `service` of `env` answers: an override for it, or the base URL with U-ETDS's path.
-    pub fn url(&self, service: Service, env: Environment) -> String {
+    pub(crate) fn url(&self, service: Service, env: Environment) -> String {
         let key = format!("{}.{}", service.key(), env.as_str());
         self.endpoints.get(&key).cloned().unwrap_or_else(|| format!("{}{}", self.base_url, service.path(env)))
     }

@@ -158,7 +158,7 @@ fn receipt(s: &Session, trip: i64, loads: &[i64]) -> Receipt {
 
 /// The shipment's trip, then its loads (see [`crate::loads`]: a progress carried from an
 /// earlier submission of the shipment, edited since or not, is brought in step).
-pub fn advance(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn advance(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> {
     let mut p: CargoProgress = load(progress)?;
     // Checked before the trip is declared, so a load that cannot be sent leaves nothing behind.
     let wanted = load_inputs(c, s.reference)?;
@@ -180,7 +180,7 @@ pub fn advance(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> 
     Ok(Step::Done { receipt: receipt(s, trip, &ids) })
 }
 
-pub fn reconcile(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn reconcile(s: &Session, c: &Cargo, progress: &Value) -> AdapterResult<Step> {
     let mut p: CargoProgress = load(progress)?;
     if p.trip.is_none() {
         let list = accepted(s.call(
@@ -214,7 +214,7 @@ fn detail(s: &Session, trip: i64) -> AdapterResult<w::EsyaSeferDetayiSonucV3> {
     accepted(s.call(Service::Esya, &w::SeferDetayiV3 { wsuser: s.wsuser(), sefer_id: trip })?)
 }
 
-pub fn cancel(s: &Session, c: &Cancellation) -> AdapterResult<Step> {
+pub(crate) fn cancel(s: &Session, c: &Cancellation) -> AdapterResult<Step> {
     let id = number(&c.downstream_reference, "the goods trip reference")?;
     let op = w::SeferIptalEtV3 {
         wsuser: s.wsuser(),
@@ -234,7 +234,7 @@ fn trip_cancelled(s: &Session, id: i64) -> AdapterResult<bool> {
     Ok(is_cancelled(detail(s, id)?.sefer_detayi.as_ref().and_then(|t| t.durum.as_deref())))
 }
 
-pub fn reconcile_cancel(s: &Session, c: &Cancellation, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn reconcile_cancel(s: &Session, c: &Cancellation, progress: &Value) -> AdapterResult<Step> {
     let id = number(&c.downstream_reference, "the goods trip reference")?;
     if trip_cancelled(s, id)? {
         Ok(cancelled(c))
@@ -246,7 +246,7 @@ pub fn reconcile_cancel(s: &Session, c: &Cancellation, progress: &Value) -> Adap
 /// What U-ETDS holds now of a delivered goods trip (drift checks), with the sender's reference
 /// it was declared under: one detail call. A trip whose every load was cancelled counts as
 /// cancelled (a shipment's loads are all it has on the trip).
-pub fn inspect(s: &Session, reference: &str) -> AdapterResult<(Observed, Option<String>)> {
+pub(crate) fn inspect(s: &Session, reference: &str) -> AdapterResult<(Observed, Option<String>)> {
     let r = detail(s, number(reference, "the goods trip reference")?)?;
     let loads_cancelled = !r.yuk_listesi.is_empty() && r.yuk_listesi.iter().all(|l| is_cancelled(l.durum.as_deref()));
     // An answer without the trip says nothing about it: not "active".
@@ -308,7 +308,7 @@ fn held(s: &Session, trip: i64, kept: &[i64]) -> AdapterResult<(bool, Vec<(i64, 
 /// Re-activate a cancelled goods trip (`seferAktifEtV3`), then each of its loads U-ETDS holds
 /// cancelled too (`yukAktifEtV3`): one change per call. A refusal of what is active already
 /// (re-activated by hand) is done.
-pub fn reactivate(s: &Session, r: &Reactivation, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn reactivate(s: &Session, r: &Reactivation, progress: &Value) -> AdapterResult<Step> {
     let trip = number(&r.downstream_reference, "the goods trip reference")?;
     let kept = kept_loads(&r.downstream_state);
     let mut p: ReactivationProgress = load(progress)?;
@@ -348,7 +348,7 @@ pub fn reactivate(s: &Session, r: &Reactivation, progress: &Value) -> AdapterRes
 }
 
 /// What a re-activation whose last call's outcome is unknown achieved, read from the trip.
-pub fn reconcile_reactivate(s: &Session, r: &Reactivation, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn reconcile_reactivate(s: &Session, r: &Reactivation, progress: &Value) -> AdapterResult<Step> {
     let trip = number(&r.downstream_reference, "the goods trip reference")?;
     let mut p: ReactivationProgress = load(progress)?;
     let (trip_active, loads) = held(s, trip, &kept_loads(&r.downstream_state))?;
@@ -391,7 +391,7 @@ fn index_among(bases: &[String], tag: &str) -> Option<usize> {
 /// as not known), the trip edited in place (`seferDuzenleV3`) when its own fields differ, then
 /// the loads brought in step one call at a time (see [`crate::loads`]). An edit sets fields to
 /// values, so one whose outcome is unknown is made again.
-pub fn advance_amendment(s: &Session, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn advance_amendment(s: &Session, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let g = a.goods.as_ref().ok_or_else(|| AdapterError::Permanent("a goods amendment without its shipment".into()))?;
     let trip = number(&a.downstream_reference, "the goods trip reference")?;
     let mut p: AmendmentProgress = load(progress)?;
@@ -488,7 +488,7 @@ fn read_delivery(
 /// An amendment whose last call's outcome is unknown: the trip's loads are read again by their
 /// tags (an addition is then not made twice; an edit is made again, as it sets the same
 /// values).
-pub fn reconcile_amendment(s: &Session, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn reconcile_amendment(s: &Session, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let trip = number(&a.downstream_reference, "the goods trip reference")?;
     let mut p: AmendmentProgress = load(progress)?;
     if let (true, Some(g)) = (p.read, a.goods.as_ref()) {
@@ -499,7 +499,7 @@ pub fn reconcile_amendment(s: &Session, a: &Amendment, progress: &Value) -> Adap
     continue_with(&p, Some(trip))
 }
 
-pub fn report(s: &Session, id: i64) -> AdapterResult<Document> {
+pub(crate) fn report(s: &Session, id: i64) -> AdapterResult<Document> {
     let r = accepted(s.call(Service::Esya, &w::SeferRaporuV3 { wsuser: s.wsuser(), sefer_id: id })?)?;
     pdf(r.sonuc_pdf)
 }

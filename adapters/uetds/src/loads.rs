@@ -27,7 +27,7 @@ use crate::{
 
 /// A load U-ETDS holds of the shipment.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct HeldLoad {
+pub(crate) struct HeldLoad {
     /// Its place in the shipment (0: the shipment's own), read from its tag.
     pub index: usize,
     pub id: i64,
@@ -41,7 +41,7 @@ pub struct HeldLoad {
 
 /// The loads part of a goods progress.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Loads {
+pub(crate) struct Loads {
     #[serde(default)]
     pub held: Vec<HeldLoad>,
     /// U-ETDS refused a load while taking others (what it took is recorded first): the next
@@ -60,7 +60,7 @@ struct Refusal {
 
 /// The fingerprint of a load's input, its tag left out (tags differ between submissions of one
 /// shipment; what the load holds does not).
-pub fn sent_of(input: &w::EsyaYukBilgileriInputV3) -> String {
+pub(crate) fn sent_of(input: &w::EsyaYukBilgileriInputV3) -> String {
     let mut untagged = input.clone();
     untagged.firma_yuk_no = None;
     fingerprint(&untagged)
@@ -69,12 +69,12 @@ pub fn sent_of(input: &w::EsyaYukBilgileriInputV3) -> String {
 impl Loads {
     /// The first load's id, when held (what a progress written before shipments had several
     /// loads calls `load`).
-    pub fn first(&self) -> Option<i64> {
+    pub(crate) fn first(&self) -> Option<i64> {
         self.held.iter().find(|h| h.index == 0).map(|h| h.id)
     }
 
     /// The ids of the wanted loads, in order, when U-ETDS holds each as wanted and nothing more.
-    pub fn in_step(&self, wanted: &[w::EsyaYukBilgileriInputV3]) -> Option<Vec<i64>> {
+    pub(crate) fn in_step(&self, wanted: &[w::EsyaYukBilgileriInputV3]) -> Option<Vec<i64>> {
         if self.held.len() != wanted.len() {
             return None;
         }
@@ -86,7 +86,12 @@ impl Loads {
     /// Make the next call that brings the trip's loads nearer to `wanted` (tagged inputs, in
     /// the shipment's order). `Ok(true)` when the progress must be recorded and the loads looked
     /// at again; `Ok(false)` when they are in step.
-    pub fn step(&mut self, s: &Session, trip: i64, wanted: &[w::EsyaYukBilgileriInputV3]) -> AdapterResult<bool> {
+    pub(crate) fn step(
+        &mut self,
+        s: &Session,
+        trip: i64,
+        wanted: &[w::EsyaYukBilgileriInputV3],
+    ) -> AdapterResult<bool> {
         if let Some(r) = self.refused.take() {
             if r.by == s.reference {
                 return Err(r.error);
@@ -176,7 +181,7 @@ impl Loads {
     /// lists as active are dropped; its active loads carrying a tag `index_of` reads are held
     /// (with what is wanted when the tag is the one a load would be sent with now, else as not
     /// known, to be edited).
-    pub fn look_up(
+    pub(crate) fn look_up(
         &mut self,
         d: &w::EsyaSeferDetayiSonucV3,
         index_of: impl Fn(&str) -> Option<usize>,
@@ -222,7 +227,7 @@ fn active(s: &Session, trip: i64, id: i64) -> AdapterResult<bool> {
 }
 
 /// The place in the shipment a tag names: `base` itself is the first load, `base-n` the n-th.
-pub fn index_under(base: &str, tag: &str) -> Option<usize> {
+pub(crate) fn index_under(base: &str, tag: &str) -> Option<usize> {
     if tag == base {
         return Some(0);
     }

@@ -32,12 +32,12 @@ const STRIPES: usize = 1024;
 /// The days the service lists at once.
 const WINDOW_DAYS: u64 = 31;
 /// How far back the days since the first attempt are searched.
-pub const MAX_DAYS_BACK: u64 = 92;
+pub(crate) const MAX_DAYS_BACK: u64 = 92;
 
 /// A trip, by who declared it where: the firm's user, the environment, the service, U-ETDS's
 /// reference.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct TripKey {
+pub(crate) struct TripKey {
     pub user: String,
     pub env: Environment,
     pub service: &'static str,
@@ -45,7 +45,7 @@ pub struct TripKey {
 }
 
 /// What this process has learnt of trips' tags, shared by every call.
-pub struct Lookups {
+pub(crate) struct Lookups {
     tags: Mutex<Tags>,
     stripes: Vec<Mutex<()>>,
 }
@@ -65,7 +65,7 @@ impl Default for Lookups {
 
 impl Lookups {
     /// The trip's tag: known, or read with `read` (the trip's summary) and kept.
-    pub fn tag(
+    pub(crate) fn tag(
         &self,
         key: TripKey,
         read: impl FnOnce() -> AdapterResult<Option<String>>,
@@ -89,7 +89,7 @@ impl Lookups {
     /// second finds the tags the first read), at most `patience`: a look-up that cannot start
     /// by then is a transient error (tried again later), so a slow one never holds up others
     /// past their own deadline.
-    pub fn turn(
+    pub(crate) fn turn(
         &self,
         user: &str,
         env: Environment,
@@ -118,14 +118,14 @@ impl Lookups {
 }
 
 /// Today in Türkiye (UTC+3 all year since 2016).
-pub fn today() -> NaiveDate {
+pub(crate) fn today() -> NaiveDate {
     (chrono::Utc::now() + chrono::Duration::hours(3)).date_naive()
 }
 
 /// The date ranges to list, in order: the departure day, then the days from the first
 /// attempt's (`since`) to `today` in windows the service accepts, at most [`MAX_DAYS_BACK`]
 /// days back; a range already covered is not listed twice.
-pub fn windows(departure: NaiveDate, since: Option<NaiveDate>, today: NaiveDate) -> Vec<(NaiveDate, NaiveDate)> {
+pub(crate) fn windows(departure: NaiveDate, since: Option<NaiveDate>, today: NaiveDate) -> Vec<(NaiveDate, NaiveDate)> {
     let mut out = vec![(departure, departure)];
     let Some(since) = since else { return out };
     let earliest = today.checked_sub_days(Days::new(MAX_DAYS_BACK)).unwrap_or(today);

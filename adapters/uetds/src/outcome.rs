@@ -22,7 +22,7 @@ use tns_adapter::AdapterError;
 
 use crate::wire::{arizi, esya, CallError, GenelIslemSonuc, GenelPdfSonuc};
 
-pub fn transport(service: &str, e: CallError) -> AdapterError {
+pub(crate) fn transport(service: &str, e: CallError) -> AdapterError {
     match e {
         CallError::Unreachable { detail, .. } => AdapterError::Transient(format!("U-ETDS {service}: {detail}")),
         CallError::Http { status: 401 | 403, .. } => AdapterError::Configuration(format!(
@@ -80,7 +80,7 @@ fn fault(service: &str, code: &str, message: &str) -> AdapterError {
 
 /// True when U-ETDS's message says the caller is not who it claims or not allowed in: wrong
 /// user name or password, or an IP address missing from the firm's allow-list.
-pub fn is_configuration(message: &str) -> bool {
+pub(crate) fn is_configuration(message: &str) -> bool {
     let upper = message.to_uppercase();
     let words: Vec<&str> = upper.split(|c: char| !c.is_alphanumeric()).collect();
     upper.contains("KULLANICI ADI")
@@ -91,7 +91,7 @@ pub fn is_configuration(message: &str) -> bool {
 }
 
 /// A business refusal: U-ETDS's code and message, as the customer will read it.
-pub fn refused(code: i32, message: Option<&str>) -> AdapterError {
+pub(crate) fn refused(code: i32, message: Option<&str>) -> AdapterError {
     let message = message.unwrap_or("no message").trim();
     let text = format!("U-ETDS refused ({code}): {message}");
     if is_configuration(message) {
@@ -102,7 +102,7 @@ pub fn refused(code: i32, message: Option<&str>) -> AdapterError {
 }
 
 /// A result that carries `sonucKodu` and `sonucMesaji`.
-pub trait Coded {
+pub(crate) trait Coded {
     fn code(&self) -> i32;
     fn message(&self) -> Option<&str>;
 }
@@ -147,7 +147,7 @@ coded!(
 );
 
 /// The result when U-ETDS accepted (code 0), else its refusal.
-pub fn accepted<T: Coded>(r: T) -> Result<T, AdapterError> {
+pub(crate) fn accepted<T: Coded>(r: T) -> Result<T, AdapterError> {
     if r.code() == 0 {
         Ok(r)
     } else {
@@ -156,7 +156,7 @@ pub fn accepted<T: Coded>(r: T) -> Result<T, AdapterError> {
 }
 
 /// True when U-ETDS describes a record as cancelled (`İptal`).
-pub fn is_cancelled(state: Option<&str>) -> bool {
+pub(crate) fn is_cancelled(state: Option<&str>) -> bool {
     state.is_some_and(|s| {
         let s = s.to_uppercase();
         s.contains("İPTAL") || s.contains("IPTAL")

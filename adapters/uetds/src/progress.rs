@@ -11,11 +11,11 @@ use crate::wire::{soap::EXCERPT, Secrets};
 
 /// Passengers sent per `yolcuEkleCoklu` call. U-ETDS publishes no limit; smaller batches also
 /// keep each call well inside its timeout.
-pub const PASSENGER_BATCH: usize = 100;
+pub(crate) const PASSENGER_BATCH: usize = 100;
 
 /// One passenger's outcome downstream.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pax {
+pub(crate) struct Pax {
     /// U-ETDS's reference of the accepted passenger (`uetdsBiletRefNo`).
     pub reference: Option<String>,
     /// Why U-ETDS refused the passenger; `None` when accepted.
@@ -30,20 +30,20 @@ pub struct Pax {
 }
 
 impl Pax {
-    pub fn accepted(reference: Option<i64>) -> Pax {
+    pub(crate) fn accepted(reference: Option<i64>) -> Pax {
         Pax { reference: reference.map(|r| r.to_string()), error: None, sent: None, by: None }
     }
 
     /// U-ETDS's message, kept (in the progress, then the passenger's result) only as an
     /// excerpt with the credentials masked.
-    pub fn refused(code: i32, message: Option<&str>, secrets: &Secrets) -> Pax {
+    pub(crate) fn refused(code: i32, message: Option<&str>, secrets: &Secrets) -> Pax {
         let error = Some(format!("{code}: {}", secrets.excerpt(message.unwrap_or("refused"), EXCERPT)));
         Pax { reference: None, error, sent: None, by: None }
     }
 }
 
 /// The progress recorded so far (`null` before the first call).
-pub fn load<P: DeserializeOwned + Default>(v: &Value) -> AdapterResult<P> {
+pub(crate) fn load<P: DeserializeOwned + Default>(v: &Value) -> AdapterResult<P> {
     if v.is_null() {
         return Ok(P::default());
     }
@@ -51,7 +51,7 @@ pub fn load<P: DeserializeOwned + Default>(v: &Value) -> AdapterResult<P> {
 }
 
 /// The per-passenger results of a receipt, in the order of `passengers`.
-pub fn results<'a>(
+pub(crate) fn results<'a>(
     passengers: impl IntoIterator<Item = &'a Passenger>,
     done: &BTreeMap<String, Pax>,
 ) -> Vec<PassengerResult> {
@@ -69,7 +69,7 @@ pub fn results<'a>(
 }
 
 /// U-ETDS's personnel type (`turKodu`): 0 driver, 2 host, 4 other, 5 guide.
-pub fn personnel_type(p: &Person) -> i32 {
+pub(crate) fn personnel_type(p: &Person) -> i32 {
     match p.role.as_str() {
         "driver" => 0,
         "host" => 2,
@@ -79,7 +79,7 @@ pub fn personnel_type(p: &Person) -> i32 {
 }
 
 /// The message of a completed notification: U-ETDS's own, and how many passengers it refused.
-pub fn message(refused: usize, total: usize) -> Option<String> {
+pub(crate) fn message(refused: usize, total: usize) -> Option<String> {
     Some(if refused == 0 {
         "İŞLEM BAŞARILI".into()
     } else {

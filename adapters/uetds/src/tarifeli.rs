@@ -100,7 +100,7 @@ struct BiletIptal {
 }
 
 /// The scheduled service, for one submission.
-pub struct Tarifeli<'a>(pub &'a Session<'a>);
+pub(crate) struct Tarifeli<'a>(pub &'a Session<'a>);
 
 impl Tarifeli<'_> {
     /// One call of operation `op` (our name; the element name may be configured).

@@ -40,7 +40,7 @@ use chrono::NaiveDate;
 
 /// What U-ETDS holds of a trip, as its summary (`bildirimOzeti`) shows it.
 #[derive(Debug, Default)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub firma_sefer_no: Option<String>,
     pub cancelled: bool,
     pub plate: Option<String>,
@@ -71,7 +71,7 @@ impl Summary {
 }
 
 /// The calls of one passenger-trip service, for one submission.
-pub trait TripService {
+pub(crate) trait TripService {
     /// Declare the trip; U-ETDS's trip reference.
     fn add_trip(&self, j: &Journey) -> AdapterResult<i64>;
     /// Change the trip's own fields; `firma_sefer_no` is the one it was declared with. The
@@ -161,7 +161,7 @@ fn send_bags(svc: &impl TripService, trip: i64, call: &baggage::Call) -> Adapter
 
 /// What U-ETDS keeps of a delivered trip that later changes need ([`Receipt::state`]).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct TripState {
+pub(crate) struct TripState {
     /// The passenger group's id, where the service has groups.
     pub group: Option<i64>,
     /// The trip's sender number: an update of the trip sends it again.
@@ -296,7 +296,7 @@ impl JourneyProgress {
     }
 }
 
-pub fn advance_journey(svc: &impl TripService, j: &Journey, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn advance_journey(svc: &impl TripService, j: &Journey, progress: &Value) -> AdapterResult<Step> {
     let mut p: JourneyProgress = load(progress)?;
     let trip = j.trip();
     if !svc.has_baggage() && j.passengers.iter().any(|x| !x.baggage.is_empty()) {
@@ -434,7 +434,7 @@ fn find_trip(svc: &impl TripService, t: &Trip) -> AdapterResult<Option<(i64, Str
     Ok(None)
 }
 
-pub fn reconcile_journey(svc: &impl TripService, j: &Journey, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn reconcile_journey(svc: &impl TripService, j: &Journey, progress: &Value) -> AdapterResult<Step> {
     let mut p: JourneyProgress = load(progress)?;
     // The baggage call that may have been made: the one due when the progress was recorded
     // (none when a trip, crew or passenger call was).
@@ -622,7 +622,7 @@ fn trip_of(a: &Amendment) -> AdapterResult<i64> {
     number(&a.downstream_reference, "the trip reference")
 }
 
-pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let mut p: AmendmentProgress = load(progress)?;
     // Before any call: a service without baggage takes none of the amendment.
     if !svc.has_baggage() && (!a.baggage_held.is_empty() || !a.baggage.is_empty()) {
@@ -698,7 +698,7 @@ pub fn advance_amendment(svc: &impl TripService, a: &Amendment, progress: &Value
     p.next(a, id)
 }
 
-pub fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn reconcile_amendment(svc: &impl TripService, a: &Amendment, progress: &Value) -> AdapterResult<Step> {
     let mut p: AmendmentProgress = load(progress)?;
     // The baggage call that may have been made: the one due when the progress was recorded.
     let pending = p.bag_call(a).filter(|_| p.trip_and_crew_done(a));
@@ -754,11 +754,11 @@ fn state_kept(reference: &str, state: &Value) -> Step {
 }
 
 /// A cancellation (or re-activation) U-ETDS took, or already holds.
-pub fn cancelled(c: &Cancellation) -> Step {
+pub(crate) fn cancelled(c: &Cancellation) -> Step {
     state_kept(&c.downstream_reference, &c.downstream_state)
 }
 
-pub fn cancel(svc: &impl TripService, c: &Cancellation) -> AdapterResult<Step> {
+pub(crate) fn cancel(svc: &impl TripService, c: &Cancellation) -> AdapterResult<Step> {
     let id = number(&c.downstream_reference, "the trip reference")?;
     match svc.cancel_trip(id, &c.reason) {
         // Refused because it is cancelled already (say, by hand on U-ETDS's portal): done.
@@ -770,7 +770,7 @@ pub fn cancel(svc: &impl TripService, c: &Cancellation) -> AdapterResult<Step> {
 
 /// Report a passenger's no-show. Told again after an uncertain attempt, a refusal saying it
 /// was reported already is done.
-pub fn no_show(svc: &impl TripService, x: &NoShow) -> AdapterResult<Step> {
+pub(crate) fn no_show(svc: &impl TripService, x: &NoShow) -> AdapterResult<Step> {
     let id = number(&x.downstream_reference, "the trip reference")?;
     let done = || state_kept(&x.downstream_reference, &x.downstream_state);
     match svc.report_no_show(id, x) {
@@ -789,7 +789,7 @@ fn already_reported(message: &str) -> bool {
 
 /// Re-activate a cancelled trip; a refusal because it is valid already (re-activated by hand
 /// on U-ETDS's portal, say) is done.
-pub fn reactivate(svc: &impl TripService, r: &Reactivation) -> AdapterResult<Step> {
+pub(crate) fn reactivate(svc: &impl TripService, r: &Reactivation) -> AdapterResult<Step> {
     let id = number(&r.downstream_reference, "the trip reference")?;
     match svc.reactivate_trip(id, &r.reason) {
         Err(AdapterError::Permanent(_)) if !svc.summary(id)?.cancelled => Ok(cancelled(r)),
@@ -798,7 +798,7 @@ pub fn reactivate(svc: &impl TripService, r: &Reactivation) -> AdapterResult<Ste
     }
 }
 
-pub fn reconcile_reactivate(svc: &impl TripService, r: &Reactivation, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn reconcile_reactivate(svc: &impl TripService, r: &Reactivation, progress: &Value) -> AdapterResult<Step> {
     let id = number(&r.downstream_reference, "the trip reference")?;
     if svc.summary(id)?.cancelled {
         continue_with(progress, Some(id))
@@ -807,7 +807,7 @@ pub fn reconcile_reactivate(svc: &impl TripService, r: &Reactivation, progress: 
     }
 }
 
-pub fn reconcile_cancel(svc: &impl TripService, c: &Cancellation, progress: &Value) -> AdapterResult<Step> {
+pub(crate) fn reconcile_cancel(svc: &impl TripService, c: &Cancellation, progress: &Value) -> AdapterResult<Step> {
     let id = number(&c.downstream_reference, "the trip reference")?;
     if svc.summary(id)?.cancelled {
         Ok(cancelled(c))
@@ -818,7 +818,7 @@ pub fn reconcile_cancel(svc: &impl TripService, c: &Cancellation, progress: &Val
 
 /// What U-ETDS holds now of a delivered trip (drift checks), with the sender's reference it
 /// was declared under: one summary call.
-pub fn inspect<S: TripService>(svc: &S, reference: &str) -> AdapterResult<(Observed, Option<String>)> {
+pub(crate) fn inspect<S: TripService>(svc: &S, reference: &str) -> AdapterResult<(Observed, Option<String>)> {
     let s = svc.summary(number(reference, "the trip reference")?)?;
     let observed = Observed {
         cancelled: s.cancelled,

@@ -44,7 +44,7 @@ use crate::{
 
 const SCHEMA: &str = "CargoIn";
 
-pub fn status_label(lang: Lang, s: RecordStatus) -> &'static str {
+pub(super) fn status_label(lang: Lang, s: RecordStatus) -> &'static str {
     lang.t(match s {
         RecordStatus::Draft => Msg::RecordDraft,
         RecordStatus::Submitted => Msg::RecordSubmitted,
@@ -68,7 +68,7 @@ fn place(st: &AppState, city: Option<i32>, district: Option<i32>, country: Optio
 }
 
 /// `GET /cargo`: shipments, newest first, by the API's status filter (`GET /api/v1/portal/cargo`).
-pub async fn list(
+pub(super) async fn list(
     State(st): State<AppState>,
     m: Member<JourneysRead>,
     RawQuery(raw): RawQuery,
@@ -168,12 +168,12 @@ fn form_page(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: O
 }
 
 /// `GET /cargo/new`.
-pub async fn new(m: Member<JourneysWrite>) -> Html<String> {
+pub(super) async fn new(m: Member<JourneysWrite>) -> Html<String> {
     Html(form_page(&m, None, &Typed::new(), None))
 }
 
 /// `GET /cargo/{id}/edit`: the form with the shipment's values.
-pub async fn edit(
+pub(super) async fn edit(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     Path(id): Path<i64>,
@@ -214,7 +214,7 @@ fn answer(
 }
 
 /// `POST /cargo`: create, as `POST /api/v1/portal/cargo`.
-pub async fn create(
+pub(super) async fn create(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -232,7 +232,7 @@ pub async fn create(
 
 /// `POST /cargo/{id}`: change a draft, as `PUT /api/v1/portal/cargo/{id}` with the whole form
 /// (optional fields left empty are removed).
-pub async fn update(
+pub(super) async fn update(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -247,7 +247,7 @@ pub async fn update(
 }
 
 /// `POST /cargo/{id}/delete`: delete a draft, as `DELETE /api/v1/portal/cargo/{id}`.
-pub async fn delete(
+pub(super) async fn delete(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -259,7 +259,7 @@ pub async fn delete(
 }
 
 /// `GET /cargo/{id}`: the shipment, its actions, and the live status of its latest submission.
-pub async fn show(
+pub(super) async fn show(
     State(st): State<AppState>,
     m: Member<JourneysRead>,
     Path(id): Path<i64>,

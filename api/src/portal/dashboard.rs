@@ -19,7 +19,7 @@ use crate::{quota::Month, state::AppState};
 
 const DAYS: i32 = 30;
 
-pub fn state_label(lang: Lang, s: SubmissionState) -> &'static str {
+pub(super) fn state_label(lang: Lang, s: SubmissionState) -> &'static str {
     lang.t(match s {
         SubmissionState::Pending => Msg::StatePending,
         SubmissionState::Unknown => Msg::StateUnknown,
@@ -29,7 +29,7 @@ pub fn state_label(lang: Lang, s: SubmissionState) -> &'static str {
 }
 
 /// `GET /dashboard`.
-pub async fn show(State(st): State<AppState>, m: Member<SubmissionsRead>) -> Result<Html<String>, PortalError> {
+pub(super) async fn show(State(st): State<AppState>, m: Member<SubmissionsRead>) -> Result<Html<String>, PortalError> {
     let lang = m.lang;
     let org = m.org();
     let month = Month::now();

@@ -14,7 +14,7 @@ use crate::{error::ApiError, v1::openapi_document};
 
 /// What a field takes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
+pub(super) enum Kind {
     Text {
         max: Option<u64>,
     },
@@ -32,7 +32,7 @@ pub enum Kind {
 
 /// One field of a form.
 #[derive(Debug, Clone, PartialEq)]
-pub struct FieldSpec {
+pub(super) struct FieldSpec {
     pub name: String,
     pub kind: Kind,
     pub required: bool,
@@ -43,7 +43,7 @@ pub struct FieldSpec {
 
 /// What a place field's type-ahead looks up (`GET /reference/places`).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Picker {
+pub(super) enum Picker {
     City,
     /// A district or airport, of the province typed in `city_field` when the form has one.
     District {
@@ -81,7 +81,7 @@ fn picker(props: &Map<String, Value>, name: &str, p: &Value) -> Option<Picker> {
 }
 
 /// The fields of request schema `schema` (a component of the document), in its order.
-pub fn fields(schema: &str) -> &'static [FieldSpec] {
+pub(super) fn fields(schema: &str) -> &'static [FieldSpec] {
     static FORMS: OnceLock<BTreeMap<String, Vec<FieldSpec>>> = OnceLock::new();
     let forms = FORMS.get_or_init(|| {
         let doc: Value = serde_json::from_str(openapi_document()).expect("the document is JSON");
@@ -161,11 +161,11 @@ fn kind(p: &Value) -> Kind {
 }
 
 /// What was typed into a form, by field name (empty fields left out).
-pub type Typed = BTreeMap<String, String>;
+pub(super) type Typed = BTreeMap<String, String>;
 
 /// The typed values of `specs` out of a form body's pairs (unknown names ignored: the form
 /// only sends its own).
-pub fn typed(specs: &[FieldSpec], pairs: Vec<(String, String)>) -> Typed {
+pub(super) fn typed(specs: &[FieldSpec], pairs: Vec<(String, String)>) -> Typed {
     pairs
         .into_iter()
         .filter(|(k, v)| !v.trim().is_empty() && specs.iter().any(|s| &s.name == k))
@@ -176,7 +176,7 @@ pub fn typed(specs: &[FieldSpec], pairs: Vec<(String, String)>) -> Typed {
 /// The JSON the API takes for what was typed: numbers as numbers where the field is one (text
 /// that is not a number stays text, for the API's parser to refuse naming the field), flags as
 /// booleans. With `clear`, fields left empty are `null` (a merge patch's "remove").
-pub fn json(specs: &[FieldSpec], typed: &Typed, clear: bool) -> Value {
+pub(super) fn json(specs: &[FieldSpec], typed: &Typed, clear: bool) -> Value {
     let mut out = Map::new();
     for spec in specs {
         let value = match (typed.get(&spec.name), &spec.kind) {
@@ -205,7 +205,7 @@ pub fn json(specs: &[FieldSpec], typed: &Typed, clear: bool) -> Value {
 
 /// The field an API error names, and its message, to show beside it; `None` for an error that
 /// names no field of this form.
-pub fn field_error(specs: &[FieldSpec], e: &ApiError) -> Option<(String, String)> {
+pub(super) fn field_error(specs: &[FieldSpec], e: &ApiError) -> Option<(String, String)> {
     let (field, reason) = match e {
         ApiError::Validation { field, reason } => (field.clone(), reason.clone()),
         ApiError::Conflict(detail) => {
@@ -219,7 +219,7 @@ pub fn field_error(specs: &[FieldSpec], e: &ApiError) -> Option<(String, String)
 
 /// The inputs of a form: each field labelled, its value kept, its error (if any) beside it and
 /// linked to it for assistive technology.
-pub fn inputs(lang: Lang, specs: &[FieldSpec], typed: &Typed, error: Option<&(String, String)>) -> Markup {
+pub(super) fn inputs(lang: Lang, specs: &[FieldSpec], typed: &Typed, error: Option<&(String, String)>) -> Markup {
     html! {
         @for spec in specs {
             @let id = format!("f-{}", spec.name);

@@ -418,7 +418,7 @@ fn correctable(e: &ApiError) -> bool {
 }
 
 /// `GET /journeys/new`.
-pub async fn new(State(st): State<AppState>, m: Member<JourneysWrite>) -> Result<Html<String>, PortalError> {
+pub(super) async fn new(State(st): State<AppState>, m: Member<JourneysWrite>) -> Result<Html<String>, PortalError> {
     let choices = choices(&st, m.principal()).await?;
     let mut typed = Typed::new();
     typed.insert("trip_kind".into(), "tarifesiz".into());
@@ -426,7 +426,7 @@ pub async fn new(State(st): State<AppState>, m: Member<JourneysWrite>) -> Result
 }
 
 /// `GET /journeys/{id}/edit`.
-pub async fn edit(
+pub(super) async fn edit(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     Path(id): Path<i64>,
@@ -461,7 +461,7 @@ async fn answer_form(
 }
 
 /// `POST /journeys`: create, as `POST /api/v1/portal/journeys`.
-pub async fn create(
+pub(super) async fn create(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -477,7 +477,7 @@ pub async fn create(
 }
 
 /// `POST /journeys/{id}`: change, as `PUT /api/v1/portal/journeys/{id}` with the whole form.
-pub async fn update(
+pub(super) async fn update(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -491,7 +491,7 @@ pub async fn update(
 }
 
 /// `POST /journeys/{id}/delete`: a draft deleted, as `DELETE /api/v1/portal/journeys/{id}`.
-pub async fn delete(
+pub(super) async fn delete(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -504,7 +504,7 @@ pub async fn delete(
 
 /// `POST /journeys/{id}/cancel`: a delivered journey cancelled downstream, as
 /// `POST /api/v1/portal/journeys/{id}/cancel`.
-pub async fn cancel_journey(
+pub(super) async fn cancel_journey(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -521,7 +521,7 @@ pub async fn cancel_journey(
 /// `POST /journeys/{id}/passengers/{passenger}/no-show`: as `POST
 /// /api/v1/portal/journeys/{id}/passengers/{passenger_id}/no-show` (the table's other fields,
 /// sent along by the button, are not read).
-pub async fn report_no_show(
+pub(super) async fn report_no_show(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -561,7 +561,7 @@ const FILTERS: [&str; 4] = ["departure_from", "departure_to", "status", "vehicle
 
 /// `GET /journeys`: the organization's journeys, newest first, filtered as the API filters
 /// them (the same query parsed by the same parser), a page at a time.
-pub async fn list(
+pub(super) async fn list(
     State(st): State<AppState>,
     m: Member<JourneysRead>,
     RawQuery(raw): RawQuery,
@@ -964,7 +964,7 @@ async fn saved_or_page(
 }
 
 /// `POST /journeys/{id}/passengers`: the passenger table saved (or a row added).
-pub async fn passengers(
+pub(super) async fn passengers(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -983,7 +983,7 @@ pub async fn passengers(
 }
 
 /// `POST /journeys/{id}/passengers/paste`: rows pasted from a spreadsheet.
-pub async fn paste(
+pub(super) async fn paste(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -1000,7 +1000,7 @@ pub async fn paste(
 
 /// `POST /journeys/{id}/passengers/upload`: a CSV or `.xlsx` file (at most the API's body
 /// size).
-pub async fn upload(
+pub(super) async fn upload(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -1265,7 +1265,7 @@ async fn journey_page(
 }
 
 /// `GET /journeys/{id}`.
-pub async fn show(
+pub(super) async fn show(
     State(st): State<AppState>,
     m: Member<JourneysRead>,
     Path(id): Path<i64>,

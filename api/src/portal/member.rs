@@ -27,7 +27,7 @@ use crate::{
 
 /// The signed-in member of a request, placed by [`resolve`].
 #[derive(Debug, Clone)]
-pub struct SignedIn {
+pub(super) struct SignedIn {
     pub principal: Principal,
     pub csrf: String,
     pub session_ends: Option<DateTime<Utc>>,
@@ -36,7 +36,7 @@ pub struct SignedIn {
 /// The request's session (if any), looked up before the page runs. An unsafe request must echo
 /// its session's CSRF token, as on the API: in `X-CSRF-Token` (htmx sends it) or, from a plain
 /// form, in its `_csrf` field. The request comes back whole (its body read only for that).
-pub async fn resolve(st: &AppState, req: Request) -> Result<(Request, Option<SignedIn>), PortalError> {
+pub(super) async fn resolve(st: &AppState, req: Request) -> Result<(Request, Option<SignedIn>), PortalError> {
     let (principal, session) = match auth::signed_in(st, req.headers()).await {
         Ok(Some(found)) => found,
         Ok(None) | Err(ApiError::Unauthorized(_)) => return Ok((req, None)),
@@ -90,18 +90,18 @@ fn anonymous_form(path: &str) -> bool {
 
 /// A page that needs scope `S` (a type of [`tns_core::scopes::need`]): a visitor who is not signed
 /// in is sent to sign in, a member without the scope gets a 403 page.
-pub struct Member<S: Needed> {
+pub(super) struct Member<S: Needed> {
     pub signed_in: SignedIn,
     pub lang: Lang,
     _scope: PhantomData<S>,
 }
 
 impl<S: Needed> Member<S> {
-    pub fn principal(&self) -> &Principal {
+    pub(super) fn principal(&self) -> &Principal {
         &self.signed_in.principal
     }
 
-    pub fn org(&self) -> i64 {
+    pub(super) fn org(&self) -> i64 {
         self.signed_in.principal.org_id
     }
 }
@@ -117,17 +117,17 @@ impl<S: Needed> FromRequestParts<AppState> for Member<S> {
 }
 
 /// Any signed-in member, whatever their role (their own password, say).
-pub struct Me {
+pub(super) struct Me {
     pub signed_in: SignedIn,
     pub lang: Lang,
 }
 
 impl Me {
-    pub fn principal(&self) -> &Principal {
+    pub(super) fn principal(&self) -> &Principal {
         &self.signed_in.principal
     }
 
-    pub fn org(&self) -> i64 {
+    pub(super) fn org(&self) -> i64 {
         self.signed_in.principal.org_id
     }
 }
@@ -144,7 +144,7 @@ impl FromRequestParts<AppState> for Me {
 /// Admit an action of `member` as the API admits the call it mirrors (`method` and `route`, an
 /// `/api/v1` route template): counted against the month's quota, refused over a hard quota, and
 /// refused for a suspended organization unless the API spares that call.
-pub async fn admit(st: &AppState, member: &Principal, method: Method, route: &str) -> Result<(), PortalError> {
+pub(super) async fn admit(st: &AppState, member: &Principal, method: Method, route: &str) -> Result<(), PortalError> {
     let exempt = Exempt { quota: QUOTA_EXEMPT.contains(&route), suspension: spared_when_suspended(&method, route) };
     let decision = st.quota.admit(member.org_id, &format!("{method} {route}"), exempt).await?;
     if decision.admitted {
@@ -157,7 +157,7 @@ pub async fn admit(st: &AppState, member: &Principal, method: Method, route: &st
 /// An anonymous form (sign-in, registration, a forgotten password) read, then admitted by the
 /// per-address limit the API's unauthenticated routes have; `what` names the requests in the
 /// refusal ("sign-ins", "requests").
-pub async fn limited_form<T: serde::de::DeserializeOwned>(
+pub(super) async fn limited_form<T: serde::de::DeserializeOwned>(
     st: &AppState,
     req: Request,
     what: &str,

@@ -20,7 +20,7 @@ use super::{
 use crate::{error::ApiError, state::AppState};
 
 /// What a page shows around its content.
-pub struct Shell<'a> {
+pub(super) struct Shell<'a> {
     pub lang: Lang,
     pub signed_in: Option<&'a SignedIn>,
     /// The path of the page, to mark the navigation and come back to after switching language.
@@ -56,7 +56,7 @@ fn current(path: &str, section: &str) -> bool {
 }
 
 /// A whole page: `title` (already in the page's language) and its `content`.
-pub fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {
+pub(super) fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {
     let lang = shell.lang;
     html! {
         (DOCTYPE)
@@ -119,7 +119,7 @@ pub fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {
 /// `items` as a table, one `row` (a `tr`) each, under column `headings` (already in the page's
 /// language), in a box that scrolls sideways on a narrow screen; `empty` instead when there are
 /// none.
-pub fn table<T>(headings: &[&str], items: &[T], empty: &str, row: impl Fn(&T) -> Markup) -> Markup {
+pub(super) fn table<T>(headings: &[&str], items: &[T], empty: &str, row: impl Fn(&T) -> Markup) -> Markup {
     html! {
         @if items.is_empty() {
             p.muted { (empty) }
@@ -136,7 +136,7 @@ pub fn table<T>(headings: &[&str], items: &[T], empty: &str, row: impl Fn(&T) ->
 
 /// Done: on to `to` (htmx is told to go there, so the whole page changes; a plain form is
 /// redirected).
-pub fn go(to: &str, headers: &HeaderMap) -> Response {
+pub(super) fn go(to: &str, headers: &HeaderMap) -> Response {
     if headers.contains_key("hx-request") {
         let mut res = StatusCode::NO_CONTENT.into_response();
         res.headers_mut().insert("hx-redirect", HeaderValue::from_str(to).expect("a path"));
@@ -147,13 +147,13 @@ pub fn go(to: &str, headers: &HeaderMap) -> Response {
 }
 
 /// A short message in the live region (htmx swaps it in).
-pub fn flash(text: &str, kind: &str) -> Markup {
+pub(super) fn flash(text: &str, kind: &str) -> Markup {
     html! { p class=(format!("flash {kind}")) { (text) } }
 }
 
 /// Why a page failed. Rendered by [`render_failures`], which knows the language and member.
 #[derive(Debug)]
-pub enum PortalError {
+pub(super) enum PortalError {
     /// Not signed in (or the session ended): sign in first.
     SignIn,
     /// An unsafe request without the session's CSRF token: the page is out of date.
@@ -190,7 +190,7 @@ struct Failed {
 
 impl PortalError {
     /// The bare response; [`render_failures`] turns it into a page or a message.
-    pub fn into_response_now(self) -> Response {
+    pub(super) fn into_response_now(self) -> Response {
         let failed = match self {
             PortalError::SignIn => Failed { status: StatusCode::UNAUTHORIZED, detail: None, msg: Msg::SignInAgain },
             PortalError::Stale => Failed { status: StatusCode::FORBIDDEN, detail: None, msg: Msg::ReloadPage },
@@ -251,7 +251,7 @@ fn secure(headers: &mut HeaderMap) {
 /// page turned into what the member sees: for a request htmx made, the message in the page's
 /// live region (or, not signed in, a move to the sign-in page); otherwise a whole page with the
 /// message (or a redirect to sign in). Every portal answer gets the page headers.
-pub async fn serve(State(st): State<AppState>, req: Request, next: Next) -> Response {
+pub(super) async fn serve(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let lang = Lang::of(req.headers());
     let htmx = req.headers().contains_key("hx-request");
     let path = req.uri().path().to_string();
@@ -304,6 +304,6 @@ fn message(lang: Lang, failed: &Failed) -> String {
 }
 
 /// `s` as a query parameter's value.
-pub fn urlencode(s: &str) -> String {
+pub(super) fn urlencode(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }

@@ -54,19 +54,23 @@ fn change_page(m: &Me, error: Option<(&str, &str)>, done: bool) -> String {
 }
 
 /// `GET /account/password`.
-pub async fn change_form(m: Me) -> Html<String> {
+pub(super) async fn change_form(m: Me) -> Html<String> {
     Html(change_page(&m, None, false))
 }
 
 #[derive(Deserialize)]
-pub struct ChangeForm {
+pub(super) struct ChangeForm {
     current: String,
     password: String,
 }
 
 /// `POST /account/password`: the current password checked as signing in checks it (the same
 /// back-off), the new one set, every session ended and this one renewed.
-pub async fn change(State(st): State<AppState>, m: Me, Form(f): Form<ChangeForm>) -> Result<Response, PortalError> {
+pub(super) async fn change(
+    State(st): State<AppState>,
+    m: Me,
+    Form(f): Form<ChangeForm>,
+) -> Result<Response, PortalError> {
     let refused = |field: &str, reason: &str| {
         (StatusCode::UNPROCESSABLE_ENTITY, Html(change_page(&m, Some((field, reason)), false))).into_response()
     };
@@ -108,18 +112,22 @@ fn forgot_page(lang: Lang, notice: Option<&str>) -> String {
 }
 
 /// `GET /password/forgot`.
-pub async fn forgot_form(headers: HeaderMap) -> Html<String> {
+pub(super) async fn forgot_form(headers: HeaderMap) -> Html<String> {
     Html(forgot_page(Lang::of(&headers), None))
 }
 
 #[derive(Deserialize)]
-pub struct ForgotForm {
+pub(super) struct ForgotForm {
     email: String,
 }
 
 /// `POST /password/forgot`: a link e-mailed to the address if it has an account; the same
 /// answer either way.
-pub async fn forgot(State(st): State<AppState>, headers: HeaderMap, req: Request) -> Result<Response, PortalError> {
+pub(super) async fn forgot(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    req: Request,
+) -> Result<Response, PortalError> {
     let lang = Lang::of(&headers);
     let f: ForgotForm = limited_form(&st, req, "requests").await?;
     let (Some(base), true) = (&st.cfg.public_url, st.cfg.mailer.sends()) else {
@@ -164,7 +172,7 @@ fn reset_gone(lang: Lang) -> Response {
 }
 
 /// `GET /password/reset/{token}`.
-pub async fn reset_form(
+pub(super) async fn reset_form(
     State(st): State<AppState>,
     headers: HeaderMap,
     Path(token): Path<String>,
@@ -177,12 +185,12 @@ pub async fn reset_form(
 }
 
 #[derive(Deserialize)]
-pub struct ResetForm {
+pub(super) struct ResetForm {
     password: String,
 }
 
 /// `POST /password/reset/{token}`: the new password set, every session ended; sign in again.
-pub async fn reset(
+pub(super) async fn reset(
     State(st): State<AppState>,
     headers: HeaderMap,
     Path(token): Path<String>,

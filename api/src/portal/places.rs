@@ -20,7 +20,7 @@ use crate::{
 /// `GET /reference/places?kind=city|district&q=…[&city=…]`: `<option>`s of the matching
 /// places (at most 20), as the reference endpoints (`GET /api/v1/ref/…`, `journeys:read`) serve
 /// them. A district's province is named when no province was given.
-pub async fn places(
+pub(super) async fn places(
     State(st): State<AppState>,
     _m: Member<JourneysRead>,
     RawQuery(raw): RawQuery,

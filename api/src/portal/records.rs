@@ -34,7 +34,9 @@ use crate::{
 };
 
 /// What a registry's pages say about it.
-pub trait Pages: Registry<Record: Serialize + Send, Input: Send, Value: Send> + Send + Sync + 'static {
+pub(super) trait Pages:
+    Registry<Record: Serialize + Send, Input: Send, Value: Send> + Send + Sync + 'static
+{
     /// The portal's path (`/vehicles`).
     const PATH: &'static str;
     /// The API's collection route (`/portal/vehicles`), whose calls the actions mirror.
@@ -82,7 +84,7 @@ pub(super) fn shown(record: &impl Serialize) -> HashMap<String, String> {
 }
 
 /// `GET /vehicles` (and `/personnel`): the active records, newest first, a page at a time.
-pub async fn list<R: Pages>(
+pub(super) async fn list<R: Pages>(
     State(st): State<AppState>,
     m: Member<JourneysRead>,
     Query(q): Query<HashMap<String, String>>,
@@ -163,12 +165,12 @@ fn form_page<R: Pages>(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed
 }
 
 /// `GET /vehicles/new`.
-pub async fn new<R: Pages>(m: Member<JourneysWrite>) -> Html<String> {
+pub(super) async fn new<R: Pages>(m: Member<JourneysWrite>) -> Html<String> {
     Html(form_page::<R>(&m, None, &Typed::new(), None))
 }
 
 /// `GET /vehicles/{id}/edit`: the form with the record's values.
-pub async fn edit<R: Pages>(
+pub(super) async fn edit<R: Pages>(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     Path(id): Path<i64>,
@@ -212,7 +214,7 @@ fn correctable(e: &ApiError) -> bool {
 }
 
 /// `POST /vehicles`: create, as `POST /api/v1/portal/vehicles`.
-pub async fn create<R: Pages>(
+pub(super) async fn create<R: Pages>(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -245,7 +247,7 @@ fn answer<R: Pages, T>(
 
 /// `POST /vehicles/{id}`: change, as `PUT /api/v1/portal/vehicles/{id}` with the whole form
 /// (fields left empty are removed).
-pub async fn update<R: Pages>(
+pub(super) async fn update<R: Pages>(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -260,7 +262,7 @@ pub async fn update<R: Pages>(
 }
 
 /// `POST /vehicles/{id}/delete`: delete (or retire), as `DELETE /api/v1/portal/vehicles/{id}`.
-pub async fn delete<R: Pages>(
+pub(super) async fn delete<R: Pages>(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,

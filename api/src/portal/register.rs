@@ -124,7 +124,7 @@ fn with_form_cookie(st: &AppState, token: &str, mut res: Response) -> Response {
 }
 
 /// `GET /register`.
-pub async fn form(State(st): State<AppState>, headers: HeaderMap) -> Response {
+pub(super) async fn form(State(st): State<AppState>, headers: HeaderMap) -> Response {
     let token = random_token();
     let body = render(Lang::of(&headers), &token, &Typed::new(), None).into_string();
     with_form_cookie(&st, &token, Html(body).into_response())
@@ -133,7 +133,11 @@ pub async fn form(State(st): State<AppState>, headers: HeaderMap) -> Response {
 /// `POST /register`: the organization registered as `POST /api/v1/auth/register` registers it,
 /// its owner signed in and sent to the dashboard; the form again, with what was typed (but the
 /// password) and the API's reason beside its field, otherwise.
-pub async fn submit(State(st): State<AppState>, headers: HeaderMap, req: Request) -> Result<Response, PortalError> {
+pub(super) async fn submit(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    req: Request,
+) -> Result<Response, PortalError> {
     let lang = Lang::of(&headers);
     let pairs: Vec<(String, String)> = limited_form(&st, req, "requests").await?;
     let sent_token = pairs.iter().find(|(k, _)| k == "token").map(|(_, v)| v.clone()).unwrap_or_default();

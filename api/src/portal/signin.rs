@@ -28,7 +28,7 @@ use tns_core::keys::random_token;
 const FORM_COOKIE: &str = "tns_signin";
 
 #[derive(Deserialize)]
-pub struct Next {
+pub(super) struct Next {
     next: Option<String>,
 }
 
@@ -49,7 +49,7 @@ fn local(next: Option<&str>) -> &str {
 }
 
 /// `GET /`: the dashboard for a member, the sign-in form for anyone else.
-pub async fn home(req: Request) -> Redirect {
+pub(super) async fn home(req: Request) -> Redirect {
     if req.extensions().get::<SignedIn>().is_some() {
         Redirect::to("/dashboard")
     } else {
@@ -58,7 +58,7 @@ pub async fn home(req: Request) -> Redirect {
 }
 
 /// `GET /login`.
-pub async fn form(State(st): State<AppState>, headers: HeaderMap, Query(q): Query<Next>) -> Response {
+pub(super) async fn form(State(st): State<AppState>, headers: HeaderMap, Query(q): Query<Next>) -> Response {
     let lang = Lang::of(&headers);
     let token = random_token();
     let mut res = Html(render(lang, local(q.next.as_deref()), &token, "", None).into_string()).into_response();
@@ -67,7 +67,7 @@ pub async fn form(State(st): State<AppState>, headers: HeaderMap, Query(q): Quer
 }
 
 /// The cookie `name` that holds an anonymous form's own token, sent back only to `path`.
-pub fn form_cookie(name: &str, path: &str, token: &str, secure: bool) -> HeaderValue {
+pub(super) fn form_cookie(name: &str, path: &str, token: &str, secure: bool) -> HeaderValue {
     let secure = if secure { "; Secure" } else { "" };
     HeaderValue::from_str(&format!("{name}={token}; Path={path}; Max-Age=3600; HttpOnly; SameSite=Strict{secure}"))
         .expect("cookie is ASCII")
@@ -105,7 +105,7 @@ fn render(lang: Lang, next: &str, token: &str, email: &str, error: Option<&str>)
 }
 
 #[derive(Deserialize)]
-pub struct SignInForm {
+pub(super) struct SignInForm {
     email: String,
     password: String,
     token: String,
@@ -114,7 +114,11 @@ pub struct SignInForm {
 
 /// `POST /login`: a session, and back where the member was going; the form again, with what
 /// was typed (but the password) and why, otherwise.
-pub async fn submit(State(st): State<AppState>, headers: HeaderMap, req: Request) -> Result<Response, PortalError> {
+pub(super) async fn submit(
+    State(st): State<AppState>,
+    headers: HeaderMap,
+    req: Request,
+) -> Result<Response, PortalError> {
     let lang = Lang::of(&headers);
     let f: SignInForm = limited_form(&st, req, "sign-ins").await?;
     let next = local(f.next.as_deref()).to_string();
@@ -137,7 +141,7 @@ pub async fn submit(State(st): State<AppState>, headers: HeaderMap, req: Request
 }
 
 /// `res` setting a session's cookies.
-pub fn with_session(st: &AppState, token: &str, sess: &Session, mut res: Response) -> Response {
+pub(super) fn with_session(st: &AppState, token: &str, sess: &Session, mut res: Response) -> Response {
     for c in crate::auth::session::cookies(token, sess, st.cfg.session_ttl, st.cfg.cookie_secure) {
         res.headers_mut().append(header::SET_COOKIE, c);
     }
@@ -146,7 +150,7 @@ pub fn with_session(st: &AppState, token: &str, sess: &Session, mut res: Respons
 
 /// `res` with a new session for `user` of `org` (who just joined, or whose other sessions just
 /// ended).
-pub async fn open_session(st: &AppState, user: i64, org: i64, res: Response) -> Result<Response, PortalError> {
+pub(super) async fn open_session(st: &AppState, user: i64, org: i64, res: Response) -> Result<Response, PortalError> {
     let (token, sess) = crate::auth::session::create(&st.redis, st.cfg.session_ttl, user, org).await.map_err(|_| {
         PortalError::Api(ApiError::Unavailable("the session store is unavailable; sign in shortly".into()))
     })?;
@@ -154,7 +158,7 @@ pub async fn open_session(st: &AppState, user: i64, org: i64, res: Response) -> 
 }
 
 /// `POST /logout`: the session ends on every API process, the cookies are cleared.
-pub async fn logout(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, PortalError> {
+pub(super) async fn logout(State(st): State<AppState>, headers: HeaderMap) -> Result<Response, PortalError> {
     let cleared = sign_out(&st, &headers).await?;
     let mut res = Redirect::to("/login").into_response();
     // htmx follows this header rather than swapping the redirect's page in.
@@ -166,13 +170,13 @@ pub async fn logout(State(st): State<AppState>, headers: HeaderMap) -> Result<Re
 }
 
 #[derive(Deserialize)]
-pub struct Back {
+pub(super) struct Back {
     back: Option<String>,
 }
 
 /// `GET /lang/{code}`: switch language (remembered for a year) and go back: to the very page
 /// (its record, its filters) when the browser names it as this site's, else to `back`.
-pub async fn language(
+pub(super) async fn language(
     State(st): State<AppState>,
     Path(code): Path<String>,
     Query(q): Query<Back>,

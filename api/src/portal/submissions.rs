@@ -51,7 +51,7 @@ fn query_string(pairs: &[(String, String)]) -> String {
     form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish()
 }
 
-pub fn target_label(lang: Lang, t: TargetType) -> &'static str {
+pub(super) fn target_label(lang: Lang, t: TargetType) -> &'static str {
     lang.t(match t {
         TargetType::Journey => Msg::TargetJourney,
         TargetType::Cargo => Msg::TargetCargo,
@@ -65,7 +65,7 @@ fn record_link(s: &Submission) -> Option<String> {
 
 /// `GET /submissions`: newest first, by the API's filters (`GET /api/v1/portal/submissions`),
 /// a page at a time.
-pub async fn list(
+pub(super) async fn list(
     State(st): State<AppState>,
     m: Member<SubmissionsRead>,
     RawQuery(raw): RawQuery,
@@ -163,7 +163,7 @@ fn day(lang: Lang, name: &str, label: Msg, value: Option<&str>, error: &Option<(
 /// A submission's live status: its state, the downstream's reference and message. While it is
 /// pending it asks for itself again every 2 s (and replaces itself), while unknown (looked up
 /// again with back-off) every 30 s; once final it stops.
-pub fn status(lang: Lang, s: &Submission) -> Markup {
+pub(super) fn status(lang: Lang, s: &Submission) -> Markup {
     let open = s.state.is_open();
     let every = if s.state == SubmissionState::Pending { "every 2s" } else { "every 30s" };
     let url = format!("/submissions/{}/status", s.id);
@@ -190,7 +190,7 @@ pub fn status(lang: Lang, s: &Submission) -> Markup {
 
 /// `GET /submissions/{id}/status`: the live status fragment (as `GET
 /// /api/v1/portal/submissions/{id}` reads it).
-pub async fn live(
+pub(super) async fn live(
     State(st): State<AppState>,
     m: Member<SubmissionsRead>,
     Path(id): Path<i64>,
@@ -206,11 +206,11 @@ pub async fn live(
 }
 
 /// The event a live status raises (on htmx's side) once its submission is final.
-pub const FINAL_EVENT: &str = "tns-submission-final";
+pub(super) const FINAL_EVENT: &str = "tns-submission-final";
 
 /// `GET /submissions/{id}`: the submission, its attempts and each passenger's outcome, as the
 /// API's `GET /api/v1/portal/submissions/{id}` answers them for the member.
-pub async fn show(
+pub(super) async fn show(
     State(st): State<AppState>,
     m: Member<SubmissionsRead>,
     Path(id): Path<i64>,
@@ -351,7 +351,7 @@ fn target_of(s: &Submission) -> Target {
 /// `POST /submissions/{id}/retry`: submit the failed submission's journey or shipment again,
 /// as `POST /api/v1/portal/{journeys|cargo}/{id}/submit` would. From the dashboard's table
 /// (htmx aiming at its row) the row is answered; otherwise the new submission's page.
-pub async fn retry(
+pub(super) async fn retry(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
@@ -382,7 +382,7 @@ pub async fn retry(
 /// `POST /submissions/{id}/cancel`: cancel the submission's journey or shipment downstream, as
 /// `POST /api/v1/portal/{journeys|cargo}/{id}/cancel` with the reason typed (the API's default
 /// when none); then the cancellation's page.
-pub async fn cancel(
+pub(super) async fn cancel(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     Path(id): Path<i64>,

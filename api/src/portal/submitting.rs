@@ -27,7 +27,7 @@ use crate::{
 
 /// The kinds of record a member submits from its page.
 #[derive(Debug, Clone, Copy)]
-pub enum Record {
+pub(super) enum Record {
     Journey,
     Cargo,
 }
@@ -54,7 +54,7 @@ impl Record {
     }
 
     /// The button on a cancelled record's page that re-activates it downstream (confirmed).
-    pub fn reactivate_form(self, lang: Lang, csrf: &str, id: i64) -> Markup {
+    pub(super) fn reactivate_form(self, lang: Lang, csrf: &str, id: i64) -> Markup {
         let action = format!("{}/{id}/reactivate", self.path());
         html! {
             form method="post" action=(action) hx-post=(action) hx-confirm=(lang.t(Msg::JConfirmReactivate)) {
@@ -73,7 +73,7 @@ impl Record {
 
     /// The button on the record's page that submits it; the answer (the submission's live
     /// status) goes into the element `into`, or, without scripts, the page comes back.
-    pub fn submit_form(self, lang: Lang, csrf: &str, id: i64, into: &str) -> Markup {
+    pub(super) fn submit_form(self, lang: Lang, csrf: &str, id: i64, into: &str) -> Markup {
         let action = format!("{}/{id}/submit", self.path());
         html! {
             form method="post" action=(action) hx-post=(action) hx-target=(into) hx-swap="innerHTML" {
@@ -85,7 +85,7 @@ impl Record {
 
     /// `POST …/{id}/submit`, `POST …/{id}/reactivate` and `GET …/{id}/report` under the
     /// record's path.
-    pub fn routes(self) -> Router<AppState> {
+    pub(super) fn routes(self) -> Router<AppState> {
         let p = self.path();
         Router::new()
             .route(

@@ -31,7 +31,7 @@ const INVITATION_DAYS: i64 = 7;
 
 const ROLES: [Role; 3] = [Role::Admin, Role::Dispatcher, Role::Viewer];
 
-pub fn role_label(lang: Lang, r: Role) -> &'static str {
+pub(super) fn role_label(lang: Lang, r: Role) -> &'static str {
     lang.t(match r {
         Role::Owner => Msg::RoleOwner,
         Role::Admin => Msg::RoleAdmin,
@@ -47,7 +47,7 @@ async fn my_role(st: &AppState, m: &Member<AccountWrite>) -> Result<Role, Portal
 }
 
 /// `GET /settings/team`.
-pub async fn show(State(st): State<AppState>, m: Member<AccountWrite>) -> Result<Html<String>, PortalError> {
+pub(super) async fn show(State(st): State<AppState>, m: Member<AccountWrite>) -> Result<Html<String>, PortalError> {
     Ok(Html(render(&st, &m, None).await?))
 }
 
@@ -134,7 +134,7 @@ async fn render(st: &AppState, m: &Member<AccountWrite>, notice: Option<Markup>)
 }
 
 #[derive(Deserialize)]
-pub struct InviteForm {
+pub(super) struct InviteForm {
     email: String,
     role: String,
 }
@@ -144,7 +144,7 @@ fn parse_role(s: &str) -> Result<Role, PortalError> {
 }
 
 /// `POST /settings/team/invite`: the link shown once (and e-mailed where mail is sent).
-pub async fn invite(
+pub(super) async fn invite(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     Form(f): Form<InviteForm>,
@@ -188,7 +188,7 @@ pub async fn invite(
 }
 
 #[derive(Deserialize)]
-pub struct RoleForm {
+pub(super) struct RoleForm {
     role: String,
 }
 
@@ -200,7 +200,7 @@ fn not_changed(e: NotChanged) -> PortalError {
 }
 
 /// `POST /settings/team/{user}/role`.
-pub async fn set_role(
+pub(super) async fn set_role(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     Path(user): Path<i64>,
@@ -214,7 +214,7 @@ pub async fn set_role(
 }
 
 /// `POST /settings/team/{user}/remove`: signed out everywhere, their API keys revoked.
-pub async fn remove(
+pub(super) async fn remove(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     Path(user): Path<i64>,
@@ -230,7 +230,7 @@ pub async fn remove(
 }
 
 /// `POST /settings/team/invitations/{id}/revoke`.
-pub async fn revoke(
+pub(super) async fn revoke(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     Path(id): Path<i64>,
@@ -242,7 +242,7 @@ pub async fn revoke(
 }
 
 /// `GET /invite/{token}`: who invites, and a form for a name and a password.
-pub async fn welcome(
+pub(super) async fn welcome(
     State(st): State<AppState>,
     headers: HeaderMap,
     Path(token): Path<String>,
@@ -288,13 +288,13 @@ fn welcome_page(lang: Lang, token: &str, w: &members::Welcome, name: &str, error
 }
 
 #[derive(Deserialize)]
-pub struct JoinForm {
+pub(super) struct JoinForm {
     full_name: String,
     password: String,
 }
 
 /// `POST /invite/{token}`: a member, signed in.
-pub async fn accept(
+pub(super) async fn accept(
     State(st): State<AppState>,
     headers: HeaderMap,
     Path(token): Path<String>,

@@ -609,6 +609,8 @@ macro_rules! bounds {
     ($(#[$m:meta])* $name:ident / $range:ident, $min:expr, $max:expr, $doc:literal) => {
         #[doc(hidden)]
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        // Public where the type is (a test module's is not).
+        #[allow(unreachable_pub)]
         pub struct $range;
         impl $crate::domain::fields::Bounds for $range {
             const NAME: &'static str = stringify!($name);
@@ -621,6 +623,7 @@ macro_rules! bounds {
             }
         }
         $(#[$m])*
+        #[allow(unreachable_pub)]
         pub type $name = $crate::domain::fields::Int<$range>;
     };
 }
@@ -652,6 +655,8 @@ pub trait Ceiling {
 macro_rules! ceiling {
     ($(#[$m:meta])* $name:ident / $marker:ident, $below:expr, $doc:literal) => {
         #[doc(hidden)]
+        // Public where the type is (a test module's is not).
+        #[allow(unreachable_pub)]
         pub struct $marker;
         impl $crate::domain::fields::Ceiling for $marker {
             const NAME: &'static str = stringify!($name);
@@ -659,6 +664,7 @@ macro_rules! ceiling {
             const BELOW: f64 = $below;
         }
         $(#[$m])*
+        #[allow(unreachable_pub)]
         pub type $name = $crate::domain::fields::Amount<$marker>;
     };
 }

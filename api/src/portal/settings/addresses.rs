@@ -33,12 +33,12 @@ use crate::{
     v1::endpoints::allowed_addresses::{allowed, entry_id, AllowedAddressIn, AllowedAddresses},
 };
 
-pub const PATH: &str = "/settings/downstream/addresses";
+pub(crate) const PATH: &str = "/settings/downstream/addresses";
 const API: &str = "/portal/downstream/allowed-addresses";
 
 /// What the add form sends.
 #[derive(Debug, Default, Deserialize)]
-pub struct AddressForm {
+pub(crate) struct AddressForm {
     #[serde(default)]
     first: String,
     #[serde(default)]
@@ -123,7 +123,7 @@ fn render(
 }
 
 /// `GET /settings/downstream/addresses`: what U-ETDS holds, asked now.
-pub async fn show(
+pub(crate) async fn show(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Query(q): Query<HashMap<String, String>>,
@@ -165,7 +165,7 @@ async fn refused(
 }
 
 /// `POST /settings/downstream/addresses`: as `POST /api/v1/portal/downstream/allowed-addresses`.
-pub async fn add(
+pub(crate) async fn add(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,
@@ -188,7 +188,7 @@ pub async fn add(
 
 /// `POST /settings/downstream/addresses/{id}/remove`: as `DELETE
 /// /api/v1/portal/downstream/allowed-addresses/{id}`.
-pub async fn remove(
+pub(crate) async fn remove(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,

@@ -55,7 +55,7 @@ fn quota_text(lang: Lang, q: i64) -> String {
 }
 
 /// `GET /settings/billing`.
-pub async fn show(
+pub(crate) async fn show(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Query(q): Query<HashMap<String, String>>,
@@ -145,14 +145,14 @@ pub async fn show(
 }
 
 #[derive(Deserialize)]
-pub struct PlanForm {
+pub(crate) struct PlanForm {
     #[serde(default)]
     plan_code: String,
 }
 
 /// `GET /settings/billing/change?plan_code=`: the invoice the change would issue (as `GET
 /// /api/v1/portal/billing/invoices/upcoming?plan_code=` answers it), and the confirmation.
-pub async fn preview(
+pub(crate) async fn preview(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Query(f): Query<PlanForm>,
@@ -214,7 +214,7 @@ pub async fn preview(
 
 /// `POST /settings/billing/change`: the confirmed change, as `POST
 /// /api/v1/portal/billing/subscription/change` (audited as the member).
-pub async fn change(
+pub(crate) async fn change(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,
@@ -228,7 +228,7 @@ pub async fn change(
 
 /// `GET /settings/billing/invoices/{id}/pdf`: the document `GET
 /// /api/v1/portal/billing/invoices/{id}/pdf` serves.
-pub async fn pdf(
+pub(crate) async fn pdf(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Path(id): Path<i64>,

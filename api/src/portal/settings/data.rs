@@ -32,7 +32,7 @@ use crate::{
     v1::endpoints::{closure, exports as api},
 };
 
-pub const PATH: &str = "/settings/data";
+pub(crate) const PATH: &str = "/settings/data";
 
 /// Which form an error answers.
 enum Failed<'a> {
@@ -137,7 +137,7 @@ async fn closing_section(
 }
 
 /// `GET /settings/data`.
-pub async fn show(
+pub(crate) async fn show(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Query(q): Query<HashMap<String, String>>,
@@ -146,7 +146,7 @@ pub async fn show(
 }
 
 /// `POST /settings/data`: as `POST /api/v1/portal/exports`.
-pub async fn ask(
+pub(crate) async fn ask(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,
@@ -163,13 +163,13 @@ pub async fn ask(
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct CloseForm {
+pub(crate) struct CloseForm {
     #[serde(default)]
     confirm: String,
 }
 
 /// `POST /settings/data/close`: as `POST /api/v1/portal/closure`.
-pub async fn close(
+pub(crate) async fn close(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,
@@ -181,7 +181,7 @@ pub async fn close(
 }
 
 /// `POST /settings/data/reopen`: as `DELETE /api/v1/portal/closure`.
-pub async fn reopen(
+pub(crate) async fn reopen(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,
@@ -210,7 +210,7 @@ async fn closure_answer(
 }
 
 /// `GET /settings/data/{id}/download`: as `GET /api/v1/portal/exports/{id}/download`.
-pub async fn download(
+pub(crate) async fn download(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Path(id): Path<i64>,

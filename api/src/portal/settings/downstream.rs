@@ -40,7 +40,7 @@ const PATH: &str = "/settings/downstream";
 /// What the form sends: one choice of target (an adapter, with U-ETDS's environment), and the
 /// credentials U-ETDS needs.
 #[derive(Debug, Default, Deserialize)]
-pub struct DownstreamForm {
+pub(crate) struct DownstreamForm {
     #[serde(default)]
     target: String,
     #[serde(default)]
@@ -170,7 +170,7 @@ fn render(
 }
 
 /// `GET /settings/downstream`.
-pub async fn show(
+pub(crate) async fn show(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Query(q): Query<HashMap<String, String>>,
@@ -182,7 +182,7 @@ pub async fn show(
 
 /// `POST /settings/downstream`: as `PUT /api/v1/portal/downstream` (the credentials checked
 /// with U-ETDS before anything is saved).
-pub async fn save(
+pub(crate) async fn save(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,

@@ -113,7 +113,7 @@ async fn render(
 }
 
 /// `GET /settings/keys`.
-pub async fn show(
+pub(crate) async fn show(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Query(q): Query<HashMap<String, String>>,
@@ -124,7 +124,7 @@ pub async fn show(
 
 /// `POST /settings/keys`: as `POST /api/v1/portal/api-keys`; the answer is the one page that
 /// shows the key.
-pub async fn create(
+pub(crate) async fn create(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     Form(pairs): Form<Vec<(String, String)>>,
@@ -163,7 +163,7 @@ pub async fn create(
 }
 
 /// `POST /settings/keys/{id}/revoke`: as `DELETE /api/v1/portal/api-keys/{id}`.
-pub async fn revoke(
+pub(crate) async fn revoke(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,

@@ -2,14 +2,14 @@
 //! team, API keys, webhooks, billing, support and the organization's data, under one sub-navigation ([`nav`]). Each is
 //! the API's `/portal/...` resource of the same name, through its own service functions.
 
-pub mod addresses;
-pub mod billing;
-pub mod data;
-pub mod downstream;
-pub mod keys;
-pub mod preflight;
-pub mod support;
-pub mod webhooks;
+pub(super) mod addresses;
+pub(super) mod billing;
+pub(super) mod data;
+pub(super) mod downstream;
+pub(super) mod keys;
+pub(super) mod preflight;
+pub(super) mod support;
+pub(super) mod webhooks;
 
 use axum::http::StatusCode;
 use maud::{html, Markup};
@@ -35,12 +35,12 @@ const PAGES: [(Msg, &str, Scope); 7] = [
 
 /// The first settings page a member holding `scopes` may open (where the main navigation's
 /// Settings leads), if any.
-pub fn first_page(scopes: Scopes) -> Option<&'static str> {
+pub(super) fn first_page(scopes: Scopes) -> Option<&'static str> {
     PAGES.iter().find(|(_, _, scope)| scopes.allows(*scope)).map(|(_, path, _)| *path)
 }
 
 /// The settings' own navigation, the page at `current` marked.
-pub fn nav(lang: Lang, scopes: Scopes, current: &str) -> Markup {
+pub(super) fn nav(lang: Lang, scopes: Scopes, current: &str) -> Markup {
     html! {
         nav.subnav aria-label=(lang.t(Msg::SettingsMenu)) {
             ul {

@@ -33,7 +33,7 @@ use crate::{
     v1::endpoints::preflight::{self as api, Preflight},
 };
 
-pub const PATH: &str = "/settings/downstream/preflight";
+pub(crate) const PATH: &str = "/settings/downstream/preflight";
 
 fn mode_label(m: PreflightMode) -> Msg {
     match m {
@@ -89,7 +89,7 @@ fn render(lang: Lang, signed_in: &SignedIn, current: &Preflight, error: Option<&
 }
 
 /// `GET /settings/downstream/preflight`.
-pub async fn show(
+pub(crate) async fn show(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Query(q): Query<HashMap<String, String>>,
@@ -101,7 +101,7 @@ pub async fn show(
 
 /// `POST /settings/downstream/preflight`: as `PUT /api/v1/portal/downstream/preflight` (the
 /// form's `checks` are its checkboxes, each sent once when ticked).
-pub async fn save(
+pub(crate) async fn save(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,

@@ -38,7 +38,7 @@ use crate::{
 const PATH: &str = "/settings/support";
 
 #[derive(Debug, Default, Deserialize)]
-pub struct TicketForm {
+pub(crate) struct TicketForm {
     #[serde(default)]
     subject: String,
     #[serde(default)]
@@ -115,7 +115,7 @@ async fn render(
 }
 
 /// `GET /settings/support`.
-pub async fn show(
+pub(crate) async fn show(
     State(st): State<AppState>,
     m: Member<AccountRead>,
     Query(q): Query<HashMap<String, String>>,
@@ -125,7 +125,7 @@ pub async fn show(
 }
 
 /// `POST /settings/support`: as `POST /api/v1/portal/support/tickets`.
-pub async fn open(
+pub(crate) async fn open(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,

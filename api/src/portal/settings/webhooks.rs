@@ -104,13 +104,13 @@ async fn list_page(
 }
 
 /// `GET /settings/webhooks`.
-pub async fn list(State(st): State<AppState>, m: Member<WebhooksRead>) -> Result<Html<String>, PortalError> {
+pub(crate) async fn list(State(st): State<AppState>, m: Member<WebhooksRead>) -> Result<Html<String>, PortalError> {
     Ok(Html(list_page(&st, m.lang, &m.signed_in, &Typed::new(), None).await?))
 }
 
 /// `POST /settings/webhooks`: as `POST /api/v1/portal/webhooks`; the answer is the
 /// subscription's page, the one that shows its secret.
-pub async fn create(
+pub(crate) async fn create(
     State(st): State<AppState>,
     m: Member<WebhooksWrite>,
     Form(pairs): Form<Vec<(String, String)>>,
@@ -186,7 +186,7 @@ async fn detail_page(
 }
 
 /// `GET /settings/webhooks/{id}`: a subscription and its deliveries.
-pub async fn show(
+pub(crate) async fn show(
     State(st): State<AppState>,
     m: Member<WebhooksRead>,
     Path(id): Path<i64>,
@@ -199,7 +199,7 @@ pub async fn show(
 
 /// `POST /settings/webhooks/{id}/rotate`: as `POST /api/v1/portal/webhooks/{id}/rotate-secret`,
 /// the new secret shown on the answering page only.
-pub async fn rotate(
+pub(crate) async fn rotate(
     State(st): State<AppState>,
     m: Member<WebhooksWrite>,
     Path(id): Path<i64>,
@@ -212,7 +212,7 @@ pub async fn rotate(
 
 /// `POST /settings/webhooks/{id}/test`: as `POST /api/v1/portal/webhooks/test-event` for this
 /// subscription.
-pub async fn test_event(
+pub(crate) async fn test_event(
     State(st): State<AppState>,
     m: Member<WebhooksWrite>,
     headers: HeaderMap,
@@ -225,7 +225,7 @@ pub async fn test_event(
 }
 
 /// `GET /settings/webhooks/deliveries/{id}`: a delivery, its payload and its attempts.
-pub async fn delivery(
+pub(crate) async fn delivery(
     State(st): State<AppState>,
     m: Member<WebhooksRead>,
     Path(id): Path<i64>,
