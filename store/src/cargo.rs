@@ -353,27 +353,6 @@ pub async fn update_editable(db: &PgPool, org: i64, id: i64, c: &CargoFields, by
     bind_fields(sqlx::query_as(&sql).bind(org).bind(id).bind(by), c).fetch_optional(db).await
 }
 
-/// Shipments of every organization unloaded more than `days` days ago (Türkiye's calendar)
-/// that still keep personal data, with no submission in flight, as (id, organization): at most
-/// `limit`, locked for the transaction; ones locked elsewhere are left to a later run.
-pub async fn past_retention(tx: &mut PgConnection, days: u32, limit: i64) -> sqlx::Result<Vec<(i64, i64)>> {
-    sqlx::query_as(
-        "SELECT c.id, c.org_id FROM cargo c
-          WHERE c.personal_data_erased_at IS NULL
-            AND c.unloading_date < (now() AT TIME ZONE 'Europe/Istanbul')::date - $1::int
-            AND NOT EXISTS (SELECT 1 FROM submissions s
-                             WHERE s.org_id = c.org_id AND s.target_type = 'cargo' AND s.target_id = c.id
-                               AND s.state IN ('pending', 'unknown'))
-          ORDER BY c.unloading_date, c.id
-          LIMIT $2
-          FOR UPDATE OF c SKIP LOCKED",
-    )
-    .bind(days as i32)
-    .bind(limit)
-    .fetch_all(tx)
-    .await
-}
-
 /// Erase the senders and receivers (a tax number may be a person's T.C. number, a name a
 /// person's) of shipments `ids` and of each of their further loads, and mark them erased. The
 /// drivers are people of the register, erased once retired.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgPool;
 use tns_core::domain::kinds::{AuditAction, OrgStatus};
 use utoipa::ToSchema;
 
@@ -31,10 +31,10 @@ pub struct Closure {
 const COLUMNS: &str = "status, closed_at, erase_after";
 
 /// The closure of `org`; `None` for no such organization (an erased one is none).
-pub async fn get(db: &PgPool, org: i64) -> sqlx::Result<Option<Closure>> {
+pub async fn get(conn: impl sqlx::PgExecutor<'_>, org: i64) -> sqlx::Result<Option<Closure>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM organizations WHERE id = $1 AND erased_at IS NULL"))
         .bind(org)
-        .fetch_optional(db)
+        .fetch_optional(conn)
         .await
 }
 
@@ -52,7 +52,7 @@ pub async fn close(db: &PgPool, actor: &Actor, org: i64, grace_days: u32) -> sql
     let mut tx = db.begin().await?;
     let Some(before) = billing::lock_org(&mut tx, org, Hold::Change).await? else { return Ok(None) };
     if before.status == OrgStatus::Closed {
-        return Ok(locked(&mut tx, org).await?.map(Changed::Unchanged));
+        return Ok(get(&mut *tx, org).await?.map(Changed::Unchanged));
     }
     // `closed_from` reads the row as it was before this statement: what reopening restores.
     let closure: Closure = sqlx::query_as(&format!(
@@ -101,7 +101,7 @@ pub async fn reopen(db: &PgPool, actor: &Actor, org: i64) -> sqlx::Result<Option
         return Ok(None);
     };
     let (OrgStatus::Closed, Some(mut to)) = (status, closed_from) else {
-        return Ok(locked(&mut tx, org).await?.map(Changed::Unchanged));
+        return Ok(get(&mut *tx, org).await?.map(Changed::Unchanged));
     };
     if to == OrgStatus::Suspended && reason.as_deref() == Some(crate::billing::standing::INVOICE_OVERDUE) {
         let today = crate::billing::terms::today(&mut tx).await?;
@@ -126,7 +126,7 @@ pub async fn reopen(db: &PgPool, actor: &Actor, org: i64) -> sqlx::Result<Option
         reason: None,
     };
     audit::record(&mut tx, entry).await?;
-    let closure = locked(&mut tx, org).await?;
+    let closure = get(&mut *tx, org).await?;
     tx.commit().await?;
     Ok(closure.map(Changed::Done))
 }
@@ -138,10 +138,6 @@ struct Closed {
     closed_from: Option<OrgStatus>,
     closed_from_reason: Option<String>,
     closed_billed: Option<bool>,
-}
-
-async fn locked(tx: &mut PgConnection, org: i64) -> sqlx::Result<Option<Closure>> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM organizations WHERE id = $1")).bind(org).fetch_optional(tx).await
 }
 
 /// What law and billing keep of an erased organization: its invoices (their lines go with

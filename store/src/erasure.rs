@@ -9,13 +9,13 @@
 use sqlx::PgPool;
 use tns_core::domain::kinds::TargetType;
 
-use crate::{cargo, journeys, passengers, personnel, submissions};
+use crate::{cargo, journeys, passengers, personnel, records, submissions};
 
 /// Journeys past retention: their passengers and submissions erased, the journeys marked; how
 /// many journeys (at most `batch`).
 pub async fn journeys(db: &PgPool, days: u32, batch: i64) -> sqlx::Result<u64> {
     let mut tx = db.begin().await?;
-    let due = journeys::past_retention(&mut tx, days, batch).await?;
+    let due = records::past_retention(&mut tx, TargetType::Journey, days, batch).await?;
     if due.is_empty() {
         return Ok(0);
     }
@@ -31,7 +31,7 @@ pub async fn journeys(db: &PgPool, days: u32, batch: i64) -> sqlx::Result<u64> {
 /// many (at most `batch`).
 pub async fn shipments(db: &PgPool, days: u32, batch: i64) -> sqlx::Result<u64> {
     let mut tx = db.begin().await?;
-    let due = cargo::past_retention(&mut tx, days, batch).await?;
+    let due = records::past_retention(&mut tx, TargetType::Cargo, days, batch).await?;
     if due.is_empty() {
         return Ok(0);
     }

@@ -523,28 +523,6 @@ pub async fn lock(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Opti
         .await
 }
 
-/// Journeys of every organization that arrived more than `days` days ago (Türkiye's calendar)
-/// and still keep personal data, with no submission in flight (it sends what it holds; the
-/// journey waits for a later run), as (id, organization): at most `limit`, locked for the
-/// transaction. Ones locked elsewhere (a passenger change, a submit) are left to a later run.
-pub async fn past_retention(tx: &mut PgConnection, days: u32, limit: i64) -> sqlx::Result<Vec<(i64, i64)>> {
-    sqlx::query_as(
-        "SELECT j.id, j.org_id FROM journeys j
-          WHERE j.personal_data_erased_at IS NULL
-            AND j.arrival_date < (now() AT TIME ZONE 'Europe/Istanbul')::date - $1::int
-            AND NOT EXISTS (SELECT 1 FROM submissions s
-                             WHERE s.org_id = j.org_id AND s.target_type = 'journey' AND s.target_id = j.id
-                               AND s.state IN ('pending', 'unknown'))
-          ORDER BY j.arrival_date, j.id
-          LIMIT $2
-          FOR UPDATE OF j SKIP LOCKED",
-    )
-    .bind(days as i32)
-    .bind(limit)
-    .fetch_all(tx)
-    .await
-}
-
 /// Mark journeys whose passengers and submissions were erased in this transaction.
 pub async fn mark_erased(tx: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u64> {
     let r = sqlx::query("UPDATE journeys SET personal_data_erased_at = now() WHERE id = ANY($1)")

@@ -5,7 +5,7 @@
 //! while a draft. Both tables are otherwise their own modules'; this part of their lifecycle is
 //! written here, once.
 
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::{RecordStatus, TargetType};
 
 use crate::audit::{self, Actor};
@@ -74,6 +74,45 @@ pub(crate) async fn hold(tx: &mut sqlx::PgConnection, target: TargetType, org: i
         .fetch_optional(tx)
         .await?;
     Ok(held.is_some())
+}
+
+/// The day a record's trip ends, from which its personal data's retention counts.
+fn ended(target: TargetType) -> &'static str {
+    match target {
+        TargetType::Journey => "arrival_date",
+        TargetType::Cargo => "unloading_date",
+    }
+}
+
+/// Records of every organization whose trip ended more than `days` days ago (Türkiye's
+/// calendar) and that still keep personal data, with no submission in flight (it sends what it
+/// holds; the record waits for a later run), as (id, organization): at most `limit`, oldest
+/// first, locked for the transaction. Ones locked elsewhere (a change, a submit) are left to a
+/// later run.
+pub async fn past_retention(
+    tx: &mut PgConnection,
+    target: TargetType,
+    days: u32,
+    limit: i64,
+) -> sqlx::Result<Vec<(i64, i64)>> {
+    sqlx::query_as(&format!(
+        "SELECT r.id, r.org_id FROM {table} r
+          WHERE r.personal_data_erased_at IS NULL
+            AND r.{ended} < (now() AT TIME ZONE 'Europe/Istanbul')::date - $1::int
+            AND NOT EXISTS (SELECT 1 FROM submissions s
+                             WHERE s.org_id = r.org_id AND s.target_type = '{kind}' AND s.target_id = r.id
+                               AND s.state IN ('pending', 'unknown'))
+          ORDER BY r.{ended}, r.id
+          LIMIT $2
+          FOR UPDATE OF r SKIP LOCKED",
+        table = table(target),
+        ended = ended(target),
+        kind = target.as_str(),
+    ))
+    .bind(days as i32)
+    .bind(limit)
+    .fetch_all(tx)
+    .await
 }
 
 /// Whether the record's personal data was erased past its retention period (false when there

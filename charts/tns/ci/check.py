@@ -773,23 +773,22 @@ def main():
 
     # Every assertion must be able to fail: these sets are wrong on purpose.
     print("refused on purpose (bad/):")
-    typo = render(args.helm, CI / "bad/typo-values.yaml")
-    record("a typo'd key is refused by values.schema.json",
-           [] if typo.returncode != 0 and "additional properties 'replicas' not allowed" in typo.stderr
-           else [f"rendered anyway (exit {typo.returncode}) {typo.stderr.strip()}"])
-    hook = render(args.helm, CI / "bad/hook-without-existing-secret-values.yaml")
-    record("the migration hook refuses a database URL the chart would create",
-           [] if hook.returncode != 0 and "externalDatabase.existingSecret" in hook.stderr
-           else [f"rendered anyway (exit {hook.returncode}) {hook.stderr.strip()}"])
+    def refused(bad, what, says):
+        """`bad/<bad>-values.yaml` must fail to render, saying `says`."""
+        r = render(args.helm, CI / f"bad/{bad}-values.yaml")
+        record(what, [] if r.returncode != 0 and says in r.stderr
+               else [f"rendered anyway (exit {r.returncode}) {r.stderr.strip()}"])
+
     for bad, what, says in (
+        ("typo", "a typo'd key is refused by values.schema.json", "additional properties 'replicas' not allowed"),
+        ("hook-without-existing-secret", "the migration hook refuses a database URL the chart would create",
+         "externalDatabase.existingSecret"),
         ("admin-without-policy", "the admin API without a NetworkPolicy, not said to be open, is refused",
          "admin.allowFromAnywhere=true"),
         ("admin-anywhere-with-policy", "admin.allowFromAnywhere beside a NetworkPolicy is refused",
          "networkPolicy.admin.from"),
     ):
-        r = render(args.helm, CI / f"bad/{bad}-values.yaml")
-        record(what, [] if r.returncode != 0 and says in r.stderr
-               else [f"rendered anyway (exit {r.returncode}) {r.stderr.strip()}"])
+        refused(bad, what, says)
     unknown = render(args.helm, CI / "bad/unknown-env-values.yaml")
     caught = check_env(docs_of(unknown.stdout), binary_vars) if unknown.returncode == 0 else []
     record("a variable the binary does not read is caught by the environment check",
@@ -852,9 +851,7 @@ def main():
         ("prometheusrule-without-runbook", "the PrometheusRule without runbookBaseUrl is refused",
          "metrics.prometheusRule.runbookBaseUrl"),
     ):
-        r = render(args.helm, CI / f"bad/{bad}-values.yaml")
-        record(what, [] if r.returncode != 0 and says in r.stderr
-               else [f"rendered anyway (exit {r.returncode}) {r.stderr.strip()}"])
+        refused(bad, what, says)
     features_values = yaml.safe_load((CI / "features-values.yaml").read_text())
     base_url = features_values["metrics"]["prometheusRule"]["runbookBaseUrl"]
     rule = next(o for o in features if o["kind"] == "PrometheusRule")
