@@ -12,13 +12,16 @@ FROM docker.io/library/rust:${RUST_VERSION}-slim-${DEBIAN_RELEASE} AS build
 WORKDIR /src
 COPY . .
 # The binary and the shipped plugins only: the workspace also holds test fixture plugins and
-# benchmarks, which must not reach the image.
+# benchmarks, which must not reach the image. Every plugin built is copied (`libtns_adapter_*.so`);
+# the cached target directory is first rid of plugins an earlier build left (cargo links again
+# those it builds, even unchanged), so only the ones listed here are shipped.
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --release --locked -p tns -p tns-adapter-sandbox -p tns-adapter-uetds \
+    rm -f target/release/libtns_adapter_*.so \
+    && cargo build --release --locked -p tns -p tns-adapter-sandbox -p tns-adapter-uetds \
     && mkdir -p /out/adapters \
     && cp target/release/tns /out/ \
-    && cp target/release/libtns_adapter_sandbox.so target/release/libtns_adapter_uetds.so /out/adapters/
+    && cp target/release/libtns_adapter_*.so /out/adapters/
 
 FROM docker.io/library/debian:${DEBIAN_RELEASE}-slim
 # ca-certificates: TLS to U-ETDS and to webhook receivers is verified against the platform's roots.

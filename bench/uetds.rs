@@ -24,6 +24,7 @@ use anyhow::Context;
 use serde_json::{json, Value};
 use sqlx::PgPool;
 use tns::config::{Config, Role};
+use tns_adapter::Credentials;
 use tns_store as db;
 use tns_store::submissions::queue;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -38,7 +39,7 @@ fn config(sim: &str, concurrency: usize) -> anyhow::Result<Config> {
         ("TNS_DATABASE_URL", DB_URL.to_string()),
         ("TNS_LISTEN_ADDR", "127.0.0.1:0".into()),
         ("TNS_REDIS_PREFIX", format!("bench:uetds:{}:", std::process::id())),
-        ("TNS_UETDS_BASE_URL", sim.to_string()),
+        ("TNS_ADAPTER_UETDS_BASE_URL", sim.to_string()),
         ("TNS_ADAPTER_CONCURRENCY", concurrency.to_string()),
         ("TNS_SCHEDULER_MAX_IN_FLIGHT", (concurrency * 2).to_string()),
         ("TNS_SCHEDULER_DB_CONNECTIONS", "8".into()),
@@ -46,7 +47,10 @@ fn config(sim: &str, concurrency: usize) -> anyhow::Result<Config> {
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
-    Ok(Config::from_lookup(Role::Dev, |k| vars.get(k).cloned())?)
+    let mut cfg = Config::from_lookup(Role::Dev, |k| vars.get(k).cloned())?;
+    // The plugins' own settings (`TNS_ADAPTER_UETDS_*`), which a lookup cannot list.
+    cfg.adapters = cfg.adapters.clone().with_vars(vars);
+    Ok(cfg)
 }
 
 /// A non-scheduled journey as the API freezes it: a driver and 3 passengers.
@@ -96,17 +100,24 @@ async fn seed(db: &PgPool, cfg: &Config, n: i64) -> anyhow::Result<()> {
     .bind(ORGS)
     .fetch_all(db)
     .await?;
+    // Stored as the API stores them: the fields the plugin describes, its secret ones sealed.
+    let uetds = tns_adapter_host::Plugins::load(&cfg.adapters)?
+        .description("uetds")
+        .context("the uetds plugin (built by bench/uetds.sh)")?;
+    let account = Credentials {
+        fields: [("environment", "test"), ("ws_username", "999999"), ("ws_password", "999999testtest")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into(),
+    };
     for org in &orgs {
         let key = &cfg.scheduler.as_ref().context("scheduler settings")?.webhooks.data_key;
-        let sealed = tns_adapter_host::credentials::seal(key, *org, "999999testtest");
-        sqlx::query(
-            "INSERT INTO downstream_settings (org_id, adapter, environment, ws_username, ws_password)
-             VALUES ($1, 'uetds', 'test', '999999', $2)",
-        )
-        .bind(org)
-        .bind(sealed)
-        .execute(db)
-        .await?;
+        let sealed = tns_adapter_host::credentials::seal(key, *org, &uetds, &account);
+        sqlx::query("INSERT INTO downstream_settings (org_id, adapter, fields, secrets) VALUES ($1, 'uetds', $2, $3)")
+            .bind(org)
+            .bind(sqlx::types::Json(&sealed.fields))
+            .bind(sqlx::types::Json(&sealed.secrets))
+            .execute(db)
+            .await?;
     }
     let mut tx = db.begin().await?;
     sqlx::query(

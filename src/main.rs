@@ -61,6 +61,12 @@ async fn main() -> ExitCode {
     let tracing = telemetry::init(cfg.log_format, cfg.otlp.clone());
     let code = match roles::run(cfg, roles::shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
+        // A plugin refusing its settings is a configuration error like any other.
+        Err(e) if e.chain().any(|c| c.is::<tns_adapter_host::Refused>()) => {
+            let refused = e.chain().find(|c| c.is::<tns_adapter_host::Refused>()).map(ToString::to_string);
+            eprintln!("tns: configuration error: {}", refused.unwrap_or_default());
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("tns: {e:#}");
             ExitCode::FAILURE

@@ -137,7 +137,7 @@ pub async fn run(cfg: Config, shutdown: impl Future<Output = ()> + Send + 'stati
         }
         Role::Adapters => {
             let registry = Plugins::load(&cfg.adapters)
-                .map_err(|e| anyhow::anyhow!("TNS_ADAPTER_DIR {}: {e}", cfg.adapters.dir.display()))?;
+                .with_context(|| format!("TNS_ADAPTER_DIR {}", cfg.adapters.dir.display()))?;
             for (name, version, path) in registry.list() {
                 println!("{name}\t{version}\t{}", path.display());
             }

@@ -6,7 +6,7 @@ use std::{sync::Arc, time::Duration};
 
 use tns_adapter::{
     Account, Adapter, AdapterError, AllowList, AllowListRequest, CheckRequest, Credentials, CredentialsCheck, Document,
-    Finding, ReportRequest,
+    Finding, Records, ReportRequest, Work,
 };
 use tns_adapter_host::Plugins;
 use tokio::sync::Semaphore;
@@ -91,6 +91,61 @@ impl Downstreams {
             ))),
             Err(AdapterError::Transient(m) | AdapterError::Suspect(m)) => {
                 Err(ApiError::Unavailable(format!("the downstream could not be reached ({m}); try again later")))
+            }
+        }
+    }
+
+    /// Where `org`'s new submissions of `records` go: its chosen adapter, or the default one;
+    /// a 409 when there is none, or when the adapter (loaded here) takes no such records.
+    pub async fn adapter_for(
+        &self,
+        tx: &mut sqlx::PgConnection,
+        org: i64,
+        records: Records,
+    ) -> Result<String, ApiError> {
+        let chosen = match tns_store::downstream::adapter_of(tx, org).await? {
+            Some(a) => a,
+            None => self.registry.default_name().map(str::to_string).ok_or_else(|| {
+                ApiError::Conflict(
+                    "this organization has chosen no downstream and this deployment has no default one; choose one with PUT /portal/downstream"
+                        .into(),
+                )
+            })?,
+        };
+        if let Some(d) = self.registry.description(&chosen) {
+            if !d.accepts(records) {
+                let what = match records {
+                    Records::Journeys => "journeys",
+                    Records::Cargo => "cargo shipments",
+                };
+                return Err(ApiError::Conflict(format!(
+                    "this organization submits to {} (`{chosen}`), which takes no {what}; choose another downstream with PUT /portal/downstream",
+                    d.title.get("en")
+                )));
+            }
+        }
+        Ok(chosen)
+    }
+
+    /// What `adapter` would refuse in `work`, as a 409 naming each field (the values are valid,
+    /// the downstream cannot take them), before it is queued to fail. A plugin that cannot
+    /// screen it (not loaded here, an error) lets it through: the submission then meets the
+    /// downstream's own answer.
+    pub async fn screen(&self, adapter: &str, work: Work) -> Result<(), ApiError> {
+        let title = self.registry.description(adapter).map(|d| d.title.get("en").to_string());
+        let Some(title) = title else { return Ok(()) };
+        match self.call(adapter, move |a| a.screen(&work)).await {
+            Ok(problems) if problems.is_empty() => Ok(()),
+            Ok(problems) => Err(ApiError::Conflict(
+                problems
+                    .iter()
+                    .map(|p| format!("{}: {} (this organization submits to {title})", p.field, p.detail))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            )),
+            Err(e) => {
+                tracing::warn!(adapter, error = %e, "the adapter could not screen a submission; queued unscreened");
+                Ok(())
             }
         }
     }

@@ -24,7 +24,7 @@ use crate::{
     error::{ApiError, ApiResult},
     snapshot,
     state::AppState,
-    submit::{cargo_work, DEFAULT_ADAPTER},
+    submit::cargo_work,
     v1::endpoints::reports::credentials,
 };
 
@@ -220,8 +220,10 @@ async fn plan(st: &AppState, org: i64, target: Target, chosen: &[CheckKind]) -> 
 /// same day).
 async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outcome>> {
     let day = chrono::Utc::now().with_timezone(&turkey()).date_naive();
-    let adapter = db::downstream::get(&st.db, org).await?.map_or_else(|| DEFAULT_ADAPTER.to_string(), |s| s.adapter);
-    let credentials = credentials(st, org).await?;
+    let Some(adapter) = crate::v1::endpoints::downstream::current(st, org).await?.adapter else {
+        return Ok(planned.iter().map(|_| Outcome::NotOffered).collect());
+    };
+    let credentials = credentials(st, org, &adapter).await?;
     let subjects: Vec<Vec<u8>> =
         planned.iter().map(|p| subject(st, org, &adapter, credentials.as_ref(), &p.check)).collect();
     let kept = db::preflight::passes(&st.db, org, day, &subjects).await?;
@@ -284,9 +286,19 @@ async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outc
 /// digested under the data key for the organization (an identity number and a name are never
 /// kept, nor can they be found again by trying every number).
 fn subject(st: &AppState, org: i64, adapter: &str, credentials: Option<&Credentials>, c: &Check) -> Vec<u8> {
+    // The account asked with (U-ETDS: its environment and user name), never a secret.
+    let description = st.downstreams.registry().description(adapter);
+    let account: Option<std::collections::BTreeMap<&String, &String>> = credentials.map(|c| {
+        c.fields
+            .iter()
+            .filter(|(name, _)| {
+                description.as_ref().is_some_and(|d| d.credentials.iter().any(|f| &f.name == *name && !f.secret))
+            })
+            .collect()
+    });
     let asked = serde_json::json!({
         "adapter": adapter,
-        "environment": credentials.map(|c| c.environment.as_str()),
+        "account": account,
         "check": c,
     });
     st.cfg.data_key.digest("preflight", org, asked.to_string().as_bytes())

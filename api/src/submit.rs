@@ -8,7 +8,7 @@
 //! whose content has not changed since has nothing new to send: its delivering submission is
 //! the answer.
 
-use tns_adapter::{Amendment, Cancellation, GoodsChange, Kind, NoShow, Reactivation};
+use tns_adapter::{Amendment, Cancellation, GoodsChange, Kind, NoShow, Reactivation, Records, Work};
 
 use crate::{
     error::{ApiError, ApiResult},
@@ -24,9 +24,6 @@ use tns_store::{
     self as db,
     submissions::{delivery::Delivery, Queued, Submission, Target},
 };
-
-/// Where submissions go until the organization chooses otherwise.
-pub const DEFAULT_ADAPTER: &str = "sandbox";
 
 /// What a new submission sends and where, or the submission that already answers it.
 enum Submitting {
@@ -70,6 +67,8 @@ pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiRes
     let sub = match plan {
         Submitting::Existing(sub) => sub,
         Submitting::Send { operation, adapter, snapshot, mut warnings } => {
+            let work = Work::from_parts(operation.as_str(), snapshot.clone()).map_err(anyhow::Error::from)?;
+            st.downstreams.screen(&adapter, work).await?;
             warnings.extend(checked);
             db::submissions::enqueue(
                 &mut tx,
@@ -309,10 +308,6 @@ async fn queue_and_commit(
     Ok(sub)
 }
 
-async fn org_adapter(tx: &mut sqlx::PgConnection, org: i64) -> ApiResult<String> {
-    Ok(db::downstream::adapter_of(tx, org).await?.unwrap_or_else(|| DEFAULT_ADAPTER.to_string()))
-}
-
 /// The delivering submission of a record that has nothing new to send (for a cancelled one, its
 /// cancellation).
 async fn unchanged(tx: &mut sqlx::PgConnection, org: i64, target: Target) -> ApiResult<Submitting> {
@@ -354,7 +349,7 @@ async fn journey_submitting(st: &AppState, tx: &mut sqlx::PgConnection, org: i64
     }
     Ok(Submitting::Send {
         operation: Operation::Journey,
-        adapter: org_adapter(tx, org).await?,
+        adapter: st.downstreams.adapter_for(tx, org, Records::Journeys).await?,
         snapshot: to_json(serde_json::to_value(snapshot::journey(st.refdata, &journey, &crew, &passengers)))?,
         warnings,
     })
@@ -426,7 +421,7 @@ async fn cargo_submitting(
     }
     Ok(Submitting::Send {
         operation: Operation::Cargo,
-        adapter: org_adapter(tx, org).await?,
+        adapter: st.downstreams.adapter_for(tx, org, Records::Cargo).await?,
         snapshot: serde_json::to_value(work).map_err(anyhow::Error::from)?,
         warnings: warnings::cargo(driver, second_driver),
     })

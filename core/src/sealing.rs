@@ -33,7 +33,7 @@ pub struct Unreadable;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
     WebhookSecret,
-    DownstreamPassword,
+    DownstreamSecret,
 }
 
 impl Purpose {
@@ -41,7 +41,8 @@ impl Purpose {
         match self {
             // Sealed before purposes existed: the empty label keeps those values readable.
             Purpose::WebhookSecret => "",
-            Purpose::DownstreamPassword => "downstream-password",
+            // Named when the only secret was a password; kept so stored values stay readable.
+            Purpose::DownstreamSecret => "downstream-password",
         }
     }
 }
@@ -154,8 +155,8 @@ mod tests {
         assert_eq!(k.open(42, &tampered), Err(Unreadable));
         assert_ne!(k.seal(42, b"x"), k.seal(42, b"x"), "fresh nonce each time");
         assert_eq!(format!("{k:?}"), "DataKey(<redacted>)");
-        let pw = k.seal_for(42, Purpose::DownstreamPassword, b"pw");
-        assert_eq!(k.open_for(42, Purpose::DownstreamPassword, &pw).unwrap(), b"pw");
+        let pw = k.seal_for(42, Purpose::DownstreamSecret, b"pw");
+        assert_eq!(k.open_for(42, Purpose::DownstreamSecret, &pw).unwrap(), b"pw");
         assert_eq!(k.open(42, &pw), Err(Unreadable), "another purpose");
         assert!(DataKey::from_hex(&"ab".repeat(32)).is_some());
         assert!(DataKey::from_hex("abcd").is_none());

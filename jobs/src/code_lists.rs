@@ -53,7 +53,7 @@ impl CodeListRefresh {
         let Some(adapter) = self.adapters.get(&setting.adapter) else {
             anyhow::bail!("the reference organization's adapter {} is not installed on the jobs role", setting.adapter);
         };
-        let credentials = crate::downstream::credentials(db, &self.data_key, self.org)
+        let credentials = crate::downstream::credentials(db, &self.data_key, self.org, &setting.adapter)
             .await?
             .map_err(|e| anyhow::anyhow!("the reference organization's credentials: {e}"))?;
         let req = CodeListsRequest { credentials };

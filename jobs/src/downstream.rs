@@ -8,17 +8,20 @@ use tns_adapter::{AdapterError, AdapterResult, Credentials};
 use tns_adapter_host::credentials;
 use tns_core::sealing::DataKey;
 
-/// The organization's downstream credentials, opened for the call (none stored: none); a
-/// password the data key cannot open is the operator's configuration problem.
+/// The organization's credentials for `adapter`, opened for the call (none stored, or stored
+/// for another adapter: none); a secret the data key cannot open is the operator's
+/// configuration problem.
 pub(crate) async fn credentials(
     db: &PgPool,
     key: &DataKey,
     org: i64,
+    adapter: &str,
 ) -> anyhow::Result<Result<Option<Credentials>, credentials::Unreadable>> {
-    let Some((env, user, sealed)) = tns_store::downstream::sealed_credentials(db, org).await? else {
+    let Some(stored) = tns_store::downstream::credentials_for(db, org, adapter).await? else {
         return Ok(Ok(None));
     };
-    Ok(credentials::open(key, org, env, user, &sealed).map(Some))
+    let sealed = credentials::Sealed { fields: stored.fields, secrets: stored.secrets };
+    Ok(credentials::open(key, org, &sealed).map(Some))
 }
 
 /// `call` off the async runtime (adapters block), given up on after `timeout` as a transient

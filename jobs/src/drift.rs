@@ -181,7 +181,7 @@ impl DriftCheck {
             store::mark_checked(db, c).await?;
             return Ok(Outcome::NotAsked);
         };
-        let credentials = match crate::downstream::credentials(db, &self.data_key, c.org_id).await? {
+        let credentials = match crate::downstream::credentials(db, &self.data_key, c.org_id, &c.adapter).await? {
             Ok(credentials) => credentials,
             Err(unreadable) => {
                 tracing::warn!(org = c.org_id, error = %unreadable, "drift check: the organization's credentials");

@@ -102,14 +102,16 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
         Ok(w) => w,
         Err(e) => return Outcome::Failed(AdapterError::Permanent(format!("unreadable snapshot: {e}")), Phase::Advance),
     };
-    let credentials = match (item.environment, &item.ws_username, &item.ws_password) {
-        (Some(env), Some(user), Some(sealed)) => {
-            match credentials::open(&ctx.settings.webhooks.data_key, item.org_id, env, user.clone(), sealed) {
-                Ok(c) => Some(c),
-                Err(e) => return Outcome::Failed(AdapterError::Configuration(e.to_string()), Phase::Advance),
-            }
-        }
-        _ => None,
+    let sealed = credentials::Sealed {
+        fields: item.credential_fields.as_ref().map(|f| f.0.clone()).unwrap_or_default(),
+        secrets: item.credential_secrets.as_ref().map(|s| s.0.clone()).unwrap_or_default(),
+    };
+    let credentials = match sealed.is_empty() {
+        true => None,
+        false => match credentials::open(&ctx.settings.webhooks.data_key, item.org_id, &sealed) {
+            Ok(c) => Some(c),
+            Err(e) => return Outcome::Failed(AdapterError::Configuration(e.to_string()), Phase::Advance),
+        },
     };
     let op = item.operation;
     let mut n = Arc::new(Notification {

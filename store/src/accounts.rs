@@ -214,7 +214,7 @@ pub async fn profile(db: &PgPool, org: i64, user_id: i64) -> sqlx::Result<Option
     let row: Option<Row> = sqlx::query_as(&format!(
         "SELECT u.id AS user_id, u.org_id AS organization_id, u.email, u.full_name, u.role,
                 o.name AS org_name, o.tax_number, o.status AS org_status, o.status_reason,
-                o.trial_ends_at, d.ws_username,
+                o.trial_ends_at, d.fields->>'ws_username' AS ws_username,
                 {SUBSCRIPTION_COLUMNS}
            FROM users u
            JOIN organizations o ON o.id = u.org_id

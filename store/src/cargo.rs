@@ -10,7 +10,7 @@ use tns_core::domain::{
     cargo::{CargoIn, CargoItemIn, CargoShipment, Handover, Site},
     fields::{Amount, Day, Int, Text, Time},
     kinds::{CargoUnit, DangerousPackaging, RecordStatus},
-    uetds::{CityId, ExemptionCode, Nationality, PlaceId, Plate, TaxId, UnNumber},
+    national::{CityId, ExemptionCode, Nationality, PlaceId, Plate, TaxId, UnNumber},
 };
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
@@ -328,7 +328,7 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::
         .bind(Json(&c.items))
 }
 
-pub async fn insert(db: &PgPool, org: i64, c: &CargoFields, by: &str) -> sqlx::Result<Cargo> {
+pub async fn insert(db: &mut PgConnection, org: i64, c: &CargoFields, by: &str) -> sqlx::Result<Cargo> {
     let placeholders: Vec<String> = (3..3 + FIELDS.len()).map(|i| format!("${i}")).collect();
     let sql = format!(
         "INSERT INTO cargo (org_id, created_by, changed_by, {}) VALUES ($1, $2, $2, {}) RETURNING {COLUMNS}",
@@ -338,11 +338,16 @@ pub async fn insert(db: &PgPool, org: i64, c: &CargoFields, by: &str) -> sqlx::R
     bind_fields(sqlx::query_as(&sql).bind(org).bind(by), c).fetch_one(db).await
 }
 
-/// Replace a draft's fields; `None` when there is no such draft.
 /// Replace an editable shipment's fields (see `RecordStatus::is_editable`: a delivered one's
 /// change goes downstream as an amendment when it is submitted again); `None` when it is not
 /// editable (any more).
-pub async fn update_editable(db: &PgPool, org: i64, id: i64, c: &CargoFields, by: &str) -> sqlx::Result<Option<Cargo>> {
+pub async fn update_editable(
+    db: &mut PgConnection,
+    org: i64,
+    id: i64,
+    c: &CargoFields,
+    by: &str,
+) -> sqlx::Result<Option<Cargo>> {
     let sets: Vec<String> = FIELDS.iter().enumerate().map(|(i, f)| format!("{f} = ${}", i + 4)).collect();
     let sql = format!(
         "UPDATE cargo SET {}, updated_at = now(), changed_by = $3

@@ -1,28 +1,37 @@
-//! `downstream_settings`: which downstream an organization's submissions go to and, for U-ETDS,
-//! its environment and web-service credentials (the password sealed by the caller).
+//! `downstream_settings`: which downstream an organization's submissions go to, and the
+//! credentials it gave for it: the fields its adapter's plugin describes, secret ones sealed by
+//! the caller.
 
-use sqlx::{PgConnection, PgPool};
+use std::collections::BTreeMap;
 
-use tns_core::domain::kinds::Environment;
+use sqlx::{types::Json, PgConnection, PgPool};
+
+/// Credential fields by name (as the adapter's plugin describes them).
+pub type Fields = BTreeMap<String, String>;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Setting {
     pub adapter: String,
-    pub environment: Option<Environment>,
-    pub ws_username: Option<String>,
+    /// The plain credential fields (the secret ones are never read back here).
+    pub fields: Json<Fields>,
+    /// The names of the secret fields that are set.
+    pub secret_names: Vec<String>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
 }
 
-/// U-ETDS credentials as stored: the password sealed with the data key.
-pub struct StoredCredentials<'a> {
-    pub environment: Environment,
-    pub ws_username: &'a str,
-    pub ws_password_sealed: Vec<u8>,
+/// Credentials as stored: the plain fields, and each secret one sealed by the caller (base64).
+#[derive(Debug, Clone, Default)]
+pub struct StoredCredentials {
+    pub fields: Fields,
+    pub secrets: Fields,
 }
+
+const SETTING: &str =
+    "adapter, fields, ARRAY(SELECT jsonb_object_keys(secrets) ORDER BY 1) AS secret_names, updated_at";
 
 /// The organization's setting (`None`: never chosen, the default).
 pub async fn get(db: &PgPool, org: i64) -> sqlx::Result<Option<Setting>> {
-    sqlx::query_as("SELECT adapter, environment, ws_username, updated_at FROM downstream_settings WHERE org_id = $1")
+    sqlx::query_as(&format!("SELECT {SETTING} FROM downstream_settings WHERE org_id = $1"))
         .bind(org)
         .fetch_optional(db)
         .await
@@ -33,38 +42,34 @@ pub async fn adapter_of(tx: &mut PgConnection, org: i64) -> sqlx::Result<Option<
     sqlx::query_scalar("SELECT adapter FROM downstream_settings WHERE org_id = $1").bind(org).fetch_optional(tx).await
 }
 
-/// Set the adapter with its credentials, or without any (which clears stored ones): one
-/// statement, so nothing is ever half-set.
-pub async fn set(db: &PgPool, org: i64, adapter: &str, creds: Option<StoredCredentials<'_>>) -> sqlx::Result<Setting> {
-    let (env, user, sealed) = match creds {
-        Some(c) => (Some(c.environment), Some(c.ws_username), Some(c.ws_password_sealed)),
-        None => (None, None, None),
-    };
-    sqlx::query_as(
-        "INSERT INTO downstream_settings (org_id, adapter, environment, ws_username, ws_password)
-         VALUES ($1, $2, $3, $4, $5)
+/// Set the adapter with its credentials (empty for one that takes none, which clears stored
+/// ones): one statement, so nothing is ever half-set.
+pub async fn set(db: &PgPool, org: i64, adapter: &str, creds: StoredCredentials) -> sqlx::Result<Setting> {
+    sqlx::query_as(&format!(
+        "INSERT INTO downstream_settings (org_id, adapter, fields, secrets)
+         VALUES ($1, $2, $3, $4)
          ON CONFLICT (org_id) DO UPDATE
-            SET adapter = EXCLUDED.adapter, environment = EXCLUDED.environment, ws_username = EXCLUDED.ws_username,
-                ws_password = EXCLUDED.ws_password, updated_at = now()
-         RETURNING adapter, environment, ws_username, updated_at",
-    )
+            SET adapter = EXCLUDED.adapter, fields = EXCLUDED.fields, secrets = EXCLUDED.secrets, updated_at = now()
+         RETURNING {SETTING}"
+    ))
     .bind(org)
     .bind(adapter)
-    .bind(env)
-    .bind(user)
-    .bind(sealed)
+    .bind(Json(creds.fields))
+    .bind(Json(creds.secrets))
     .fetch_one(db)
     .await
 }
 
-/// The organization's stored U-ETDS credentials: environment, user name and the sealed
-/// password (`None` when it has none).
-pub async fn sealed_credentials(db: &PgPool, org: i64) -> sqlx::Result<Option<(Environment, String, Vec<u8>)>> {
-    sqlx::query_as(
-        "SELECT environment, ws_username, ws_password FROM downstream_settings
-          WHERE org_id = $1 AND ws_password IS NOT NULL",
+/// The organization's stored credentials for `adapter` (`None` unless it is the adapter chosen
+/// and has credentials): one adapter's credentials never reach another's plugin.
+pub async fn credentials_for(db: &PgPool, org: i64, adapter: &str) -> sqlx::Result<Option<StoredCredentials>> {
+    let row: Option<(Json<Fields>, Json<Fields>)> = sqlx::query_as(
+        "SELECT fields, secrets FROM downstream_settings
+          WHERE org_id = $1 AND adapter = $2 AND (fields <> '{}' OR secrets <> '{}')",
     )
     .bind(org)
+    .bind(adapter)
     .fetch_optional(db)
-    .await
+    .await?;
+    Ok(row.map(|(f, s)| StoredCredentials { fields: f.0, secrets: s.0 }))
 }

@@ -239,7 +239,7 @@ pub const PARTS: &[Part] = &[
     },
     Part {
         name: "downstream",
-        sql: "SELECT to_jsonb(t) - 'ws_password' FROM downstream_settings t WHERE t.org_id = $1",
+        sql: "SELECT to_jsonb(t) - 'secrets' FROM downstream_settings t WHERE t.org_id = $1",
     },
     Part { name: "preflight_policy", sql: "SELECT to_jsonb(t) FROM preflight_policies t WHERE t.org_id = $1" },
     Part {

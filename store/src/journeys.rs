@@ -10,7 +10,7 @@ use tns_core::domain::{
     fields::{Day, Int, Text, Time},
     journey::{self, JourneyIn, NewJourney, Place, Scheduled, StopIn, TarifeliIn},
     kinds::{RecordStatus, TargetType, TripKind},
-    uetds::{Crew, Nationality, PlaceId, VehicleRef},
+    national::{Crew, Nationality, PlaceId, VehicleRef},
 };
 
 /// Context of a scheduled (tarifeli) trip, as stored and shown.

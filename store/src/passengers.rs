@@ -9,8 +9,8 @@ use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
     fields::{Amount, Day, Text},
     kinds::Gender,
+    national::{Barcode, IdentityNumber, Nationality, Phone, PlaceId},
     passenger::{NewPassenger, PassengerIn},
-    uetds::{Barcode, IdentityNumber, Nationality, Phone, PlaceId},
 };
 
 /// At most this many passengers on one journey.

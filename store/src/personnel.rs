@@ -8,8 +8,8 @@ use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
     fields::Text,
     kinds::{Gender, RegistryStatus, RoleType},
+    national::{IdentityNumber, Nationality, Phone},
     person::{NewPerson, PersonIn},
-    uetds::{IdentityNumber, Nationality, Phone},
 };
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]

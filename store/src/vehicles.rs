@@ -8,7 +8,7 @@ use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
     fields::{Int, Text},
     kinds::{RegistryStatus, VehicleType},
-    uetds::{Phone, Plate},
+    national::{Phone, Plate},
     vehicle::{NewVehicle, VehicleIn},
 };
 

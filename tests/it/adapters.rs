@@ -1,21 +1,54 @@
 //! The adapter contract through the real C ABI: the sandbox `.so` and an ABI-mismatch fixture
 //! loaded with libloading, every sandbox scenario, panics contained, records shared between
-//! instances, and `tns adapters` listing what loaded.
+//! instances, what each plugin describes of itself (the U-ETDS one against a fake), a minimal
+//! downstream TNS knows nothing of outside its own crate, and `tns adapters` listing what loaded.
 
 use std::time::Instant;
 
 use base64::Engine;
 use serde_json::json;
 use tns_adapter::{
-    host::{library_file, LoadError, Plugin},
-    Adapter, AdapterError, AdapterResult, Amendment, Cancellation, Cargo, Journey, Kind, Notification, Party,
-    Passenger, Person, Receipt, ReportRequest, Step, Stop, Work,
+    host::{library_file, load_dir, LoadError, Plugin},
+    Account, Adapter, AdapterError, AdapterResult, Amendment, Cancellation, Cargo, Credentials, CredentialsCheck,
+    Description, InspectRequest, Journey, Kind, Notification, Party, Passenger, Person, PluginConfig, Problem, Receipt,
+    Records, ReportRequest, Step, Stop, Work,
 };
+use tns_uetds_fake::{FakeUetds, TEST_PASSWORD, TEST_USER};
 
 use crate::helpers::{plugin_dir, sandbox_records, state_dir, tns_command};
 
+/// What the host creates plugin `name` with: these of its settings, by suffix
+/// (`TNS_ADAPTER_<NAME>_<suffix>`).
+fn plugin_config(name: &str, vars: &[(&str, &str)]) -> PluginConfig {
+    PluginConfig {
+        vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        prefix: Description::settings_prefix(name),
+        dev: false,
+        call_timeout_ms: 60_000,
+    }
+}
+
+fn load(crate_name: &str, config: PluginConfig) -> Result<Plugin, LoadError> {
+    Plugin::load(&plugin_dir().join(library_file(crate_name)), &serde_json::to_value(config).unwrap())
+}
+
 fn sandbox(state: &std::path::Path) -> Plugin {
-    Plugin::load(&plugin_dir().join(library_file("tns-adapter-sandbox")), &json!({"state_dir": state})).unwrap()
+    load("tns-adapter-sandbox", plugin_config("sandbox", &[("STATE_DIR", state.to_str().unwrap())])).unwrap()
+}
+
+/// The U-ETDS plugin against a simulator at `base_url` (plain http, allowed for it).
+fn uetds(base_url: &str) -> Plugin {
+    load("tns-adapter-uetds", plugin_config("uetds", &[("BASE_URL", base_url), ("ALLOW_HTTP", "true")])).unwrap()
+}
+
+/// An organization's credentials: these fields, secret ones included.
+fn credentials(fields: &[(&str, &str)]) -> Credentials {
+    Credentials { fields: fields.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() }
+}
+
+/// An organization's U-ETDS account on the test environment.
+fn uetds_credentials(user: &str, password: &str) -> Credentials {
+    credentials(&[("environment", "test"), ("ws_username", user), ("ws_password", password)])
 }
 
 fn person(id: &str) -> Person {
@@ -91,6 +124,27 @@ fn journey(reference: &str, plate: &str, ids: &[&str]) -> Notification {
     )
 }
 
+/// A road shipment of 10 `unit`.
+fn cargo(unit: &str) -> Cargo {
+    Cargo {
+        dangerous: None,
+        plate: "34ABC123".into(),
+        driver: Some(person("10000000146")),
+        second_driver: None,
+        trailer_plate: None,
+        transport_type: 1,
+        cargo_type: 7,
+        transport_mode: 1,
+        amount: 10.0,
+        unit: unit.into(),
+        sender: Party { tax_number: "4540536920".into(), name: "A".into() },
+        receiver: Party { tax_number: "1234567890".into(), name: "B".into() },
+        loading: stop("2026-12-02"),
+        unloading: stop("2026-12-03"),
+        items: vec![],
+    }
+}
+
 fn passengers_of(n: Notification) -> Vec<Passenger> {
     match n.work {
         Work::Journey(j) => j.passengers,
@@ -106,7 +160,12 @@ fn records(state: &std::path::Path, reference: &str) -> usize {
 fn sandbox_scenarios_through_the_c_abi() {
     let state = state_dir();
     let sb = sandbox(&state);
-    assert_eq!(sb.describe().name, "sandbox");
+    // Where organizations that chose no downstream submit; it needs no account, one setting.
+    let d = sb.describe();
+    assert_eq!((d.name.as_str(), d.default), ("sandbox", true));
+    assert!(d.accepts(Records::Journeys) && d.accepts(Records::Cargo), "{d:?}");
+    assert!(d.credentials.is_empty(), "{d:?}");
+    assert_eq!(d.settings, ["STATE_DIR"]);
     let send = |n: &Notification| done(sb.advance(n));
 
     // Accepted, in U-ETDS's shape, remembered: a repeat is answered from the record, and
@@ -186,23 +245,7 @@ fn sandbox_scenarios_through_the_c_abi() {
     assert_eq!(amended.downstream_reference, ok.downstream_reference);
     assert_eq!(amended.passengers.len(), 1);
     assert_eq!(amended.state, serde_json::json!({"group": 1}), "the kept state travels on");
-    let cargo = Cargo {
-        dangerous: None,
-        plate: "34ABC123".into(),
-        driver: Some(person("10000000146")),
-        second_driver: None,
-        trailer_plate: None,
-        transport_type: 1,
-        cargo_type: 7,
-        transport_mode: 1,
-        amount: 10.0,
-        unit: "KG".into(),
-        sender: Party { tax_number: "4540536920".into(), name: "A".into() },
-        receiver: Party { tax_number: "1234567890".into(), name: "B".into() },
-        loading: stop("2026-12-02"),
-        unloading: stop("2026-12-03"),
-        items: vec![],
-    };
+    let cargo = cargo("KG");
     assert!(send(&notification("cargo-1", Work::Cargo(cargo))).unwrap().downstream_reference.starts_with("261202"));
     let cancel = Cancellation {
         kind: Kind::NonScheduled,
@@ -252,10 +295,11 @@ fn bad_plugins_are_refused_with_a_clear_error() {
         Err(other) => panic!("expected an ABI mismatch, got {other}"),
         Ok(_) => panic!("a plugin of another ABI version loaded"),
     }
-    let sb = plugin_dir().join(library_file("tns-adapter-sandbox"));
-    match Plugin::load(&sb, &json!({"no_such_setting": 1})) {
-        Err(LoadError::Create { error: AdapterError::Configuration(m), .. }) => {
-            assert!(m.contains("no_such_setting"), "{m}")
+    // A setting the plugin does not read is refused, named in full (a typo must not pass).
+    match load("tns-adapter-sandbox", plugin_config("sandbox", &[("NO_SUCH", "1")])) {
+        Err(e @ LoadError::Create { error: AdapterError::Configuration(_), .. }) => {
+            assert!(e.is_configuration());
+            assert!(e.to_string().contains("TNS_ADAPTER_SANDBOX_NO_SUCH"), "{e}")
         }
         Err(other) => panic!("expected a configuration error, got {other}"),
         Ok(_) => panic!("a bad configuration was accepted"),
@@ -285,20 +329,248 @@ async fn tns_adapters_lists_what_loaded() {
     // The ABI fixture is not named like an adapter, so it is not picked up.
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
 
-    // Two libraries claiming one adapter name: the second is refused, named.
+    // Two libraries claiming one adapter name (the name is what follows the last
+    // `tns_adapter_`): the second is refused, named. A library whose file promises another
+    // adapter than the one it describes is refused too.
     let twice = state_dir();
     let sandbox = plugin_dir().join(library_file("tns-adapter-sandbox"));
     std::fs::copy(&sandbox, twice.join(library_file("tns-adapter-sandbox"))).unwrap();
+    std::fs::copy(&sandbox, twice.join(library_file("x-tns-adapter-sandbox"))).unwrap();
     std::fs::copy(&sandbox, twice.join(library_file("tns-adapter-sandbox-copy"))).unwrap();
     let out =
         tns_command("adapters", &env.with(&[("TNS_ADAPTER_DIR", twice.to_str().unwrap())])).output().await.unwrap();
-    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1, "one sandbox");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("already is the adapter `sandbox`"));
+    assert!(stderr.contains("already is the adapter `sandbox`"), "{stderr}");
+    assert!(stderr.contains("the file promises adapter `sandbox_copy`"), "{stderr}");
+
+    // A downstream TNS knows nothing of: its library in the directory is all it takes, and its
+    // settings are its own (one it does not read stops the process, named).
+    let minimal = minimal_dir();
+    let dir = ("TNS_ADAPTER_DIR", minimal.to_str().unwrap());
+    let out =
+        tns_command("adapters", &env.with(&[dir, ("TNS_ADAPTER_MINIMAL_GREETING", "merhaba")])).output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.starts_with(&format!("minimal\t{}\t", env!("CARGO_PKG_VERSION"))), "{stdout}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let out = tns_command("adapters", &env.with(&[dir, ("TNS_ADAPTER_MINIMAL_NOPE", "1")])).output().await.unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("TNS_ADAPTER_MINIMAL_NOPE"));
 
     let empty = state_dir();
     let out =
         tns_command("adapters", &env.with(&[("TNS_ADAPTER_DIR", empty.to_str().unwrap())])).output().await.unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no adapter loaded"));
+}
+
+#[test]
+fn uetds_describes_its_account_and_screens_what_it_cannot_take() {
+    let fake = FakeUetds::start_background();
+    let u = uetds(&fake.base_url());
+    let d = u.describe();
+    assert_eq!((d.name.as_str(), d.default), ("uetds", false));
+    assert!(d.accepts(Records::Journeys) && d.accepts(Records::Cargo), "{d:?}");
+    let fields: Vec<(&str, bool)> = d.credentials.iter().map(|f| (f.name.as_str(), f.secret)).collect();
+    assert_eq!(fields, [("environment", false), ("ws_username", false), ("ws_password", true)]);
+    assert!(d.settings.iter().any(|s| s == "BASE_URL"), "{:?}", d.settings);
+
+    // The credentials, checked with U-ETDS; a missing field is said without calling it.
+    let verify = |c: Credentials| u.verify_credentials(&CredentialsCheck { credentials: c });
+    assert_eq!(verify(uetds_credentials(TEST_USER, TEST_PASSWORD)).unwrap().username, TEST_USER);
+    match verify(uetds_credentials(TEST_USER, "nope")) {
+        Err(AdapterError::Configuration(m)) => assert!(m.contains("KULLANICI ADI YADA SIFRE HATALI"), "{m}"),
+        other => panic!("expected U-ETDS's refusal, got {other:?}"),
+    }
+    let calls = fake.requests().len();
+    match verify(credentials(&[("environment", "test"), ("ws_username", TEST_USER)])) {
+        Err(AdapterError::Configuration(m)) => assert!(m.contains("ws_password"), "{m}"),
+        other => panic!("expected the missing password named, got {other:?}"),
+    }
+    assert_eq!(fake.requests().len(), calls, "not asked");
+
+    // Goods U-ETDS has no unit for are found before anything is queued, named as the API's fields.
+    let problems = u.screen(&Work::Cargo(cargo("M3"))).unwrap();
+    assert_eq!(problems.iter().map(|p| p.field.as_str()).collect::<Vec<_>>(), ["cargo_unit"], "{problems:?}");
+    assert!(u.screen(&Work::Cargo(cargo("KG"))).unwrap().is_empty());
+    assert!(u.screen(&journey("j", "34ABC123", &["17291716060"]).work).unwrap().is_empty());
+    assert_eq!(fake.requests().len(), calls, "screening calls nothing");
+}
+
+/// The minimal fixture (`adapters/fixtures/minimal`) in a directory of its own, under the file
+/// name an adapter named `minimal` has: its crate's library is not named like an adapter, so
+/// nothing loads it from next to the binary.
+fn minimal_dir() -> std::path::PathBuf {
+    let dir = state_dir();
+    let built = plugin_dir().join(library_file("minimal-adapter-fixture"));
+    std::fs::copy(&built, dir.join(library_file("tns-adapter-minimal")))
+        .unwrap_or_else(|e| panic!("{}: {e}", built.display()));
+    dir
+}
+
+#[test]
+fn a_downstream_tns_knows_nothing_of_works_through_its_description_alone() {
+    let dir = minimal_dir();
+    let (mut loaded, failed) = load_dir(&dir, |name| plugin_config(name, &[("GREETING", "merhaba")])).unwrap();
+    assert!(failed.is_empty(), "{:?}", failed.iter().map(ToString::to_string).collect::<Vec<_>>());
+    assert_eq!(loaded.len(), 1);
+    let m = loaded.remove(0);
+    let d = m.describe();
+    assert_eq!((d.name.as_str(), d.title.en.as_str(), d.default), ("minimal", "Minimal", false));
+    assert_eq!(d.accepts, [Records::Journeys]);
+    let fields: Vec<(&str, bool, usize)> =
+        d.credentials.iter().map(|f| (f.name.as_str(), f.secret, f.max_len)).collect();
+    assert_eq!(fields, [("account", false, 12), ("token", true, 64)]);
+    assert_eq!(d.credentials[0].pattern.as_deref(), Some("[a-z]{3,12}"));
+    assert_eq!(d.settings, ["GREETING"]);
+
+    // Delivered in one call, its reference made from ours, with the organization's credentials only.
+    let mut n = journey("tns-1", "34ABC123", &["17291716060"]);
+    assert_eq!(m.advance(&n), Err(AdapterError::Configuration("no credentials".into())));
+    n.credentials = Some(credentials(&[("account", "abc"), ("token", "t0k3n")]));
+    let receipt = done(m.advance(&n)).unwrap();
+    assert_eq!((receipt.downstream_reference.as_str(), receipt.message.as_deref()), ("MIN-tns-1", Some("merhaba")));
+    assert!(!receipt.is_partial());
+    assert_eq!(done(m.reconcile(&n)).unwrap(), receipt, "stateless: the same answer again");
+
+    let verify = |token: &str| {
+        m.verify_credentials(&CredentialsCheck { credentials: credentials(&[("account", "abc"), ("token", token)]) })
+    };
+    assert_eq!(
+        verify("t0k3n").unwrap(),
+        Account { username: "abc".into(), name: Some("MINIMAL".into()), message: None }
+    );
+    assert_eq!(verify("wrong"), Err(AdapterError::Permanent("token refused".into())));
+
+    assert_eq!(
+        m.screen(&journey("tns-2", "34NOPE1", &[]).work).unwrap(),
+        [Problem { field: "plate".into(), detail: "the minimal downstream refuses this plate".into() }]
+    );
+    assert!(m.screen(&n.work).unwrap().is_empty());
+    // What it does not do, the contract's defaults answer for it.
+    let ask = InspectRequest {
+        credentials: None,
+        kind: Kind::NonScheduled,
+        downstream_reference: receipt.downstream_reference.clone(),
+        downstream_state: serde_json::Value::Null,
+        references: vec![],
+    };
+    assert_eq!(m.inspect(&ask), Ok(None));
+
+    // Its greeting defaults; a setting it does not read is refused, named in full.
+    let (loaded, _) = load_dir(&dir, |name| plugin_config(name, &[])).unwrap();
+    assert_eq!(done(loaded[0].advance(&n)).unwrap().message.as_deref(), Some("ok"));
+    let (loaded, failed) = load_dir(&dir, |name| plugin_config(name, &[("NOPE", "1")])).unwrap();
+    assert!(loaded.is_empty());
+    assert!(
+        failed[0].is_configuration() && failed[0].to_string().contains("TNS_ADAPTER_MINIMAL_NOPE"),
+        "{}",
+        failed[0]
+    );
+}
+
+/// The proof that a downstream needs nothing outside its own crate: the minimal fixture (a
+/// crate no other code names), put beside the sandbox, is offered by the API, described in the
+/// OpenAPI document, chosen with the credentials it describes, screens what it cannot take,
+/// refuses the records it does not accept, and is delivered to by the scheduler.
+#[tokio::test]
+async fn a_third_downstream_is_offered_chosen_and_delivered_to_by_its_description_alone() {
+    use crate::{
+        fixtures::{cargo, journey, Fleet},
+        helpers::{error_body, json_of, Env, InProcessScheduler, TestApp},
+    };
+    use reqwest::Method;
+
+    let dir = minimal_dir();
+    let sandbox = library_file("tns-adapter-sandbox");
+    std::fs::copy(plugin_dir().join(&sandbox), dir.join(&sandbox)).unwrap();
+    let env = Env::new()
+        .await
+        .with_scheduler()
+        .with(&[("TNS_ADAPTER_DIR", dir.to_str().unwrap()), ("TNS_ADAPTER_MINIMAL_GREETING", "merhaba")]);
+    let app = TestApp::start(env.clone()).await;
+    let scheduler = InProcessScheduler::start(&env).await;
+    let fleet = Fleet::new(&app).await;
+
+    // Offered, as it describes itself; the sandbox stays the default until one is chosen.
+    let d = app.get_ok("/portal/downstream", fleet.key()).await;
+    assert_eq!(d["available"], json!(["minimal", "sandbox"]), "{d}");
+    assert_eq!(d["adapter"], "sandbox", "{d}");
+    let minimal = d["adapters"].as_array().unwrap().iter().find(|a| a["name"] == "minimal").unwrap().clone();
+    assert_eq!(minimal["accepts"], json!(["journeys"]));
+    let fields: Vec<(&str, bool)> = minimal["credentials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["name"].as_str().unwrap(), f["secret"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(fields, [("account", false), ("token", true)]);
+
+    // The OpenAPI document: a branch of `PUT /portal/downstream`'s body with its fields.
+    let doc: serde_json::Value = app.get_anon("/openapi.json").await.json().await.unwrap();
+    let branches = doc["components"]["schemas"]["DownstreamIn"]["oneOf"].as_array().unwrap().clone();
+    let branch = branches.iter().find(|b| b["properties"]["adapter"]["const"] == "minimal").expect("a branch");
+    assert_eq!(branch["required"], json!(["adapter", "account", "token"]));
+    assert_eq!(branch["properties"]["token"]["writeOnly"], true);
+    assert_eq!(branch["additionalProperties"], false);
+    assert_eq!(branches.len(), 2, "the minimal adapter and the sandbox");
+
+    // Chosen: its fields' rules from its description, its own check of the credentials.
+    let put =
+        |body: serde_json::Value| app.req(Method::PUT, "/portal/downstream", Some(fleet.key())).json(&body).send();
+    let e = error_body(put(json!({"adapter": "minimal", "account": "AB", "token": "t"})).await.unwrap(), 422).await;
+    assert!(e["detail"].as_str().unwrap().starts_with("account"), "{e}");
+    let e = error_body(put(json!({"adapter": "minimal", "account": "acme"})).await.unwrap(), 422).await;
+    assert!(
+        e["detail"].as_str().unwrap().contains("token") && e["detail"].as_str().unwrap().contains("required"),
+        "{e}"
+    );
+    let other = json!({"adapter": "minimal", "account": "acme", "token": "t", "ws_username": "1"});
+    let e = error_body(put(other).await.unwrap(), 422).await;
+    assert!(e["detail"].as_str().unwrap().contains("not a field of the `minimal` adapter"), "{e}");
+    let e =
+        error_body(put(json!({"adapter": "minimal", "account": "acme", "token": "wrong"})).await.unwrap(), 422).await;
+    assert!(e["detail"].as_str().unwrap().contains("token refused"), "{e}");
+    let e = error_body(put(json!({"adapter": "nowhere"})).await.unwrap(), 422).await;
+    assert!(e["detail"].as_str().unwrap().contains("minimal, sandbox"), "{e}");
+    let chosen =
+        json_of(put(json!({"adapter": "minimal", "account": "acme", "token": "s3cret-token"})).await.unwrap(), 200)
+            .await;
+    assert_eq!((chosen["adapter"].as_str(), chosen["account"].as_str()), (Some("minimal"), Some("acme")), "{chosen}");
+    assert_eq!(chosen["secrets_set"], json!(["token"]));
+    assert!(!chosen.to_string().contains("s3cret-token"), "a secret is never shown back");
+    let stored: String =
+        sqlx::query_scalar("SELECT fields::text || secrets::text FROM downstream_settings WHERE org_id = $1")
+            .bind(fleet.org.id)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert!(stored.contains("acme") && !stored.contains("s3cret-token"), "the secret is sealed at rest: {stored}");
+
+    // What it does not accept, and what it screens out, are refused before anything is queued.
+    let shipment = app.post_ok("/portal/cargo", fleet.key(), cargo(fleet.vehicle_id), 201).await;
+    let submit = |path: String| app.req(Method::POST, &path, Some(fleet.key())).send();
+    let e = error_body(submit(format!("/portal/cargo/{}/submit", shipment["id"])).await.unwrap(), 409).await;
+    assert!(e["detail"].as_str().unwrap().contains("takes no cargo shipments"), "{e}");
+    let nope = app.post_ok("/portal/journeys", fleet.key(), journey(json!("34NOPE99")), 201).await;
+    let e = error_body(submit(format!("/portal/journeys/{}/submit", nope["id"])).await.unwrap(), 409).await;
+    assert!(e["detail"].as_str().unwrap().starts_with("plate: "), "{e}");
+    let queued: i64 = sqlx::query_scalar("SELECT count(*) FROM submissions WHERE org_id = $1")
+        .bind(fleet.org.id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(queued, 0, "nothing was queued");
+
+    // Delivered by the scheduler, with the credentials opened for the call.
+    let id = fleet.journey(&app).await;
+    let req = app.req(Method::POST, &format!("/portal/journeys/{id}/submit"), Some(fleet.key()));
+    let answer = json_of(req.header("Prefer", "wait=30").send().await.unwrap(), 202).await;
+    let sub = &answer["submission"];
+    assert_eq!(sub["state"], "delivered", "{answer}");
+    assert_eq!(sub["adapter"], "minimal", "{sub}");
+    assert!(sub["downstream_reference"].as_str().unwrap().starts_with("MIN-tns-"), "{sub}");
+    scheduler.stop().await;
 }

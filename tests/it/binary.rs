@@ -55,36 +55,50 @@ async fn bad_configuration_stops_start_up_with_one_clear_line() {
 
 #[tokio::test]
 async fn u_etds_over_plain_http_stops_start_up_unless_allowed() {
+    // The plugin parses its own settings: a refusal stops the process once it loads the plugin
+    // (exit 1), its last line naming the variable.
     let env = Env::new().await.with(&[("TNS_ADAPTER_DIR", plugin_dir().to_str().unwrap())]);
     let without_opt_in = |vars: &[(&str, &str)]| {
         let mut e = env.with(vars);
-        e.0.remove("TNS_UETDS_ALLOW_HTTP");
+        e.0.remove("TNS_ADAPTER_UETDS_ALLOW_HTTP");
         e
     };
-    let plain = without_opt_in(&[("TNS_UETDS_BASE_URL", "http://127.0.0.1:8099")]);
+    let refused = |err: &str, var: &str| {
+        let last = err.trim().lines().last().unwrap_or_default().to_string();
+        last.starts_with("tns: configuration error: ") && last.contains(&format!("configuration: {var}: "))
+    };
+    let plain = without_opt_in(&[("TNS_ADAPTER_UETDS_BASE_URL", "http://127.0.0.1:8099")]);
     for role in ["adapters", "scheduler", "api"] {
         let (code, _, err) = run_to_end(role, &plain).await;
-        assert_eq!((code, err.trim().lines().count()), (2, 1), "{role}: {err}");
+        assert_eq!(code, 2, "{role}: {err}");
         assert!(
-            err.starts_with("tns: configuration error: TNS_UETDS_BASE_URL: must be an https:// URL")
-                && err.contains("TNS_UETDS_ALLOW_HTTP"),
+            refused(&err, "TNS_ADAPTER_UETDS_BASE_URL")
+                && err.contains("must be an https:// URL")
+                && err.contains("TNS_ADAPTER_UETDS_ALLOW_HTTP"),
             "{role}: {err}"
         );
     }
-    let (code, _, err) = run_to_end("adapters", &plain.with(&[("TNS_UETDS_ALLOW_HTTP", "maybe")])).await;
+    let (code, _, err) = run_to_end("adapters", &plain.with(&[("TNS_ADAPTER_UETDS_ALLOW_HTTP", "maybe")])).await;
     assert_eq!(code, 2);
-    assert!(err.starts_with("tns: configuration error: TNS_UETDS_ALLOW_HTTP: "), "{err}");
+    assert!(refused(&err, "TNS_ADAPTER_UETDS_ALLOW_HTTP"), "{err}");
     // An endpoint override is held to the same rule.
-    let plain_endpoint = without_opt_in(&[("TNS_UETDS_ENDPOINTS", "arizi.production=http://proxy.example/uetdsarizi")]);
+    let plain_endpoint =
+        without_opt_in(&[("TNS_ADAPTER_UETDS_ENDPOINTS", "arizi.production=http://proxy.example/uetdsarizi")]);
     let (code, _, err) = run_to_end("adapters", &plain_endpoint).await;
     assert_eq!(code, 2);
-    assert!(err.starts_with("tns: configuration error: TNS_UETDS_ENDPOINTS: must be an https:// URL"), "{err}");
+    assert!(refused(&err, "TNS_ADAPTER_UETDS_ENDPOINTS") && err.contains("must be an https:// URL"), "{err}");
+    // A setting under its old name is not ignored (the default gateway would be used instead):
+    // refused, naming the new one.
+    let (code, _, err) =
+        run_to_end("adapters", &env.with(&[("TNS_UETDS_BASE_URL", "https://egress.example:8443")])).await;
+    assert_eq!(code, 2);
+    assert!(err.contains("TNS_UETDS_BASE_URL") && err.contains("TNS_ADAPTER_UETDS_BASE_URL"), "{err}");
 
     // Allowed explicitly (a simulator), or https: the plugin loads.
     for allowed in [
-        plain.with(&[("TNS_UETDS_ALLOW_HTTP", "true")]),
-        plain_endpoint.with(&[("TNS_UETDS_ALLOW_HTTP", "true")]),
-        without_opt_in(&[("TNS_UETDS_BASE_URL", "https://egress.example:8443")]),
+        plain.with(&[("TNS_ADAPTER_UETDS_ALLOW_HTTP", "true")]),
+        plain_endpoint.with(&[("TNS_ADAPTER_UETDS_ALLOW_HTTP", "true")]),
+        without_opt_in(&[("TNS_ADAPTER_UETDS_BASE_URL", "https://egress.example:8443")]),
     ] {
         let (code, out, err) = run_to_end("adapters", &allowed).await;
         assert_eq!(code, 0, "{err}");

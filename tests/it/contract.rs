@@ -28,7 +28,7 @@ async fn server() -> (Proc, FakeUetds, Env) {
     let env = Env::new()
         .await
         .with_scheduler()
-        .with(&[("TNS_AUTH_RATE_LIMIT", "1000000000"), ("TNS_UETDS_BASE_URL", base.as_str())]);
+        .with(&[("TNS_AUTH_RATE_LIMIT", "1000000000"), ("TNS_ADAPTER_UETDS_BASE_URL", base.as_str())]);
     (Proc::start("dev", &env).await, fake, env)
 }
 

@@ -69,7 +69,7 @@ impl Env {
         m.insert("TNS_WEBHOOK_ALLOW_PRIVATE".into(), "true".into());
         m.insert("TNS_WEBHOOK_ALLOW_HTTP".into(), "true".into());
         // The fake U-ETDS speaks plain http on loopback.
-        m.insert("TNS_UETDS_ALLOW_HTTP".into(), "true".into());
+        m.insert("TNS_ADAPTER_UETDS_ALLOW_HTTP".into(), "true".into());
         m.insert("TNS_LISTEN_ADDR".into(), "127.0.0.1:0".into());
         m.insert("TNS_METRICS_ADDR".into(), "127.0.0.1:0".into());
         m.insert("TNS_AUTH_RATE_LIMIT".into(), "100000".into());
@@ -95,7 +95,7 @@ impl Env {
         let state = state_dir();
         self.with(&[
             ("TNS_ADAPTER_DIR", plugin_dir().to_str().unwrap()),
-            ("TNS_SANDBOX_STATE_DIR", state.to_str().unwrap()),
+            ("TNS_ADAPTER_SANDBOX_STATE_DIR", state.to_str().unwrap()),
             ("TNS_SCHEDULER_POLL_MS", "50"),
             ("TNS_RETRY_BASE_MS", "20"),
             ("TNS_RETRY_CAP_SECS", "1"),
@@ -103,11 +103,15 @@ impl Env {
     }
 
     pub(crate) fn sandbox_state(&self) -> PathBuf {
-        PathBuf::from(self.get("TNS_SANDBOX_STATE_DIR"))
+        PathBuf::from(self.get("TNS_ADAPTER_SANDBOX_STATE_DIR"))
     }
 
+    /// As `Config::from_env` would parse this environment: the plugins get their
+    /// `TNS_ADAPTER_<NAME>_*` variables too.
     pub(crate) fn config(&self, role: Role) -> Config {
-        Config::from_lookup(role, |k| self.0.get(k).cloned()).expect("valid test configuration")
+        let mut cfg = Config::from_lookup(role, |k| self.0.get(k).cloned()).expect("valid test configuration");
+        cfg.adapters = cfg.adapters.with_vars(self.0.clone());
+        cfg
     }
 
     pub(crate) async fn pool(&self) -> PgPool {
@@ -390,7 +394,13 @@ impl TestApp {
 
 /// The plugin packages the tests load. Cargo builds a `cdylib` only when asked for that
 /// package, never as part of building a test, so the first caller in each test process asks.
-const PLUGINS: [&str; 4] = ["tns-adapter-sandbox", "tns-adapter-uetds", "abi-mismatch-fixture", "lying-buffer-fixture"];
+const PLUGINS: [&str; 5] = [
+    "tns-adapter-sandbox",
+    "tns-adapter-uetds",
+    "abi-mismatch-fixture",
+    "lying-buffer-fixture",
+    "minimal-adapter-fixture",
+];
 
 /// Where cargo puts the plugin libraries (next to the `tns` binary), built once per test
 /// process (a no-op when they are up to date).

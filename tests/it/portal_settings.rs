@@ -70,14 +70,19 @@ async fn the_downstream_is_chosen_on_its_page_and_the_api_agrees() {
         .submit(
             "/settings/downstream",
             "/settings/downstream",
-            &[("target", "uetds:test"), ("ws_username", "firma-abc"), ("ws_password", "gizli-parola-1")],
+            &[
+                ("target", "uetds"),
+                ("uetds.environment", "test"),
+                ("uetds.ws_username", "firma-abc"),
+                ("uetds.ws_password", "gizli-parola-1"),
+            ],
         )
         .await;
     assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", refused.body);
-    let error = text_of(&refused.body, "ws_username-error").expect("the error is beside the user name");
+    let error = text_of(&refused.body, "uetds-ws_username-error").expect("the error is beside the user name");
     assert!(error.contains("UNET"), "{error}");
     assert!(refused.body.contains(r#"value="firma-abc""#), "the user name is kept");
-    assert!(refused.body.contains(r#"value="uetds:test" checked"#), "the target is kept");
+    assert!(refused.body.contains(r#"value="uetds" checked"#), "the target is kept");
     assert!(!refused.body.contains("gizli-parola-1"), "the password is never shown back");
     assert_eq!(app.get_ok("/portal/downstream", &org.key).await["adapter"], "sandbox");
 

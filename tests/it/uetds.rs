@@ -39,7 +39,7 @@ impl Setup {
         let env = Env::new()
             .await
             .with_scheduler()
-            .with(&[("TNS_UETDS_BASE_URL", base.as_str()), ("TNS_ADAPTER_TIMEOUT_SECS", "4")])
+            .with(&[("TNS_ADAPTER_UETDS_BASE_URL", base.as_str()), ("TNS_ADAPTER_TIMEOUT_SECS", "4")])
             .with(overrides);
         let app = TestApp::start(env.clone()).await;
         let scheduler = InProcessScheduler::start(&env).await;
@@ -100,7 +100,7 @@ fn passport(n: &str) -> Value {
 async fn credentials_are_checked_with_u_etds_before_they_are_saved() {
     let fake = FakeUetds::start_background();
     let base = fake.base_url();
-    let app = TestApp::start(Env::new().await.with_scheduler().with(&[("TNS_UETDS_BASE_URL", &base)])).await;
+    let app = TestApp::start(Env::new().await.with_scheduler().with(&[("TNS_ADAPTER_UETDS_BASE_URL", &base)])).await;
     let org = app.register().await;
     let put = |body: Value| app.put("/portal/downstream", &org.key, body);
 
@@ -134,12 +134,18 @@ async fn credentials_are_checked_with_u_etds_before_they_are_saved() {
     );
     assert!(!d.to_string().contains(TEST_PASSWORD));
     assert_eq!(app.get_ok("/portal/me", &org.key).await["organization"]["ws_username"], TEST_USER);
-    let stored: Vec<u8> = sqlx::query_scalar("SELECT ws_password FROM downstream_settings WHERE org_id = $1")
-        .bind(org.id)
-        .fetch_one(&app.db)
-        .await
-        .unwrap();
-    assert!(!stored.windows(TEST_PASSWORD.len()).any(|w| w == TEST_PASSWORD.as_bytes()), "sealed, not in the clear");
+    // The fields as the plugin describes them: the password among the secrets, sealed.
+    let (fields, secrets): (Value, Value) =
+        sqlx::query_as("SELECT fields, secrets FROM downstream_settings WHERE org_id = $1")
+            .bind(org.id)
+            .fetch_one(&app.db)
+            .await
+            .unwrap();
+    assert_eq!(fields, json!({"environment": "test", "ws_username": TEST_USER}));
+    let sealed = secrets["ws_password"].as_str().unwrap();
+    let sealed = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, sealed).unwrap();
+    assert!(!sealed.windows(TEST_PASSWORD.len()).any(|w| w == TEST_PASSWORD.as_bytes()), "sealed, not in the clear");
+    assert!(!secrets.to_string().contains(TEST_PASSWORD));
     let checks = fake.requests_for("kullaniciKontrol");
     assert_eq!(checks.len(), 2);
     assert!(checks.iter().all(|r| r.path == "/services/g2g/kdgm/test/uetdsarizi"));
@@ -147,18 +153,18 @@ async fn credentials_are_checked_with_u_etds_before_they_are_saved() {
 
     // Back to the sandbox: nothing half-set stays behind.
     json_of(put(json!({"adapter": "sandbox"})).await, 200).await;
-    let left: (Option<String>, Option<Vec<u8>>) =
-        sqlx::query_as("SELECT ws_username, ws_password FROM downstream_settings WHERE org_id = $1")
-            .bind(org.id)
-            .fetch_one(&app.db)
-            .await
-            .unwrap();
-    assert_eq!(left, (None, None));
+    let left: (Value, Value) = sqlx::query_as("SELECT fields, secrets FROM downstream_settings WHERE org_id = $1")
+        .bind(org.id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(left, (json!({}), json!({})));
     assert_eq!(app.get_ok("/portal/me", &org.key).await["organization"]["ws_username"], Value::Null);
 
     // U-ETDS unreachable: 503, nothing saved.
     let closed =
-        TestApp::start(Env::new().await.with_scheduler().with(&[("TNS_UETDS_BASE_URL", "http://127.0.0.1:9")])).await;
+        TestApp::start(Env::new().await.with_scheduler().with(&[("TNS_ADAPTER_UETDS_BASE_URL", "http://127.0.0.1:9")]))
+            .await;
     let org = closed.register().await;
     let right =
         json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER, "ws_password": TEST_PASSWORD});
@@ -169,7 +175,7 @@ async fn credentials_are_checked_with_u_etds_before_they_are_saved() {
 #[tokio::test]
 async fn an_organization_cannot_use_us_to_guess_u_etds_passwords() {
     let fake = FakeUetds::start_background();
-    let app = TestApp::start(Env::new().await.with(&[("TNS_UETDS_BASE_URL", &fake.base_url())])).await;
+    let app = TestApp::start(Env::new().await.with(&[("TNS_ADAPTER_UETDS_BASE_URL", &fake.base_url())])).await;
     let (org, other) = (app.register().await, app.register().await);
     let guess = |n: usize| json!({"adapter": "uetds", "environment": "test", "ws_username": TEST_USER, "ws_password": format!("guess{n}")});
     for n in 0..10 {
@@ -1083,7 +1089,8 @@ async fn a_scheduled_journey_goes_to_the_provisional_scheduled_service() {
 async fn scheduled_trips_reach_production_only_once_the_operator_confirms_the_service() {
     let production = json!({"adapter": "uetds", "environment": "production", "ws_username": TEST_USER, "ws_password": TEST_PASSWORD});
     for confirmed in [false, true] {
-        let s = Setup::with(&[("TNS_UETDS_TARIFELI_CONFIRMED", if confirmed { "true" } else { "false" })]).await;
+        let s =
+            Setup::with(&[("TNS_ADAPTER_UETDS_TARIFELI_CONFIRMED", if confirmed { "true" } else { "false" })]).await;
         json_of(s.app.put("/portal/downstream", s.key(), production.clone()).await, 200).await;
         let mut body = journey(json!(s.f.plate));
         body["personnel_ids"] = json!([s.f.driver_id]);
@@ -1094,7 +1101,7 @@ async fn scheduled_trips_reach_production_only_once_the_operator_confirms_the_se
         } else {
             // Refused before any call, saying what the operator must do.
             assert_eq!((sub["state"].as_str(), outcomes(&sub)), (Some("failed"), vec!["configuration".to_string()]));
-            assert!(sub["error_message"].as_str().unwrap().contains("TNS_UETDS_TARIFELI_CONFIRMED"), "{sub}");
+            assert!(sub["error_message"].as_str().unwrap().contains("TNS_ADAPTER_UETDS_TARIFELI_CONFIRMED"), "{sub}");
             assert_eq!(s.fake.calls("seferEkle"), 0);
             // A non-scheduled trip goes to production as ever.
             let sub = s.submit(s.tarifesiz("34PRD001", &[]).await).await;
@@ -1216,7 +1223,7 @@ async fn tns_dev_delivers_to_a_u_etds_simulator_exactly_what_was_submitted() {
     // The real binary, its plugins loaded from next to it, configured by the environment only.
     let fake = FakeUetds::start_background();
     let base = fake.base_url();
-    let env = Env::new().await.with_scheduler().with(&[("TNS_UETDS_BASE_URL", base.as_str())]);
+    let env = Env::new().await.with_scheduler().with(&[("TNS_ADAPTER_UETDS_BASE_URL", base.as_str())]);
     let tns = Proc::start("dev", &env).await;
     let f = Fleet::new(&tns).await;
     let put = |password: &str| {
@@ -1361,7 +1368,9 @@ fn assert_no_password(what: &str, text: &str) {
 async fn a_u_etds_answer_quoting_the_credentials_never_shows_them_in_a_credential_check() {
     let fake = FakeUetds::start_background();
     fake.add_account(HOSTILE_USER, HOSTILE_PASSWORD);
-    let app = TestApp::start(Env::new().await.with_scheduler().with(&[("TNS_UETDS_BASE_URL", &fake.base_url())])).await;
+    let app =
+        TestApp::start(Env::new().await.with_scheduler().with(&[("TNS_ADAPTER_UETDS_BASE_URL", &fake.base_url())]))
+            .await;
     let org = app.register().await;
     let creds = json!({"adapter": "uetds", "environment": "test", "ws_username": HOSTILE_USER,
                        "ws_password": HOSTILE_PASSWORD});

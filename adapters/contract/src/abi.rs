@@ -25,7 +25,7 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::{Adapter, AdapterError};
 
 /// Bumped on any incompatible change of the symbols, the ops or the JSON shapes.
-pub const ABI_VERSION: u32 = 6;
+pub const ABI_VERSION: u32 = 7;
 
 pub const STATUS_OK: i32 = 0;
 pub const STATUS_ERR: i32 = 1;
@@ -70,6 +70,7 @@ pub enum Op {
     Inspect = 6,
     Check = 7,
     CodeLists = 8,
+    Screen = 9,
 }
 
 impl Op {
@@ -84,6 +85,7 @@ impl Op {
             6 => Op::Inspect,
             7 => Op::Check,
             8 => Op::CodeLists,
+            9 => Op::Screen,
             _ => return None,
         })
     }
@@ -122,6 +124,7 @@ pub fn dispatch(adapter: &dyn Adapter, op: u32, input: &[u8]) -> Result<Vec<u8>,
         Some(Op::Inspect) => run(adapter.inspect(&decode(input)?)),
         Some(Op::Check) => run(adapter.check(&decode(input)?)),
         Some(Op::CodeLists) => run(adapter.code_lists(&decode(input)?)),
+        Some(Op::Screen) => run(adapter.screen(&decode(input)?)),
         None => Err(AdapterError::Configuration(format!("this plugin does not know operation {op}"))),
     }
 }
@@ -192,7 +195,8 @@ pub unsafe fn destroy(instance: *mut c_void) {
 
 /// Export an adapter from a `cdylib` in one line:
 /// `tns_adapter::export_adapter!(MyAdapter::from_config);` where
-/// `fn from_config(config_json: &[u8]) -> Result<MyAdapter, AdapterError>`.
+/// `fn from_config(config_json: &[u8]) -> Result<MyAdapter, AdapterError>` (the JSON is a
+/// [`PluginConfig`](crate::PluginConfig)).
 #[macro_export]
 macro_rules! export_adapter {
     ($make:path) => {

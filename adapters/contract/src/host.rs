@@ -13,7 +13,7 @@ use crate::{
     abi::{self, AbiVersionFn, CallFn, CreateFn, DestroyFn, FreeFn, Op, TnsBuf},
     Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CheckRequest, CodeList,
     CodeListsRequest, CredentialsCheck, Description, Document, Finding, InspectRequest, Notification, Observed,
-    ReportRequest, Step,
+    Problem, ReportRequest, Step, Work,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +32,18 @@ pub enum LoadError {
     Describe { path: PathBuf, error: AdapterError },
     #[error("{path}: another library, {first}, already is the adapter `{name}`")]
     Duplicate { path: PathBuf, name: String, first: PathBuf },
+    #[error("{path}: unusable description: {reason}")]
+    Invalid { path: PathBuf, reason: String },
+    #[error("{path}: another library, {first}, already is the default adapter")]
+    SecondDefault { path: PathBuf, first: PathBuf },
+}
+
+impl LoadError {
+    /// The operator's configuration is wrong (the plugin refused it): the process must not
+    /// start without the downstream it was configured for.
+    pub fn is_configuration(&self) -> bool {
+        matches!(self, LoadError::Create { error: AdapterError::Configuration(_), .. })
+    }
 }
 
 /// A plugin instance behind the [`Adapter`] trait.
@@ -110,17 +122,11 @@ impl Plugin {
                 .unwrap_or_else(|| AdapterError::Configuration("creation failed without a reason".into()));
             return Err(LoadError::Create { path, error });
         }
-        let mut plugin = Plugin {
-            path,
-            description: Description { name: String::new(), version: String::new() },
-            instance,
-            call,
-            free,
-            destroy,
-        };
+        let mut plugin = Plugin { path, description: Description::default(), instance, call, free, destroy };
         plugin.description = plugin
             .invoke(Op::Describe, &())
             .map_err(|error| LoadError::Describe { path: plugin.path.clone(), error })?;
+        plugin.description.check().map_err(|reason| LoadError::Invalid { path: plugin.path.clone(), reason })?;
         Ok(plugin)
     }
 
@@ -173,6 +179,9 @@ impl Adapter for Plugin {
     fn inspect(&self, req: &InspectRequest) -> AdapterResult<Option<Observed>> {
         self.invoke(Op::Inspect, req)
     }
+    fn screen(&self, work: &Work) -> AdapterResult<Vec<Problem>> {
+        self.invoke(Op::Screen, work)
+    }
 }
 
 /// The platform's file name of a plugin crate's library (`libtns_adapter_sandbox.so`).
@@ -181,25 +190,37 @@ pub fn library_file(crate_name: &str) -> String {
     format!("{}{stem}{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX)
 }
 
-/// Every adapter library in `dir` (files named `*tns_adapter_*` with the platform's suffix),
-/// loaded with `config_for(name)`: the successes and the failures, each failure with its reason.
+/// The adapter name a library's file promises (`libtns_adapter_sandbox.so` → `sandbox`).
+pub fn name_of_file(path: &Path) -> Option<&str> {
+    let name = path.file_name()?.to_str()?;
+    let stem = name.strip_suffix(std::env::consts::DLL_SUFFIX)?;
+    stem.rsplit_once("tns_adapter_").map(|(_, n)| n)
+}
+
+/// Every adapter library in `dir` (files named `*tns_adapter_<name>` with the platform's
+/// suffix), each created with `config_for(name)` and required to describe itself as `name`:
+/// the successes and the failures, each failure with its reason.
 pub fn load_dir(
     dir: &Path,
-    config_for: impl Fn(&str) -> serde_json::Value,
+    config_for: impl Fn(&str) -> crate::PluginConfig,
 ) -> std::io::Result<(Vec<Plugin>, Vec<LoadError>)> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            name.contains("tns_adapter_") && name.ends_with(std::env::consts::DLL_SUFFIX)
-        })
+        .filter(|p| name_of_file(p).is_some())
         .collect();
     files.sort();
     let (mut ok, mut failed) = (vec![], vec![]);
     for f in files {
-        let stem = f.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        let name = stem.rsplit("tns_adapter_").next().unwrap_or(stem);
-        match Plugin::load(&f, &config_for(name)) {
+        let name = name_of_file(&f).unwrap_or_default().to_string();
+        let config = serde_json::to_value(config_for(&name)).unwrap_or_default();
+        match Plugin::load(&f, &config) {
+            Ok(p) if p.description.name != name => failed.push(LoadError::Invalid {
+                reason: format!(
+                    "the file promises adapter `{name}`, the library describes itself as `{}`",
+                    p.description.name
+                ),
+                path: f,
+            }),
             Ok(p) => ok.push(p),
             Err(e) => failed.push(e),
         }

@@ -1,4 +1,4 @@
-//! The adapter contract: what a downstream system (U-ETDS, the sandbox) must do for TNS.
+//! The adapter contract: what a downstream system must do for TNS, and how it describes itself.
 //!
 //! - [`Adapter`] is the one trait the scheduler sees.
 //! - [`abi`] is the small, versioned C ABI a plugin (`cdylib`) exports: JSON bytes in and out,
@@ -55,7 +55,7 @@ pub type AdapterResult<T> = Result<T, AdapterError>;
 /// and records each [`Step::Continue`]'s progress before the next call, so a notification that
 /// fails halfway resumes where it stopped and nothing done is repeated.
 pub trait Adapter: Send + Sync {
-    /// Name and version, as `tns adapters` lists them.
+    /// What it is, what it takes and what it needs ([`Description`]); asked once, at load.
     fn describe(&self) -> Description;
     /// Make the next downstream call of `n` (at most one call that changes anything).
     fn advance(&self, n: &Notification) -> AdapterResult<Step>;
@@ -84,6 +84,12 @@ pub trait Adapter: Send + Sync {
     /// an error means the check could not be made.
     fn check(&self, _req: &CheckRequest) -> AdapterResult<Option<Finding>> {
         Ok(None)
+    }
+    /// The fields of `work` this downstream would refuse, found without calling it (a unit it
+    /// has no code for): the API refuses such a submission (409 naming each field) instead of
+    /// queueing one that must fail.
+    fn screen(&self, _work: &Work) -> AdapterResult<Vec<Problem>> {
+        Ok(Vec::new())
     }
     /// The code lists the downstream publishes; none when it publishes none.
     fn code_lists(&self, _req: &CodeListsRequest) -> AdapterResult<Vec<CodeList>> {

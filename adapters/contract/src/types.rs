@@ -4,10 +4,213 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+use crate::AdapterError;
+
+/// What a plugin says of itself when it is loaded. The host, the API, the portal and the
+/// OpenAPI document learn everything they know of a downstream from this: nothing outside the
+/// plugin's crate names it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Description {
+    /// The name organizations choose it by (`adapter` in `PUT /portal/downstream`) and its
+    /// settings' prefix (`TNS_ADAPTER_<NAME>_…`): see [`Description::name_is_valid`].
     pub name: String,
     pub version: String,
+    /// Its name for people (the portal's choice, the OpenAPI document).
+    #[serde(default)]
+    pub title: Text,
+    /// One sentence on what it is, for the same readers.
+    #[serde(default)]
+    pub summary: Text,
+    /// Organizations that have chosen no downstream submit here. At most one loaded plugin may
+    /// say so; with none, such an organization must choose before it submits.
+    #[serde(default)]
+    pub default: bool,
+    /// The records it takes submissions of.
+    #[serde(default)]
+    pub accepts: Vec<Records>,
+    /// What an organization gives to use it (none: it needs no account).
+    #[serde(default)]
+    pub credentials: Vec<CredentialField>,
+    /// The settings it reads, each from `TNS_ADAPTER_<NAME>_<suffix>` (`tns env` lists them).
+    #[serde(default)]
+    pub settings: Vec<String>,
+}
+
+impl Description {
+    /// A name is lowercase ASCII letters and digits, starting with a letter, at most 32 long:
+    /// it is a JSON value, a path of the plugin's settings and part of environment variables'
+    /// names (`_` would make `TNS_ADAPTER_<NAME>_<SUFFIX>` ambiguous).
+    pub fn name_is_valid(name: &str) -> bool {
+        name.len() <= 32
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+    }
+
+    /// The prefix of its settings' environment variables.
+    pub fn settings_prefix(name: &str) -> String {
+        format!("TNS_ADAPTER_{}_", name.to_ascii_uppercase())
+    }
+
+    pub fn accepts(&self, records: Records) -> bool {
+        self.accepts.contains(&records)
+    }
+
+    /// Why the host cannot use this description, if it cannot.
+    pub fn check(&self) -> Result<(), String> {
+        // The host's own variables share the prefix: `TNS_ADAPTER_DIR` is not plugin `dir`'s.
+        if !Description::name_is_valid(&self.name) || ["dir", "concurrency", "timeout"].contains(&self.name.as_str()) {
+            return Err(format!(
+                "`{}` is not an adapter name (lowercase letters and digits, starting with a letter, at most 32; not dir, concurrency or timeout)",
+                self.name
+            ));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for f in &self.credentials {
+            if !CredentialField::name_is_valid(&f.name) || !seen.insert(f.name.as_str()) {
+                return Err(format!("credential field `{}`: not a field name, or named twice", f.name));
+            }
+            if !(1..=1024).contains(&f.max_len)
+                || f.choices.iter().any(|c| c.is_empty() || c.chars().count() > f.max_len)
+            {
+                return Err(format!("credential field `{}`: max_len must be 1-1024 and fit its choices", f.name));
+            }
+            if let Some(Err(e)) = f.pattern.as_deref().map(regex::Regex::new) {
+                return Err(format!("credential field `{}`: pattern: {e}", f.name));
+            }
+        }
+        if let Some(s) = self
+            .settings
+            .iter()
+            .find(|s| s.is_empty() || !s.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        {
+            return Err(format!("setting `{s}`: not an environment variable suffix"));
+        }
+        Ok(())
+    }
+}
+
+/// The two kinds of record an organization submits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Records {
+    Journeys,
+    Cargo,
+}
+
+/// A text for people, in the portal's languages (Turkish falls back to English).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Text {
+    pub en: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tr: String,
+}
+
+impl Text {
+    pub fn new(en: &str, tr: &str) -> Text {
+        Text { en: en.into(), tr: tr.into() }
+    }
+
+    /// In `lang` (`tr` or `en`).
+    pub fn get(&self, lang: &str) -> &str {
+        if lang == "tr" && !self.tr.is_empty() {
+            &self.tr
+        } else {
+            &self.en
+        }
+    }
+}
+
+/// One field of what an organization gives to use a downstream (a user name, a password, an
+/// environment): a string field of `PUT /portal/downstream`'s body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CredentialField {
+    /// The JSON field's name: lowercase ASCII letters, digits and `_`; not a name the API's
+    /// downstream setting has of its own (`adapter`, `available`, `adapters`, `secrets_set`,
+    /// `updated_at`).
+    pub name: String,
+    /// Its label for people.
+    #[serde(default)]
+    pub title: Text,
+    /// What the value must be, for people: the 422's detail when it is not, the form's hint.
+    #[serde(default)]
+    pub hint: Text,
+    /// Sealed at rest and never shown again (a password); the others are shown back.
+    #[serde(default)]
+    pub secret: bool,
+    /// When not empty, the value is one of these.
+    #[serde(default)]
+    pub choices: Vec<String>,
+    /// When set, the whole value matches this regular expression (the `regex` crate's syntax).
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// The longest value taken, in characters (1–1024).
+    pub max_len: usize,
+}
+
+impl CredentialField {
+    pub fn name_is_valid(name: &str) -> bool {
+        !["adapter", "available", "adapters", "secrets_set", "updated_at"].contains(&name)
+            && (1..=64).contains(&name.len())
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    }
+}
+
+/// What the host hands a plugin when it creates it. The plugin parses its own settings and
+/// refuses (a `configuration` error naming the variable) what it cannot use: a process whose
+/// plugin refuses its configuration does not start.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginConfig {
+    /// Its `TNS_ADAPTER_<NAME>_*` variables, by suffix (`BASE_URL`).
+    #[serde(default)]
+    pub vars: std::collections::BTreeMap<String, String>,
+    /// The prefix the suffixes had, for naming a variable in an error.
+    #[serde(default)]
+    pub prefix: String,
+    /// A developer's machine (`tns dev`): defaults may be laxer (plain http to a simulator).
+    #[serde(default)]
+    pub dev: bool,
+    /// How long the host waits for one call before its outcome counts as unknown.
+    #[serde(default)]
+    pub call_timeout_ms: u64,
+}
+
+impl PluginConfig {
+    /// What `create` was handed (empty or `null`: no settings at all, as in a plugin's own
+    /// unit tests).
+    pub fn from_json(raw: &[u8]) -> Result<PluginConfig, AdapterError> {
+        if raw.is_empty() || raw == b"null" {
+            return Ok(PluginConfig::default());
+        }
+        serde_json::from_slice(raw)
+            .map_err(|e| AdapterError::Configuration(format!("the host's configuration is malformed: {e}")))
+    }
+
+    pub fn get(&self, suffix: &str) -> Option<&str> {
+        self.vars.get(suffix).map(String::as_str)
+    }
+
+    /// The whole name of a variable, for an error.
+    pub fn var(&self, suffix: &str) -> String {
+        format!("{}{suffix}", self.prefix)
+    }
+
+    /// A `configuration` error naming the variable.
+    pub fn bad(&self, suffix: &str, reason: &str) -> AdapterError {
+        AdapterError::Configuration(format!("{}: {reason}", self.var(suffix)))
+    }
+
+    /// Variables given that the plugin does not read (a typo must not pass silently).
+    pub fn unknown(&self, known: &[&str]) -> Result<(), AdapterError> {
+        match self.vars.keys().find(|k| !known.contains(&k.as_str())) {
+            Some(k) => Err(AdapterError::Configuration(format!(
+                "{}: this adapter has no such setting (it reads {})",
+                self.var(k),
+                known.iter().map(|s| self.var(s)).collect::<Vec<_>>().join(", ")
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Which of the downstream's environments an organization's credentials belong to.
@@ -28,24 +231,32 @@ impl Environment {
     }
 }
 
-/// The organization's own downstream credentials (U-ETDS: the firm's UNET number and its
-/// web-service password) and the environment they are for.
+/// The organization's own downstream credentials: the fields its plugin's
+/// [`Description::credentials`] names, secret ones included, in the clear for one call.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Credentials {
-    pub username: String,
-    pub password: String,
-    #[serde(default)]
-    pub environment: Environment,
+    pub fields: std::collections::BTreeMap<String, String>,
+}
+
+impl Credentials {
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.fields.get(name).map(String::as_str)
+    }
 }
 
 impl std::fmt::Debug for Credentials {
+    /// The names only: which of them are secret is the plugin's knowledge.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Credentials")
-            .field("username", &self.username)
-            .field("password", &"***")
-            .field("environment", &self.environment)
-            .finish()
+        f.debug_set().entries(self.fields.keys()).finish()
     }
+}
+
+/// A field the downstream would refuse in a piece of work, found before it is queued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// The field as the API names it (`cargo_unit`, `items[0].cargo_unit`).
+    pub field: String,
+    pub detail: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

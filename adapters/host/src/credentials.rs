@@ -1,49 +1,60 @@
-//! An organization's downstream credentials, opened for one call: stored with the password
-//! sealed under the data key, in the clear only for as long as a call needs them.
+//! An organization's downstream credentials, opened for one call: stored as the fields its
+//! plugin describes, each secret one sealed under the data key, in the clear only for as long
+//! as a call needs them.
 
-use tns_adapter::{Credentials, Environment};
-use tns_core::{
-    domain::kinds,
-    sealing::{DataKey, Purpose},
-};
+use std::collections::BTreeMap;
 
-/// A password the data key cannot open: the operator's configuration problem (the key was
+use base64::{engine::general_purpose::STANDARD, Engine};
+use tns_adapter::{Credentials, Description};
+use tns_core::sealing::{DataKey, Purpose};
+
+/// A secret the data key cannot open: the operator's configuration problem (the key was
 /// changed), said without the secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unreadable;
 
 impl std::fmt::Display for Unreadable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the stored downstream password cannot be read with this data key (TNS_DATA_KEY changed?)")
+        f.write_str("the stored downstream credentials cannot be read with this data key (TNS_DATA_KEY changed?)")
     }
 }
 
 impl std::error::Error for Unreadable {}
 
-pub fn open(
-    key: &DataKey,
-    org: i64,
-    environment: kinds::Environment,
-    username: String,
-    sealed: &[u8],
-) -> Result<Credentials, Unreadable> {
-    let password = key
-        .open_for(org, Purpose::DownstreamPassword, sealed)
-        .ok()
-        .and_then(|p| String::from_utf8(p).ok())
-        .ok_or(Unreadable)?;
-    Ok(Credentials { username, password, environment: environment_of(environment) })
+/// Credentials as stored: the plain fields as given, each secret field sealed (base64).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sealed {
+    pub fields: BTreeMap<String, String>,
+    pub secrets: BTreeMap<String, String>,
 }
 
-/// The contract's name for one of U-ETDS's environments.
-pub fn environment_of(environment: kinds::Environment) -> Environment {
-    match environment {
-        kinds::Environment::Test => Environment::Test,
-        kinds::Environment::Production => Environment::Production,
+impl Sealed {
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty() && self.secrets.is_empty()
     }
 }
 
-/// Seal a password for storage.
-pub fn seal(key: &DataKey, org: i64, password: &str) -> Vec<u8> {
-    key.seal_for(org, Purpose::DownstreamPassword, password.as_bytes())
+/// Open stored credentials for one call.
+pub fn open(key: &DataKey, org: i64, stored: &Sealed) -> Result<Credentials, Unreadable> {
+    let mut fields = stored.fields.clone();
+    for (name, sealed) in &stored.secrets {
+        let bytes = STANDARD.decode(sealed).map_err(|_| Unreadable)?;
+        let plain = key.open_for(org, Purpose::DownstreamSecret, &bytes).map_err(|_| Unreadable)?;
+        fields.insert(name.clone(), String::from_utf8(plain).map_err(|_| Unreadable)?);
+    }
+    Ok(Credentials { fields })
+}
+
+/// Seal what `adapter` calls secret in `given`, for storage.
+pub fn seal(key: &DataKey, org: i64, adapter: &Description, given: &Credentials) -> Sealed {
+    let mut out = Sealed::default();
+    for (name, value) in &given.fields {
+        if adapter.credentials.iter().any(|f| f.secret && &f.name == name) {
+            let sealed = key.seal_for(org, Purpose::DownstreamSecret, value.as_bytes());
+            out.secrets.insert(name.clone(), STANDARD.encode(sealed));
+        } else {
+            out.fields.insert(name.clone(), value.clone());
+        }
+    }
+    out
 }

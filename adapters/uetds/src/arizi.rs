@@ -12,12 +12,13 @@
 use base64::Engine;
 use chrono::NaiveDate;
 use tns_adapter::{
-    Account, AdapterError, AdapterResult, AllowList, AllowListChange, AllowedAddress, Bags, Credentials, Document,
-    Journey, NoShow, Passenger, Person, Stop, Trip,
+    Account, AdapterError, AdapterResult, AllowList, AllowListChange, AllowedAddress, Bags, Document, Journey, NoShow,
+    Passenger, Person, Stop, Trip,
 };
 
 use crate::{
     config::{Config, Service},
+    login::Login,
     midnight, number,
     outcome::{self, accepted, is_cancelled},
     progress::{personnel_type, Pax, PASSENGER_BATCH},
@@ -391,12 +392,12 @@ pub(crate) fn allow_list(s: &Session, change: Option<&AllowListChange>) -> Adapt
     Ok(AllowList { entries })
 }
 
-pub(crate) fn verify(transport: &Transport, cfg: &Config, c: &Credentials) -> AdapterResult<Account> {
-    let op = w::KullaniciKontrol { kullanici_adi: c.username.clone(), sifre: c.password.clone() };
-    let user = WsUser::new(c.username.clone(), c.password.clone());
+pub(crate) fn verify(transport: &Transport, cfg: &Config, c: &Login<'_>) -> AdapterResult<Account> {
+    let op = w::KullaniciKontrol { kullanici_adi: c.username.to_string(), sifre: c.password.to_string() };
+    let user = WsUser::new(c.username, c.password);
     let r = transport
         .call(&cfg.url(Service::Arizi, c.environment), &user, &op)
         .map_err(|e| outcome::transport(Service::Arizi.label(), e))?;
     let r = accepted(r)?;
-    Ok(Account { username: c.username.clone(), name: r.firma_unvan, message: r.sonuc_mesaji })
+    Ok(Account { username: c.username.to_string(), name: r.firma_unvan, message: r.sonuc_mesaji })
 }

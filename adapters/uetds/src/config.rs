@@ -1,9 +1,11 @@
-//! The plugin's configuration, as the host hands it over (JSON built from `TNS_UETDS_*`).
+//! The plugin's settings, parsed from its `TNS_ADAPTER_UETDS_*` variables as the host hands
+//! them over.
 
 use std::{collections::BTreeMap, path::PathBuf, time::Duration};
 
-use serde::Deserialize;
-use tns_adapter::{AdapterError, Environment};
+#[cfg(test)]
+use tns_adapter::AdapterError;
+use tns_adapter::{AdapterResult, Environment, PluginConfig};
 
 /// The e-Devlet gateway every U-ETDS service is reached through.
 pub(crate) const DEFAULT_BASE_URL: &str = "https://servis.turkiye.gov.tr";
@@ -44,8 +46,7 @@ impl Service {
 
 /// The provisional scheduled service's names: its WSDL is not public, so the namespace, the
 /// SOAPAction prefix and each operation's element name can be set without a new build.
-#[derive(Debug, Clone, Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct TarifeliNames {
     pub namespace: Option<String>,
     pub action_prefix: Option<String>,
@@ -56,28 +57,21 @@ pub(crate) struct TarifeliNames {
     pub confirmed: bool,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Raw {
-    #[serde(default)]
-    base_url: Option<String>,
-    /// Plain `http://` endpoints allowed (the host's `TNS_UETDS_ALLOW_HTTP`).
-    #[serde(default)]
-    allow_http: bool,
-    #[serde(default)]
-    endpoints: BTreeMap<String, String>,
-    #[serde(default)]
-    connect_timeout_ms: Option<u64>,
-    #[serde(default)]
-    call_timeout_ms: Option<u64>,
-    #[serde(default)]
-    ca_file: Option<PathBuf>,
-    #[serde(default)]
-    goods_cancel_code: Option<u32>,
-    load_cancel_code: Option<u32>,
-    #[serde(default)]
-    tarifeli: TarifeliNames,
-}
+/// The settings this plugin reads, each `TNS_ADAPTER_UETDS_<suffix>` (README.md documents them).
+pub(crate) const SETTINGS: [&str; 12] = [
+    "ALLOW_HTTP",
+    "BASE_URL",
+    "CALL_TIMEOUT_SECS",
+    "CA_FILE",
+    "CONNECT_TIMEOUT_SECS",
+    "ENDPOINTS",
+    "GOODS_CANCEL_CODE",
+    "LOAD_CANCEL_CODE",
+    "TARIFELI_ACTION_PREFIX",
+    "TARIFELI_CONFIRMED",
+    "TARIFELI_NAMESPACE",
+    "TARIFELI_OPERATIONS",
+];
 
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
@@ -94,35 +88,114 @@ pub(crate) struct Config {
     pub tarifeli: TarifeliNames,
 }
 
+fn parse_int(c: &PluginConfig, suffix: &str, default: u64, min: u64, max: u64) -> AdapterResult<u64> {
+    match c.get(suffix) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (min..=max).contains(n))
+            .ok_or_else(|| c.bad(suffix, &format!("must be a whole number from {min} to {max}"))),
+    }
+}
+
+fn parse_bool(c: &PluginConfig, suffix: &str, default: bool) -> AdapterResult<bool> {
+    match c.get(suffix).map(|v| v.trim().to_ascii_lowercase()) {
+        None => Ok(default),
+        Some(v) if ["true", "1", "yes"].contains(&v.as_str()) => Ok(true),
+        Some(v) if ["false", "0", "no"].contains(&v.as_str()) => Ok(false),
+        Some(_) => Err(c.bad(suffix, "must be true or false")),
+    }
+}
+
+/// `a=b,c=d` pairs.
+fn pairs<'a>(c: &'a PluginConfig, suffix: &str, shape: &str) -> AdapterResult<Vec<(&'a str, &'a str)>> {
+    c.get(suffix)
+        .unwrap_or_default()
+        .split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| p.split_once('=').map(|(k, v)| (k.trim(), v.trim())).ok_or_else(|| c.bad(suffix, shape)))
+        .collect()
+}
+
 impl Config {
-    pub(crate) fn parse(raw: &[u8]) -> Result<Config, AdapterError> {
-        let bad = |e: String| AdapterError::Configuration(format!("uetds configuration: {e}"));
-        let raw: Raw = if raw.is_empty() || raw == b"null" {
-            serde_json::from_str("{}").map_err(|e| bad(e.to_string()))?
-        } else {
-            serde_json::from_slice(raw).map_err(|e| bad(e.to_string()))?
-        };
-        // Plain http would send the credentials readable: only when the host allows it.
-        let url_ok = |u: &str| u.starts_with("https://") || (raw.allow_http && u.starts_with("http://"));
-        let base_url = raw.base_url.unwrap_or_else(|| DEFAULT_BASE_URL.to_string());
-        let wanted = if raw.allow_http { "an http(s)" } else { "an https" };
-        if !url_ok(&base_url) {
-            return Err(bad(format!("base_url `{base_url}` is not {wanted} URL")));
-        }
-        for (key, url) in &raw.endpoints {
-            if !url_ok(url) {
-                return Err(bad(format!("endpoint {key}: `{url}` is not {wanted} URL")));
+    /// The plugin's settings, checked: every organization's credentials travel in each call's
+    /// HTTP Basic header and body, so plain http is for simulators, on a laptop (`tns dev`)
+    /// or where the operator says so.
+    pub(crate) fn parse(c: &PluginConfig) -> AdapterResult<Config> {
+        c.unknown(&SETTINGS)?;
+        let allow_http = parse_bool(c, "ALLOW_HTTP", c.dev)?;
+        let http_url = |suffix: &str, v: &str| -> AdapterResult<String> {
+            let ok = (v.starts_with("https://") || v.starts_with("http://")) && v.len() > "https://".len();
+            if !ok {
+                return Err(c.bad(suffix, "must be an http:// or https:// URL"));
             }
+            if v.starts_with("http://") && !allow_http {
+                return Err(c.bad(
+                    suffix,
+                    &format!(
+                        "must be an https:// URL: plain http:// would send the organizations' U-ETDS credentials readable (set {}=true for a simulator)",
+                        c.var("ALLOW_HTTP")
+                    ),
+                ));
+            }
+            Ok(v.trim_end_matches('/').to_string())
+        };
+        let base_url = match c.get("BASE_URL") {
+            Some(v) => {
+                let url = http_url("BASE_URL", v.trim())?;
+                // Only scheme, host and port: the services' paths stay U-ETDS's own.
+                if url.splitn(4, '/').nth(3).is_some_and(|path| !path.is_empty()) {
+                    return Err(c.bad("BASE_URL", "must be scheme, host and port only (no path)"));
+                }
+                url
+            }
+            None => DEFAULT_BASE_URL.to_string(),
+        };
+        let mut endpoints = BTreeMap::new();
+        for (key, url) in pairs(c, "ENDPOINTS", "must be `service.environment=url` pairs separated by commas")? {
+            let (service, env) = key.split_once('.').unwrap_or((key, ""));
+            if !["arizi", "esya", "tarifeli"].contains(&service) || !["test", "production"].contains(&env) {
+                return Err(c.bad(
+                    "ENDPOINTS",
+                    &format!("`{key}`: the service is arizi, esya or tarifeli and the environment test or production"),
+                ));
+            }
+            endpoints.insert(key.to_string(), http_url("ENDPOINTS", url)?);
         }
+        // One plugin call may make a few SOAP calls (reconciling reads a list, then the trips
+        // in it): each must end well before the host stops waiting for the plugin call.
+        let host_timeout = Duration::from_millis(if c.call_timeout_ms == 0 { 60_000 } else { c.call_timeout_ms });
+        let half = (host_timeout / 2).max(Duration::from_millis(500));
+        let call_timeout = match c.get("CALL_TIMEOUT_SECS") {
+            None => half.min(Duration::from_secs(20)),
+            Some(_) => {
+                let t = Duration::from_secs(parse_int(c, "CALL_TIMEOUT_SECS", 20, 1, 300)?);
+                if t > half {
+                    return Err(c.bad("CALL_TIMEOUT_SECS", "must be at most half of TNS_ADAPTER_TIMEOUT_SECS"));
+                }
+                t
+            }
+        };
+        let operations = pairs(c, "TARIFELI_OPERATIONS", "must be `operation=name` pairs separated by commas")?
+            .into_iter()
+            .map(|(ours, theirs)| (ours.to_string(), theirs.to_string()))
+            .collect();
         Ok(Config {
-            base_url: base_url.trim_end_matches('/').to_string(),
-            endpoints: raw.endpoints,
-            connect_timeout: Duration::from_millis(raw.connect_timeout_ms.unwrap_or(10_000)),
-            call_timeout: Duration::from_millis(raw.call_timeout_ms.unwrap_or(20_000)),
-            ca_file: raw.ca_file,
-            goods_cancel_code: raw.goods_cancel_code.unwrap_or(1),
-            load_cancel_code: raw.load_cancel_code.unwrap_or(1),
-            tarifeli: raw.tarifeli,
+            base_url,
+            endpoints,
+            connect_timeout: Duration::from_secs(parse_int(c, "CONNECT_TIMEOUT_SECS", 10, 1, 120)?),
+            call_timeout,
+            ca_file: c.get("CA_FILE").map(PathBuf::from),
+            goods_cancel_code: parse_int(c, "GOODS_CANCEL_CODE", 1, 0, 99)? as u32,
+            load_cancel_code: parse_int(c, "LOAD_CANCEL_CODE", 1, 0, 99)? as u32,
+            tarifeli: TarifeliNames {
+                namespace: c.get("TARIFELI_NAMESPACE").map(str::to_string),
+                action_prefix: c.get("TARIFELI_ACTION_PREFIX").map(str::to_string),
+                operations,
+                confirmed: parse_bool(c, "TARIFELI_CONFIRMED", false)?,
+            },
         })
     }
 
@@ -137,9 +210,22 @@ impl Config {
 mod tests {
     use super::*;
 
+    fn config(dev: bool, vars: &[(&str, &str)]) -> AdapterResult<Config> {
+        Config::parse(&PluginConfig {
+            vars: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            prefix: "TNS_ADAPTER_UETDS_".into(),
+            dev,
+            call_timeout_ms: 60_000,
+        })
+    }
+
+    fn var_of(e: AdapterError) -> String {
+        e.to_string().split(':').nth(1).unwrap_or_default().trim().to_string()
+    }
+
     #[test]
     fn endpoints_keep_the_paths_and_take_overrides() {
-        let c = Config::parse(b"null").unwrap();
+        let c = config(false, &[]).unwrap();
         assert_eq!(
             c.url(Service::Arizi, Environment::Test),
             "https://servis.turkiye.gov.tr/services/g2g/kdgm/test/uetdsarizi"
@@ -148,19 +234,35 @@ mod tests {
             c.url(Service::Esya, Environment::Production),
             "https://servis.turkiye.gov.tr/services/g2g/kdgm/uetdsesya"
         );
-        let simulator = br#"{"base_url": "http://127.0.0.1:9999/", "endpoints": {"esya.test": "http://proxy:1/x"}"#;
-        let c = Config::parse(&[&simulator[..], br#", "allow_http": true}"#].concat()).unwrap();
+        let simulator = [("BASE_URL", "http://127.0.0.1:9999/"), ("ENDPOINTS", "esya.test=http://proxy:1/x")];
+        let c = config(true, &simulator).unwrap();
         assert_eq!(
             c.url(Service::Arizi, Environment::Production),
             "http://127.0.0.1:9999/services/g2g/kdgm/uetdsarizi"
         );
         assert_eq!(c.url(Service::Esya, Environment::Test), "http://proxy:1/x");
-        assert!(Config::parse(br#"{"base_url": "ftp://x"}"#).is_err());
-        // Plain http only when the host allows it, for the base URL and each endpoint alike.
-        assert!(Config::parse(&[&simulator[..], b"}"].concat()).is_err());
-        assert!(Config::parse(br#"{"base_url": "http://127.0.0.1:9999"}"#).is_err());
-        let e = Config::parse(br#"{"endpoints": {"arizi.test": "http://proxy:1/x"}}"#).unwrap_err();
-        assert!(e.to_string().contains("arizi.test") && e.to_string().contains("https"), "{e}");
-        assert!(Config::parse(br#"{"nonsense": 1}"#).is_err(), "a typo in the configuration is refused");
+        assert_eq!(var_of(config(false, &[("BASE_URL", "ftp://x")]).unwrap_err()), "TNS_ADAPTER_UETDS_BASE_URL");
+        let e = config(false, &[("NONSENSE", "1")]).unwrap_err();
+        assert_eq!(var_of(e), "TNS_ADAPTER_UETDS_NONSENSE", "a typo in the settings is refused");
+        assert!(config(false, &[("CALL_TIMEOUT_SECS", "31")]).unwrap_err().to_string().contains("half"));
+    }
+
+    #[test]
+    fn plain_http_only_where_allowed() {
+        let e = config(false, &[("BASE_URL", "http://sim:8099")]).unwrap_err();
+        assert_eq!(var_of(e.clone()), "TNS_ADAPTER_UETDS_BASE_URL");
+        assert!(e.to_string().contains("TNS_ADAPTER_UETDS_ALLOW_HTTP"), "{e}");
+        let e = config(false, &[("ENDPOINTS", "esya.test=http://proxy:1/x")]).unwrap_err();
+        assert_eq!(var_of(e), "TNS_ADAPTER_UETDS_ENDPOINTS");
+        assert!(config(false, &[("BASE_URL", "http://sim:8099"), ("ALLOW_HTTP", "true")]).is_ok());
+        assert!(config(false, &[("BASE_URL", "https://egress:8443")]).is_ok());
+        assert!(config(true, &[("BASE_URL", "http://127.0.0.1:8099")]).is_ok(), "dev talks to a simulator");
+        let e = config(true, &[("BASE_URL", "http://127.0.0.1:8099"), ("ALLOW_HTTP", "false")]).unwrap_err();
+        assert_eq!(var_of(e), "TNS_ADAPTER_UETDS_BASE_URL");
+        assert_eq!(var_of(config(false, &[("ALLOW_HTTP", "perhaps")]).unwrap_err()), "TNS_ADAPTER_UETDS_ALLOW_HTTP");
+        let e = config(false, &[("ENDPOINTS", "arizi.staging=https://x")]).unwrap_err();
+        assert_eq!(var_of(e), "TNS_ADAPTER_UETDS_ENDPOINTS");
+        let e = config(false, &[("BASE_URL", "https://egress:8443/path")]).unwrap_err();
+        assert_eq!(var_of(e), "TNS_ADAPTER_UETDS_BASE_URL");
     }
 }

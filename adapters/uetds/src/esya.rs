@@ -9,7 +9,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tns_adapter::{
-    AdapterError, AdapterResult, Amendment, Cancellation, Cargo, Document, Load, Observed, Reactivation, Receipt, Step,
+    AdapterError, AdapterResult, Amendment, Cancellation, Cargo, Document, Load, Observed, Problem, Reactivation,
+    Receipt, Step,
 };
 
 use crate::{
@@ -50,8 +51,8 @@ fn load_index(s: &Session, tag: &str) -> Option<usize> {
     std::iter::once(s.reference).chain(s.earlier.iter().map(String::as_str)).find_map(|r| index_under(r, tag))
 }
 
-/// U-ETDS's unit code (`yukMiktariBirimi`) of our cargo unit. The API refuses, at creation,
-/// cargo of an organization that submits to U-ETDS in a unit without one.
+/// U-ETDS's unit code (`yukMiktariBirimi`) of our cargo unit. [`screen`] finds a unit without
+/// one before the shipment is queued.
 fn unit(ours: &str) -> AdapterResult<&'static str> {
     Ok(match ours {
         "KG" => "KG",
@@ -60,6 +61,26 @@ fn unit(ours: &str) -> AdapterResult<&'static str> {
         "LITRE" => "L",
         other => return Err(AdapterError::Permanent(format!("cargo_unit {other} has no U-ETDS unit"))),
     })
+}
+
+/// What U-ETDS's goods service would refuse in `c`, named as the API's fields: it takes road
+/// shipments (`transport_type` 1) only, in the units it has codes for.
+pub(crate) fn screen(c: &Cargo) -> Vec<Problem> {
+    let mut found = vec![];
+    if c.transport_type != 1 {
+        found.push(Problem {
+            field: "transport_type".into(),
+            detail: "U-ETDS's goods service takes road shipments only (1)".into(),
+        });
+    }
+    let units = std::iter::once(("cargo_unit".to_string(), &c.unit))
+        .chain(c.items.iter().enumerate().map(|(i, l)| (format!("items[{i}].cargo_unit"), &l.unit)));
+    for (field, ours) in units {
+        if unit(ours).is_err() {
+            found.push(Problem { field, detail: format!("U-ETDS has no unit for {ours}; use KG, TON, ADET or LITRE") });
+        }
+    }
+    found
 }
 
 /// A decimal with `.` and no exponent, as the service reads it.
@@ -516,5 +537,24 @@ mod tests {
         assert_eq!(amount(1500.0), "1500");
         assert_eq!(amount(12.5), "12.5");
         assert_eq!(amount(1e9), "1000000000");
+    }
+
+    #[test]
+    fn screening_names_what_u_etds_cannot_take() {
+        let stop = serde_json::json!({"date": "2026-12-02", "time": "08:30", "city_id": 34, "district_id": 1421});
+        let party = serde_json::json!({"tax_number": "4540536920", "name": "A"});
+        let mut c: Cargo = serde_json::from_value(serde_json::json!({
+            "plate": "34ABC123", "driver": null, "transport_type": 1, "cargo_type": 7, "transport_mode": 1,
+            "amount": 10.0, "unit": "M3", "sender": party, "receiver": party, "loading": stop, "unloading": stop,
+        }))
+        .unwrap();
+        let fields = |c: &Cargo| screen(c).into_iter().map(|p| p.field).collect::<Vec<_>>();
+        assert_eq!(fields(&c), ["cargo_unit"]);
+        c.unit = "KG".into();
+        assert!(fields(&c).is_empty());
+        c.transport_type = 2;
+        c.items = c.loads();
+        c.items[0].unit = "M3".into();
+        assert_eq!(fields(&c), ["transport_type", "items[0].cargo_unit"]);
     }
 }

@@ -22,6 +22,7 @@ mod codes;
 mod config;
 mod esya;
 mod loads;
+mod login;
 mod lookup;
 mod outcome;
 mod progress;
@@ -33,12 +34,13 @@ use serde_json::Value;
 use tns_adapter::{
     export_adapter, Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CheckRequest, CodeList,
     CodeListsRequest, Credentials, CredentialsCheck, Description, Document, Environment, Finding, InspectRequest, Kind,
-    Notification, Observed, ReportRequest, Step, Work,
+    Notification, Observed, Problem, Records, ReportRequest, Step, Text, Work,
 };
 
 use crate::{
     arizi::Arizi,
     config::{Config, Service},
+    login::Login,
     tarifeli::Tarifeli,
     wire::{Operation, Secrets, Transport, TransportSettings, WsUser},
 };
@@ -58,7 +60,7 @@ pub struct Uetds {
 
 impl Uetds {
     pub fn from_config(raw: &[u8]) -> Result<Uetds, AdapterError> {
-        let cfg = Config::parse(raw)?;
+        let cfg = Config::parse(&tns_adapter::PluginConfig::from_json(raw)?)?;
         let transport = Transport::new(&TransportSettings {
             connect_timeout: cfg.connect_timeout,
             call_timeout: cfg.call_timeout,
@@ -79,13 +81,14 @@ impl Uetds {
                 "no U-ETDS credentials are set for this organization: set them with PUT /portal/downstream".into(),
             )
         })?;
-        let user = WsUser::new(c.username.clone(), c.password.clone());
+        let login = Login::of(c)?;
+        let user = WsUser::new(login.username, login.password);
         Ok(Session {
             transport: &self.transport,
             cfg: &self.cfg,
             secrets: Secrets::of(&user),
             user,
-            env: c.environment,
+            env: login.environment,
             reference,
             earlier,
             lookups: &self.lookups,
@@ -145,7 +148,7 @@ impl Session<'_> {
         }
         Err(AdapterError::Configuration(
             "scheduled (tarifeli) trips are not sent to U-ETDS's production environment until the operator confirms \
-             the scheduled service's names with the Ministry (TNS_UETDS_TARIFELI_CONFIRMED=true; see adapters/README.md); \
+             the scheduled service's names with the Ministry (TNS_ADAPTER_UETDS_TARIFELI_CONFIRMED=true; see adapters/README.md); \
              the test environment takes them"
                 .into(),
         ))
@@ -191,7 +194,19 @@ impl Session<'_> {
 
 impl Adapter for Uetds {
     fn describe(&self) -> Description {
-        Description { name: "uetds".into(), version: env!("CARGO_PKG_VERSION").into() }
+        Description {
+            name: "uetds".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            title: Text::new("U-ETDS", "U-ETDS"),
+            summary: Text::new(
+                "The Ministry of Transport's U-ETDS, with the organization's own web-service account: every notification is a legal one.",
+                "Ulaştırma Bakanlığı'nın U-ETDS'si, kuruluşun kendi web servis hesabıyla: her bildirim yasal bildirimdir.",
+            ),
+            default: false,
+            accepts: vec![Records::Journeys, Records::Cargo],
+            credentials: login::fields(),
+            settings: config::SETTINGS.iter().map(|s| s.to_string()).collect(),
+        }
     }
 
     fn advance(&self, n: &Notification) -> AdapterResult<Step> {
@@ -203,9 +218,11 @@ impl Adapter for Uetds {
     }
 
     fn verify_credentials(&self, req: &CredentialsCheck) -> AdapterResult<Account> {
-        let c = &req.credentials;
-        let secrets = Secrets::new(&c.username, &c.password);
-        let account = arizi::verify(&self.transport, &self.cfg, c).map_err(|e| scrub(&secrets, e))?;
+        let (user, password) = Login::secrets(Some(&req.credentials));
+        let secrets = Secrets::new(user, password);
+        let account = Login::of(&req.credentials)
+            .and_then(|login| arizi::verify(&self.transport, &self.cfg, &login))
+            .map_err(|e| scrub(&secrets, e))?;
         let clean = |t: Option<String>| t.map(|t| secrets.excerpt(&t, ERROR_CHARS));
         Ok(Account { name: clean(account.name), message: clean(account.message), ..account })
     }
@@ -228,6 +245,13 @@ impl Adapter for Uetds {
         scrubbed(req.credentials.as_ref(), checks::check(&s, &req.check).map(Some))
     }
 
+    fn screen(&self, work: &Work) -> AdapterResult<Vec<Problem>> {
+        Ok(match work {
+            Work::Cargo(c) => esya::screen(c),
+            _ => Vec::new(),
+        })
+    }
+
     fn code_lists(&self, req: &CodeListsRequest) -> AdapterResult<Vec<CodeList>> {
         let s = self.session(req.credentials.as_ref(), "", &[])?;
         scrubbed(req.credentials.as_ref(), codes::code_lists(&s))
@@ -238,7 +262,8 @@ impl Adapter for Uetds {
 /// guard, whichever way a text of U-ETDS's reached it (a `sonucMesaji`, a fault, a gateway's
 /// page), before the host logs, stores or shows it.
 fn scrubbed<T>(credentials: Option<&Credentials>, result: AdapterResult<T>) -> AdapterResult<T> {
-    result.map_err(|e| scrub(&credentials.map_or_else(Secrets::default, |c| Secrets::new(&c.username, &c.password)), e))
+    let (user, password) = Login::secrets(credentials);
+    result.map_err(|e| scrub(&Secrets::new(user, password), e))
 }
 
 fn scrub(secrets: &Secrets, e: AdapterError) -> AdapterError {

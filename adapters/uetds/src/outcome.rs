@@ -33,7 +33,7 @@ pub(crate) fn transport(service: &str, e: CallError) -> AdapterError {
             AdapterError::Transient(format!("U-ETDS {service} answered HTTP {status}: {detail}"))
         }
         CallError::Http { status, detail } => AdapterError::Configuration(format!(
-            "U-ETDS {service} answered HTTP {status} ({detail}): the service address may be wrong (TNS_UETDS_*)"
+            "U-ETDS {service} answered HTTP {status} ({detail}): the service address may be wrong (TNS_ADAPTER_UETDS_*)"
         )),
         CallError::Fault { code, message } => fault(service, &code, &message),
         CallError::Malformed(detail) => {

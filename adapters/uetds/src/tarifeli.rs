@@ -5,9 +5,9 @@
 //! trip fields known from it (`aracPlaka`, `unetGuzergahKodu`, `hareketTarihi`, …) and, for
 //! the shapes nothing shows, the non-scheduled service's. The namespace, the SOAPAction
 //! prefix, each operation's element name and the service's address are configuration
-//! (`TNS_UETDS_TARIFELI_*`, `TNS_UETDS_ENDPOINTS`), so the real ones can be set without a new
-//! build once the WSDL is known. Not available here: changing a delivered trip's own fields
-//! (cancel and notify again) and the report.
+//! (`TNS_ADAPTER_UETDS_TARIFELI_*`, `TNS_ADAPTER_UETDS_ENDPOINTS`), so the real ones can be set
+//! without a new build once the WSDL is known. Not available here: changing a delivered trip's
+//! own fields (cancel and notify again) and the report.
 
 use chrono::NaiveDate;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};

@@ -166,16 +166,10 @@ messages! {
     // Settings: downstream, API keys, webhooks, billing, support.
     SettingsMenu => "Ayarlar menüsü", "Settings menu";
     Downstream => "U-ETDS bağlantısı", "U-ETDS connection";
-    DownstreamIntro => "Bildirimlerinizin nereye gideceğini seçin: denemeler için sandbox, ya da Bakanlığın U-ETDS test veya canlı ortamı (firmanızın U-ETDS web servis kullanıcı adı ve parolasıyla).", "Choose where your submissions go: the sandbox for trying things out, or the Ministry's U-ETDS test or production environment (with your firm's U-ETDS web-service user name and password).";
+    DownstreamIntro => "Bildirimlerinizin nereye gideceğini seçin. Hesap isteyen bir hedefin bilgileri, kaydedilmeden önce o hedefe sorularak denetlenir.", "Choose where your submissions go. A downstream that needs an account checks it before it is saved.";
     DownstreamStart => "İlk adım: bildirimler şu an sandbox'a gidiyor, Bakanlığa ulaşmıyor. Gerçek bildirim için aşağıdan U-ETDS'yi seçin.", "First step: submissions go to the sandbox now and do not reach the Ministry. To submit for real, choose U-ETDS below.";
     SubmissionsGoTo => "Bildirimler şuraya gidiyor", "Submissions go to";
-    TargetSandbox => "Sandbox (deneme; Bakanlığa gitmez)", "Sandbox (trial; nothing reaches the Ministry)";
-    TargetUetdsTest => "U-ETDS test ortamı", "U-ETDS test environment";
-    TargetUetdsProduction => "U-ETDS canlı ortam", "U-ETDS production";
     Target => "Hedef", "Target";
-    WsUsername => "U-ETDS web servis kullanıcı adı (UNET numarası)", "U-ETDS web-service user name (UNET number)";
-    WsPassword => "U-ETDS web servis parolası", "U-ETDS web-service password";
-    WsPasswordHint => "Kaydetmeden önce U-ETDS'ye sorularak denetlenir; hiçbir zaman geri gösterilmez.", "Checked with U-ETDS before it is saved; never shown back.";
     PasswordSet => "kayıtlı", "set";
     LastChanged => "Son değişiklik", "Last changed";
     NotChosenYet => "henüz seçilmedi", "not chosen yet";

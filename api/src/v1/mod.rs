@@ -28,6 +28,8 @@ impl Default for Ok {
 }
 
 static DOCUMENT: OnceLock<String> = OnceLock::new();
+/// The adapters the document describes: the first router's (one plugin directory per process).
+static ADAPTERS: OnceLock<Vec<tns_adapter::Description>> = OnceLock::new();
 
 /// This document.
 #[utoipa::path(get, path = "/openapi.json", operation_id = "get_openapi", tag = "meta", responses((status = 200, description = "OpenAPI 3.1 document", body = Object)), security(()))]
@@ -43,7 +45,8 @@ fn build() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 }
 
 /// The OpenAPI document as JSON. Built once, after the reference data is installed (its
-/// enums list the reference data).
+/// enums list the reference data) and the adapter plugins are loaded (`PUT /portal/downstream`
+/// takes what they describe).
 pub fn openapi_document() -> &'static str {
     DOCUMENT.get_or_init(|| {
         use openapi::AcrossFields;
@@ -54,13 +57,17 @@ pub fn openapi_document() -> &'static str {
             (cargo::CargoItemIn::name().to_string(), cargo::CargoItemIn::json_rules()),
             (personnel::PersonIn::name().to_string(), personnel::PersonIn::json_rules()),
             (passengers::PassengerIn::name().to_string(), passengers::PassengerIn::json_rules()),
-            (downstream::DownstreamIn::name().to_string(), downstream::DownstreamIn::json_rules()),
+            (
+                downstream::DownstreamIn::name().to_string(),
+                downstream::schema_of(ADAPTERS.get().map(Vec::as_slice).unwrap_or_default()),
+            ),
         ];
         serde_json::to_string(&openapi::finish(build().1, &across)).expect("the document serializes")
     })
 }
 
 pub fn router(state: AppState) -> Router {
+    ADAPTERS.get_or_init(|| state.downstreams.registry().descriptions());
     openapi_document();
     let (router, _) = build();
     router

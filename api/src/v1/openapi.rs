@@ -90,7 +90,7 @@ back as `warnings`, never as a refusal.";
     modifiers(&Security),
     // What only query parameters name (the derive registers the schemas bodies use).
     components(schemas(ErrorBody, tns_core::domain::fields::Limit, tns_core::domain::fields::Cursor,
-        tns_core::domain::fields::Day, tns_core::domain::fields::MonthField, tns_core::domain::uetds::CityId,
+        tns_core::domain::fields::Day, tns_core::domain::fields::MonthField, tns_core::domain::national::CityId,
         tns_core::domain::fields::RecordId, tns_core::domain::kinds::RecordStatus, tns_core::domain::kinds::SubmissionState,
         tns_core::domain::kinds::TargetType, tns_core::domain::kinds::DeliveryStatus, tns_core::domain::kinds::AnyEventType,
         db::webhooks::TestEventData)),

@@ -28,6 +28,10 @@ TNS_ROLES = {"api", "scheduler", "jobs", "migrate"}
 SECRET_VARS = {"TNS_SIGNING_SECRET", "TNS_DATA_KEY", "TNS_DATABASE_URL", "TNS_REDIS_URL"}
 # Validated against prometheus-operator's schema (kubernetes-validate has no CRDs).
 PROM_OPERATOR_KINDS = {"ServiceMonitor", "PrometheusRule"}
+# An adapter plugin's own setting, TNS_ADAPTER_<NAME>_<SETTING>: the plugin reads it (`tns env` does
+# not list it) and refuses one it does not have. Plugin names are lowercase letters and digits,
+# starting with a letter, at most 32, and never dir, timeout or concurrency (the host's own).
+PLUGIN_SETTING = re.compile(r"TNS_ADAPTER_(?!(?:DIR|TIMEOUT|CONCURRENCY)_)[A-Z][A-Z0-9]{0,31}_[A-Z0-9_]+")
 # The roles whose processes export metrics, each from its crate's sources.
 METRIC_ROLES = ("api", "scheduler", "jobs")
 # The value set ci/alerts-test.yaml is written against (release tns in namespace tns, its values).
@@ -259,8 +263,8 @@ def set_env_names(objs):
 def check_env(objs, binary_vars):
     errs = []
     for n, where in sorted(set_env_names(objs).items()):
-        if n not in binary_vars:
-            errs.append(f"{where} sets {n}, which the tns binary does not read")
+        if n not in binary_vars and not PLUGIN_SETTING.fullmatch(n):
+            errs.append(f"{where} sets {n}, which the tns binary does not read (nor is it a plugin's setting)")
     # Secrets only ever arrive from a Secret, never as literal values in a pod spec.
     for owner, spec in pod_specs(objs):
         for c, _ in containers(spec):
@@ -603,10 +607,43 @@ def check_defaults_hold_no_secret(values, helm_bin):
 
 
 def check_schema_names(binary_vars):
+    """The names config/env accept: the binary's own variables (an enum), and the adapter plugins'
+    settings by pattern, which must take exactly what PLUGIN_SETTING takes (never the host's own
+    TNS_ADAPTER_DIR, and none of the old TNS_<NAME>_* names the binary refuses)."""
     schema = json.loads((CHART / "values.schema.json").read_text())
-    allowed = set(schema["$defs"]["configVars"]["propertyNames"]["enum"])
-    return [f"values.schema.json accepts {n} in config/env, which the tns binary does not read"
+    names = schema["$defs"]["configVars"]["propertyNames"]
+    branches = names.get("anyOf", [names])
+    allowed = set().union(*(set(b.get("enum", [])) for b in branches))
+    errs = [f"values.schema.json accepts {n} in config/env, which the tns binary does not read"
             for n in sorted(allowed - binary_vars)]
+
+    def accepts(name):
+        def one(b):
+            if "enum" in b and name not in b["enum"]:
+                return False
+            if "pattern" in b and not re.search(b["pattern"], name):
+                return False
+            return not ("not" in b and one(b["not"]))
+        return any(one(b) for b in branches)
+
+    plugin_settings = ["TNS_ADAPTER_UETDS_BASE_URL", "TNS_ADAPTER_SANDBOX_STATE_DIR", "TNS_ADAPTER_ACME2_X"]
+    not_plugin_settings = ["TNS_ADAPTER_DIR", "TNS_ADAPTER_DIR_X", "TNS_ADAPTER_TIMEOUT_SECONDS",
+                           "TNS_ADAPTER_CONCURRENCY_MAX", "TNS_ADAPTER_UETDS", "TNS_ADAPTER_UETDS_",
+                           "TNS_ADAPTER_2X_Y", "TNS_ADAPTER_uetds_BASE_URL", "TNS_UETDS_BASE_URL",
+                           "TNS_SANDBOX_STATE_DIR", "X_TNS_ADAPTER_UETDS_BASE_URL", "TNS_ADAPTER_UETDS_BASE-URL"]
+    for n in plugin_settings:
+        if not PLUGIN_SETTING.fullmatch(n):
+            errs.append(f"check.py: PLUGIN_SETTING does not take {n}")
+        if not accepts(n):
+            errs.append(f"values.schema.json refuses {n}, an adapter plugin's setting")
+    for n in not_plugin_settings:
+        if PLUGIN_SETTING.fullmatch(n):
+            errs.append(f"check.py: PLUGIN_SETTING takes {n}")
+        if accepts(n) and n not in binary_vars:
+            errs.append(f"values.schema.json accepts {n}, which is neither a variable of the binary nor a plugin's")
+    if accepts("TNS_ADAPTER_DIR"):
+        errs.append("values.schema.json accepts TNS_ADAPTER_DIR, which the chart sets itself")
+    return errs
 
 
 def check_app_version(chart):
@@ -651,23 +688,36 @@ def check_dockerfile(values, hadolint):
         errs.append(f"nothing is copied into {builtin}")
     if not any(c.value[-1] == "/usr/local/bin/tns" for c in by("COPY")):
         errs.append("the binary is not copied to /usr/local/bin/tns")
-    # The plugins copied are exactly the cdylib crates built, and only shipped ones.
+    # Every plugin built is copied, by pattern (the Dockerfile names no plugin but in the build
+    # line); the plugins built are exactly the shipped cdylib crates.
     build = " ".join(c.value[0] for c in cmds[: froms[-1]] if c.cmd == "RUN")
     built = set(re.findall(r"-p (\S+)", build))
-    shipped = set(re.findall(r"libtns_adapter_(\w+)\.so", build))
+    glob = "target/release/libtns_adapter_*.so"
+    copy = re.search(r"\bcp (?:\S+ )*" + re.escape(glob) + r" (?:\S+ )*/out/adapters/?(?:\s|$)", build)
+    if not copy:
+        errs.append(f"the plugins are not copied by pattern (cp {glob} /out/adapters/)")
+    named = sorted(set(re.findall(r"libtns_adapter_(\w+)\.so", build)))
+    if named:
+        errs.append(f"plugins copied by name ({', '.join(named)}): copy {glob}")
+    # The target directory is a cache: plugins an earlier build left there must not be shipped.
+    clean = re.search(r"\brm -f " + re.escape(glob) + r"\b", build)
+    cached = any("type=cache" in f and "target=/src/target" in f
+                 for c in cmds[: froms[-1]] if c.cmd == "RUN" for f in c.flags)
+    if cached and (not clean or clean.start() > build.find("cargo build")):
+        errs.append(f"the cached target directory is not rid of {glob} before cargo build")
     crates = {}
     for toml in REPO.glob("adapters/**/Cargo.toml"):
         text = toml.read_text()
         m = re.search(r'^name = "([^"]+)"', text, re.M)
         crates[m.group(1)] = ("cdylib" in text, "fixtures" in toml.parts)
-    for name in shipped:
-        crate = f"tns-adapter-{name}"
-        if crate not in built:
-            errs.append(f"libtns_adapter_{name}.so is copied but {crate} is not built")
-        elif crate not in crates or not crates[crate][0] or crates[crate][1]:
-            errs.append(f"{crate} is not a shipped cdylib plugin")
+    for crate in sorted(c for c in built if c.startswith("tns-adapter-")):
+        if crate not in crates or not crates[crate][0] or crates[crate][1]:
+            errs.append(f"{crate} is built for the image but is not a shipped cdylib plugin")
+    for crate in sorted(built):
+        if crate in crates and crates[crate][1]:
+            errs.append(f"the test fixture {crate} is built for the image")
     for crate, (cdylib, fixture) in crates.items():
-        if cdylib and not fixture and crate.removeprefix("tns-adapter-") not in shipped:
+        if cdylib and not fixture and crate not in built:
             errs.append(f"the plugin {crate} is not in the image")
     if "tns" not in built:
         errs.append("the tns binary is not built")

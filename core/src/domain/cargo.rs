@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::{
     fields::{ceiling, Day, Int, RecordId, Time},
     kinds::{CargoUnit, DangerousPackaging},
-    uetds::{
+    national::{
         is_turkish, CargoTypeCode, CityId, ExemptionCode, Nationality, PlaceId, Plate, TaxId, Title, TransportMode,
         TransportType, UnNumber,
     },

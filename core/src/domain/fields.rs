@@ -69,7 +69,6 @@ macro_rules! not_xml {
         r"\uFFFE\uFFFF"
     };
 }
-pub(crate) use not_xml;
 
 pattern!(
     /// Free text: no control characters nor characters XML cannot carry, at least one character

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use super::{
     fields::{Day, Text, Time},
     kinds::TripKind,
-    uetds::{is_turkish, Crew, Nationality, PlaceId, PositiveCode, TravelHours, VehicleRef},
+    national::{is_turkish, Crew, Nationality, PlaceId, PositiveCode, TravelHours, VehicleRef},
     Invalid,
 };
 

@@ -158,22 +158,6 @@ str_enum! {
 }
 
 str_enum! {
-    /// The downstream systems an organization can choose.
-    pub enum AdapterName {
-        Sandbox = "sandbox",
-        Uetds = "uetds",
-    }
-}
-
-str_enum! {
-    /// Which of U-ETDS's environments an organization's credentials are for.
-    pub enum Environment {
-        Test = "test",
-        Production = "production",
-    }
-}
-
-str_enum! {
     /// A vehicle's or person's standing: `inactive` once deleted while history refers to it.
     pub enum RegistryStatus {
         Active = "active",
@@ -377,19 +361,5 @@ impl RecordStatus {
     /// never once it is cancelled.
     pub fn is_editable(self) -> bool {
         matches!(self, RecordStatus::Draft | RecordStatus::Delivered | RecordStatus::Failed)
-    }
-}
-
-impl CargoUnit {
-    /// U-ETDS's own unit code (`yukMiktariBirimi`), when it has one: the goods adapter sends
-    /// these, and cargo of an organization that submits to U-ETDS is refused without one.
-    pub fn uetds_code(self) -> Option<&'static str> {
-        match self {
-            CargoUnit::Kg => Some("KG"),
-            CargoUnit::Ton => Some("TON"),
-            CargoUnit::Adet => Some("AD"),
-            CargoUnit::Litre => Some("L"),
-            CargoUnit::M3 => None,
-        }
     }
 }

@@ -1,6 +1,7 @@
 //! Input parsing: each field type parses a raw request value once, by a rule the OpenAPI
 //! document states too ([`fields`]), so handlers and the database only see valid data.
-//! Downstream (U-ETDS) rules live in [`uetds`]; the closed sets of values in [`kinds`]. Each
+//! The rules of Türkiye's national records (identity and tax numbers, plates, MERNIS places),
+//! which the spec's fields follow, live in [`national`]; the closed sets of values in [`kinds`]. Each
 //! aggregate a request writes ([`vehicle`], [`person`], [`journey`], [`passenger`], [`cargo`],
 //! [`downstream`], [`webhooks`]) has its request shape here; where rules span its fields, it is
 //! parsed once more, from that shape into a value those rules hold for, and the store is handed
@@ -16,11 +17,11 @@ pub mod journey;
 pub mod kinds;
 pub mod money;
 pub mod month;
+pub mod national;
 pub mod passenger;
 pub mod person;
 pub mod personal;
 pub mod preflight;
-pub mod uetds;
 pub mod vehicle;
 pub mod warnings;
 pub mod webhooks;

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 use super::{
     fields::{ceiling, Amount, Day, Text},
     kinds::Gender,
-    uetds::{
+    national::{
         Barcode, Identity, IdentityNumber, Nationality, PersonName, Phone, PlaceId, SeatNo, TicketSerial, BAGGAGE_MAX,
     },
     Invalid,

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::{
     fields::Text,
     kinds::{Gender, RoleType},
-    uetds::{Address, HesCode, Identity, IdentityNumber, Nationality, PersonName, Phone},
+    national::{Address, HesCode, Identity, IdentityNumber, Nationality, PersonName, Phone},
     Invalid,
 };
 

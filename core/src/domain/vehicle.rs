@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::{
     fields::{Text, Text50},
     kinds::VehicleType,
-    uetds::{Capacity, ModelYear, Phone, Plate},
+    national::{Capacity, ModelYear, Phone, Plate},
 };
 
 /// A vehicle as sent on create; any subset of it on update.

@@ -254,7 +254,7 @@ mod tests {
     fn delivered(operation: Operation, snapshot: serde_json::Value, results: Vec<PassengerResult>) -> Delivered {
         Delivered {
             operation,
-            adapter: "sandbox".into(),
+            adapter: "any".into(),
             snapshot: Json(snapshot),
             passenger_results: Some(Json(results)),
             downstream_state: Json(serde_json::json!({"group": 7})),

@@ -68,7 +68,7 @@ pub struct Submission {
     /// since the journey's last delivery), `cargo`, or `cancel` (withdrawing a delivered journey
     /// or shipment).
     pub operation: Operation,
-    /// The downstream it goes to (`sandbox` or `uetds`).
+    /// The adapter it goes to (a loaded plugin's name).
     pub adapter: String,
     pub state: SubmissionState,
     pub downstream_reference: Option<String>,

@@ -10,7 +10,9 @@ use chrono::{DateTime, Utc};
 use sqlx::{types::Json, PgPool};
 
 use crate::records;
-use tns_core::domain::kinds::{AttemptOutcome, Environment, Operation, SubmissionState};
+use tns_core::domain::kinds::{AttemptOutcome, Operation, SubmissionState};
+
+use crate::downstream::Fields;
 
 /// Schedulers LISTEN here; the API NOTIFYs on every new submission.
 pub const QUEUE_CHANNEL: &str = "tns_submissions";
@@ -48,10 +50,10 @@ pub struct Claimed {
     /// When the first of this submission and the earlier ones it continues was made: an
     /// uncertain write may have reached the downstream any day since.
     pub first_created_at: DateTime<Utc>,
-    /// The organization's downstream credentials, when it has set them (password sealed).
-    pub environment: Option<Environment>,
-    pub ws_username: Option<String>,
-    pub ws_password: Option<Vec<u8>>,
+    /// The organization's credentials for this submission's adapter, when it has set them
+    /// (secret fields sealed); none when it has since chosen another adapter.
+    pub credential_fields: Option<Json<Fields>>,
+    pub credential_secrets: Option<Json<Fields>>,
     /// The ID of the HTTP request that queued it (`X-Request-Id`), if a request did.
     pub request_id: Option<String>,
     /// That request's span (`traceparent`), when traces are exported: the attempt's parent.
@@ -120,7 +122,9 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
            FROM chosen LEFT JOIN downstream_settings d ON d.org_id = chosen.org_id
           WHERE s.id = chosen.id
          RETURNING s.id, s.org_id, s.operation, s.adapter, s.snapshot, s.attempts, s.created_at, s.lease_token,
-                   chosen.ord, s.progress, s.earlier_references, d.environment, d.ws_username, d.ws_password,
+                   chosen.ord, s.progress, s.earlier_references,
+                   CASE WHEN d.adapter = s.adapter THEN d.fields END AS credential_fields,
+                   CASE WHEN d.adapter = s.adapter THEN d.secrets END AS credential_secrets,
                    ARRAY(SELECT COALESCE(a.error, '') FROM submission_attempts a
                           WHERE a.submission_id = s.id ORDER BY a.id DESC LIMIT 2) AS recent_errors,
                    s.state, s.downstream_reference, s.request_id, s.traceparent,

@@ -1,6 +1,6 @@
-//! Where submissions go: the sandbox, or U-ETDS's test or production environment with the
-//! firm's web-service credentials, which the API checks with U-ETDS before saving. The
-//! password is never shown back, only that one is set.
+//! Where submissions go: one of the loaded adapters, with the credentials it describes (a form
+//! field each), which the API checks with the downstream before saving. A secret is never
+//! shown back, only that one is set.
 
 use std::collections::HashMap;
 
@@ -11,14 +11,11 @@ use axum::{
     Form,
 };
 use maud::html;
-use serde::Deserialize;
 use serde_json::json;
-use tns_core::{
-    domain::kinds::{AdapterName, Environment},
-    scopes::{
-        need::{AccountRead, AccountWrite},
-        Scope,
-    },
+use tns_adapter::Description;
+use tns_core::scopes::{
+    need::{AccountRead, AccountWrite},
+    Scope,
 };
 
 use super::{correctable, field_error, problem, settings_page};
@@ -37,75 +34,50 @@ use crate::{
 
 const PATH: &str = "/settings/downstream";
 
-/// What the form sends: one choice of target (an adapter, with U-ETDS's environment), and the
-/// credentials U-ETDS needs.
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct DownstreamForm {
-    #[serde(default)]
-    target: String,
-    #[serde(default)]
-    ws_username: String,
-    #[serde(default)]
-    ws_password: String,
+/// What the form sends: `target` (an adapter's name) and each adapter's credential fields as
+/// `<adapter>.<field>`, so two adapters' fields of one name do not meet.
+pub(crate) type DownstreamForm = Vec<(String, String)>;
+
+fn typed<'a>(form: &'a DownstreamForm, name: &str) -> Option<&'a str> {
+    form.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
-/// The targets offered: each adapter, U-ETDS once per environment.
-fn targets() -> Vec<(String, Msg)> {
-    let mut out = vec![];
-    for a in AdapterName::ALL {
-        match a {
-            AdapterName::Uetds => {
-                for e in Environment::ALL {
-                    let msg = match e {
-                        Environment::Test => Msg::TargetUetdsTest,
-                        Environment::Production => Msg::TargetUetdsProduction,
-                    };
-                    out.push((format!("{}:{}", a.as_str(), e.as_str()), msg));
-                }
-            }
-            AdapterName::Sandbox => out.push((a.as_str().to_string(), Msg::TargetSandbox)),
-        }
+fn input_name(adapter: &str, field: &str) -> String {
+    format!("{adapter}.{field}")
+}
+
+fn input_id(adapter: &str, field: &str) -> String {
+    format!("{adapter}-{field}")
+}
+
+fn title_of(lang: Lang, d: &Description) -> String {
+    match d.title.get(lang.code()) {
+        "" => d.name.clone(),
+        t => t.to_string(),
     }
-    out
-}
-
-fn target_of(d: &Downstream) -> String {
-    match d.environment {
-        Some(e) => format!("{}:{}", d.adapter, e.as_str()),
-        None => d.adapter.clone(),
-    }
-}
-
-fn target_label(lang: Lang, target: &str) -> String {
-    targets().into_iter().find(|(t, _)| t == target).map(|(_, m)| lang.t(m).to_string()).unwrap_or(target.into())
-}
-
-/// The form's field an API error names (the adapter and the environment are the target).
-fn field_of(e: &ApiError) -> Option<(&'static str, String)> {
-    let ApiError::Validation { field, reason } = e else { return None };
-    let field = match field.as_str() {
-        "adapter" | "environment" => "target",
-        "ws_username" => "ws_username",
-        "ws_password" => "ws_password",
-        _ => return None,
-    };
-    Some((field, reason.clone()))
 }
 
 fn render(
     lang: Lang,
     signed_in: &SignedIn,
+    adapters: &[Description],
     current: &Downstream,
-    typed: Option<&DownstreamForm>,
+    form: Option<&DownstreamForm>,
     error: Option<&ApiError>,
     saved: bool,
 ) -> String {
     let csrf = &signed_in.csrf;
     let may_change = signed_in.principal.scopes.allows(Scope::AccountWrite);
-    let named = error.and_then(field_of);
-    let err = |f: &str| named.as_ref().filter(|(n, _)| *n == f).map(|(_, r)| r.as_str());
-    let chosen = typed.map(|t| t.target.clone()).unwrap_or_else(|| target_of(current));
-    let username = typed.map(|t| t.ws_username.clone()).or_else(|| current.ws_username.clone()).unwrap_or_default();
+    let chosen = form.and_then(|f| typed(f, "target")).map(str::to_string).or_else(|| current.adapter.clone());
+    // The form's field an API error names: a credential field of the chosen adapter, or the target.
+    let named: Option<(String, String)> = match error {
+        Some(ApiError::Validation { field, reason }) if field == "adapter" => Some(("target".into(), reason.clone())),
+        Some(ApiError::Validation { field, reason }) => chosen.as_deref().map(|a| (input_id(a, field), reason.clone())),
+        _ => None,
+    };
+    let err = |id: &str| named.as_ref().filter(|(n, _)| n == id).map(|(_, r)| r.clone());
+    let lang_code = lang.code();
+    let current_d = adapters.iter().find(|d| Some(&d.name) == current.adapter.as_ref());
     let body = html! {
         @if saved { (flash(lang.t(Msg::Saved), "ok")) }
         @if current.updated_at.is_none() {
@@ -115,16 +87,26 @@ fn render(
         section.card aria-labelledby="now-h" {
             h2 #now-h { (lang.t(Msg::SubmissionsGoTo)) }
             dl.facts {
-                dt { (lang.t(Msg::Target)) } dd #current-target { (target_label(lang, &target_of(current))) }
-                @if let Some(u) = &current.ws_username {
-                    dt { (lang.t(Msg::WsUsername)) } dd { (u) }
-                    dt { (lang.t(Msg::WsPassword)) } dd { (lang.t(Msg::PasswordSet)) }
+                dt { (lang.t(Msg::Target)) }
+                dd #current-target {
+                    @match current_d { Some(d) => (title_of(lang, d)), None => (current.adapter.clone().unwrap_or_default()) }
+                }
+                @if let Some(d) = current_d {
+                    @for f in &d.credentials {
+                        @if f.secret {
+                            @if current.secrets_set.contains(&f.name) {
+                                dt { (f.title.get(lang_code)) } dd { (lang.t(Msg::PasswordSet)) }
+                            }
+                        } @else if let Some(v) = current.fields.get(&f.name) {
+                            dt { (f.title.get(lang_code)) } dd { (v) }
+                        }
+                    }
                 }
                 dt { (lang.t(Msg::LastChanged)) }
                 dd { @match current.updated_at { Some(t) => (format::datetime(lang, t)), None => (lang.t(Msg::NotChosenYet)) } }
             }
-            // U-ETDS takes calls only from the addresses each firm registered there.
-            @if current.adapter == AdapterName::Uetds.as_str() && current.ws_username.is_some() {
+            // Some downstreams take calls only from the addresses each firm registered there.
+            @if !current.secrets_set.is_empty() {
                 p { a href=(super::addresses::PATH) { (lang.t(Msg::AllowedAddresses)) } }
             }
             p { a href=(super::preflight::PATH) { (lang.t(Msg::Preflight)) } }
@@ -136,31 +118,55 @@ fn render(
                     @let text = if named.is_some() { lang.t(Msg::FixErrors).to_string() } else { problem(lang, e) };
                     div role="alert" { (flash(&text, "error")) }
                 }
-                fieldset.field aria-invalid=[err("target").map(|_| "true")] aria-describedby=[err("target").map(|_| "target-error")] {
+                @let target_err = err("target");
+                fieldset.field aria-invalid=[target_err.as_ref().map(|_| "true")] aria-describedby=[target_err.as_ref().map(|_| "target-error")] {
                     legend { (lang.t(Msg::Target)) }
-                    @for (value, label) in targets() {
-                        @let id = format!("target-{}", value.replace(':', "-"));
+                    @for d in adapters {
+                        @let id = format!("target-{}", d.name);
                         div.choice {
-                            input #(id) type="radio" name="target" value=(value) checked[value == chosen] required;
-                            " " label for=(id) { (lang.t(label)) }
+                            input #(id) type="radio" name="target" value=(d.name) checked[chosen.as_deref() == Some(d.name.as_str())] required;
+                            " " label for=(id) { (title_of(lang, d)) }
+                            @let summary = d.summary.get(lang_code);
+                            @if !summary.is_empty() { p.hint { (summary) } }
                         }
                     }
-                    (field_error("target", err("target")))
+                    (field_error("target", target_err.as_deref()))
                 }
-                div.field.uetds {
-                    label for="ws_username" { (lang.t(Msg::WsUsername)) }
-                    input #ws_username type="text" name="ws_username" value=(username) inputmode="numeric" autocomplete="off"
-                        aria-invalid=[err("ws_username").map(|_| "true")] aria-describedby=[err("ws_username").map(|_| "ws_username-error")];
-                    (field_error("ws_username", err("ws_username")))
-                }
-                div.field.uetds {
-                    label for="ws_password" { (lang.t(Msg::WsPassword)) }
-                    // Never filled in: the password is not shown back, not even as typed.
-                    input #ws_password type="password" name="ws_password" autocomplete="new-password"
-                        aria-invalid=[err("ws_password").map(|_| "true")]
-                        aria-describedby=(if err("ws_password").is_some() { "ws_password-hint ws_password-error" } else { "ws_password-hint" });
-                    p.hint #ws_password-hint { (lang.t(Msg::WsPasswordHint)) }
-                    (field_error("ws_password", err("ws_password")))
+                @for d in adapters.iter().filter(|d| !d.credentials.is_empty()) {
+                    fieldset.field.credentials data-adapter=(d.name) {
+                        legend { (title_of(lang, d)) }
+                        @for f in &d.credentials {
+                            @let id = input_id(&d.name, &f.name);
+                            @let name = input_name(&d.name, &f.name);
+                            @let e = err(&id);
+                            @let hint_id = format!("{id}-hint");
+                            @let described = if e.is_some() { format!("{hint_id} {id}-error") } else { hint_id.clone() };
+                            // What was typed, else what is stored; a secret is never filled in.
+                            @let value = (!f.secret).then(|| {
+                                form.and_then(|t| typed(t, &name)).map(str::to_string).or_else(|| {
+                                    (current.adapter.as_deref() == Some(d.name.as_str()))
+                                        .then(|| current.fields.get(&f.name).cloned())
+                                        .flatten()
+                                })
+                            }).flatten().unwrap_or_default();
+                            div.field {
+                                label for=(id) { (f.title.get(lang_code)) }
+                                @if !f.choices.is_empty() {
+                                    select #(id) name=(name) aria-invalid=[e.as_ref().map(|_| "true")] aria-describedby=(described) {
+                                        @for c in &f.choices { option value=(c) selected[&value == c] { (c) } }
+                                    }
+                                } @else if f.secret {
+                                    input #(id) type="password" name=(name) autocomplete="new-password" maxlength=(f.max_len)
+                                        aria-invalid=[e.as_ref().map(|_| "true")] aria-describedby=(described);
+                                } @else {
+                                    input #(id) type="text" name=(name) value=(value) autocomplete="off" maxlength=(f.max_len)
+                                        aria-invalid=[e.as_ref().map(|_| "true")] aria-describedby=(described);
+                                }
+                                p.hint #(hint_id) { (f.hint.get(lang_code)) }
+                                (field_error(&id, e.as_deref()))
+                            }
+                        }
+                    }
                 }
                 div { button type="submit" { (lang.t(Msg::Save)) } }
             }
@@ -177,7 +183,8 @@ pub(crate) async fn show(
 ) -> Result<Html<String>, PortalError> {
     let current = api::current(&st, m.org()).await?;
     let saved = q.get("done").is_some_and(|d| d == "saved");
-    Ok(Html(render(m.lang, &m.signed_in, &current, None, None, saved)))
+    let adapters = st.downstreams.registry().descriptions();
+    Ok(Html(render(m.lang, &m.signed_in, &adapters, &current, None, None, saved)))
 }
 
 /// `POST /settings/downstream`: as `PUT /api/v1/portal/downstream` (the credentials checked
@@ -189,20 +196,15 @@ pub(crate) async fn save(
     Form(f): Form<DownstreamForm>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::PUT, "/portal/downstream").await?;
-    let (adapter, environment) = match f.target.split_once(':') {
-        Some((a, e)) => (a, Some(e)),
-        None => (f.target.as_str(), None),
-    };
+    let adapters = st.downstreams.registry().descriptions();
+    let adapter = typed(&f, "target").unwrap_or_default().to_string();
     let mut body = json!({ "adapter": adapter });
-    // The credential fields belong to U-ETDS: what was typed for another target is not sent.
-    if adapter == AdapterName::Uetds.as_str() {
-        for (k, v) in [
-            ("environment", environment.unwrap_or("")),
-            ("ws_username", &f.ws_username),
-            ("ws_password", &f.ws_password),
-        ] {
-            if !v.is_empty() {
-                body[k] = json!(v);
+    // Only the chosen adapter's fields: what was typed for another is not sent.
+    if let Some(d) = adapters.iter().find(|d| d.name == adapter) {
+        for field in &d.credentials {
+            match typed(&f, &input_name(&d.name, &field.name)) {
+                Some(v) if !v.is_empty() => body[&field.name] = json!(v),
+                _ => {}
             }
         }
     }
@@ -214,7 +216,7 @@ pub(crate) async fn save(
         Ok(_) => Ok(go(&format!("{PATH}?done=saved"), &headers)),
         Err(e) if correctable(&e) => {
             let current = api::current(&st, m.org()).await?;
-            let page = render(m.lang, &m.signed_in, &current, Some(&f), Some(&e), false);
+            let page = render(m.lang, &m.signed_in, &adapters, &current, Some(&f), Some(&e), false);
             Ok((e.status(), Html(page)).into_response())
         }
         Err(e) => Err(e.into()),

@@ -80,13 +80,16 @@ pub(crate) async fn allowed(
     p: &Principal,
     change: Option<AllowListChange>,
 ) -> ApiResult<AllowedAddresses> {
-    let adapter = current(st, p.org_id).await?.adapter;
-    let Some(credentials) = credentials(st, p.org_id).await? else {
-        return Err(ApiError::Conflict(
-            "the organization's downstream keeps no list of addresses: choose U-ETDS with the firm's credentials \
-             first (PUT /portal/downstream)"
+    let no_list = || {
+        ApiError::Conflict(
+            "the organization's downstream keeps no list of addresses, or it has no credentials for it: choose one \
+             that does, with the firm's credentials, first (PUT /portal/downstream)"
                 .into(),
-        ));
+        )
+    };
+    let adapter = current(st, p.org_id).await?.adapter.ok_or_else(no_list)?;
+    let Some(credentials) = credentials(st, p.org_id, &adapter).await? else {
+        return Err(no_list());
     };
     let result = st.downstreams.allow_list(&adapter, AllowListRequest { credentials, change: change.clone() }).await;
     // Audited when it was made, and when it may have been: the downstream could not be reached

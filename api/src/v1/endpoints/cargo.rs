@@ -6,7 +6,7 @@ use utoipa::IntoParams;
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiResult, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     state::AppState,
     v1::{
@@ -23,7 +23,7 @@ use tns_core::{
     domain::{
         cargo::CargoShipment,
         fields::{Cursor, Limit},
-        kinds::{AdapterName, RecordStatus, RegistryStatus, TargetType},
+        kinds::{RecordStatus, RegistryStatus, TargetType},
     },
     scopes::need::{JourneysRead, JourneysWrite},
 };
@@ -48,40 +48,9 @@ impl AcrossFields for CargoItemIn {
     }
 }
 
-/// U-ETDS's goods service notifies road shipments, in the units it has codes for: an
-/// organization that submits to it is told now (409: the values are valid, the organization's
-/// downstream cannot take them), not when the submission fails. (The sandbox takes everything
-/// the fields allow.)
-async fn fits_downstream(st: &AppState, org: i64, shipment: &CargoShipment) -> ApiResult<()> {
-    let mut conn = st.db.acquire().await?;
-    if db::downstream::adapter_of(&mut conn, org).await?.as_deref() != Some(AdapterName::Uetds.as_str()) {
-        return Ok(());
-    }
-    let goods = shipment.goods();
-    if goods.transport_type != 1 {
-        return Err(ApiError::Conflict(
-            "transport_type: U-ETDS's goods service takes road shipments only (1); this organization submits to U-ETDS"
-                .into(),
-        ));
-    }
-    let units = std::iter::once(("cargo_unit".to_string(), goods.unit)).chain(
-        shipment.items().iter().enumerate().map(|(i, item)| (format!("items[{i}].cargo_unit"), item.cargo_unit)),
-    );
-    for (field, unit) in units {
-        if unit.uetds_code().is_none() {
-            return Err(ApiError::Conflict(format!(
-                "{field}: U-ETDS has no unit for {}; use KG, TON, ADET or LITRE (this organization submits to U-ETDS)",
-                unit.as_str()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// The shipment's columns, its vehicle and driver checked within the organization (404 for a
 /// record it does not have active).
 async fn resolve(st: &AppState, org: i64, shipment: &CargoShipment) -> ApiResult<CargoFields> {
-    fits_downstream(st, org, shipment).await?;
     let vehicle = db::vehicles::get(&st.db, org, shipment.vehicle_id()).await?;
     if !vehicle.is_some_and(|v| v.status == RegistryStatus::Active) {
         return Err(missing_reference("vehicle_id", "active vehicle", shipment.vehicle_id()));
@@ -100,7 +69,7 @@ async fn resolve(st: &AppState, org: i64, shipment: &CargoShipment) -> ApiResult
 #[utoipa::path(post, path = "/portal/cargo", operation_id = "create_cargo", tag = "cargo", request_body = CargoIn,
     responses((status = 201, body = Cargo),
               (status = 404, body = ErrorBody, description = "`vehicle_id`, `driver_id` or `second_driver_id` names no active record of the organization"),
-              (status = 409, body = ErrorBody, description = "The organization submits to U-ETDS, whose goods service takes road shipments (`transport_type` 1) in KG, TON, ADET or LITRE only (`detail` names the field)"),
+              (status = 409, body = ErrorBody, description = "The organization's downstream would refuse a value (its plugin screens the shipment; `detail` names each field)"),
               (status = 422, body = ErrorBody, description = "A field breaks its rule, or a rule across fields: a district not in its province, unloading before loading")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
@@ -114,7 +83,24 @@ pub async fn create(
 /// Create a shipment of `input` (status `draft`) in `p`'s organization, made by `p`.
 pub async fn create_shipment(st: &AppState, p: &Principal, input: CargoIn) -> ApiResult<Cargo> {
     let f = resolve(st, p.org_id, &CargoShipment::try_from(input)?).await?;
-    db::cargo::insert(&st.db, p.org_id, &f, &p.credential_id()).await.map_err(|e| vanished_reference(e, "vehicle_id"))
+    let mut tx = st.db.begin().await?;
+    let c = db::cargo::insert(&mut tx, p.org_id, &f, &p.credential_id())
+        .await
+        .map_err(|e| vanished_reference(e, "vehicle_id"))?;
+    fits_downstream(st, &mut tx, p.org_id, &c).await?;
+    tx.commit().await?;
+    Ok(c)
+}
+
+/// Values the organization's downstream cannot take are refused now (409 naming the field, as
+/// its plugin screens the shipment it would be sent), not when the submission fails: the
+/// shipment as written, inside the transaction that writes it.
+async fn fits_downstream(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &Cargo) -> ApiResult<()> {
+    let Some(adapter) = crate::v1::endpoints::downstream::current(st, org).await?.adapter else {
+        return Ok(());
+    };
+    let (work, _) = crate::submit::cargo_work(st, tx, org, c).await?;
+    st.downstreams.screen(&adapter, tns_adapter::Work::Cargo(work)).await
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -170,7 +156,7 @@ pub async fn get(
     request_body = CargoPatch,
     responses((status = 200, body = Cargo),
               (status = 404, body = ErrorBody, description = "No such shipment, or `vehicle_id`, `driver_id` or `second_driver_id` names no active record"),
-              (status = 409, body = ErrorBody, description = "A submission of it is pending, it is cancelled, its parties' data was erased past the retention period, or the merged shipment breaks a rule across fields")),
+              (status = 409, body = ErrorBody, description = "A submission of it is pending, it is cancelled, its parties' data was erased past the retention period, the merged shipment breaks a rule across fields, or the organization's downstream would refuse a value (`detail` names each field)")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
@@ -190,11 +176,16 @@ pub async fn update_shipment(st: &AppState, p: &Principal, id: i64, patch: &serd
     refuse_erased(&st.db, TargetType::Cargo, p.org_id, id).await?;
     let merged = patched(&CargoIn::from(&current), patch)?;
     let f = resolve(st, p.org_id, &CargoShipment::try_from(merged).map_err(merged_conflict)?).await?;
-    match db::cargo::update_editable(&st.db, p.org_id, id, &f, &p.credential_id())
+    let mut tx = st.db.begin().await?;
+    match db::cargo::update_editable(&mut tx, p.org_id, id, &f, &p.credential_id())
         .await
         .map_err(|e| vanished_reference(e, "vehicle_id"))?
     {
-        Some(c) => Ok(c),
+        Some(c) => {
+            fits_downstream(st, &mut tx, p.org_id, &c).await?;
+            tx.commit().await?;
+            Ok(c)
+        }
         // Its state changed meanwhile (a submit queued, a cancellation delivered).
         None => Err(not_editable("cargo shipment", id, load(st, p.org_id, id).await?.status)),
     }

@@ -21,8 +21,8 @@ pub use tns_core::domain::passenger::{BulkIn, PassengerIn};
 use tns_core::{
     domain::{
         kinds::{RecordStatus, TargetType},
+        national::{baggage_rule, identity_rule},
         passenger::{Manifest, NewPassenger},
-        uetds::{baggage_rule, identity_rule},
     },
     scopes::need::{JourneysRead, JourneysWrite},
 };

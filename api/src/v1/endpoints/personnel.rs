@@ -19,7 +19,7 @@ use crate::{
 };
 pub use tns_core::domain::person::PersonIn;
 use tns_core::{
-    domain::{kinds::RegistryStatus, person::NewPerson, uetds::identity_rule, Invalid},
+    domain::{kinds::RegistryStatus, national::identity_rule, person::NewPerson, Invalid},
     scopes::need::{JourneysRead, JourneysWrite},
 };
 use tns_store::{

@@ -17,7 +17,7 @@ use tns_core::{
     domain::{
         code_lists::{Code, CodeListName, CodeListSource},
         fields::Text,
-        uetds::CityId,
+        national::CityId,
     },
     refdata::{City, District, RefData},
     scopes::need::JourneysRead,

@@ -36,14 +36,15 @@ impl utoipa::ToSchema for Binary {
     }
 }
 
-/// The organization's U-ETDS credentials in the clear, for one call.
-/// The organization's downstream credentials, opened (none for the sandbox).
-pub(crate) async fn credentials(st: &AppState, org: i64) -> ApiResult<Option<Credentials>> {
-    let Some((env, user, sealed)) = db::downstream::sealed_credentials(&st.db, org).await? else {
+/// The organization's credentials for `adapter`, opened for one call (none when it has none
+/// for that adapter: one adapter's credentials never reach another's plugin).
+pub(crate) async fn credentials(st: &AppState, org: i64, adapter: &str) -> ApiResult<Option<Credentials>> {
+    let Some(stored) = db::downstream::credentials_for(&st.db, org, adapter).await? else {
         return Ok(None);
     };
-    let opened = credentials::open(&st.cfg.data_key, org, env, user, &sealed)
-        .map_err(|e| anyhow::anyhow!("organization {org}: {e}"))?;
+    let sealed = credentials::Sealed { fields: stored.fields, secrets: stored.secrets };
+    let opened =
+        credentials::open(&st.cfg.data_key, org, &sealed).map_err(|e| anyhow::anyhow!("organization {org}: {e}"))?;
     Ok(Some(opened))
 }
 
@@ -64,7 +65,7 @@ async fn report(st: &AppState, org: i64, target: Target, reference: Option<Strin
         .ok_or_else(|| anyhow::anyhow!("{target:?} has a downstream reference but no delivered submission"))?;
     drop(conn);
     let req = ReportRequest {
-        credentials: credentials(st, org).await?,
+        credentials: credentials(st, org, &adapter).await?,
         kind,
         downstream_reference: downstream_reference.clone(),
         downstream_state: state.0,

@@ -26,8 +26,8 @@ use tns_core::{
         code_lists::CodeListName,
         fields::{Cursor, Day, Int, Limit, RecordId},
         kinds::{SubmissionState, TargetType},
+        national::{CancelKind, CancelReason},
         personal::{mask_numbers, mask_personal},
-        uetds::{CancelKind, CancelReason},
         warnings::Warning,
     },
     scopes::{
@@ -114,7 +114,7 @@ async fn answer(
 #[utoipa::path(post, path = "/portal/journeys/{id}/submit", operation_id = "submit_journey", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Cancelled downstream, or its people's data erased past the retention period: it takes no more submissions"),
+              (status = 409, body = ErrorBody, description = "Cancelled downstream, or its people's data erased past the retention period: it takes no more submissions; or the organization's downstream takes no such records, or would refuse a field (`detail` names each)"),
               (status = 422, body = ErrorBody, description = "A pre-flight check did not pass and the organization's policy is `refuse`")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn submit_journey(
@@ -135,7 +135,7 @@ pub async fn submit_journey(
 #[utoipa::path(post, path = "/portal/cargo/{id}/submit", operation_id = "submit_cargo", tag = "submissions", params(("id" = i64, Path),
         ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
     responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Cancelled downstream, or its people's data erased past the retention period: it takes no more submissions"),
+              (status = 409, body = ErrorBody, description = "Cancelled downstream, or its people's data erased past the retention period: it takes no more submissions; or the organization's downstream takes no such records, or would refuse a field (`detail` names each)"),
               (status = 422, body = ErrorBody, description = "A pre-flight check did not pass and the organization's policy is `refuse`")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn submit_cargo(

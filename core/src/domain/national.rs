@@ -1,8 +1,9 @@
-//! Field rules of the downstream (U-ETDS), checked before anything is stored so that bad data
-//! fails now with a 422 naming the field instead of later downstream. Each rule is a field type
+//! Field rules of Türkiye's national records as the national notification system keeps them,
+//! checked before anything is stored so that bad data fails now with a 422 naming the field
+//! instead of later downstream. Each rule is a field type
 //! (see [`super::fields`]) whose schema in the OpenAPI document states the same rule.
 //!
-//! String limits are U-ETDS's own: names 50, identity numbers 30, plates and phones 20,
+//! String limits are the national system's: names 50, identity numbers 30, plates and phones 20,
 //! addresses 100, HES codes 50, seat numbers 10. Identity and tax numbers carry check digits
 //! (T.C. kimlik: d10 = (7·(d1+d3+d5+d7+d9) − (d2+d4+d6+d8)) mod 10, d11 = (d1+…+d10) mod 10,
 //! d1 ≠ 0; VKN: the Revenue Administration's weighted rule), which the document names as the
@@ -13,7 +14,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::fields::{as_given, bounds, field_impls, not_xml, pattern, string_field, upper, Field, Text};
+use super::fields::{as_given, bounds, field_impls, pattern, string_field, upper, Field, Text};
 use super::Invalid;
 use crate::refdata;
 
@@ -541,40 +542,6 @@ string_field! {
     }
 }
 
-pattern!(
-    /// A firm's UNET number: 1–20 digits.
-    UNET = r"^[0-9]{1,20}$"
-);
-
-string_field! {
-    /// The web-service user name U-ETDS issued to the firm: its UNET number.
-    pub struct WsUsername as "WsUsername" {
-        pattern: UNET,
-        max: None,
-        error: "must be the firm's UNET number (1–20 digits)",
-        normalize: as_given,
-        schema: {"description": "The firm's UNET number, U-ETDS's web-service user name.", "examples": ["999999"]},
-    }
-}
-
-pattern!(
-    /// Any characters but control characters and those XML cannot carry (the password travels
-    /// in a SOAP document): 1–100 of them.
-    WS_PASSWORD = concat!(r"^[^\u0000-\u001f\u007f", not_xml!(), r"]{1,100}$")
-);
-
-string_field! {
-    /// The web-service password U-ETDS issued to the firm. Sealed at rest, never shown again.
-    pub struct WsPassword as "WsPassword" {
-        pattern: WS_PASSWORD,
-        max: Some(100),
-        error: "must be 1–100 characters without control characters or U+FFFE/U+FFFF",
-        normalize: as_given,
-        schema: {"description": "The firm's U-ETDS web-service password: checked with U-ETDS before it is saved, \
-                                 sealed at rest, never shown again.", "writeOnly": true},
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -611,13 +578,6 @@ mod tests {
         assert!(IdentityNumber::parse(&"A".repeat(31)).is_err());
         assert!(IdentityNumber::parse("").is_err());
         assert!(IdentityNumber::parse(" 17291716060").is_err());
-    }
-
-    #[test]
-    fn passwords_carry_only_what_xml_can() {
-        assert_eq!(super::super::fields::admits_only_xml(&WS_PASSWORD), Ok(()));
-        assert!(WsPassword::parse("pa\u{FFFE}ss").is_err() && WsPassword::parse("\u{FFFF}").is_err());
-        assert!(WsPassword::parse("Şifre-\u{85}-ü").is_ok(), "XML carries C1 characters; U-ETDS may have issued one");
     }
 
     #[test]
