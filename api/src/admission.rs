@@ -11,7 +11,7 @@ use axum::{
 
 use crate::{
     auth::{self, AuthFailure},
-    error::ApiError,
+    error::{ApiError, Code},
     metrics::RouteTemplate,
     quota::{Decision, Exempt},
     state::AppState,
@@ -103,6 +103,7 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
             if !decision.admitted {
                 let plan_limit = decision.limit;
                 let res = ApiError::TooManyRequests {
+                    code: Code::QuotaExceeded,
                     detail: format!("monthly quota of {plan_limit} calls is used up; it resets at the start of next month (UTC) or with a larger plan"),
                     retry_after_secs: (decision.reset - chrono::Utc::now().timestamp()).max(1) as u64,
                 }
@@ -135,6 +136,7 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
 fn refuse_anonymous(st: &AppState, route: String, decision: Decision) -> Response {
     st.metrics.quota_rejections.with_label_values(&["client_ip"]).inc();
     let res = ApiError::TooManyRequests {
+        code: Code::RateLimited,
         detail: "too many unauthenticated requests from this address; slow down".into(),
         retry_after_secs: (decision.reset - chrono::Utc::now().timestamp()).max(1) as u64,
     }

@@ -11,21 +11,30 @@ use tns_adapter::{
 use tns_adapter_host::Plugins;
 use tokio::sync::Semaphore;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 
 /// Downstream calls in progress at once in one API process: they wait on a remote service, so
 /// a burst of report downloads must not take every blocking thread.
 const CONCURRENCY: usize = 16;
 
+/// How long screening a piece of work may take, waiting for a slot included.
+const SCREEN_DEADLINE: Duration = Duration::from_secs(2);
+
 pub struct Downstreams {
     registry: Arc<Plugins>,
     timeout: Duration,
     slots: Arc<Semaphore>,
+    screens: Arc<Semaphore>,
 }
 
 impl Downstreams {
     pub fn new(registry: Arc<Plugins>, timeout: Duration) -> Downstreams {
-        Downstreams { registry, timeout, slots: Arc::new(Semaphore::new(CONCURRENCY)) }
+        Downstreams {
+            registry,
+            timeout,
+            slots: Arc::new(Semaphore::new(CONCURRENCY)),
+            screens: Arc::new(Semaphore::new(CONCURRENCY)),
+        }
     }
 
     /// No adapters at all (unit tests of the HTTP layer).
@@ -49,13 +58,29 @@ impl Downstreams {
         let plugin = self.registry.get(adapter).ok_or_else(|| {
             AdapterError::Transient(format!("the `{adapter}` adapter is not installed on this API process"))
         })?;
-        let permit = self.slots.clone().acquire_owned().await.expect("semaphore never closed");
-        let task = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            f(plugin.as_ref())
-        });
-        match tokio::time::timeout(self.timeout, task).await {
-            Err(_) => Err(AdapterError::Transient(format!("no answer within {} s", self.timeout.as_secs()))),
+        self.call_within(&self.slots, self.timeout, plugin, f).await
+    }
+
+    /// `f` on `plugin` off the runtime, waiting for one of `slots` and the call both within
+    /// `deadline`.
+    async fn call_within<T: Send + 'static>(
+        &self,
+        slots: &Arc<Semaphore>,
+        deadline: Duration,
+        plugin: Arc<tns_adapter::host::Plugin>,
+        f: impl FnOnce(&dyn Adapter) -> Result<T, AdapterError> + Send + 'static,
+    ) -> Result<T, AdapterError> {
+        let slots = slots.clone();
+        let run = async move {
+            let permit = slots.acquire_owned().await.expect("semaphore never closed");
+            tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                f(plugin.as_ref())
+            })
+            .await
+        };
+        match tokio::time::timeout(deadline, run).await {
+            Err(_) => Err(AdapterError::Transient(format!("no answer within {} ms", deadline.as_millis()))),
             Ok(Err(e)) => Err(AdapterError::Transient(format!("the adapter call failed: {e}"))),
             Ok(Ok(r)) => r,
         }
@@ -85,10 +110,10 @@ impl Downstreams {
     pub async fn allow_list(&self, adapter: &str, req: AllowListRequest) -> Result<AllowList, ApiError> {
         match self.call(adapter, move |a| a.allow_list(&req)).await {
             Ok(list) => Ok(list),
-            Err(AdapterError::Permanent(m)) => Err(ApiError::Conflict(format!("the downstream refused: {m}"))),
-            Err(AdapterError::Configuration(m)) => Err(ApiError::Conflict(format!(
-                "the downstream refused this organization's credentials ({m}); set them again with PUT /portal/downstream"
-            ))),
+            Err(AdapterError::Permanent(m)) => {
+                Err(ApiError::Conflict(Code::DownstreamRefused, format!("the downstream refused: {m}")))
+            }
+            Err(AdapterError::Configuration(m)) => Err(credentials_refused(&m)),
             Err(AdapterError::Transient(m) | AdapterError::Suspect(m)) => {
                 Err(ApiError::Unavailable(format!("the downstream could not be reached ({m}); try again later")))
             }
@@ -107,6 +132,7 @@ impl Downstreams {
             Some(a) => a,
             None => self.registry.default_name().map(str::to_string).ok_or_else(|| {
                 ApiError::Conflict(
+                    Code::NoDownstream,
                     "this organization has chosen no downstream and this deployment has no default one; choose one with PUT /portal/downstream"
                         .into(),
                 )
@@ -118,10 +144,13 @@ impl Downstreams {
                     Records::Journeys => "journeys",
                     Records::Cargo => "cargo shipments",
                 };
-                return Err(ApiError::Conflict(format!(
-                    "this organization submits to {} (`{chosen}`), which takes no {what}; choose another downstream with PUT /portal/downstream",
-                    d.title.get("en")
-                )));
+                return Err(ApiError::Conflict(
+                    Code::DownstreamCannotTake,
+                    format!(
+                        "this organization submits to {} (`{chosen}`), which takes no {what}; choose another downstream with PUT /portal/downstream",
+                        d.title.get("en")
+                    ),
+                ));
             }
         }
         Ok(chosen)
@@ -134,9 +163,13 @@ impl Downstreams {
     pub async fn screen(&self, adapter: &str, work: Work) -> Result<(), ApiError> {
         let title = self.registry.description(adapter).map(|d| d.title.get("en").to_string());
         let Some(title) = title else { return Ok(()) };
-        match self.call(adapter, move |a| a.screen(&work)).await {
+        let Some(plugin) = self.registry.get(adapter) else { return Ok(()) };
+        // Local work by contract, often under a record's lock: slots of its own (never behind
+        // slow report downloads) and a short deadline, past which the work goes unscreened.
+        match self.call_within(&self.screens, SCREEN_DEADLINE, plugin, move |a| a.screen(&work)).await {
             Ok(problems) if problems.is_empty() => Ok(()),
             Ok(problems) => Err(ApiError::Conflict(
+                Code::DownstreamCannotTake,
                 problems
                     .iter()
                     .map(|p| format!("{}: {} (this organization submits to {title})", p.field, p.detail))
@@ -162,15 +195,24 @@ impl Downstreams {
     pub async fn report(&self, adapter: &str, req: ReportRequest) -> Result<Document, ApiError> {
         match self.call(adapter, move |a| a.report(&req)).await {
             Ok(doc) => Ok(doc),
-            Err(AdapterError::Permanent(m)) => {
-                Err(ApiError::Conflict(format!("the downstream does not give this report: {m}")))
-            }
-            Err(AdapterError::Configuration(m)) => Err(ApiError::Conflict(format!(
-                "the downstream refused this organization's credentials ({m}); set them again with PUT /portal/downstream"
-            ))),
+            Err(AdapterError::Permanent(m)) => Err(ApiError::Conflict(
+                Code::DownstreamRefused,
+                format!("the downstream does not give this report: {m}"),
+            )),
+            Err(AdapterError::Configuration(m)) => Err(credentials_refused(&m)),
             Err(AdapterError::Transient(m) | AdapterError::Suspect(m)) => {
                 Err(ApiError::Unavailable(format!("the downstream could not be reached ({m}); try again later")))
             }
         }
     }
+}
+
+/// The downstream refused the organization's stored credentials (`m` its message).
+fn credentials_refused(m: &str) -> ApiError {
+    ApiError::Conflict(
+        Code::CredentialsRefused,
+        format!(
+            "the downstream refused this organization's credentials ({m}); set them again with PUT /portal/downstream"
+        ),
+    )
 }

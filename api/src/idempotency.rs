@@ -24,7 +24,7 @@ use tns_store::idempotency::{self as db, Kept, Slot};
 
 use crate::{
     auth::{self, Principal},
-    error::ApiError,
+    error::{ApiError, Code},
     limits::MAX_BODY_BYTES,
     state::AppState,
 };
@@ -117,8 +117,12 @@ async fn replay(st: &AppState, slot: &Slot, hash: &[u8]) -> Result<Response, Api
     let kept = db::kept(&st.db, slot).await?;
     // The row vanished between the two statements only if its first request failed with a
     // 5xx; asking the client to retry is right.
-    let Kept { request_hash: stored_hash, status, content_type, body } =
-        kept.ok_or_else(|| ApiError::Conflict("the first request with this Idempotency-Key failed; retry".into()))?;
+    let Kept { request_hash: stored_hash, status, content_type, body } = kept.ok_or_else(|| {
+        ApiError::Conflict(
+            Code::IdempotencyConflict,
+            "the first request with this Idempotency-Key failed; retry".into(),
+        )
+    })?;
     if stored_hash != hash {
         return Err(ApiError::validation(
             "Idempotency-Key",
@@ -126,10 +130,14 @@ async fn replay(st: &AppState, slot: &Slot, hash: &[u8]) -> Result<Response, Api
         ));
     }
     let Some(status) = status else {
-        return Err(ApiError::Conflict("a request with this Idempotency-Key is still being processed".into()));
+        return Err(ApiError::Conflict(
+            Code::IdempotencyConflict,
+            "a request with this Idempotency-Key is still being processed".into(),
+        ));
     };
     let Some(body) = body else {
         return Err(ApiError::Conflict(
+            Code::IdempotencyConflict,
             "the first request with this Idempotency-Key created a secret that is shown only once; use a new key"
                 .into(),
         ));

@@ -132,6 +132,7 @@ pub async fn known_methods(req: Request, next: Next) -> Response {
     if method_label(req.method()).is_none() {
         return crate::error::error_response(
             axum::http::StatusCode::NOT_IMPLEMENTED,
+            crate::error::Code::NotImplemented,
             "this method is not implemented".into(),
             None,
         );

@@ -43,7 +43,7 @@ use tns_store::usage::{self, EndpointUsage, MonthCounts, OVERAGE_FIELD};
 
 use crate::{
     cache::TtlMap,
-    error::ApiError,
+    error::{ApiError, Code},
     metrics::Metrics,
     redis_store::{RedisDown, RedisStore},
     settings::FailMode,
@@ -452,18 +452,24 @@ impl Quota {
             }
         };
         if status == OrgStatus::Closed {
-            return ApiError::Forbidden(format!(
-                "this organization is {}; it may read and export its data, and billing and support tickets still \
-                 answer, but nothing is created, changed or submitted",
-                reason.as_deref().unwrap_or("closed")
-            ));
+            return ApiError::Forbidden(
+                Code::OrganizationClosed,
+                format!(
+                    "this organization is {}; it may read and export its data, and billing and support tickets \
+                     still answer, but nothing is created, changed or submitted",
+                    reason.as_deref().unwrap_or("closed")
+                ),
+            );
         }
-        ApiError::Forbidden(format!(
-            "this organization is suspended{}; it may read and export its data and revoke API keys, and billing \
-             (pay an open invoice or choose a plan) and support tickets still answer, but nothing is created, \
-             changed or submitted until it is reactivated",
-            reason.map(|r| format!(": {r}")).unwrap_or_default()
-        ))
+        ApiError::Forbidden(
+            Code::OrganizationSuspended,
+            format!(
+                "this organization is suspended{}; it may read and export its data and revoke API keys, and \
+                 billing (pay an open invoice or choose a plan) and support tickets still answer, but nothing is \
+                 created, changed or submitted until it is reactivated",
+                reason.map(|r| format!(": {r}")).unwrap_or_default()
+            ),
+        )
     }
 
     fn encode_limit(l: Limit) -> String {

@@ -25,7 +25,7 @@ use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, tim
 use crate::{
     background::Background,
     downstream::Downstreams,
-    error::{error_response, ApiError},
+    error::{error_response, ApiError, Code},
     health, metrics, portal,
     redis_store::RedisStore,
     settings::ApiSettings,
@@ -88,7 +88,12 @@ fn with_platform_layers(routes: Router, state: AppState) -> Router {
                 .or_else(|| panic.downcast_ref::<&str>().copied())
                 .unwrap_or("unknown");
             tracing::error!(panic = msg, "handler panicked");
-            error_response(StatusCode::INTERNAL_SERVER_ERROR, "an unexpected error occurred".into(), None)
+            error_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Code::Internal,
+                "an unexpected error occurred".into(),
+                None,
+            )
         }))
         .layer(from_fn(json_errors))
         .layer(from_fn_with_state(state, metrics::observe))
@@ -97,7 +102,7 @@ fn with_platform_layers(routes: Router, state: AppState) -> Router {
 }
 
 /// Any error answer that is not already JSON (axum's own 405, the body limit's 413, …)
-/// is rewritten to the `{"error","detail"}` shape, keeping status and headers.
+/// is rewritten to the `{"error","detail","code"}` shape, keeping status and headers.
 async fn json_errors(req: Request, next: Next) -> Response {
     let res = next.run(req).await;
     let status = res.status();
@@ -124,7 +129,7 @@ async fn json_errors(req: Request, next: Next) -> Response {
             }
         }
     };
-    let mut out = error_response(status, detail, None);
+    let mut out = error_response(status, Code::for_status(status.as_u16()), detail, None);
     for (name, value) in parts.headers.iter() {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
             out.headers_mut().append(name, value.clone());
@@ -283,6 +288,7 @@ mod tests {
         let body = axum::body::to_bytes(res.into_body(), 4096).await.unwrap();
         let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(json["error"], "Internal Server Error");
+        assert_eq!(json["code"], "internal");
         assert!(!String::from_utf8_lossy(&body).contains("secret"));
         let text = metrics::render(axum::extract::State(state)).await;
         let text = axum::body::to_bytes(text.into_body(), 1 << 20).await.unwrap();

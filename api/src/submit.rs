@@ -11,7 +11,7 @@
 use tns_adapter::{Amendment, Cancellation, GoodsChange, Kind, NoShow, Reactivation, Records, Work};
 
 use crate::{
-    error::{ApiError, ApiResult},
+    error::{ApiError, ApiResult, Code},
     snapshot,
     state::AppState,
     v1::resource::refuse_erased,
@@ -92,11 +92,10 @@ fn what(target: Target) -> &'static str {
 
 fn refuse_cancelled(target: Target, status: RecordStatus) -> ApiResult<()> {
     if status == RecordStatus::Cancelled {
-        return Err(ApiError::Conflict(format!(
-            "{} {} was cancelled downstream; it takes no more submissions",
-            what(target),
-            target.id()
-        )));
+        return Err(ApiError::Conflict(
+            Code::Cancelled,
+            format!("{} {} was cancelled downstream; it takes no more submissions", what(target), target.id()),
+        ));
     }
     Ok(())
 }
@@ -119,12 +118,15 @@ pub async fn cancel(
         if pending.operation == Operation::Cancel {
             return Ok(pending);
         }
-        return Err(ApiError::Conflict(format!(
-            "{} {} has a pending submission ({}); cancel it once that has finished",
-            what(target),
-            target.id(),
-            pending.id
-        )));
+        return Err(ApiError::Conflict(
+            Code::PendingSubmission,
+            format!(
+                "{} {} has a pending submission ({}); cancel it once that has finished",
+                what(target),
+                target.id(),
+                pending.id
+            ),
+        ));
     }
     if status == RecordStatus::Cancelled {
         return unchanged(&mut tx, org, target).await.map(|p| match p {
@@ -144,12 +146,15 @@ pub async fn cancel(
         None => match db::submissions::failed_but_held(&mut tx, org, target).await? {
             Some((adapter, r)) => (adapter, r, serde_json::Value::Null),
             None => {
-                return Err(ApiError::Conflict(format!(
-                    "{} {} was never delivered downstream, so there is nothing to cancel{}",
-                    what(target),
-                    target.id(),
-                    if status == RecordStatus::Draft { "; delete the draft instead" } else { "" }
-                )))
+                return Err(ApiError::Conflict(
+                    Code::NotDelivered,
+                    format!(
+                        "{} {} was never delivered downstream, so there is nothing to cancel{}",
+                        what(target),
+                        target.id(),
+                        if status == RecordStatus::Draft { "; delete the draft instead" } else { "" }
+                    ),
+                ))
             }
         },
     };
@@ -168,29 +173,38 @@ pub async fn reactivate(st: &AppState, org: i64, target: Target, reason: &str, b
         if pending.operation == Operation::Reactivate {
             return Ok(pending);
         }
-        return Err(ApiError::Conflict(format!(
-            "{} {} has a pending submission ({}); re-activate it once that has finished",
-            what(target),
-            target.id(),
-            pending.id
-        )));
+        return Err(ApiError::Conflict(
+            Code::PendingSubmission,
+            format!(
+                "{} {} has a pending submission ({}); re-activate it once that has finished",
+                what(target),
+                target.id(),
+                pending.id
+            ),
+        ));
     }
     let (RecordStatus::Cancelled, Some(reference)) = (status, reference) else {
-        return Err(ApiError::Conflict(format!(
-            "{} {} is {}, not cancelled downstream: only a cancelled one is re-activated",
-            what(target),
-            target.id(),
-            status.as_str()
-        )));
+        return Err(ApiError::Conflict(
+            Code::NotCancelled,
+            format!(
+                "{} {} is {}, not cancelled downstream: only a cancelled one is re-activated",
+                what(target),
+                target.id(),
+                status.as_str()
+            ),
+        ));
     };
     // Cancelled after a submission failed halfway (the downstream held part of it): there
     // is no delivery to bring back, only the record to submit again.
     let Some((adapter, state)) = db::submissions::delivered_state(&mut tx, org, target).await? else {
-        return Err(ApiError::Conflict(format!(
-            "{} {} was cancelled before it was ever delivered, so there is nothing to re-activate; submit it again",
-            what(target),
-            target.id()
-        )));
+        return Err(ApiError::Conflict(
+            Code::NotDelivered,
+            format!(
+                "{} {} was cancelled before it was ever delivered, so there is nothing to re-activate; submit it again",
+                what(target),
+                target.id()
+            ),
+        ));
     };
     let snapshot = Reactivation {
         kind,
@@ -244,16 +258,22 @@ pub async fn no_show(
         .ok_or_else(|| ApiError::not_found("passenger", passenger))?;
     let key = p.id.to_string();
     if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
-        return Err(ApiError::Conflict(format!(
-            "journey {id} has a pending submission ({}); report the no-show once that has finished",
-            pending.id
-        )));
+        return Err(ApiError::Conflict(
+            Code::PendingSubmission,
+            format!(
+                "journey {id} has a pending submission ({}); report the no-show once that has finished",
+                pending.id
+            ),
+        ));
     }
     let (RecordStatus::Delivered, Some(reference)) = (j.status, j.downstream_reference.clone()) else {
-        return Err(ApiError::Conflict(format!(
-            "journey {id} is {}: a no-show is reported for a passenger of a delivered journey",
-            j.status.as_str()
-        )));
+        return Err(ApiError::Conflict(
+            Code::NotDelivered,
+            format!(
+                "journey {id} is {}: a no-show is reported for a passenger of a delivered journey",
+                j.status.as_str()
+            ),
+        ));
     };
     let seat_no = p.seat_no.filter(|s| !s.trim().is_empty()).ok_or_else(|| {
         ApiError::validation(

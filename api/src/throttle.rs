@@ -14,7 +14,11 @@ use axum::{extract::ConnectInfo, http::Request};
 use redis::Script;
 use tns_core::client::client_key;
 
-use crate::{error::ApiError, quota::Decision, redis_store::RedisStore};
+use crate::{
+    error::{ApiError, Code},
+    quota::Decision,
+    redis_store::RedisStore,
+};
 
 const HIT_LUA: &str = r#"
 local n = redis.call('INCR', KEYS[1])
@@ -220,6 +224,7 @@ impl AccountBackoff {
         };
         if wait > 0 {
             return Err(ApiError::TooManyRequests {
+                code: Code::RateLimited,
                 detail: "too many failed sign-ins for this account; wait before trying again".into(),
                 retry_after_secs: wait.div_ceil(1000),
             });

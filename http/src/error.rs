@@ -1,7 +1,7 @@
 //! The one error type of both HTTP APIs (the tenants' and the operators'). Every failure becomes
-//! `{"error", "detail"}` with the status name of the API contract (README "Errors") as `error`; a
-//! validation error also names its `field`. 5xx answers never carry internal messages: those go
-//! to the log only.
+//! `{"error", "detail", "code"}` with the status name of the API contract (README "Errors") as
+//! `error` and a stable machine [`Code`] per case; a validation error also names its `field`.
+//! 5xx answers never carry internal messages: those go to the log only.
 
 use axum::{
     http::{header, HeaderValue, StatusCode},
@@ -11,25 +11,29 @@ use axum::{
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    #[error("{0}")]
-    BadRequest(String),
+    /// `malformed_json`, `unsupported_media_type` or `bad_request`.
+    #[error("{1}")]
+    BadRequest(Code, String),
     #[error("{0}")]
     Unauthorized(String),
-    #[error("{0}")]
-    Forbidden(String),
+    /// Why, as a code: a missing scope, a suspended organization, …
+    #[error("{1}")]
+    Forbidden(Code, String),
     #[error("{0}")]
     NotFound(String),
     #[error("this endpoint does not accept that method")]
     MethodNotAllowed,
-    #[error("{0}")]
-    Conflict(String),
+    /// The record's state refuses a valid request; the code says which state.
+    #[error("{1}")]
+    Conflict(Code, String),
     /// The body is larger than the API takes (its limit, in bytes).
     #[error("request body is larger than {0} bytes")]
     PayloadTooLarge(usize),
     #[error("{field}: {reason}")]
     Validation { field: String, reason: String },
+    /// `quota_exceeded` for the monthly quota, `rate_limited` for every other limit.
     #[error("{detail}")]
-    TooManyRequests { detail: String, retry_after_secs: u64 },
+    TooManyRequests { code: Code, detail: String, retry_after_secs: u64 },
     #[error("{0}")]
     Unavailable(String),
     /// PostgreSQL cannot be reached (or the process knows it is down): retry shortly.
@@ -42,7 +46,7 @@ pub enum ApiError {
     Internal(#[from] anyhow::Error),
 }
 
-pub use tns_core::error_body::ErrorBody;
+pub use tns_core::error_body::{Code, ErrorBody};
 
 pub type ApiResult<T> = Result<T, ApiError>;
 
@@ -58,12 +62,12 @@ impl ApiError {
 
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::BadRequest(..) => StatusCode::BAD_REQUEST,
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
-            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::Forbidden(..) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Conflict(..) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -71,6 +75,24 @@ impl ApiError {
             ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
             ApiError::Internal(e) if database_unreachable(e) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The machine code of the answer.
+    pub fn code(&self) -> Code {
+        match self {
+            ApiError::BadRequest(code, _) | ApiError::Forbidden(code, _) | ApiError::Conflict(code, _) => *code,
+            ApiError::TooManyRequests { code, .. } => *code,
+            ApiError::Unauthorized(_) => Code::Unauthorized,
+            ApiError::NotFound(_) => Code::NotFound,
+            ApiError::MethodNotAllowed => Code::MethodNotAllowed,
+            ApiError::PayloadTooLarge(_) => Code::PayloadTooLarge,
+            ApiError::Validation { .. } => Code::InvalidField,
+            ApiError::Unavailable(_) => Code::Unavailable,
+            ApiError::DatabaseUnavailable => Code::DatabaseUnavailable,
+            ApiError::Internal(e) if database_unreachable(e) => Code::DatabaseUnavailable,
+            ApiError::BadGateway(_) => Code::BadGateway,
+            ApiError::Internal(_) => Code::Internal,
         }
     }
 }
@@ -90,14 +112,14 @@ pub fn status_name(status: StatusCode) -> &'static str {
     tns_core::error_body::status_name(status.as_u16(), status.canonical_reason())
 }
 
-pub fn error_response(status: StatusCode, detail: String, field: Option<String>) -> Response {
-    let body = ErrorBody { error: status_name(status).to_string(), detail, field };
+pub fn error_response(status: StatusCode, code: Code, detail: String, field: Option<String>) -> Response {
+    let body = ErrorBody { error: status_name(status).to_string(), detail, code, field };
     (status, Json(body)).into_response()
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status = self.status();
+        let (status, code) = (self.status(), self.code());
         match self {
             ApiError::Internal(err) if database_unreachable(&err) => {
                 tracing::debug!(error = format!("{err:#}"), "database unreachable");
@@ -107,20 +129,22 @@ impl IntoResponse for ApiError {
                 // The chain of messages, not the debug form (which prints a database error's
                 // detail, values included).
                 tracing::error!(error = format!("{err:#}"), "request failed");
-                error_response(status, "an unexpected error occurred".into(), None)
+                error_response(status, code, "an unexpected error occurred".into(), None)
             }
-            ApiError::Validation { field, reason } => error_response(status, format!("{field}: {reason}"), Some(field)),
-            ApiError::TooManyRequests { detail, retry_after_secs } => {
-                let mut res = error_response(status, detail, None);
+            ApiError::Validation { field, reason } => {
+                error_response(status, code, format!("{field}: {reason}"), Some(field))
+            }
+            ApiError::TooManyRequests { detail, retry_after_secs, .. } => {
+                let mut res = error_response(status, code, detail, None);
                 res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
                 res
             }
             ApiError::DatabaseUnavailable => {
-                let mut res = error_response(status, self.to_string(), None);
+                let mut res = error_response(status, code, self.to_string(), None);
                 res.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(DATABASE_RETRY_AFTER_SECS));
                 res
             }
-            other => error_response(status, other.to_string(), None),
+            other => error_response(status, code, other.to_string(), None),
         }
     }
 }

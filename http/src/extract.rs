@@ -9,7 +9,10 @@ use axum::{
 };
 use serde::{de::DeserializeOwned, Deserialize};
 
-use crate::{error::ApiError, objects::Objects};
+use crate::{
+    error::{ApiError, Code},
+    objects::Objects,
+};
 
 /// What an API's state says of the bodies it takes (its router's `DefaultBodyLimit`).
 pub trait BodyLimit {
@@ -36,6 +39,7 @@ impl<S: BodyLimit + Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson
             .unwrap_or(false);
         if !is_json {
             return Err(ApiError::BadRequest(
+                Code::UnsupportedMediaType,
                 "request body must be JSON sent with `Content-Type: application/json`".into(),
             ));
         }
@@ -43,7 +47,7 @@ impl<S: BodyLimit + Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson
             if r.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                 ApiError::PayloadTooLarge(S::MAX_BODY_BYTES)
             } else {
-                ApiError::BadRequest("could not read the request body".into())
+                ApiError::BadRequest(Code::BadRequest, "could not read the request body".into())
             }
         })?;
         parse_json(&bytes).map(ApiJson)
@@ -64,7 +68,9 @@ pub fn optional_json<T: DeserializeOwned>(body: &[u8]) -> Result<Option<T>, ApiE
 /// or followed by anything but whitespace) or 422 (a JSON value of the wrong shape; an array
 /// where a record's object belongs too, which serde alone would take for its fields in order).
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
-    let not_json = |e: serde_json::Error| ApiError::BadRequest(format!("request body is not valid JSON: {e}"));
+    let not_json = |e: serde_json::Error| {
+        ApiError::BadRequest(Code::MalformedJson, format!("request body is not valid JSON: {e}"))
+    };
     let mut de = serde_json::Deserializer::from_slice(bytes);
     match serde_path_to_error::deserialize(Objects(&mut de)) {
         Ok(value) => {
@@ -183,13 +189,16 @@ mod tests {
 
     #[test]
     fn classifies_json_errors() {
-        assert!(matches!(parse_json::<Body>(b"{nope"), Err(ApiError::BadRequest(_))));
-        assert!(matches!(parse_json::<Body>(b""), Err(ApiError::BadRequest(_))));
-        assert!(matches!(parse_json::<Body>(br#"{"email":"a"} x"#), Err(ApiError::BadRequest(_))));
+        assert!(matches!(parse_json::<Body>(b"{nope"), Err(ApiError::BadRequest(Code::MalformedJson, _))));
+        assert!(matches!(parse_json::<Body>(b""), Err(ApiError::BadRequest(Code::MalformedJson, _))));
+        assert!(matches!(parse_json::<Body>(br#"{"email":"a"} x"#), Err(ApiError::BadRequest(Code::MalformedJson, _))));
         // Trailing bytes make the body malformed even when its value has the wrong shape.
-        assert!(matches!(parse_json::<Body>(br#"{"plate":"34ABC123"}}"#), Err(ApiError::BadRequest(_))));
-        assert!(matches!(parse_json::<Body>(b"{} []"), Err(ApiError::BadRequest(_))));
-        assert!(matches!(parse_json::<Body>(b"[] x"), Err(ApiError::BadRequest(_))));
+        assert!(matches!(
+            parse_json::<Body>(br#"{"plate":"34ABC123"}}"#),
+            Err(ApiError::BadRequest(Code::MalformedJson, _))
+        ));
+        assert!(matches!(parse_json::<Body>(b"{} []"), Err(ApiError::BadRequest(Code::MalformedJson, _))));
+        assert!(matches!(parse_json::<Body>(b"[] x"), Err(ApiError::BadRequest(Code::MalformedJson, _))));
         assert!(parse_json::<Body>(b" {\"email\":\"a\"}\n\t ").is_ok(), "whitespace around the value is fine");
         assert_eq!(field_of(parse_json::<Body>(b"{}").unwrap_err()), "email");
         assert_eq!(field_of(parse_json::<Body>(br#"{"email":1}"#).unwrap_err()), "email");
@@ -211,8 +220,11 @@ mod tests {
         assert!(matches!(optional_json::<Body>(b""), Ok(None)));
         assert!(matches!(optional_json::<Body>(b"null"), Ok(None)));
         assert!(matches!(optional_json::<Body>(b" null\n"), Ok(None)));
-        assert!(matches!(optional_json::<Body>(b"\n"), Err(ApiError::BadRequest(_))), "whitespace is no document");
-        assert!(matches!(optional_json::<Body>(b"  \t"), Err(ApiError::BadRequest(_))));
+        assert!(
+            matches!(optional_json::<Body>(b"\n"), Err(ApiError::BadRequest(Code::MalformedJson, _))),
+            "whitespace is no document"
+        );
+        assert!(matches!(optional_json::<Body>(b"  \t"), Err(ApiError::BadRequest(Code::MalformedJson, _))));
         assert!(matches!(optional_json::<Body>(br#"{"email":"a"}"#), Ok(Some(_))));
         // Every field optional: an empty array would otherwise pass for `{}`.
         #[derive(Debug, Deserialize)]

@@ -17,7 +17,7 @@ use axum::{
     Router,
 };
 use tns_core::{
-    error_body::status_name,
+    error_body::{status_name, Code},
     telemetry::{self, RequestContext},
 };
 use tower_http::trace::TraceLayer;
@@ -129,7 +129,8 @@ async fn name_in_detail(res: Response, id: &str) -> Response {
         parts.headers.remove(header::CONTENT_LENGTH);
         let error = status_name(parts.status.as_u16(), parts.status.canonical_reason());
         let detail = format!("an unexpected error occurred (request id {id})");
-        let body = serde_json::json!({ "error": error, "detail": detail });
+        let code = Code::for_status(parts.status.as_u16());
+        let body = serde_json::json!({ "error": error, "detail": detail, "code": code });
         return Response::from_parts(parts, Body::from(body.to_string()));
     };
     let mut value: serde_json::Value = match serde_json::from_slice(&bytes) {

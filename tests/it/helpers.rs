@@ -304,6 +304,7 @@ pub(crate) async fn json_of(res: Response, status: u16) -> Value {
 pub(crate) async fn assert_invalid(res: Response, field: &str) {
     let b = json_of(res, 422).await;
     assert_eq!(b["error"], "Validation Error");
+    assert_eq!(b["code"], "invalid_field", "{b}");
     assert_eq!(b["field"], field, "422 names the field: {b}");
     assert!(b["detail"].as_str().unwrap().contains(field), "detail names the field: {b}");
 }
@@ -312,6 +313,7 @@ pub(crate) async fn assert_invalid(res: Response, field: &str) {
 pub(crate) async fn assert_missing(res: Response, field: &str) {
     let b = json_of(res, 404).await;
     assert_eq!(b["error"], "Not Found");
+    assert_eq!(b["code"], "not_found", "{b}");
     assert!(b["detail"].as_str().unwrap().starts_with(&format!("{field}: ")), "404 names {field}: {b}");
 }
 
@@ -325,7 +327,8 @@ pub(crate) fn tckn(n: u64) -> String {
     format!("{base}{c1}{c2}")
 }
 
-/// Assert the error body shape and return it.
+/// Assert the error body shape (`error` and `detail` text, a snake_case machine `code`) and
+/// return it.
 pub(crate) async fn error_body(res: Response, status: u16) -> Value {
     assert_eq!(res.status(), status, "unexpected status");
     assert!(
@@ -334,6 +337,9 @@ pub(crate) async fn error_body(res: Response, status: u16) -> Value {
     );
     let b: Value = res.json().await.unwrap();
     assert!(b["error"].is_string() && b["detail"].is_string(), "error body shape: {b}");
+    let code = b["code"].as_str().unwrap_or_else(|| panic!("error body has a code: {b}"));
+    let snake = code.split('_').all(|w| !w.is_empty() && w.bytes().all(|c| c.is_ascii_lowercase()));
+    assert!(snake, "the code is snake_case: {b}");
     b
 }
 

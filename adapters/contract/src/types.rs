@@ -74,8 +74,17 @@ impl Description {
             {
                 return Err(format!("credential field `{}`: max_len must be 1-1024 and fit its choices", f.name));
             }
-            if let Some(Err(e)) = f.pattern.as_deref().map(regex::Regex::new) {
-                return Err(format!("credential field `{}`: pattern: {e}", f.name));
+            if let Some(p) = &f.pattern {
+                if let Err(e) = regex::Regex::new(p) {
+                    return Err(format!("credential field `{}`: pattern: {e}", f.name));
+                }
+                if ["\\x{", "\\p", "\\P", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "(?"].iter().any(|x| p.contains(x))
+                {
+                    return Err(format!(
+                        "credential field `{}`: pattern outside the dialect JSON Schema readers share",
+                        f.name
+                    ));
+                }
             }
         }
         if let Some(s) = self
@@ -140,7 +149,10 @@ pub struct CredentialField {
     /// When not empty, the value is one of these.
     #[serde(default)]
     pub choices: Vec<String>,
-    /// When set, the whole value matches this regular expression (the `regex` crate's syntax).
+    /// When set, the whole value matches this regular expression, written in the dialect JSON
+    /// Schema readers share (ECMA-262, Python and the `regex` crate alike: characters as
+    /// `\uXXXX`; no `\x{…}`, `\p`, `\d`, `\w`, `\s`, look-around or inline flags): the OpenAPI
+    /// document states it for clients.
     #[serde(default)]
     pub pattern: Option<String>,
     /// The longest value taken, in characters (1–1024).

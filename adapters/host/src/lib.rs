@@ -20,16 +20,31 @@ use tns_adapter::{
 };
 
 /// Where plugins are looked for and how they are configured.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AdapterSettings {
     pub dir: std::path::PathBuf,
     /// How long one plugin call may take before its outcome counts as unknown.
     pub call_timeout: Duration,
     /// A developer's machine: plugins may default to laxer settings.
     pub dev: bool,
-    /// Every `TNS_*` variable of the process but the host's own, by name: each plugin gets its
+    /// The process's `TNS_ADAPTER_*` variables but the host's own: each plugin gets its
     /// `TNS_ADAPTER_<NAME>_*` ones (the host knows no plugin's settings; each parses its own).
     pub vars: BTreeMap<String, String>,
+    /// The names (never the values: the data key is among them) of the process's other `TNS_*`
+    /// variables, to find a plugin setting still set under its old name.
+    pub other_names: std::collections::BTreeSet<String>,
+}
+
+impl std::fmt::Debug for AdapterSettings {
+    /// Names only: a plugin setting may be a secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdapterSettings")
+            .field("dir", &self.dir)
+            .field("call_timeout", &self.call_timeout)
+            .field("dev", &self.dev)
+            .field("vars", &self.vars.keys())
+            .finish_non_exhaustive()
+    }
 }
 
 /// The host's own variables under `TNS_ADAPTER_`: no plugin's settings.
@@ -49,15 +64,22 @@ impl AdapterSettings {
             call_timeout: vars.parse_secs("TNS_ADAPTER_TIMEOUT_SECS", 60, 1, 600)?,
             dev: profile.is_dev(),
             vars: BTreeMap::new(),
+            other_names: Default::default(),
         })
     }
 
     /// With the process's `TNS_*` variables (what [`Vars`] cannot list), for the plugins.
     pub fn with_vars(mut self, all: impl IntoIterator<Item = (String, String)>) -> AdapterSettings {
-        self.vars = all
-            .into_iter()
-            .filter(|(k, v)| k.starts_with("TNS_") && !HOST_VARS.contains(&k.as_str()) && !v.trim().is_empty())
-            .collect();
+        for (k, v) in all {
+            if !k.starts_with("TNS_") || HOST_VARS.contains(&k.as_str()) || v.trim().is_empty() {
+                continue;
+            }
+            if k.starts_with("TNS_ADAPTER_") {
+                self.vars.insert(k, v);
+            } else {
+                self.other_names.insert(k);
+            }
+        }
         self
     }
 
@@ -76,16 +98,19 @@ impl AdapterSettings {
         }
     }
 
-    /// Variables named like a loaded plugin's settings before they took the `TNS_ADAPTER_`
-    /// prefix (`TNS_<NAME>_*`): ignoring one would send a deployment to the downstream's
-    /// default endpoint, so it stops the process, naming the new name.
-    fn renamed(&self, name: &str) -> Option<String> {
-        let old = format!("TNS_{}_", name.to_ascii_uppercase());
-        let var = self.vars.keys().find(|k| k.starts_with(&old))?;
+    /// A loaded plugin's setting still set under the name it had before settings took the
+    /// `TNS_ADAPTER_` prefix (`TNS_<NAME>_<SETTING>`, a setting the plugin reads): ignoring it
+    /// would send a deployment to the downstream's default endpoint, so it stops the process,
+    /// naming the new name.
+    fn renamed(&self, d: &Description) -> Option<String> {
+        let old = |suffix: &String| format!("TNS_{}_{suffix}", d.name.to_ascii_uppercase());
+        let suffix = d.settings.iter().find(|s| self.other_names.contains(&old(s)))?;
         Some(format!(
-            "{var} is not read any more: plugin `{name}`'s settings are {}* (rename it {})",
-            Description::settings_prefix(name),
-            var.replacen("TNS_", "TNS_ADAPTER_", 1)
+            "{} is not read any more: plugin `{}`'s settings are {}* (rename it {}{suffix})",
+            old(suffix),
+            d.name,
+            Description::settings_prefix(&d.name),
+            Description::settings_prefix(&d.name),
         ))
     }
 }
@@ -123,7 +148,7 @@ impl Plugins {
         let mut default: Option<String> = None;
         for p in plugins {
             let d = p.describe();
-            if let Some(message) = settings.renamed(&d.name) {
+            if let Some(message) = settings.renamed(&d) {
                 return Err(Refused(message).into());
             }
             // Two libraries claiming one name: which one answers would depend on file order.

@@ -248,6 +248,7 @@ impl Adapter for Uetds {
     fn screen(&self, work: &Work) -> AdapterResult<Vec<Problem>> {
         Ok(match work {
             Work::Cargo(c) => esya::screen(c),
+            Work::Amendment(a) => a.goods.as_ref().map(|g| esya::screen(&g.now)).unwrap_or_default(),
             _ => Vec::new(),
         })
     }

@@ -6,6 +6,7 @@ use tns_adapter::{AdapterError, AdapterResult, CredentialField, Credentials, Env
 pub(crate) const ENVIRONMENT: &str = "environment";
 pub(crate) const USERNAME: &str = "ws_username";
 pub(crate) const PASSWORD: &str = "ws_password";
+const PASSWORD_PATTERN: &str = "[^\\u0000-\\u001F\\u007F\\uFFFE\\uFFFF]{1,100}";
 
 /// What `PUT /portal/downstream` takes for U-ETDS.
 pub(crate) fn fields() -> Vec<CredentialField> {
@@ -35,13 +36,15 @@ pub(crate) fn fields() -> Vec<CredentialField> {
             name: PASSWORD.into(),
             title: Text::new("U-ETDS web-service password", "U-ETDS web servis parolası"),
             hint: Text::new(
-                "Checked with U-ETDS before it is saved; never shown back.",
-                "Kaydetmeden önce U-ETDS'ye sorularak denetlenir; hiçbir zaman geri gösterilmez.",
+                "1–100 characters without control characters or U+FFFE/U+FFFF; checked with U-ETDS before it is saved, never shown back.",
+                "Denetim karakteri ya da U+FFFE/U+FFFF içermeyen 1–100 karakter; kaydetmeden önce U-ETDS'ye sorularak denetlenir, hiçbir zaman geri gösterilmez.",
             ),
             secret: true,
             choices: vec![],
-            // XML carries C1 characters; U-ETDS may have issued one.
-            pattern: Some("[^\\x00-\\x1F\\x7F\\x{FFFE}\\x{FFFF}]{1,100}".into()),
+            // What XML (the SOAP body carries it) can: no C0 controls, no U+FFFE/U+FFFF; C1
+            // characters pass, U-ETDS may have issued one. Written in the dialect JSON Schema
+            // readers share (`\uXXXX`), since the OpenAPI document states it too.
+            pattern: Some(PASSWORD_PATTERN.into()),
             max_len: 100,
         },
     ]
@@ -73,5 +76,22 @@ impl<'a> Login<'a> {
     pub(crate) fn secrets(c: Option<&Credentials>) -> (&str, &str) {
         let get = |f| c.and_then(|c| c.get(f)).unwrap_or("");
         (get(USERNAME), get(PASSWORD))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_carry_only_what_xml_can() {
+        let whole = regex::Regex::new(&format!("^(?:{PASSWORD_PATTERN})$")).unwrap();
+        assert!(whole.is_match("Şifre-\u{85}-ü"), "XML carries C1 characters; U-ETDS may have issued one");
+        for bad in ["pa\u{FFFE}ss", "\u{FFFF}", "tab\there", "nul\u{0}", "del\u{7F}", ""] {
+            assert!(!whole.is_match(bad), "{bad:?}");
+        }
+        assert!(!whole.is_match(&"a".repeat(101)));
+        let d = fields();
+        assert!(d.iter().all(|f| f.pattern.as_deref().is_none_or(|p| !p.contains("\\x"))), "the shared dialect");
     }
 }

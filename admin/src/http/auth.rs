@@ -25,7 +25,10 @@ use tns_core::{
 };
 use tns_store::{audit::Actor, operator_tokens};
 
-use super::{error::AdminError, AdminState};
+use super::{
+    error::{AdminError, Code},
+    AdminState,
+};
 
 /// The operator behind a request's token.
 #[derive(Debug, Clone)]
@@ -62,11 +65,15 @@ impl<S: Needed> FromRequestParts<AdminState> for Operator<S> {
     async fn from_request_parts(parts: &mut Parts, st: &AdminState) -> Result<Self, AdminError> {
         let who = authenticate(parts, st).await?;
         st.limits.per_token.admit(who.token_id).map_err(|retry_after_secs| AdminError::TooManyRequests {
+            code: Code::RateLimited,
             detail: format!("too many requests with this operator token; retry in {retry_after_secs} s"),
             retry_after_secs,
         })?;
         if !who.scopes.contains(&S::SCOPE) {
-            return Err(AdminError::Forbidden(format!("this operator token lacks the `{}` scope", S::SCOPE)));
+            return Err(AdminError::Forbidden(
+                Code::MissingScope,
+                format!("this operator token lacks the `{}` scope", S::SCOPE),
+            ));
         }
         Ok(Operator(who, PhantomData))
     }
@@ -92,6 +99,7 @@ async fn authenticate(parts: &Parts, st: &AdminState) -> Result<Identity, AdminE
     let limits = &st.limits;
     if let Some(retry_after_secs) = limits.refused.full(&client).filter(|_| !limits.is_vouched(&hash)) {
         return Err(AdminError::TooManyRequests {
+            code: Code::RateLimited,
             detail: format!("too many refused operator tokens from this address; retry in {retry_after_secs} s"),
             retry_after_secs,
         });

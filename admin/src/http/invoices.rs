@@ -12,7 +12,7 @@ use utoipa::ToSchema;
 
 use super::{
     auth::Operator,
-    error::{AdminError, AdminResult},
+    error::{AdminError, AdminResult, Code},
     extract::{ApiJson, ApiPath, Params},
     organizations::no_organization,
     AdminState,
@@ -97,6 +97,6 @@ async fn settle(
     match ops::settle_invoice(&st.db, &st.redis, &op.actor(), id, to, input.reason.as_str()).await? {
         Ok(settled) => Ok(Json(settled)),
         Err(NotSettled::NoSuchInvoice) => Err(AdminError::NotFound(format!("no invoice with id {id}"))),
-        Err(e) => Err(AdminError::Conflict(e.to_string())),
+        Err(e @ NotSettled::NotOpen(_)) => Err(AdminError::Conflict(Code::InvoiceNotOpen, e.to_string())),
     }
 }

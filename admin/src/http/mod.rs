@@ -243,7 +243,16 @@ mod tests {
             let (got, body) = call(method, path).await;
             assert_eq!(got, status, "{method} {path}");
             assert!(body["error"].is_string() && body["detail"].is_string(), "{body}");
+            let code = if status == 404 { "not_found" } else { "method_not_allowed" };
+            assert_eq!(body["code"], code, "{body}");
         }
+        let doc = document();
+        assert_eq!(
+            doc["components"]["schemas"]["ErrorBody"]["properties"]["code"]["$ref"],
+            "#/components/schemas/ErrorCode"
+        );
+        let codes = doc["components"]["schemas"]["ErrorCode"]["enum"].as_array().unwrap();
+        assert!(codes.contains(&serde_json::json!("missing_scope")), "{codes:?}");
     }
 
     #[test]

@@ -19,7 +19,8 @@ names: `read` (organizations, their invoices, the audit log), `write` (status, p
 invoices paid or void), `personal-data` (a submission as sent, unmasked). No scope implies another. Every change and every look at \
 personal data is written to the audit log as `operator:<the token's name>`.
 
-**Errors** are `{\"error\", \"detail\"}` (`field` too on 422): 400 a body that is not one JSON value \
+**Errors** are `{\"error\", \"detail\", \"code\"}` (`field` too on 422), `code` a stable machine name of \
+the case to branch on (`ErrorCode` lists them): 400 a body that is not one JSON value \
 (or not `application/json`); 401 a missing, unknown or revoked token; 403 a token without the \
 operation's scope; 404 an unknown route or id; 413 a body over 64 KiB; 422 a field or query \
 parameter that breaks its rule, named; 429 too many requests with one token, or too many refused tokens from one address (`Retry-After`).";

@@ -18,7 +18,7 @@ use utoipa::ToSchema;
 
 use super::{
     auth::Operator,
-    error::{AdminError, AdminResult},
+    error::{AdminError, AdminResult, Code},
     extract::{ApiJson, ApiPath, Params},
     AdminState,
 };
@@ -208,8 +208,15 @@ pub async fn resolve(
     };
     match settle(&st.db, &op.actor(), org, id, &resolution, input.reason.as_str()).await? {
         Ok(r) => Ok(Json(r)),
-        Err(e @ NotResolved::NoSuchSubmission { .. }) => Err(AdminError::NotFound(e.to_string())),
-        Err(e) => Err(AdminError::Conflict(e.to_string())),
+        Err(e) => {
+            let code = match e {
+                NotResolved::NoSuchSubmission { .. } => return Err(AdminError::NotFound(e.to_string())),
+                NotResolved::NotUnknown { .. } => Code::OutcomeKnown,
+                NotResolved::Busy { .. } => Code::Busy,
+                NotResolved::NotAReference { .. } | NotResolved::Held { .. } => Code::NotResolvable,
+            };
+            Err(AdminError::Conflict(code, e.to_string()))
+        }
     }
 }
 

@@ -14,7 +14,11 @@ use axum::{
 use sqlx::PgPool;
 use subtle::ConstantTimeEq;
 
-use crate::{cache::TtlMap, error::ApiError, state::AppState};
+use crate::{
+    cache::TtlMap,
+    error::{ApiError, Code},
+    state::AppState,
+};
 use tns_core::{
     keys,
     scopes::{self, Scope, Scopes},
@@ -141,7 +145,10 @@ impl Principal {
         if self.scopes.allows(scope) {
             Ok(())
         } else {
-            Err(ApiError::Forbidden(format!("this credential lacks the `{}` scope", scope.as_str())))
+            Err(ApiError::Forbidden(
+                Code::MissingScope,
+                format!("this credential lacks the `{}` scope", scope.as_str()),
+            ))
         }
     }
 }
@@ -246,7 +253,7 @@ async fn bearer_principal(st: &AppState, bearer: &str) -> Result<Principal, ApiE
 }
 
 pub fn csrf_refused() -> ApiError {
-    ApiError::Forbidden("missing or wrong X-CSRF-Token for a cookie session".into())
+    ApiError::Forbidden(Code::InvalidCsrfToken, "missing or wrong X-CSRF-Token for a cookie session".into())
 }
 
 /// The caller of a request, as the admission layer authenticated it: 401 without credentials,

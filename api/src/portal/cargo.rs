@@ -188,7 +188,7 @@ pub(super) async fn edit(
 /// Whether an API error is the member's to put right in the form (a field, a rule across
 /// fields, a vehicle or driver the organization does not have).
 fn correctable(e: &ApiError) -> bool {
-    matches!(e, ApiError::Validation { .. } | ApiError::Conflict(_) | ApiError::BadRequest(_) | ApiError::NotFound(_))
+    matches!(e, ApiError::Validation { .. } | ApiError::Conflict(..) | ApiError::BadRequest(..) | ApiError::NotFound(_))
 }
 
 /// Saved: the shipment's page; or the form again with what was typed and why it was refused.

@@ -208,7 +208,7 @@ pub(super) fn json(specs: &[FieldSpec], typed: &Typed, clear: bool) -> Value {
 pub(super) fn field_error(specs: &[FieldSpec], e: &ApiError) -> Option<(String, String)> {
     let (field, reason) = match e {
         ApiError::Validation { field, reason } => (field.clone(), reason.clone()),
-        ApiError::Conflict(detail) => {
+        ApiError::Conflict(_, detail) => {
             let (field, rest) = detail.split_once(": ")?;
             (field.to_string(), rest.to_string())
         }

@@ -167,7 +167,7 @@ messages! {
     SettingsMenu => "Ayarlar menüsü", "Settings menu";
     Downstream => "U-ETDS bağlantısı", "U-ETDS connection";
     DownstreamIntro => "Bildirimlerinizin nereye gideceğini seçin. Hesap isteyen bir hedefin bilgileri, kaydedilmeden önce o hedefe sorularak denetlenir.", "Choose where your submissions go. A downstream that needs an account checks it before it is saved.";
-    DownstreamStart => "İlk adım: bildirimler şu an sandbox'a gidiyor, Bakanlığa ulaşmıyor. Gerçek bildirim için aşağıdan U-ETDS'yi seçin.", "First step: submissions go to the sandbox now and do not reach the Ministry. To submit for real, choose U-ETDS below.";
+    DownstreamStart => "İlk adım: kuruluşunuz henüz bir hedef seçmedi; bildirimler aşağıda varsayılan olarak işaretli hedefe gider. Gerçek bildirim için Bakanlığın sistemini seçin.", "First step: your organization has not chosen where submissions go yet; they go to the target marked below as the default. To submit for real, choose the Ministry's system.";
     SubmissionsGoTo => "Bildirimler şuraya gidiyor", "Submissions go to";
     Target => "Hedef", "Target";
     PasswordSet => "kayıtlı", "set";

@@ -236,7 +236,7 @@ fn input(spec: &FieldSpec, id: &str, name: &str, value: Option<&str>, err: Optio
 fn journey_error(e: &ApiError) -> Option<(String, String)> {
     let (field, reason) = match e {
         ApiError::Validation { field, reason } => (field.clone(), reason.clone()),
-        ApiError::Conflict(d) | ApiError::NotFound(d) => {
+        ApiError::Conflict(_, d) | ApiError::NotFound(d) => {
             let (f, r) = d.split_once(": ")?;
             (f.to_string(), r.to_string())
         }
@@ -410,7 +410,7 @@ fn form_page(
 /// Whether an API error is the member's to put right in the form.
 fn correctable(e: &ApiError) -> bool {
     match e {
-        ApiError::Validation { .. } | ApiError::Conflict(_) | ApiError::BadRequest(_) => true,
+        ApiError::Validation { .. } | ApiError::Conflict(..) | ApiError::BadRequest(..) => true,
         // A vehicle or crew member the organization does not have: named by its field.
         ApiError::NotFound(d) => d.contains(": "),
         _ => false,
@@ -937,7 +937,7 @@ async fn save(st: &AppState, m: &Member<JourneysWrite>, journey: i64, mut ed: Ed
     };
     match pax::upsert(st, m.principal(), journey, manifest.as_ref(), &remove).await {
         Ok(out) => Ok(Saved::Done(out.data.len())),
-        Err(e @ (ApiError::Conflict(_) | ApiError::Validation { .. })) => {
+        Err(e @ (ApiError::Conflict(..) | ApiError::Validation { .. })) => {
             ed.message = Some((e.to_string(), "error"));
             Ok(Saved::Refused(ed, e.status()))
         }

@@ -19,7 +19,7 @@ use super::{i18n::Lang, page::PortalError};
 use crate::{
     admission::{spared_when_suspended, QUOTA_EXEMPT},
     auth::{self, Principal},
-    error::ApiError,
+    error::{ApiError, Code},
     limits::MAX_BODY_BYTES,
     quota::Exempt,
     state::AppState,
@@ -165,9 +165,10 @@ pub(super) async fn limited_form<T: serde::de::DeserializeOwned>(
     let ip = st.throttle.client_ip(&req);
     let axum::Form(form) = <axum::Form<T> as axum::extract::FromRequest<AppState>>::from_request(req, st)
         .await
-        .map_err(|e| PortalError::Api(ApiError::BadRequest(e.body_text())))?;
+        .map_err(|e| PortalError::Api(ApiError::BadRequest(Code::BadRequest, e.body_text())))?;
     if !st.throttle.hit(&st.redis, ip).await.admitted {
         return Err(PortalError::Api(ApiError::TooManyRequests {
+            code: Code::RateLimited,
             detail: format!("too many {what} from this address; wait a minute"),
             retry_after_secs: 60,
         }));

@@ -210,7 +210,7 @@ fn refused<R: Pages>(
 
 /// Whether an API error is the member's to put right in the form (a field, a duplicate).
 fn correctable(e: &ApiError) -> bool {
-    matches!(e, ApiError::Validation { .. } | ApiError::Conflict(_) | ApiError::BadRequest(_))
+    matches!(e, ApiError::Validation { .. } | ApiError::Conflict(..) | ApiError::BadRequest(..))
 }
 
 /// `POST /vehicles`: create, as `POST /api/v1/portal/vehicles`.

@@ -21,7 +21,7 @@ use super::{
 };
 use crate::{
     auth::session::cookie,
-    error::ApiError,
+    error::{ApiError, Code},
     extract::parse_value,
     state::AppState,
     v1::endpoints::auth::{register_organization, RegisterIn},
@@ -152,7 +152,7 @@ pub(super) async fn submit(
         with_form_cookie(&st, &token, (status, Html(body)).into_response())
     };
     if cookie(&headers, FORM_COOKIE) != Some(sent_token.as_str()) {
-        let stale = ApiError::Forbidden(lang.t(Msg::ReloadPage).into());
+        let stale = ApiError::Forbidden(Code::Forbidden, lang.t(Msg::ReloadPage).into());
         return Ok(again(StatusCode::FORBIDDEN, &typed, &stale));
     }
     let mut all = typed.clone();
@@ -170,7 +170,7 @@ pub(super) async fn submit(
             let welcome = welcome(lang, &made.api_key).into_string();
             open_session(&st, made.user_id, made.organization_id, Html(welcome).into_response()).await
         }
-        Err(e @ (ApiError::Validation { .. } | ApiError::Conflict(_) | ApiError::BadRequest(_))) => {
+        Err(e @ (ApiError::Validation { .. } | ApiError::Conflict(..) | ApiError::BadRequest(..))) => {
             Ok(again(e.status(), &typed, &e))
         }
         Err(e) => Err(e.into()),

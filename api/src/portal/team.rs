@@ -24,7 +24,11 @@ use super::{
     member::Member,
     page::{flash, page, PortalError, Shell},
 };
-use crate::{auth::password, error::ApiError, state::AppState};
+use crate::{
+    auth::password,
+    error::{ApiError, Code},
+    state::AppState,
+};
 
 /// How long an invitation may be accepted.
 const INVITATION_DAYS: i64 = 7;
@@ -153,7 +157,7 @@ pub(super) async fn invite(
     st.quota.refuse_if_suspended(m.org()).await?;
     let role = parse_role(&f.role)?;
     if !my_role(&st, &m).await?.manages(role) {
-        return Err(PortalError::Api(ApiError::Forbidden("your role cannot invite that role".into())));
+        return Err(PortalError::Api(ApiError::Forbidden(Code::Forbidden, "your role cannot invite that role".into())));
     }
     let email = Email::parse(f.email.trim()).map_err(|r| PortalError::Api(ApiError::validation("email", r)))?;
     let made =
@@ -195,7 +199,7 @@ pub(super) struct RoleForm {
 fn not_changed(e: NotChanged) -> PortalError {
     PortalError::Api(match e {
         NotChanged::NoSuchMember => ApiError::NotFound("no such member".into()),
-        NotChanged::NotYours => ApiError::Forbidden("your role cannot change that member".into()),
+        NotChanged::NotYours => ApiError::Forbidden(Code::Forbidden, "your role cannot change that member".into()),
     })
 }
 

@@ -55,7 +55,8 @@ const DESCRIPTION: &str = "\
 Multi-tenant API for U-ETDS notifications: vehicles, personnel, journeys with passengers and cargo \
 shipments, submitted to the Ministry's system and tracked by polling and signed webhooks.
 
-**Errors** are `{\"error\", \"detail\"}` (`field` too on 422): 400 a body that is not one JSON value \
+**Errors** are `{\"error\", \"detail\", \"code\"}` (`field` too on 422), `code` a stable machine name of \
+the case to branch on (`ErrorCode` lists them): 400 a body that is not one JSON value \
 (or not `application/json`); 401 missing or invalid credentials; 403 a missing scope, or a suspended \
 organization creating, changing or submitting (it still reads, revokes keys, and uses billing and support); 404 a record \
 that does not exist for the organization, in the path or named by the body; 409 a valid request the \
@@ -554,6 +555,19 @@ mod tests {
         walk(&doc, &doc, &mut seen);
         assert!(seen > 100, "{seen}");
         assert!(doc["components"]["schemas"].as_object().unwrap().values().all(|s| s.get(PATCH_OF).is_none()));
+    }
+
+    /// The error body's `code` is required and lists every code, with what each means.
+    #[test]
+    fn the_error_body_lists_its_codes() {
+        let doc: Value = serde_json::from_str(crate::v1::openapi_document()).unwrap();
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(schemas["ErrorBody"]["properties"]["code"]["$ref"], "#/components/schemas/ErrorCode");
+        assert!(schemas["ErrorBody"]["required"].as_array().unwrap().contains(&json!("code")));
+        let codes = schemas["ErrorCode"]["enum"].as_array().unwrap();
+        assert_eq!(codes.len(), crate::error::Code::ALL.len());
+        assert!(codes.contains(&json!("not_draft")) && codes.contains(&json!("invalid_field")));
+        assert!(schemas["ErrorCode"]["description"].as_str().unwrap().contains("- `not_draft`: Only a draft"));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use utoipa::IntoParams;
 
 use crate::{
     auth::Principal,
-    error::{is_unique_violation, ApiError, ApiResult},
+    error::{is_unique_violation, ApiError, ApiResult, Code},
     extract::{parse_value, REQUIRED},
 };
 use tns_core::domain::{
@@ -45,9 +45,10 @@ pub fn patched<I: Serialize + DeserializeOwned>(current: &I, patch: &Value) -> A
     let mut merged = serde_json::to_value(current).map_err(anyhow::Error::from)?;
     overlay(&mut merged, patch);
     parse_value(merged).map_err(|e| match e {
-        ApiError::Validation { field, reason } if reason == REQUIRED => ApiError::Conflict(format!(
-            "{field}: is required, and the record has no value for it; send the whole object it belongs to"
-        )),
+        ApiError::Validation { field, reason } if reason == REQUIRED => ApiError::Conflict(
+            Code::MergedRecordInvalid,
+            format!("{field}: is required, and the record has no value for it; send the whole object it belongs to"),
+        ),
         other => other,
     })
 }
@@ -76,7 +77,8 @@ fn overlay(target: &mut Value, patch: &Value) {
 pub fn merged_conflict(e: impl Into<ApiError>) -> ApiError {
     match e.into() {
         ApiError::Validation { field, reason } => {
-            ApiError::Conflict(format!("{field}: {reason} (once this change is applied to the stored record)"))
+            let detail = format!("{field}: {reason} (once this change is applied to the stored record)");
+            ApiError::Conflict(Code::MergedRecordInvalid, detail)
         }
         other => other,
     }
@@ -85,7 +87,7 @@ pub fn merged_conflict(e: impl Into<ApiError>) -> ApiError {
 /// A unique-key violation of `constraint` becomes 409 with `detail`; anything else is a 500.
 pub fn conflict_on(e: sqlx::Error, constraint: &str, detail: impl FnOnce() -> String) -> ApiError {
     if is_unique_violation(&e, constraint) {
-        ApiError::Conflict(detail())
+        ApiError::Conflict(Code::Duplicate, detail())
     } else {
         e.into()
     }
@@ -109,16 +111,21 @@ pub fn vanished_reference(e: sqlx::Error, field: &str) -> ApiError {
 
 /// 409 for a change only a `draft` journey or shipment allows.
 pub fn not_draft(kind: &str, id: i64, status: impl std::fmt::Display, verb: &str) -> ApiError {
-    ApiError::Conflict(format!("{kind} {id} is `{status}`; only a draft can be {verb}"))
+    ApiError::Conflict(Code::NotDraft, format!("{kind} {id} is `{status}`; only a draft can be {verb}"))
 }
 
 /// 409 for a change of a journey or shipment that is not editable now (see
 /// `RecordStatus::is_editable`).
 pub fn not_editable(kind: &str, id: i64, status: RecordStatus) -> ApiError {
-    ApiError::Conflict(match status {
-        RecordStatus::Cancelled => format!("{kind} {id} is cancelled; it takes no more changes"),
-        _ => format!("{kind} {id} has a pending submission; change it once that has finished"),
-    })
+    match status {
+        RecordStatus::Cancelled => {
+            ApiError::Conflict(Code::Cancelled, format!("{kind} {id} is cancelled; it takes no more changes"))
+        }
+        _ => ApiError::Conflict(
+            Code::PendingSubmission,
+            format!("{kind} {id} has a pending submission; change it once that has finished"),
+        ),
+    }
 }
 
 /// 409 for a journey or shipment whose personal data was erased past its retention period: it
@@ -126,11 +133,14 @@ pub fn not_editable(kind: &str, id: i64, status: RecordStatus) -> ApiError {
 /// form.
 pub async fn refuse_erased(db: impl sqlx::PgExecutor<'_>, target: TargetType, org: i64, id: i64) -> ApiResult<()> {
     if records::erased(db, target, org, id).await? {
-        return Err(ApiError::Conflict(format!(
-            "{} {id} ended longer ago than the personal data retention period, and its people's data was erased; \
-             it takes no more changes of its people nor submissions",
-            noun(target)
-        )));
+        return Err(ApiError::Conflict(
+            Code::PersonalDataErased,
+            format!(
+                "{} {id} ended longer ago than the personal data retention period, and its people's data was \
+                 erased; it takes no more changes of its people nor submissions",
+                noun(target)
+            ),
+        ));
     }
     Ok(())
 }
@@ -211,7 +221,10 @@ mod tests {
         assert!(patched(&with_ctx, &serde_json::json!({"ctx": null})).unwrap().ctx.is_none(), "null removes");
         assert_eq!(patched(&with_ctx, &serde_json::json!({"ctx": {"b": 5}})).unwrap().ctx.unwrap().a, 1, "merges");
         // Part of an object the record does not hold: the state refuses it.
-        assert!(matches!(patched(&current, &serde_json::json!({"ctx": {"a": 1}})), Err(ApiError::Conflict(_))));
+        assert!(matches!(
+            patched(&current, &serde_json::json!({"ctx": {"a": 1}})),
+            Err(ApiError::Conflict(Code::MergedRecordInvalid, _))
+        ));
         // A bad value in the patch is the patch's fault.
         assert!(matches!(patched(&current, &serde_json::json!({"name": 5})), Err(ApiError::Validation { .. })));
         assert!(matches!(patched(&current, &serde_json::json!([1])), Err(ApiError::Validation { .. })));

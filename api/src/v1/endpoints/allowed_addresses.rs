@@ -19,7 +19,7 @@ use utoipa::ToSchema;
 use super::{downstream::current, reports::credentials};
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, Code, ErrorBody},
     extract::{ApiJson, ApiPath},
     state::AppState,
 };
@@ -82,6 +82,7 @@ pub(crate) async fn allowed(
 ) -> ApiResult<AllowedAddresses> {
     let no_list = || {
         ApiError::Conflict(
+            Code::NoDownstream,
             "the organization's downstream keeps no list of addresses, or it has no credentials for it: choose one \
              that does, with the firm's credentials, first (PUT /portal/downstream)"
                 .into(),

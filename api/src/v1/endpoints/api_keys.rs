@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, Code, ErrorBody},
     extract::{ApiJson, ApiPath},
     idempotency::NoReplay,
     state::AppState,
@@ -72,13 +72,17 @@ pub async fn create_key(st: &AppState, p: &Principal, input: CreateKeyIn) -> Api
     let name = input.name.into_inner();
     let scopes = Scopes::of(&input.scopes);
     if !p.scopes.covers(scopes) {
-        return Err(ApiError::Forbidden("a key can only be given scopes the calling credential holds".into()));
+        return Err(ApiError::Forbidden(
+            Code::MissingScope,
+            "a key can only be given scopes the calling credential holds".into(),
+        ));
     }
     let mut tx = st.db.begin().await?;
     if db::api_keys::lock_and_count(&mut tx, p.org_id).await? >= MAX_ACTIVE_KEYS {
-        return Err(ApiError::Conflict(format!(
-            "an organization can hold at most {MAX_ACTIVE_KEYS} active keys; revoke one first"
-        )));
+        return Err(ApiError::Conflict(
+            Code::LimitReached,
+            format!("an organization can hold at most {MAX_ACTIVE_KEYS} active keys; revoke one first"),
+        ));
     }
     let key = db::api_keys::insert(&mut tx, p.org_id, p.user_id, &name, scopes).await?;
     tx.commit().await?;

@@ -13,7 +13,7 @@ use utoipa::ToSchema;
 
 use crate::{
     auth::{jwt::TOKEN_TTL_SECS, password, session},
-    error::{is_unique_violation, ApiError, ApiResult, ErrorBody},
+    error::{is_unique_violation, ApiError, ApiResult, Code, ErrorBody},
     extract::ApiJson,
     state::AppState,
     throttle::Account,
@@ -73,6 +73,7 @@ pub async fn register_organization(st: &AppState, input: RegisterIn) -> ApiResul
         // Who holds it is not said: the company's owner invites its other people.
         Err(e) if is_unique_violation(&e, db::accounts::TAX_NUMBER_KEY) => {
             return Err(ApiError::Conflict(
+                Code::Duplicate,
                 "tax_number: the company with this tax number already has an account; ask its owner to invite you"
                     .into(),
             ))
@@ -82,7 +83,10 @@ pub async fn register_organization(st: &AppState, input: RegisterIn) -> ApiResul
     let user = match db::accounts::insert_owner(&mut tx, org, &email, &full_name, &hash).await {
         Ok(u) => u,
         Err(e) if is_unique_violation(&e, "users_email_key") => {
-            return Err(ApiError::Conflict("email: an account with this e-mail address already exists".into()))
+            return Err(ApiError::Conflict(
+                Code::Duplicate,
+                "email: an account with this e-mail address already exists".into(),
+            ))
         }
         Err(e) => return Err(e.into()),
     };

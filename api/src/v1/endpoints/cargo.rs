@@ -96,7 +96,9 @@ pub async fn create_shipment(st: &AppState, p: &Principal, input: CargoIn) -> Ap
 /// its plugin screens the shipment it would be sent), not when the submission fails: the
 /// shipment as written, inside the transaction that writes it.
 async fn fits_downstream(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &Cargo) -> ApiResult<()> {
-    let Some(adapter) = crate::v1::endpoints::downstream::current(st, org).await?.adapter else {
+    // Through the transaction: a second connection while it is open could wait on a pool it fills.
+    let chosen = db::downstream::adapter_of(tx, org).await?;
+    let Some(adapter) = chosen.or_else(|| st.downstreams.registry().default_name().map(str::to_string)) else {
         return Ok(());
     };
     let (work, _) = crate::submit::cargo_work(st, tx, org, c).await?;
@@ -187,7 +189,10 @@ pub async fn update_shipment(st: &AppState, p: &Principal, id: i64, patch: &serd
             Ok(c)
         }
         // Its state changed meanwhile (a submit queued, a cancellation delivered).
-        None => Err(not_editable("cargo shipment", id, load(st, p.org_id, id).await?.status)),
+        None => {
+            drop(tx);
+            Err(not_editable("cargo shipment", id, load(st, p.org_id, id).await?.status))
+        }
     }
 }
 

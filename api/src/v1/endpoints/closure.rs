@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, Code, ErrorBody},
     extract::ApiJson,
     state::AppState,
     v1::endpoints::exports::owner,
@@ -77,7 +77,9 @@ pub async fn close_for(st: &AppState, p: &Principal, confirm: &str) -> ApiResult
             tracing::info!(org = p.org_id, "organization closed by its owner");
             Ok(closure)
         }
-        Changed::Unchanged(_) => Err(ApiError::Conflict("the organization is closed already".into())),
+        Changed::Unchanged(_) => {
+            Err(ApiError::Conflict(Code::OrganizationClosed, "the organization is closed already".into()))
+        }
     }
 }
 
@@ -100,7 +102,9 @@ pub async fn reopen_for(st: &AppState, p: &Principal) -> ApiResult<Closure> {
             tracing::info!(org = p.org_id, "organization reopened by its owner");
             Ok(closure)
         }
-        Changed::Unchanged(_) => Err(ApiError::Conflict("the organization is not closed".into())),
+        Changed::Unchanged(_) => {
+            Err(ApiError::Conflict(Code::OrganizationNotClosed, "the organization is not closed".into()))
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, Code, ErrorBody},
     extract::ApiJson,
     state::{AppState, CREDENTIAL_CHECKS_PER_HOUR},
 };
@@ -134,14 +134,20 @@ pub fn schema_of(adapters: &[Description]) -> Value {
                    "properties": properties, "required": required, "additionalProperties": false})
         })
         .collect();
-    json!({
+    let mut schema = json!({
         "type": "object",
         "description": "Choose the downstream: `adapter` is one of `GET /portal/downstream`'s `available`; the other \
                         fields are that adapter's credentials, all required (none for an adapter that takes none).",
         "properties": {"adapter": {"type": "string", "enum": adapters.iter().map(|d| d.name.clone()).collect::<Vec<_>>()}},
         "required": ["adapter"],
-        "oneOf": branches,
-    })
+    });
+    // JSON Schema wants both non-empty: a process without adapters states only the shape.
+    if !branches.is_empty() {
+        schema["oneOf"] = json!(branches);
+    } else {
+        schema["properties"]["adapter"] = json!({"type": "string"});
+    }
+    schema
 }
 
 fn answer(plugins: &Plugins, setting: Option<Setting>) -> Downstream {
@@ -209,9 +215,6 @@ pub fn parse_choice(plugins: &Plugins, input: DownstreamIn) -> ApiResult<(Descri
     let mut given = BTreeMap::new();
     for (name, value) in input.fields {
         if !d.credentials.iter().any(|f| f.name == name) {
-            if value.is_null() {
-                continue;
-            }
             return Err(ApiError::validation(&name, format!("is not a field of the `{}` adapter", d.name)));
         }
         match value {
@@ -256,6 +259,7 @@ pub async fn set(st: &AppState, p: &Principal, input: DownstreamIn) -> ApiResult
         let budget = st.credential_checks.hit(&st.redis, &p.org_id.to_string()).await;
         if !budget.admitted {
             return Err(ApiError::TooManyRequests {
+                code: Code::RateLimited,
                 detail: format!(
                     "at most {CREDENTIAL_CHECKS_PER_HOUR} credential checks per hour; try again after the hour"
                 ),

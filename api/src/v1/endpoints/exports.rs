@@ -10,7 +10,7 @@ use axum::{
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, Code, ErrorBody},
     extract::ApiPath,
     state::AppState,
     v1::endpoints::reports::Binary,
@@ -30,7 +30,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 pub async fn owner(st: &AppState, p: &Principal) -> ApiResult<()> {
     match db::members::standing(&st.db, p.org_id, p.user_id).await? {
         Some(s) if s.role == Role::Owner => Ok(()),
-        _ => Err(ApiError::Forbidden("only the organization's owner may export its data".into())),
+        _ => Err(ApiError::Forbidden(Code::OwnerOnly, "only the organization's owner may export its data".into())),
     }
 }
 
@@ -50,8 +50,11 @@ pub async fn request(st: &AppState, p: &Principal) -> ApiResult<Export> {
     owner(st, p).await?;
     match db::exports::request(&st.db, p.org_id, p.user_id, &p.actor()).await? {
         Requested::Queued(export) => Ok(export),
-        Requested::Busy(id) => Err(ApiError::Conflict(format!("export {id} is being built; wait for it"))),
+        Requested::Busy(id) => {
+            Err(ApiError::Conflict(Code::ExportNotReady, format!("export {id} is being built; wait for it")))
+        }
         Requested::TooMany => Err(ApiError::TooManyRequests {
+            code: Code::RateLimited,
             detail: format!(
                 "at most {} exports a day; the archives already made are kept 7 days",
                 db::exports::PER_DAY
@@ -110,14 +113,19 @@ pub async fn archive(st: &AppState, p: &Principal, id: i64) -> ApiResult<Respons
     owner(st, p).await?;
     let Ok(_serving) = DOWNLOADS.try_acquire() else {
         return Err(ApiError::TooManyRequests {
+            code: Code::RateLimited,
             detail: "too many exports are being downloaded from this server; retry shortly".into(),
             retry_after_secs: 5,
         });
     };
     let export = find(st, p.org_id, id).await?;
     match export.state {
-        ExportState::Pending => return Err(ApiError::Conflict(format!("export {id} is still being built"))),
-        ExportState::Failed => return Err(ApiError::Conflict(format!("export {id} failed; ask for a new one"))),
+        ExportState::Pending => {
+            return Err(ApiError::Conflict(Code::ExportNotReady, format!("export {id} is still being built")))
+        }
+        ExportState::Failed => {
+            return Err(ApiError::Conflict(Code::ExportFailed, format!("export {id} failed; ask for a new one")))
+        }
         ExportState::Expired => return Err(ApiError::NotFound(format!("export {id} expired; ask for a new one"))),
         ExportState::Ready => {}
     }

@@ -9,7 +9,7 @@ use utoipa::IntoParams;
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, Code, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     state::AppState,
     v1::{
@@ -188,10 +188,13 @@ pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde
     let f = resolve(st, org, &NewJourney::try_from(merged).map_err(merged_conflict)?).await?;
     if current.downstream_reference.is_some() {
         if f.trip_kind != current.trip_kind || f.tarifeli_context != current.tarifeli_context {
-            return Err(ApiError::Conflict(format!(
-                "journey {id} was notified downstream as it is: its trip_kind and tarifeli_context cannot change \
-                 (cancel it and create a new journey)"
-            )));
+            return Err(ApiError::Conflict(
+                Code::NotEditable,
+                format!(
+                    "journey {id} was notified downstream as it is: its trip_kind and tarifeli_context cannot \
+                     change (cancel it and create a new journey)"
+                ),
+            ));
         }
         // U-ETDS's scheduled service publishes no trip update: a notified scheduled trip keeps
         // its vehicle, times and places.
@@ -199,10 +202,13 @@ pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde
             && f.departure == current.departure
             && f.arrival == current.arrival;
         if current.trip_kind == TripKind::Tarifeli && !same_trip {
-            return Err(ApiError::Conflict(format!(
-                "journey {id} is a notified scheduled trip: its vehicle_id, departure and arrival cannot change \
-                 (its crew and passengers can; cancel it and create a new journey to change the trip)"
-            )));
+            return Err(ApiError::Conflict(
+                Code::NotEditable,
+                format!(
+                    "journey {id} is a notified scheduled trip: its vehicle_id, departure and arrival cannot \
+                     change (its crew and passengers can; cancel it and create a new journey to change the trip)"
+                ),
+            ));
         }
     }
     let mut tx = st.db.begin().await?;

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, Code, ErrorBody},
     extract::{ApiJson, ApiPath, ApiQuery},
     state::AppState,
     v1::{
@@ -56,9 +56,10 @@ async fn lock_journey(tx: &mut PgConnection, org: i64, journey: i64) -> ApiResul
 fn open_journey(journey: i64, status: Option<RecordStatus>) -> ApiResult<()> {
     match status {
         None => Err(not_found("journey", journey)),
-        Some(RecordStatus::Cancelled) => {
-            Err(ApiError::Conflict(format!("journey {journey} is cancelled; its passengers take no more changes")))
-        }
+        Some(RecordStatus::Cancelled) => Err(ApiError::Conflict(
+            Code::Cancelled,
+            format!("journey {journey} is cancelled; its passengers take no more changes"),
+        )),
         Some(_) => Ok(()),
     }
 }
@@ -67,7 +68,10 @@ fn open_journey(journey: i64, status: Option<RecordStatus>) -> ApiResult<()> {
 /// so a 409).
 async fn check_capacity(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
     if db::passengers::count(tx, journey).await? > MAX_PER_JOURNEY {
-        return Err(ApiError::Conflict(format!("a journey holds at most {MAX_PER_JOURNEY} passengers")));
+        return Err(ApiError::Conflict(
+            Code::LimitReached,
+            format!("a journey holds at most {MAX_PER_JOURNEY} passengers"),
+        ));
     }
     Ok(())
 }
@@ -76,9 +80,12 @@ async fn check_capacity(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
 /// on one bag): 409 naming it.
 async fn check_baggage(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
     match db::passengers::shared_barcode(tx, journey).await? {
-        Some((barcode, ids)) => Err(ApiError::Conflict(format!(
-            "baggage: barcode {barcode} would be on more than one passenger of this journey (ids {ids:?}); a tag is on one bag"
-        ))),
+        Some((barcode, ids)) => Err(ApiError::Conflict(
+            Code::Duplicate,
+            format!(
+                "baggage: barcode {barcode} would be on more than one passenger of this journey (ids {ids:?}); a tag is on one bag"
+            ),
+        )),
         None => Ok(()),
     }
 }

@@ -11,7 +11,7 @@ use tns_adapter::{Credentials, Kind, ReportRequest};
 
 use crate::{
     auth::Caller,
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, Code, ErrorBody},
     extract::ApiPath,
     state::AppState,
     v1::resource::not_found,
@@ -54,10 +54,10 @@ async fn report(st: &AppState, org: i64, target: Target, reference: Option<Strin
         Target::Cargo(_) => "cargo shipment",
     };
     let Some(downstream_reference) = reference else {
-        return Err(ApiError::Conflict(format!(
-            "{what} {} has not been delivered downstream yet; its report exists once it is",
-            target.id()
-        )));
+        return Err(ApiError::Conflict(
+            Code::NotDelivered,
+            format!("{what} {} has not been delivered downstream yet; its report exists once it is", target.id()),
+        ));
     };
     let mut conn = st.db.acquire().await?;
     let (adapter, state) = db::submissions::delivered_state(&mut conn, org, target)

@@ -8,7 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiError, ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, Code, ErrorBody},
     extract::{optional_json, ApiJson, ApiPath, ApiQuery},
     idempotency::NoReplay,
     state::AppState,
@@ -69,7 +69,10 @@ pub async fn subscribe(st: &AppState, p: &Principal, input: SubscriptionIn) -> A
     let sealed = st.cfg.data_key.seal(p.org_id, secret.as_bytes());
     let subscription =
         db::webhooks::insert(&st.db, p.org_id, input.event_type, &url, &sealed).await?.ok_or_else(|| {
-            ApiError::Conflict(format!("an organization keeps at most {MAX_SUBSCRIPTIONS} subscriptions"))
+            ApiError::Conflict(
+                Code::LimitReached,
+                format!("an organization keeps at most {MAX_SUBSCRIPTIONS} subscriptions"),
+            )
         })?;
     Ok(CreatedSubscription { subscription, secret })
 }
@@ -289,7 +292,10 @@ pub async fn send_test(st: &AppState, p: &Principal, input: TestEventIn) -> ApiR
             .await?
             .ok_or_else(|| missing_reference("subscription_id", "webhook subscription", id))?;
         if sub.active == 0 {
-            return Err(ApiError::Conflict(format!("webhook subscription {id} is inactive; reactivate it first")));
+            return Err(ApiError::Conflict(
+                Code::SubscriptionInactive,
+                format!("webhook subscription {id} is inactive; reactivate it first"),
+            ));
         }
     }
     let deliveries = db::webhooks::emit_test(&st.db, p.org_id, target).await?;
