@@ -442,7 +442,8 @@ fn a_downstream_tns_knows_nothing_of_works_through_its_description_alone() {
         verify("t0k3n").unwrap(),
         Account { username: "abc".into(), name: Some("MINIMAL".into()), message: None }
     );
-    assert_eq!(verify("wrong"), Err(AdapterError::Permanent("token refused".into())));
+    // The plugin echoes the refused token; the host masks what its description calls secret.
+    assert_eq!(verify("wrong"), Err(AdapterError::Permanent("token refused: *** is not known here".into())));
 
     assert_eq!(
         m.screen(&journey("tns-2", "34NOPE1", &[]).work).unwrap(),
@@ -532,7 +533,7 @@ async fn a_third_downstream_is_offered_chosen_and_delivered_to_by_its_descriptio
     assert!(e["detail"].as_str().unwrap().contains("not a field of the `minimal` adapter"), "{e}");
     let e =
         error_body(put(json!({"adapter": "minimal", "account": "acme", "token": "wrong"})).await.unwrap(), 422).await;
-    assert!(e["detail"].as_str().unwrap().contains("token refused"), "{e}");
+    assert!(e["detail"].as_str().unwrap().contains("token refused: *** is"), "{e}");
     let e = error_body(put(json!({"adapter": "nowhere"})).await.unwrap(), 422).await;
     assert!(e["detail"].as_str().unwrap().contains("minimal, sandbox"), "{e}");
     let chosen =

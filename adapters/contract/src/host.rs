@@ -12,8 +12,8 @@ use serde::{de::DeserializeOwned, Serialize};
 use crate::{
     abi::{self, AbiVersionFn, CallFn, CreateFn, DestroyFn, FreeFn, Op, TnsBuf},
     Account, Adapter, AdapterError, AdapterResult, AllowList, AllowListRequest, CheckRequest, CodeList,
-    CodeListsRequest, CredentialsCheck, Description, Document, Finding, InspectRequest, Notification, Observed,
-    Problem, ReportRequest, Step, Work,
+    CodeListsRequest, Credentials, CredentialsCheck, Description, Document, Finding, InspectRequest, Notification,
+    Observed, Problem, ReportRequest, Step, Work,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -134,6 +134,24 @@ impl Plugin {
         &self.path
     }
 
+    /// [`Self::invoke`] for a request carrying `given` credentials: the values of the fields
+    /// the plugin describes as secret are masked in its error, whatever the plugin does. An
+    /// error may echo the request it failed on, and errors are logged, stored with the
+    /// attempt, and shown to operators and tenants.
+    fn invoke_with<Req: Serialize, Res: DeserializeOwned>(
+        &self,
+        op: Op,
+        req: &Req,
+        given: Option<&Credentials>,
+    ) -> AdapterResult<Res> {
+        let result = self.invoke(op, req);
+        let Some(given) = given else { return result };
+        result.map_err(|e| {
+            let secret = self.description.credentials.iter().filter(|f| f.secret);
+            e.map_message(|m| mask(m, secret.filter_map(|f| given.get(&f.name))))
+        })
+    }
+
     fn invoke<Req: Serialize, Res: DeserializeOwned>(&self, op: Op, req: &Req) -> AdapterResult<Res> {
         let input =
             serde_json::to_vec(req).map_err(|e| AdapterError::Permanent(format!("cannot encode the request: {e}")))?;
@@ -155,33 +173,46 @@ impl Adapter for Plugin {
         self.description.clone()
     }
     fn advance(&self, n: &Notification) -> AdapterResult<Step> {
-        self.invoke(Op::Advance, n)
+        self.invoke_with(Op::Advance, n, n.credentials.as_ref())
     }
     fn reconcile(&self, n: &Notification) -> AdapterResult<Step> {
-        self.invoke(Op::Reconcile, n)
+        self.invoke_with(Op::Reconcile, n, n.credentials.as_ref())
     }
     fn verify_credentials(&self, req: &CredentialsCheck) -> AdapterResult<Account> {
-        self.invoke(Op::VerifyCredentials, req)
+        self.invoke_with(Op::VerifyCredentials, req, Some(&req.credentials))
     }
     fn report(&self, req: &ReportRequest) -> AdapterResult<Document> {
-        self.invoke(Op::Report, req)
+        self.invoke_with(Op::Report, req, req.credentials.as_ref())
     }
     fn allow_list(&self, req: &AllowListRequest) -> AdapterResult<AllowList> {
-        self.invoke(Op::AllowList, req)
+        self.invoke_with(Op::AllowList, req, Some(&req.credentials))
     }
     fn check(&self, req: &CheckRequest) -> AdapterResult<Option<Finding>> {
-        self.invoke(Op::Check, req)
+        self.invoke_with(Op::Check, req, req.credentials.as_ref())
     }
     fn code_lists(&self, req: &CodeListsRequest) -> AdapterResult<Vec<CodeList>> {
-        self.invoke(Op::CodeLists, req)
+        self.invoke_with(Op::CodeLists, req, req.credentials.as_ref())
     }
 
     fn inspect(&self, req: &InspectRequest) -> AdapterResult<Option<Observed>> {
-        self.invoke(Op::Inspect, req)
+        self.invoke_with(Op::Inspect, req, req.credentials.as_ref())
     }
     fn screen(&self, work: &Work) -> AdapterResult<Vec<Problem>> {
         self.invoke(Op::Screen, work)
     }
+}
+
+/// `text` with every value in `secrets` replaced by `***`, the longest first (so a secret that
+/// holds another is not left half shown).
+fn mask<'a>(mut text: String, secrets: impl Iterator<Item = &'a str>) -> String {
+    let mut secrets: Vec<&str> = secrets.filter(|s| !s.is_empty()).collect();
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    for s in secrets {
+        if text.contains(s) {
+            text = text.replace(s, "***");
+        }
+    }
+    text
 }
 
 /// The platform's file name of a plugin crate's library (`libtns_adapter_sandbox.so`).
@@ -226,4 +257,20 @@ pub fn load_dir(
         }
     }
     Ok((ok, failed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mask;
+
+    #[test]
+    fn secrets_are_masked_longest_first_and_empty_ones_ignored() {
+        let text = "login pass-word-2 refused (pass-word tried, user 42)".to_string();
+        assert_eq!(
+            mask(text, ["pass-word", "pass-word-2", ""].into_iter()),
+            "login *** refused (*** tried, user 42)",
+            "a secret holding another is masked whole, and an empty one matches nothing"
+        );
+        assert_eq!(mask("nothing to hide".into(), ["s3cret"].into_iter()), "nothing to hide");
+    }
 }
