@@ -80,7 +80,7 @@ async fn raw_loop(db: PgPool, batch: usize) -> anyhow::Result<usize> {
     loop {
         let claimed = queue::claim(&db, batch, Duration::from_secs(300), rand::random(), after).await?;
         let Some(last) = claimed.last() else { return Ok(done) };
-        after = last.org_id;
+        after = last.org_id.get();
         let now = chrono_now();
         let finished: Vec<Finished> = claimed
             .iter()

@@ -93,7 +93,7 @@ async fn start_sim() -> anyhow::Result<(tokio::process::Child, String)> {
 
 /// Organizations on U-ETDS's test account, and `n` queued journeys spread over them.
 async fn seed(db: &PgPool, cfg: &Config, n: i64) -> anyhow::Result<()> {
-    let orgs: Vec<i64> = sqlx::query_scalar(
+    let orgs: Vec<tns_core::ids::OrgId> = sqlx::query_scalar(
         "INSERT INTO organizations (name, tax_number) SELECT 'Bench ' || g, lpad(g::text, 10, '0') FROM generate_series(1, $1) g
          RETURNING id",
     )

@@ -232,7 +232,7 @@ async fn main() -> anyhow::Result<()> {
     let (url, got) = receiver().await?;
     let hooks = &cfg.scheduler.as_ref().context("scheduler settings")?.webhooks;
     for i in 1..=ORGS {
-        let org: i64 = sqlx::query_scalar(
+        let org: tns_core::ids::OrgId = sqlx::query_scalar(
             "INSERT INTO organizations (name, tax_number) VALUES ($1, lpad($2::text, 10, '0')) RETURNING id",
         )
         .bind(format!("Bench {i}"))

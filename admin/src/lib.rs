@@ -38,10 +38,7 @@ use tns_core::{
     env::RedisSettings,
     scopes::operator::OperatorScope,
 };
-use tns_store::{
-    audit::Actor,
-    submissions::resolve::{resolve, Resolution},
-};
+use tns_store::{audit::Actor, submissions::resolve::Resolution};
 
 /// Why operators may not close an organization: closing starts its erasure, which is the
 /// owner's decision (an operator suspends instead; setting another status reopens a closed one).
@@ -399,7 +396,7 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
             writeln!(out, "{}", serde_json::to_string(&requeued.ok_or_else(|| no_org(org))?)?)?;
         }
         Command::Resolve { org, id, resolution, reason, operator } => {
-            match resolve(db, &Actor::Operator(operator), org, id, &resolution, &reason).await? {
+            match ops::resolve(db, &Actor::Operator(operator), org, id, &resolution, &reason).await? {
                 Ok(resolved) => writeln!(out, "{}", serde_json::to_string(&resolved)?)?,
                 Err(e) => bail!("{e}"),
             }

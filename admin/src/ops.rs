@@ -5,6 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::PgPool;
+use tns_core::ids::OrgId;
 use tns_core::{
     domain::kinds::{InvoiceStatus, OrgStatus},
     env::RedisSettings,
@@ -12,14 +13,25 @@ use tns_core::{
 use tns_store::{
     audit::Actor,
     billing::standing::Settled,
-    submissions::{requeue::Requeued, Attempt, Submission},
+    submissions::{
+        requeue::Requeued,
+        resolve::{NotResolved, Resolution, Resolved},
+        Attempt, Submission,
+    },
 };
 use utoipa::ToSchema;
+
+/// The organization an operator named by its number, if there is one: the only way the
+/// operators' surfaces come to hold an [`OrgId`].
+pub async fn organization(db: &PgPool, number: i64) -> sqlx::Result<Option<OrgId>> {
+    tns_store::accounts::org_id(db, number).await
+}
 
 /// A change of an organization: what it was and is.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Changed {
-    pub organization: i64,
+    #[schema(value_type = i64)]
+    pub organization: OrgId,
     pub before: serde_json::Value,
     pub after: serde_json::Value,
     /// `false`: the change is made, but Redis could not be told, so the API processes apply it
@@ -36,6 +48,7 @@ pub async fn set_status(
     to: OrgStatus,
     reason: &str,
 ) -> sqlx::Result<Option<Changed>> {
+    let Some(org) = organization(db, org).await? else { return Ok(None) };
     let Some((before, after)) = tns_store::billing::standing::change(db, actor, org, to, Some(reason)).await? else {
         return Ok(None);
     };
@@ -52,6 +65,7 @@ pub async fn change_plan(
     code: &str,
     reason: &str,
 ) -> sqlx::Result<Option<Changed>> {
+    let Some(org) = organization(db, org).await? else { return Ok(None) };
     let Some(switched) = tns_store::billing::standing::change_plan(db, actor, org, code, Some(reason)).await? else {
         return Ok(None);
     };
@@ -60,11 +74,11 @@ pub async fn change_plan(
 
 /// Tell every API process (they read an organization's plan and standing from what is
 /// published in Redis) by forgetting what is published.
-async fn changed(redis: &RedisSettings, org: i64, before: serde_json::Value, after: serde_json::Value) -> Changed {
+async fn changed(redis: &RedisSettings, org: OrgId, before: serde_json::Value, after: serde_json::Value) -> Changed {
     let published = match tns_store::published::forget_limits(redis, &[org]).await {
         Ok(()) => true,
         Err(e) => {
-            tracing::warn!(error = %e, org, "a change could not be published to the API processes");
+            tracing::warn!(error = %e, org = org.get(), "a change could not be published to the API processes");
             false
         }
     };
@@ -95,6 +109,7 @@ pub async fn submission_sent(
     id: i64,
     reason: &str,
 ) -> sqlx::Result<Option<Sent>> {
+    let Some(org) = organization(db, org).await? else { return Ok(None) };
     let Some(found) = tns_store::submissions::detail(db, org, id).await? else {
         return Ok(None);
     };
@@ -108,10 +123,27 @@ pub async fn submission_sent(
     }))
 }
 
+/// Settle submission `id` of organization number `org`, whose outcome is unknown (see
+/// `tns_store::submissions::resolve`).
+pub async fn resolve(
+    db: &PgPool,
+    actor: &Actor,
+    org: i64,
+    id: i64,
+    resolution: &Resolution,
+    reason: &str,
+) -> sqlx::Result<Result<Resolved, NotResolved>> {
+    let Some(found) = organization(db, org).await? else {
+        return Ok(Err(NotResolved::NoSuchSubmission { org, id }));
+    };
+    tns_store::submissions::resolve::resolve(db, actor, found, id, resolution, reason).await
+}
+
 /// What a re-queue did.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RequeuedAll {
-    pub organization: i64,
+    #[schema(value_type = i64)]
+    pub organization: OrgId,
     /// The new submissions (shipments, then journeys, each oldest first; empty when nothing
     /// had failed).
     pub submission_ids: Vec<i64>,
@@ -122,6 +154,7 @@ pub struct RequeuedAll {
 /// Queue `org`'s failed submissions again, as they were sent (see
 /// `tns_store::submissions::requeue`); `None` for no such organization.
 pub async fn requeue(db: &PgPool, actor: &Actor, org: i64, reason: &str) -> sqlx::Result<Option<RequeuedAll>> {
+    let Some(org) = organization(db, org).await? else { return Ok(None) };
     let requeued = tns_store::submissions::requeue::requeue_failed(db, actor, org, reason).await?;
     Ok(requeued.map(|requeued| RequeuedAll {
         organization: org,
@@ -134,7 +167,8 @@ pub async fn requeue(db: &PgPool, actor: &Actor, org: i64, reason: &str) -> sqlx
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct InvoiceSettled {
     pub invoice: i64,
-    pub organization: i64,
+    #[schema(value_type = i64)]
+    pub organization: OrgId,
     pub status: InvoiceStatus,
     /// The organization was suspended for overdue invoices and none is left: it is active again.
     pub reactivated: bool,

@@ -91,7 +91,7 @@ pub async fn admission(State(st): State<AppState>, mut req: Request, next: Next)
     let (decision, org) = match auth::authenticate(&st, req.headers()).await {
         Ok(Some(principal)) => {
             let org = principal.org_id;
-            tns_http::request_id::record_org(org);
+            tns_http::request_id::record_org(org.get());
             let exempt = Exempt {
                 quota: QUOTA_EXEMPT.contains(&route.as_str()),
                 suspension: spared_when_suspended(req.method(), &route),

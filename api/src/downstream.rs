@@ -3,6 +3,7 @@
 //! loads: off the async runtime, each within a deadline, at most a few at once per process.
 
 use std::{sync::Arc, time::Duration};
+use tns_core::ids::OrgId;
 
 use tns_adapter::{
     Account, Adapter, AdapterError, AllowList, AllowListRequest, CheckRequest, Credentials, CredentialsCheck, Document,
@@ -125,7 +126,7 @@ impl Downstreams {
     pub async fn adapter_for(
         &self,
         tx: &mut sqlx::PgConnection,
-        org: i64,
+        org: OrgId,
         records: Records,
     ) -> Result<String, ApiError> {
         let chosen = match tns_store::downstream::adapter_of(tx, org).await? {

@@ -9,6 +9,7 @@
 //! is submitted as it is then, checked as it was a moment before.
 
 use std::time::Duration;
+use tns_core::ids::OrgId;
 
 use futures::{stream, StreamExt};
 use tns_adapter::{Check, CheckRequest, Credentials, Finding, Person};
@@ -55,7 +56,7 @@ enum Outcome {
 
 /// The warnings of the organization's pre-flight checks of `target` (none when its policy is
 /// `off`), or the 422 of its `refuse` policy.
-pub async fn run(st: &AppState, org: i64, target: Target) -> ApiResult<Vec<Warning>> {
+pub async fn run(st: &AppState, org: OrgId, target: Target) -> ApiResult<Vec<Warning>> {
     let Some(policy) = db::preflight::policy(&st.db, org).await? else { return Ok(vec![]) };
     if policy.mode == PreflightMode::Off || policy.checks.is_empty() {
         return Ok(vec![]);
@@ -138,7 +139,7 @@ fn label(c: &Check) -> &'static str {
 
 /// The checks `chosen` of the record as it would be sent; `None` when nothing would be sent
 /// (a cancelled record, one with a submission pending).
-async fn plan(st: &AppState, org: i64, target: Target, chosen: &[CheckKind]) -> ApiResult<Option<Vec<Planned>>> {
+async fn plan(st: &AppState, org: OrgId, target: Target, chosen: &[CheckKind]) -> ApiResult<Option<Vec<Planned>>> {
     let mut conn = st.db.acquire().await?;
     if db::submissions::pending_for(&mut conn, org, target).await?.is_some() {
         return Ok(None);
@@ -218,7 +219,7 @@ async fn plan(st: &AppState, org: i64, target: Target, chosen: &[CheckKind]) -> 
 /// The outcome of each check, in order: today's kept pass, or the adapter's answer (a pass
 /// kept for the day; a failure asked again next time, since what failed may be put right the
 /// same day).
-async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outcome>> {
+async fn ask(st: &AppState, org: OrgId, planned: &[Planned]) -> ApiResult<Vec<Outcome>> {
     let day = chrono::Utc::now().with_timezone(&turkey()).date_naive();
     let Some(adapter) = crate::v1::endpoints::downstream::current(st, org).await?.adapter else {
         return Ok(planned.iter().map(|_| Outcome::NotOffered).collect());
@@ -265,7 +266,7 @@ async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outc
     // Keeping is a saving, not a need: a failure to keep costs a question tomorrow.
     if !passes.is_empty() {
         if let Err(e) = db::preflight::keep(&st.db, org, day, &passes).await {
-            tracing::warn!(org, error = %e, "pre-flight answers not kept");
+            tracing::warn!(org = org.get(), error = %e, "pre-flight answers not kept");
         }
     }
     let mut out: Vec<Option<Outcome>> = subjects
@@ -285,7 +286,7 @@ async fn ask(st: &AppState, org: i64, planned: &[Planned]) -> ApiResult<Vec<Outc
 /// The key of a check's kept answer: what was asked, of which downstream and environment,
 /// digested under the data key for the organization (an identity number and a name are never
 /// kept, nor can they be found again by trying every number).
-fn subject(st: &AppState, org: i64, adapter: &str, credentials: Option<&Credentials>, c: &Check) -> Vec<u8> {
+fn subject(st: &AppState, org: OrgId, adapter: &str, credentials: Option<&Credentials>, c: &Check) -> Vec<u8> {
     // The account asked with (U-ETDS: its environment and user name), never a secret.
     let description = st.downstreams.registry().description(adapter);
     let account: Option<std::collections::BTreeMap<&String, &String>> = credentials.map(|c| {

@@ -30,6 +30,7 @@ use std::{
     },
     time::Duration,
 };
+use tns_core::ids::OrgId;
 
 use chrono::Utc;
 use redis::{AsyncCommands, Script};
@@ -203,7 +204,7 @@ enum Pushed {
 /// Counts taken out of [`Quota::unflushed`] for the ledger: put back unless taken further.
 struct Taken<'a> {
     quota: &'a Quota,
-    org: i64,
+    org: OrgId,
     month: Month,
     groups: Groups,
 }
@@ -223,7 +224,7 @@ impl Drop for Taken<'_> {
 
 /// Counts in the ledger (addition `version`) that Redis's current copy may lack.
 struct Unpushed {
-    org: i64,
+    org: OrgId,
     month: Month,
     version: i64,
     groups: Groups,
@@ -241,15 +242,15 @@ pub struct Quota {
     add: Script,
     push: Script,
     /// What this process counted since its last addition to the ledger.
-    unflushed: Mutex<HashMap<(i64, Month), Groups>>,
+    unflushed: Mutex<HashMap<(OrgId, Month), Groups>>,
     /// Added to the ledger; Redis's copy may still lack them.
     unpushed: Mutex<std::collections::VecDeque<Unpushed>>,
-    local: Mutex<HashMap<(i64, Month), LocalMonth>>,
+    local: Mutex<HashMap<(OrgId, Month), LocalMonth>>,
     /// Whether `local` has entries (so a call Redis counted checks it without the lock).
     counting_locally: std::sync::atomic::AtomicBool,
-    limits: TtlMap<i64, Limit>,
+    limits: TtlMap<OrgId, Limit>,
     /// Why suspended (or closed) organizations are restricted, so their calls cost no query each.
-    suspension_reasons: TtlMap<i64, (OrgStatus, Option<String>)>,
+    suspension_reasons: TtlMap<OrgId, (OrgStatus, Option<String>)>,
     last_fallback_log: AtomicI64,
 }
 
@@ -310,17 +311,17 @@ impl Quota {
         }
     }
 
-    fn usage_key(&self, org: i64, month: Month) -> String {
+    fn usage_key(&self, org: OrgId, month: Month) -> String {
         self.store.key(&usage_key_suffix(org, month))
     }
 
-    fn limit_key(&self, org: i64) -> String {
+    fn limit_key(&self, org: OrgId) -> String {
         self.store.key(&limit_key_suffix(org))
     }
 
     /// Count one call of `endpoint` and decide whether it is served: 429 beyond a hard quota,
     /// 403 for a suspended organization (nothing counted), each unless `exempt`.
-    pub async fn admit(&self, org: i64, endpoint: &str, exempt: Exempt) -> Result<Decision, ApiError> {
+    pub async fn admit(&self, org: OrgId, endpoint: &str, exempt: Exempt) -> Result<Decision, ApiError> {
         let month = Month::now();
         if !self.enabled {
             if !exempt.suspension && self.cached_limit(org).await?.suspended {
@@ -358,7 +359,7 @@ impl Quota {
     }
 
     /// Remember counts this process made, for its next addition to the ledger.
-    fn count(&self, org: i64, month: Month, counted: Counted, fields: &[(&str, i64)]) {
+    fn count(&self, org: OrgId, month: Month, counted: Counted, fields: &[(&str, i64)]) {
         let mut unflushed = self.unflushed.lock().unwrap_or_else(|p| p.into_inner());
         let counts = unflushed.entry((org, month)).or_default().entry(counted).or_default();
         for (f, n) in fields.iter().filter(|(_, n)| *n != 0) {
@@ -378,7 +379,7 @@ impl Quota {
     /// The decision, and the id of the copy that counted the call.
     async fn admit_redis(
         &self,
-        org: i64,
+        org: OrgId,
         month: Month,
         field: &str,
         exempt: Exempt,
@@ -410,7 +411,7 @@ impl Quota {
     }
 
     /// The organization's current limit from its plan, and its standing.
-    pub async fn load_limit(&self, org: i64) -> sqlx::Result<Limit> {
+    pub async fn load_limit(&self, org: OrgId) -> sqlx::Result<Limit> {
         // No subscription row: an erased organization (its API keys stay valid in a process's
         // cache for moments). Refused as a restricted one is.
         Ok(tns_store::billing::plans::limit(&self.db, org)
@@ -420,7 +421,7 @@ impl Quota {
     }
 
     /// The limit as this process last loaded it (at most 5 s old).
-    async fn cached_limit(&self, org: i64) -> sqlx::Result<Limit> {
+    async fn cached_limit(&self, org: OrgId) -> sqlx::Result<Limit> {
         if let Some(l) = self.limits.get(&org) {
             return Ok(l);
         }
@@ -431,7 +432,7 @@ impl Quota {
 
     /// A change that mirrors no API call (the portal's team members) is refused for a suspended
     /// organization as an API change would be.
-    pub async fn refuse_if_suspended(&self, org: i64) -> Result<(), ApiError> {
+    pub async fn refuse_if_suspended(&self, org: OrgId) -> Result<(), ApiError> {
         if self.cached_limit(org).await?.suspended {
             return Err(self.suspended(org).await);
         }
@@ -439,7 +440,7 @@ impl Quota {
     }
 
     /// The refusal of a suspended organization's call, with the reason it was given.
-    async fn suspended(&self, org: i64) -> ApiError {
+    async fn suspended(&self, org: OrgId) -> ApiError {
         let (status, reason) = match self.suspension_reasons.get(&org) {
             Some(r) => r,
             None => {
@@ -476,7 +477,7 @@ impl Quota {
         format!("{}:{}:{}", l.quota.unwrap_or(-1), l.soft as u8, l.suspended as u8)
     }
 
-    async fn seed_limit(&self, org: i64) -> Result<(), Failure> {
+    async fn seed_limit(&self, org: OrgId) -> Result<(), Failure> {
         let value = Self::encode_limit(self.load_limit(org).await?);
         let key = self.limit_key(org);
         // NX: a plan change that wrote the key meanwhile must win over this older read.
@@ -496,7 +497,7 @@ impl Quota {
     }
 
     /// Publish a changed limit to every process at once (after a plan change, a closure).
-    pub async fn publish_limit(&self, org: i64) -> Result<(), ApiError> {
+    pub async fn publish_limit(&self, org: OrgId) -> Result<(), ApiError> {
         let limit = self.load_limit(org).await?;
         self.limits.insert(org, limit);
         self.suspension_reasons.remove_where(|k, _| *k == org);
@@ -506,18 +507,18 @@ impl Quota {
         {
             // Other processes pick the plan up when their Redis-less limit cache expires (5 s)
             // or when the key's TTL runs out; log so operators know.
-            tracing::warn!(org, error = %e, "could not publish the new limit to redis");
+            tracing::warn!(org = org.get(), error = %e, "could not publish the new limit to redis");
         }
         Ok(())
     }
 
-    async fn persisted(&self, org: i64, month: Month) -> sqlx::Result<MonthCounts> {
+    async fn persisted(&self, org: OrgId, month: Month) -> sqlx::Result<MonthCounts> {
         usage::persisted(&self.db, org, month).await
     }
 
     /// Copy the month from the ledger into Redis (unless another process just did), with
     /// the version of the read and a new copy id (never -1, the id of copies made before ids).
-    async fn seed_month(&self, org: i64, month: Month) -> Result<(), Failure> {
+    async fn seed_month(&self, org: OrgId, month: Month) -> Result<(), Failure> {
         let (counts, version) = usage::ledger(&self.db, org, month).await?;
         let mut inv = self.seed.key(self.usage_key(org, month));
         // Lua's numbers are doubles: an id stays below 2^52 so it comes back from a script exact.
@@ -530,7 +531,7 @@ impl Quota {
         Ok(())
     }
 
-    async fn admit_local(&self, org: i64, month: Month, exempt: Exempt) -> Result<Decision, ApiError> {
+    async fn admit_local(&self, org: OrgId, month: Month, exempt: Exempt) -> Result<Decision, ApiError> {
         let limit = self.cached_limit(org).await?;
         if limit.suspended && !exempt.suspension {
             return Err(self.suspended(org).await);
@@ -576,7 +577,7 @@ impl Quota {
     }
 
     /// Count an error answer (status >= 400) of an admitted call.
-    pub async fn record_error(&self, org: i64, endpoint: &str) {
+    pub async fn record_error(&self, org: OrgId, endpoint: &str) {
         if !self.enabled {
             return;
         }
@@ -595,7 +596,7 @@ impl Quota {
 
     /// The month's usage: Redis's copy and what this process counted that the copy lacks, else
     /// the ledger and what this process has not added to it yet.
-    pub async fn usage(&self, org: i64, month: Month) -> Result<Vec<EndpointUsage>, ApiError> {
+    pub async fn usage(&self, org: OrgId, month: Month) -> Result<Vec<EndpointUsage>, ApiError> {
         let key = self.usage_key(org, month);
         let live: Result<HashMap<String, i64>, _> = self.store.call(|mut c| async move { c.hgetall(key).await }).await;
         let mut fields = Counts::default();
@@ -639,7 +640,7 @@ impl Quota {
     /// One organization-month at a time, each put back if not done (an error, or the flush
     /// stopped with the process), so stopping midway loses nothing.
     pub async fn flush(&self) {
-        let months: Vec<(i64, Month)> =
+        let months: Vec<(OrgId, Month)> =
             self.unflushed.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect();
         for (org, month) in months {
             let Some(groups) = self.unflushed.lock().unwrap_or_else(|p| p.into_inner()).remove(&(org, month)) else {
@@ -660,7 +661,7 @@ impl Quota {
                 Ok(None) => taken.groups.clear(),
                 Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => taken.groups.clear(),
                 Err(e) => {
-                    tracing::warn!(org, %month, error = %tns_store::redacted(&e), "usage not added to the ledger; will retry");
+                    tracing::warn!(org = org.get(), %month, error = %tns_store::redacted(&e), "usage not added to the ledger; will retry");
                 }
             }
         }
@@ -672,7 +673,7 @@ impl Quota {
                 // Only this month's copy is seeded again; a past month's is read from the ledger.
                 Ok(Pushed::NoCopy) => u.month == Month::now(),
                 Err(e) => {
-                    tracing::debug!(org = u.org, month = %u.month, error = %e, "usage not given to redis yet; will retry");
+                    tracing::debug!(org = u.org.get(), month = %u.month, error = %e, "usage not given to redis yet; will retry");
                     true
                 }
             };
@@ -682,7 +683,7 @@ impl Quota {
                     unpushed.push_back(u);
                 } else {
                     // The ledger has them; only Redis's copy (quota, live report) is short.
-                    tracing::warn!(org = u.org, month = %u.month, "too many usage additions waiting for redis; one dropped");
+                    tracing::warn!(org = u.org.get(), month = %u.month, "too many usage additions waiting for redis; one dropped");
                 }
             }
         }

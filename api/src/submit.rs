@@ -9,6 +9,7 @@
 //! the answer.
 
 use tns_adapter::{Amendment, Cancellation, GoodsChange, Kind, NoShow, Reactivation, Records, Work};
+use tns_core::ids::OrgId;
 
 use crate::{
     error::{ApiError, ApiResult, Code},
@@ -33,7 +34,7 @@ enum Submitting {
 
 /// Queue a submission of `target` for credential `by` (`Principal::credential_id`), or return
 /// the pending one, or the delivering one when nothing changed since.
-pub async fn submit(st: &AppState, org: i64, target: Target, by: &str) -> ApiResult<Submission> {
+pub async fn submit(st: &AppState, org: OrgId, target: Target, by: &str) -> ApiResult<Submission> {
     // Nothing to ask the downstream about an erased record's people (checked again under the lock).
     refuse_erased(&st.db, target.kind(), org, target.id()).await?;
     // Before the transaction: the checks wait on the downstream, the record's lock must not.
@@ -106,7 +107,7 @@ fn refuse_cancelled(target: Target, status: RecordStatus) -> ApiResult<()> {
 /// pending waits for it (409).
 pub async fn cancel(
     st: &AppState,
-    org: i64,
+    org: OrgId,
     target: Target,
     reason: &str,
     cancel_kind: Option<String>,
@@ -166,7 +167,7 @@ pub async fn cancel(
 /// Queue the re-activation of a journey or shipment cancelled downstream (or return the
 /// pending one). A record that is not cancelled has nothing to re-activate (409); one with a
 /// submission of another kind pending waits for it (409).
-pub async fn reactivate(st: &AppState, org: i64, target: Target, reason: &str, by: &str) -> ApiResult<Submission> {
+pub async fn reactivate(st: &AppState, org: OrgId, target: Target, reason: &str, by: &str) -> ApiResult<Submission> {
     let mut tx = st.db.begin().await?;
     let (status, reference, kind) = locked(&mut tx, org, target).await?;
     if let Some(pending) = db::submissions::pending_for(&mut tx, org, target).await? {
@@ -220,7 +221,7 @@ pub async fn reactivate(st: &AppState, org: i64, target: Target, reason: &str, b
 /// downstream reference and the kind of notification it is.
 async fn locked(
     tx: &mut sqlx::PgConnection,
-    org: i64,
+    org: OrgId,
     target: Target,
 ) -> ApiResult<(RecordStatus, Option<String>, Kind)> {
     Ok(match target {
@@ -243,7 +244,7 @@ async fn locked(
 /// no-show included) waits (409).
 pub async fn no_show(
     st: &AppState,
-    org: i64,
+    org: OrgId,
     id: i64,
     passenger: i64,
     note: Option<String>,
@@ -297,7 +298,7 @@ pub async fn no_show(
 }
 
 /// The journey `id` of `org`, locked for the transaction (a concurrent submit of it waits).
-async fn locked_journey(tx: &mut sqlx::PgConnection, org: i64, id: i64) -> ApiResult<db::journeys::Journey> {
+async fn locked_journey(tx: &mut sqlx::PgConnection, org: OrgId, id: i64) -> ApiResult<db::journeys::Journey> {
     db::journeys::lock(&mut *tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
     db::journeys::get(&mut *tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))
 }
@@ -314,7 +315,7 @@ fn journey_kind(j: &db::journeys::Journey) -> Kind {
 /// Queue `snapshot` as the record's `operation` on `adapter`, and commit.
 async fn queue_and_commit(
     mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
-    org: i64,
+    org: OrgId,
     target: Target,
     operation: Operation,
     adapter: &str,
@@ -330,7 +331,7 @@ async fn queue_and_commit(
 
 /// The delivering submission of a record that has nothing new to send (for a cancelled one, its
 /// cancellation).
-async fn unchanged(tx: &mut sqlx::PgConnection, org: i64, target: Target) -> ApiResult<Submitting> {
+async fn unchanged(tx: &mut sqlx::PgConnection, org: OrgId, target: Target) -> ApiResult<Submitting> {
     let sub = db::submissions::last_delivered(tx, org, target)
         .await?
         .ok_or_else(|| anyhow::anyhow!("{target:?} has a downstream reference but no delivered submission"))?;
@@ -339,7 +340,7 @@ async fn unchanged(tx: &mut sqlx::PgConnection, org: i64, target: Target) -> Api
 
 /// A journey not yet delivered goes out whole; a delivered one as the difference since (trip
 /// fields, crew, passengers), to the adapter that holds it.
-async fn journey_submitting(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, id: i64) -> ApiResult<Submitting> {
+async fn journey_submitting(st: &AppState, tx: &mut sqlx::PgConnection, org: OrgId, id: i64) -> ApiResult<Submitting> {
     let journey = db::journeys::get(tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
     let passengers = db::passengers::all_of(tx, org, id).await?;
     let crew = db::personnel::crew_of(tx, org, id).await?;
@@ -376,7 +377,7 @@ async fn journey_submitting(st: &AppState, tx: &mut sqlx::PgConnection, org: i64
 }
 
 /// A personnel record named by a shipment, whatever its status now.
-async fn person(tx: &mut sqlx::PgConnection, org: i64, id: Option<i64>) -> ApiResult<Option<db::personnel::Person>> {
+async fn person(tx: &mut sqlx::PgConnection, org: OrgId, id: Option<i64>) -> ApiResult<Option<db::personnel::Person>> {
     Ok(match id {
         Some(id) => db::personnel::get(&mut *tx, org, id).await?,
         None => None,
@@ -387,7 +388,7 @@ async fn person(tx: &mut sqlx::PgConnection, org: i64, id: Option<i64>) -> ApiRe
 pub(crate) async fn cargo_work(
     st: &AppState,
     tx: &mut sqlx::PgConnection,
-    org: i64,
+    org: OrgId,
     c: &db::cargo::Cargo,
 ) -> ApiResult<(tns_adapter::Cargo, [Option<RoleType>; 2])> {
     // Retired vehicles and drivers still went on the trip: read them whatever their status.
@@ -406,7 +407,7 @@ pub(crate) async fn cargo_work(
 async fn cargo_submitting(
     st: &AppState,
     tx: &mut sqlx::PgConnection,
-    org: i64,
+    org: OrgId,
     c: &db::cargo::Cargo,
 ) -> ApiResult<Submitting> {
     let (work, [driver, second_driver]) = cargo_work(st, tx, org, c).await?;

@@ -2,6 +2,7 @@
 //! its own settings with [`Vars`]; a bad value stops start-up with one line naming the variable
 //! and what is wrong with it.
 
+use crate::ids::OrgId;
 use std::{fmt, time::Duration};
 
 /// Every environment variable the `tns` binary reads, whatever its role (`tns env` prints
@@ -191,19 +192,19 @@ impl RedisSettings {
 
     /// The key holding an organization's published limit and standing, which every API
     /// process admits its calls against.
-    pub fn limit_key(&self, org: i64) -> String {
+    pub fn limit_key(&self, org: OrgId) -> String {
         format!("{}{}", self.prefix, limit_key_suffix(org))
     }
 }
 
 /// [`RedisSettings::limit_key`] without the prefix.
-pub fn limit_key_suffix(org: i64) -> String {
+pub fn limit_key_suffix(org: OrgId) -> String {
     format!("limit:{org}")
 }
 
 /// The key (without the prefix) of an organization-month's usage counters, a hash of
 /// `total`, `t|<route>` calls, `e|<route>` errors and `overage` (calls beyond a soft quota).
-pub fn usage_key_suffix(org: i64, month: crate::domain::month::Month) -> String {
+pub fn usage_key_suffix(org: OrgId, month: crate::domain::month::Month) -> String {
     format!("usage:{org}:{month}")
 }
 

@@ -9,6 +9,7 @@ pub mod domain;
 pub mod env;
 pub mod error_body;
 pub mod guard;
+pub mod ids;
 pub mod keys;
 pub mod metrics;
 pub mod refdata;

@@ -4,6 +4,7 @@
 //! row, or into another column, does not open. They are needed back in the clear (to sign, to
 //! log in downstream), so they are encrypted rather than hashed.
 
+use crate::ids::OrgId;
 use std::fmt;
 
 use crate::env::{ConfigError, Vars};
@@ -77,17 +78,17 @@ impl DataKey {
     }
 
     /// version ‖ nonce ‖ ciphertext ‖ tag, bound to the organization.
-    pub fn seal(&self, org_id: i64, plaintext: &[u8]) -> Vec<u8> {
+    pub fn seal(&self, org_id: OrgId, plaintext: &[u8]) -> Vec<u8> {
         self.seal_for(org_id, Purpose::WebhookSecret, plaintext)
     }
 
-    pub fn open(&self, org_id: i64, sealed: &[u8]) -> Result<Vec<u8>, Unreadable> {
+    pub fn open(&self, org_id: OrgId, sealed: &[u8]) -> Result<Vec<u8>, Unreadable> {
         self.open_for(org_id, Purpose::WebhookSecret, sealed)
     }
 
     /// Sealed for one purpose (the additional data is the organization and the purpose), so a
     /// value sealed for one column does not open when copied into another.
-    pub fn seal_for(&self, org_id: i64, purpose: Purpose, plaintext: &[u8]) -> Vec<u8> {
+    pub fn seal_for(&self, org_id: OrgId, purpose: Purpose, plaintext: &[u8]) -> Vec<u8> {
         let mut nonce = [0u8; NONCE_LEN];
         SystemRandom::new().fill(&mut nonce).expect("system randomness");
         let mut buf = plaintext.to_vec();
@@ -101,7 +102,7 @@ impl DataKey {
         out
     }
 
-    pub fn open_for(&self, org_id: i64, purpose: Purpose, sealed: &[u8]) -> Result<Vec<u8>, Unreadable> {
+    pub fn open_for(&self, org_id: OrgId, purpose: Purpose, sealed: &[u8]) -> Result<Vec<u8>, Unreadable> {
         let (&version, rest) = sealed.split_first().ok_or(Unreadable)?;
         if version != VERSION || rest.len() < NONCE_LEN {
             return Err(Unreadable);
@@ -120,11 +121,11 @@ impl DataKey {
     /// derived from the data key for `label`): to find a value again by equality without
     /// keeping it, where a plain hash of a small space (identity numbers) could be reversed by
     /// trying every value.
-    pub fn digest(&self, label: &str, org_id: i64, value: &[u8]) -> Vec<u8> {
+    pub fn digest(&self, label: &str, org_id: OrgId, value: &[u8]) -> Vec<u8> {
         let derived = hmac::sign(&hmac::Key::new(hmac::HMAC_SHA256, &self.0), label.as_bytes());
         let key = hmac::Key::new(hmac::HMAC_SHA256, derived.as_ref());
         let mut ctx = hmac::Context::with_key(&key);
-        ctx.update(&org_id.to_be_bytes());
+        ctx.update(&org_id.get().to_be_bytes());
         ctx.update(value);
         ctx.sign().as_ref().to_vec()
     }
@@ -132,8 +133,8 @@ impl DataKey {
 
 /// The organization (8 bytes, big-endian) followed by the purpose's label: for webhook
 /// secrets, exactly what secrets sealed before purposes existed were bound to.
-fn aad(org_id: i64, purpose: Purpose) -> Vec<u8> {
-    let mut a = org_id.to_be_bytes().to_vec();
+fn aad(org_id: OrgId, purpose: Purpose) -> Vec<u8> {
+    let mut a = org_id.get().to_be_bytes().to_vec();
     a.extend_from_slice(purpose.label().as_bytes());
     a
 }
@@ -142,22 +143,26 @@ fn aad(org_id: i64, purpose: Purpose) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    fn org(id: i64) -> OrgId {
+        OrgId::for_tests(id)
+    }
+
     #[test]
     fn round_trip_is_bound_to_key_and_organization() {
         let k = DataKey::new([7; 32]);
-        let sealed = k.seal(42, b"whsec_abc");
+        let sealed = k.seal(org(42), b"whsec_abc");
         assert_ne!(&sealed[1 + NONCE_LEN..], b"whsec_abc", "not stored in the clear");
-        assert_eq!(k.open(42, &sealed).unwrap(), b"whsec_abc");
-        assert_eq!(k.open(43, &sealed), Err(Unreadable), "another organization's row");
-        assert_eq!(DataKey::new([8; 32]).open(42, &sealed), Err(Unreadable), "another key");
+        assert_eq!(k.open(org(42), &sealed).unwrap(), b"whsec_abc");
+        assert_eq!(k.open(org(43), &sealed), Err(Unreadable), "another organization's row");
+        assert_eq!(DataKey::new([8; 32]).open(org(42), &sealed), Err(Unreadable), "another key");
         let mut tampered = sealed.clone();
         *tampered.last_mut().unwrap() ^= 1;
-        assert_eq!(k.open(42, &tampered), Err(Unreadable));
-        assert_ne!(k.seal(42, b"x"), k.seal(42, b"x"), "fresh nonce each time");
+        assert_eq!(k.open(org(42), &tampered), Err(Unreadable));
+        assert_ne!(k.seal(org(42), b"x"), k.seal(org(42), b"x"), "fresh nonce each time");
         assert_eq!(format!("{k:?}"), "DataKey(<redacted>)");
-        let pw = k.seal_for(42, Purpose::DownstreamSecret, b"pw");
-        assert_eq!(k.open_for(42, Purpose::DownstreamSecret, &pw).unwrap(), b"pw");
-        assert_eq!(k.open(42, &pw), Err(Unreadable), "another purpose");
+        let pw = k.seal_for(org(42), Purpose::DownstreamSecret, b"pw");
+        assert_eq!(k.open_for(org(42), Purpose::DownstreamSecret, &pw).unwrap(), b"pw");
+        assert_eq!(k.open(org(42), &pw), Err(Unreadable), "another purpose");
         assert!(DataKey::from_hex(&"ab".repeat(32)).is_some());
         assert!(DataKey::from_hex("abcd").is_none());
     }

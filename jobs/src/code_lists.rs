@@ -47,13 +47,16 @@ impl CodeListRefresh {
     /// Read the lists now; how many lists changed. A reference organization without a
     /// downstream, or whose adapter this process lacks, is a configuration error.
     pub async fn refresh(&self, db: &PgPool) -> anyhow::Result<u64> {
-        let Some(setting) = tns_store::downstream::get(db, self.org).await? else {
+        let Some(org) = tns_store::accounts::org_id(db, self.org).await? else {
+            anyhow::bail!("there is no reference organization {} (TNS_REFERENCE_ORG)", self.org);
+        };
+        let Some(setting) = tns_store::downstream::get(db, org).await? else {
             anyhow::bail!("the reference organization {} has chosen no downstream", self.org);
         };
         let Some(adapter) = self.adapters.get(&setting.adapter) else {
             anyhow::bail!("the reference organization's adapter {} is not installed on the jobs role", setting.adapter);
         };
-        let credentials = crate::downstream::credentials(db, &self.data_key, self.org, &setting.adapter)
+        let credentials = crate::downstream::credentials(db, &self.data_key, org, &setting.adapter)
             .await?
             .map_err(|e| anyhow::anyhow!("the reference organization's credentials: {e}"))?;
         let req = CodeListsRequest { credentials };

@@ -2,6 +2,7 @@
 //! call, and one blocking adapter call within a deadline.
 
 use std::time::Duration;
+use tns_core::ids::OrgId;
 
 use sqlx::PgPool;
 use tns_adapter::{AdapterError, AdapterResult, Credentials};
@@ -14,7 +15,7 @@ use tns_core::sealing::DataKey;
 pub(crate) async fn credentials(
     db: &PgPool,
     key: &DataKey,
-    org: i64,
+    org: OrgId,
     adapter: &str,
 ) -> anyhow::Result<Result<Option<Credentials>, credentials::Unreadable>> {
     let Some(stored) = tns_store::downstream::credentials_for(db, org, adapter).await? else {

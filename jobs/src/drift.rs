@@ -145,7 +145,7 @@ impl DriftCheck {
                             Some(db) => tns_store::redacted(db),
                             None => e.to_string(),
                         };
-                        tracing::warn!(org = c.org_id, submission = c.submission_id, %error, "drift check failed");
+                        tracing::warn!(org = c.org_id.get(), submission = c.submission_id, %error, "drift check failed");
                         // Behind the others, so one record that cannot be checked holds up none.
                         let _ = store::due_in(db, &c, self.settings.interval, RETRY_AFTER).await;
                         Some(Outcome::Failed)
@@ -184,7 +184,7 @@ impl DriftCheck {
         let credentials = match crate::downstream::credentials(db, &self.data_key, c.org_id, &c.adapter).await? {
             Ok(credentials) => credentials,
             Err(unreadable) => {
-                tracing::warn!(org = c.org_id, error = %unreadable, "drift check: the organization's credentials");
+                tracing::warn!(org = c.org_id.get(), error = %unreadable, "drift check: the organization's credentials");
                 store::mark_checked(db, c).await?;
                 return Ok(Outcome::Refused);
             }
@@ -211,12 +211,12 @@ impl DriftCheck {
                 })
             }
             Err(AdapterError::Transient(m) | AdapterError::Suspect(m)) => {
-                tracing::debug!(org = c.org_id, submission = c.submission_id, error = %m, "drift check: downstream unreachable");
+                tracing::debug!(org = c.org_id.get(), submission = c.submission_id, error = %m, "drift check: downstream unreachable");
                 store::due_in(db, c, self.settings.interval, RETRY_AFTER).await?;
                 Ok(Outcome::Unreachable)
             }
             Err(AdapterError::Permanent(m) | AdapterError::Configuration(m)) => {
-                tracing::warn!(org = c.org_id, submission = c.submission_id, error = %m, "drift check refused by the downstream");
+                tracing::warn!(org = c.org_id.get(), submission = c.submission_id, error = %m, "drift check refused by the downstream");
                 store::mark_checked(db, c).await?;
                 Ok(Outcome::Refused)
             }

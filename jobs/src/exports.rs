@@ -8,6 +8,7 @@ use std::{
     io::{Cursor, Seek, SeekFrom, Write},
     time::Duration,
 };
+use tns_core::ids::OrgId;
 
 use futures::TryStreamExt;
 use serde_json::Value;
@@ -32,7 +33,11 @@ pub async fn run(db: &PgPool) -> anyhow::Result<u64> {
     let mut done = store::expire(db).await?;
     while let Some((id, org, attempts)) = store::claim(db, LEASE).await? {
         if attempts > MAX_ATTEMPTS {
-            tracing::error!(export = id, org, "data export abandoned after {MAX_ATTEMPTS} builds that did not finish");
+            tracing::error!(
+                export = id,
+                org = org.get(),
+                "data export abandoned after {MAX_ATTEMPTS} builds that did not finish"
+            );
             store::fail(db, id, "the export could not be built; ask support to look at it").await?;
             done += 1;
             continue;
@@ -42,7 +47,7 @@ pub async fn run(db: &PgPool) -> anyhow::Result<u64> {
             Err(e) => {
                 // What failed is ours to fix, and its words may quote data: the log has it, the
                 // organization gets a plain reason.
-                tracing::error!(export = id, org, error = %format!("{e:#}"), "data export failed");
+                tracing::error!(export = id, org = org.get(), error = %format!("{e:#}"), "data export failed");
                 store::fail(db, id, "the export could not be built; ask support to look at it").await?;
             }
         }
@@ -52,7 +57,7 @@ pub async fn run(db: &PgPool) -> anyhow::Result<u64> {
 }
 
 /// The archive of everything `org` has.
-pub async fn build(db: &PgPool, org: i64) -> anyhow::Result<Vec<u8>> {
+pub async fn build(db: &PgPool, org: OrgId) -> anyhow::Result<Vec<u8>> {
     let mut zip = ZipWriter::new(Capped(Cursor::new(Vec::new())));
     let options = SimpleFileOptions::default().compression_method(CompressionMethod::Deflated);
     zip.start_file("README.txt", options)?;
@@ -90,7 +95,7 @@ impl Seek for Capped {
 }
 
 /// The part's rows as one JSON array; the fields its rows have (the CSV's columns).
-async fn write_json(db: &PgPool, org: i64, part: &Part, out: &mut impl Write) -> anyhow::Result<Vec<String>> {
+async fn write_json(db: &PgPool, org: OrgId, part: &Part, out: &mut impl Write) -> anyhow::Result<Vec<String>> {
     let mut columns = BTreeSet::new();
     let mut rows = store::rows(db, org, part);
     out.write_all(b"[")?;
@@ -108,7 +113,13 @@ async fn write_json(db: &PgPool, org: i64, part: &Part, out: &mut impl Write) ->
 }
 
 /// The part's rows as CSV (RFC 4180), read a second time so no part is held in memory.
-async fn write_csv(db: &PgPool, org: i64, part: &Part, columns: &[String], out: &mut impl Write) -> anyhow::Result<()> {
+async fn write_csv(
+    db: &PgPool,
+    org: OrgId,
+    part: &Part,
+    columns: &[String],
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
     let header: Vec<String> = columns.iter().map(|c| csv_field(c)).collect();
     out.write_all(header.join(",").as_bytes())?;
     out.write_all(b"\r\n")?;

@@ -3,6 +3,7 @@
 //! correct.
 
 use std::{sync::Arc, time::Duration};
+use tns_core::ids::OrgId;
 
 use chrono::Utc;
 use sqlx::PgPool;
@@ -93,7 +94,7 @@ impl Job {
             Job::TrialExpiry => {
                 let ended = tns_store::billing::standing::expire_trials(db).await?;
                 for org in &ended {
-                    tracing::info!(org, "trial ended: organization suspended");
+                    tracing::info!(org = org.get(), "trial ended: organization suspended");
                 }
                 suspended(redis, &ended).await;
                 Ok(ended.len() as u64)
@@ -112,7 +113,7 @@ impl Job {
             Job::Dunning => {
                 let overdue = tns_store::billing::standing::suspend_overdue(db, Utc::now().date_naive()).await?;
                 for org in &overdue {
-                    tracing::info!(org, "invoice overdue: organization suspended");
+                    tracing::info!(org = org.get(), "invoice overdue: organization suspended");
                 }
                 suspended(redis, &overdue).await;
                 Ok(overdue.len() as u64)
@@ -171,17 +172,19 @@ async fn erase_closed(db: &PgPool, redis: &RedisSettings) -> anyhow::Result<u64>
     'pages: loop {
         let page = closure::due(db, after, ORGS_PER_RUN).await?;
         for &org in &page {
-            after = org;
+            after = org.get();
             match closure::erase(db, org).await {
                 Ok(Erasure::Erased(deleted)) => {
                     let rows: u64 = deleted.values().sum();
-                    tracing::info!(org, rows, "closed organization erased");
+                    tracing::info!(org = org.get(), rows, "closed organization erased");
                     erased.push(org);
                 }
-                Ok(Erasure::AwaitingInvoice) => tracing::info!(org, "closed organization waits for its last invoice"),
+                Ok(Erasure::AwaitingInvoice) => {
+                    tracing::info!(org = org.get(), "closed organization waits for its last invoice")
+                }
                 Ok(Erasure::NotDue) => {}
                 Err(e) => {
-                    tracing::warn!(org, error = %tns_store::redacted(&e), "closed organization not erased; next run tries again")
+                    tracing::warn!(org = org.get(), error = %tns_store::redacted(&e), "closed organization not erased; next run tries again")
                 }
             }
             if erased.len() as i64 >= ORGS_PER_RUN {
@@ -199,7 +202,7 @@ async fn erase_closed(db: &PgPool, redis: &RedisSettings) -> anyhow::Result<u64>
 
 /// Tell the API processes that `orgs` were suspended. Suspended in PostgreSQL already; should
 /// Redis be unreachable, they see it when the published limit expires (an hour at most).
-async fn suspended(redis: &RedisSettings, orgs: &[i64]) {
+async fn suspended(redis: &RedisSettings, orgs: &[OrgId]) {
     if let Err(e) = tns_store::published::forget_limits(redis, orgs).await {
         tracing::warn!(error = %e, "could not tell the API processes at once about suspended organizations");
     }

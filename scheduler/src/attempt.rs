@@ -69,7 +69,7 @@ pub async fn run(ctx: Arc<Context>, item: Claimed) -> Finished {
     let span = tracing::info_span!(
         "submission",
         submission = item.id,
-        org = item.org_id,
+        org = item.org_id.get(),
         adapter = %item.adapter,
         operation = item.operation.as_str(),
         attempt = item.attempts,

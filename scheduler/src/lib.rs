@@ -128,7 +128,7 @@ impl Queue for Submissions {
     async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<Claimed>> {
         let s = &self.ctx.settings;
         let claimed = queue::claim(&self.db, n, s.lease, token, self.after_org.load(Ordering::Relaxed)).await?;
-        self.after_org.store(claimed.last().map_or(0, |c| c.org_id), Ordering::Relaxed);
+        self.after_org.store(claimed.last().map_or(0, |c| c.org_id.get()), Ordering::Relaxed);
         self.ctx.metrics.in_flight.add(claimed.len() as i64);
         Ok(claimed)
     }

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use tns_core::keys;
@@ -35,7 +36,7 @@ pub struct CreatedKey {
 
 pub async fn insert(
     tx: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     user: i64,
     name: &str,
     scopes: Scopes,
@@ -65,7 +66,7 @@ pub async fn insert(
 }
 
 /// Lock the organization's key set and count its active keys (serializes concurrent creates).
-pub async fn lock_and_count(tx: &mut PgConnection, org: i64) -> sqlx::Result<i64> {
+pub async fn lock_and_count(tx: &mut PgConnection, org: OrgId) -> sqlx::Result<i64> {
     sqlx::query("SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE").bind(org).execute(&mut *tx).await?;
     sqlx::query_scalar("SELECT count(*) FROM api_keys WHERE org_id = $1 AND revoked_at IS NULL")
         .bind(org)
@@ -73,7 +74,7 @@ pub async fn lock_and_count(tx: &mut PgConnection, org: i64) -> sqlx::Result<i64
         .await
 }
 
-pub async fn list(db: &PgPool, org: i64) -> sqlx::Result<Vec<ApiKeyInfo>> {
+pub async fn list(db: &PgPool, org: OrgId) -> sqlx::Result<Vec<ApiKeyInfo>> {
     sqlx::query_as(
         "SELECT id, name, prefix AS api_key_prefix, scopes, created_at FROM api_keys
           WHERE org_id = $1 AND revoked_at IS NULL ORDER BY id DESC",
@@ -84,7 +85,7 @@ pub async fn list(db: &PgPool, org: i64) -> sqlx::Result<Vec<ApiKeyInfo>> {
 }
 
 /// Revoke; false when the organization has no such active key.
-pub async fn revoke(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> {
+pub async fn revoke(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<bool> {
     let r = sqlx::query("UPDATE api_keys SET revoked_at = now() WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL")
         .bind(org)
         .bind(id)
@@ -94,7 +95,7 @@ pub async fn revoke(db: &PgPool, org: i64, id: i64) -> sqlx::Result<bool> {
 }
 
 /// Revoke every active key member `user` of `org` made (they are leaving); the keys' ids.
-pub async fn revoke_made_by(tx: &mut PgConnection, org: i64, user: i64) -> sqlx::Result<Vec<i64>> {
+pub async fn revoke_made_by(tx: &mut PgConnection, org: OrgId, user: i64) -> sqlx::Result<Vec<i64>> {
     sqlx::query_scalar(
         "UPDATE api_keys SET revoked_at = now() WHERE org_id = $1 AND created_by = $2 AND revoked_at IS NULL RETURNING id",
     )
@@ -108,7 +109,7 @@ pub async fn revoke_made_by(tx: &mut PgConnection, org: i64, user: i64) -> sqlx:
 #[derive(Debug, Clone)]
 pub struct KeyRecord {
     pub id: i64,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub user_id: i64,
     pub scopes: Scopes,
     pub revoked: bool,
@@ -117,7 +118,7 @@ pub struct KeyRecord {
 #[derive(sqlx::FromRow)]
 struct KeyRow {
     id: i64,
-    org_id: i64,
+    org_id: OrgId,
     created_by: i64,
     scopes: Vec<String>,
     revoked: bool,

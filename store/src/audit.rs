@@ -5,6 +5,7 @@
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::AuditAction;
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 /// Who acted.
@@ -42,7 +43,7 @@ impl Actor {
     }
 
     /// The entry for deleting the record `id` of kind `record` ("journey", "vehicle", …).
-    pub fn deleted<'a>(&'a self, org: i64, record: &str, id: i64, kept_inactive: bool) -> Entry<'a> {
+    pub fn deleted<'a>(&'a self, org: OrgId, record: &str, id: i64, kept_inactive: bool) -> Entry<'a> {
         let mut before = serde_json::json!({"record": record, "id": id});
         if kept_inactive {
             before["kept_inactive"] = true.into();
@@ -69,7 +70,7 @@ impl Actor {
 pub struct Entry<'a> {
     pub actor: &'a Actor,
     pub action: AuditAction,
-    pub org: Option<i64>,
+    pub org: Option<OrgId>,
     pub before: serde_json::Value,
     pub after: serde_json::Value,
     pub reason: Option<&'a str>,

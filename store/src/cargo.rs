@@ -3,6 +3,7 @@
 use chrono::{NaiveDate, NaiveTime};
 use serde::Serialize;
 use sqlx::{types::Json, PgConnection, PgPool};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
@@ -328,7 +329,7 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Cargo>, c: &'q CargoFields) -> crate::
         .bind(Json(&c.items))
 }
 
-pub async fn insert(db: &mut PgConnection, org: i64, c: &CargoFields, by: &str) -> sqlx::Result<Cargo> {
+pub async fn insert(db: &mut PgConnection, org: OrgId, c: &CargoFields, by: &str) -> sqlx::Result<Cargo> {
     let placeholders: Vec<String> = (3..3 + FIELDS.len()).map(|i| format!("${i}")).collect();
     let sql = format!(
         "INSERT INTO cargo (org_id, created_by, changed_by, {}) VALUES ($1, $2, $2, {}) RETURNING {COLUMNS}",
@@ -343,7 +344,7 @@ pub async fn insert(db: &mut PgConnection, org: i64, c: &CargoFields, by: &str) 
 /// editable (any more).
 pub async fn update_editable(
     db: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     id: i64,
     c: &CargoFields,
     by: &str,
@@ -378,16 +379,16 @@ pub async fn erase_parties(tx: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u
     Ok(r.rows_affected())
 }
 
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Cargo>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Result<Option<Cargo>> {
     get_locking(db, org, id, "").await
 }
 
 /// The shipment, its row locked until the transaction ends (submissions serialize on it).
-pub async fn get_for_update(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<Cargo>> {
+pub async fn get_for_update(tx: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<Option<Cargo>> {
     get_locking(tx, org, id, " FOR UPDATE").await
 }
 
-async fn get_locking(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64, lock: &str) -> sqlx::Result<Option<Cargo>> {
+async fn get_locking(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64, lock: &str) -> sqlx::Result<Option<Cargo>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM cargo WHERE org_id = $1 AND id = $2{lock}"))
         .bind(org)
         .bind(id)
@@ -395,7 +396,7 @@ async fn get_locking(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64, lock: &st
         .await
 }
 
-pub async fn list(db: &PgPool, org: i64, status: Option<RecordStatus>, page: &Page) -> sqlx::Result<Vec<Cargo>> {
+pub async fn list(db: &PgPool, org: OrgId, status: Option<RecordStatus>, page: &Page) -> sqlx::Result<Vec<Cargo>> {
     let mut qb = ids_then_rows(&format!("SELECT {COLUMNS} FROM cargo c"), "c", "cargo");
     qb.push_bind(org);
     if let Some(s) = status {

@@ -5,6 +5,7 @@
 //! keep ([`KEPT`]), in one transaction, audited.
 
 use std::collections::BTreeMap;
+use tns_core::ids::OrgId;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -31,7 +32,7 @@ pub struct Closure {
 const COLUMNS: &str = "status, closed_at, erase_after";
 
 /// The closure of `org`; `None` for no such organization (an erased one is none).
-pub async fn get(conn: impl sqlx::PgExecutor<'_>, org: i64) -> sqlx::Result<Option<Closure>> {
+pub async fn get(conn: impl sqlx::PgExecutor<'_>, org: OrgId) -> sqlx::Result<Option<Closure>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM organizations WHERE id = $1 AND erased_at IS NULL"))
         .bind(org)
         .fetch_optional(conn)
@@ -48,7 +49,7 @@ pub enum Changed {
 /// Close `org` for `grace_days` days: restricted and unbilled from now, erasable after. The
 /// status, billing following it and the audit entry in one transaction; `None` for no such
 /// organization.
-pub async fn close(db: &PgPool, actor: &Actor, org: i64, grace_days: u32) -> sqlx::Result<Option<Changed>> {
+pub async fn close(db: &PgPool, actor: &Actor, org: OrgId, grace_days: u32) -> sqlx::Result<Option<Changed>> {
     let mut tx = db.begin().await?;
     let Some(before) = billing::lock_org(&mut tx, org, Hold::Change).await? else { return Ok(None) };
     if before.status == OrgStatus::Closed {
@@ -88,7 +89,7 @@ pub async fn close(db: &PgPool, actor: &Actor, org: i64, grace_days: u32) -> sql
 /// Reopen `org` until it is erased: the standing it had when it closed (but active if that was a
 /// suspension for invoices all settled since), billed as then, and the audit entry in one
 /// transaction; `None` for no such organization.
-pub async fn reopen(db: &PgPool, actor: &Actor, org: i64) -> sqlx::Result<Option<Changed>> {
+pub async fn reopen(db: &PgPool, actor: &Actor, org: OrgId) -> sqlx::Result<Option<Changed>> {
     let mut tx = db.begin().await?;
     let row: Option<Closed> = sqlx::query_as(
         "SELECT status, closed_from, closed_from_reason, closed_billed
@@ -180,7 +181,7 @@ pub const ERASED: &[&str] = &[
 
 /// Closed organizations whose grace period is over and that are not erased yet, after `after`
 /// in id order, at most `limit` (pages, so those waiting for an invoice hold up no others).
-pub async fn due(db: &PgPool, after: i64, limit: i64) -> sqlx::Result<Vec<i64>> {
+pub async fn due(db: &PgPool, after: i64, limit: i64) -> sqlx::Result<Vec<OrgId>> {
     sqlx::query_scalar(
         "SELECT id FROM organizations
           WHERE status = 'closed' AND erased_at IS NULL AND erase_after <= now() AND id > $1
@@ -209,7 +210,7 @@ pub enum Erasure {
 /// invoices name it by law; a new registration may use it again) and standing dates, and the
 /// audit log says what went. One transaction, holding the organization's row and its invoicing
 /// lock, the order invoicing takes them in, so no invoice is being written meanwhile.
-pub async fn erase(db: &PgPool, org: i64) -> sqlx::Result<Erasure> {
+pub async fn erase(db: &PgPool, org: OrgId) -> sqlx::Result<Erasure> {
     let mut tx = db.begin().await?;
     let due: Option<i64> = sqlx::query_scalar(
         "SELECT id FROM organizations

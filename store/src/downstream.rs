@@ -3,6 +3,7 @@
 //! the caller.
 
 use std::collections::BTreeMap;
+use tns_core::ids::OrgId;
 
 use sqlx::{types::Json, PgConnection, PgPool};
 
@@ -30,7 +31,7 @@ const SETTING: &str =
     "adapter, fields, ARRAY(SELECT jsonb_object_keys(secrets) ORDER BY 1) AS secret_names, updated_at";
 
 /// The organization's setting (`None`: never chosen, the default).
-pub async fn get(db: &PgPool, org: i64) -> sqlx::Result<Option<Setting>> {
+pub async fn get(db: &PgPool, org: OrgId) -> sqlx::Result<Option<Setting>> {
     sqlx::query_as(&format!("SELECT {SETTING} FROM downstream_settings WHERE org_id = $1"))
         .bind(org)
         .fetch_optional(db)
@@ -38,13 +39,13 @@ pub async fn get(db: &PgPool, org: i64) -> sqlx::Result<Option<Setting>> {
 }
 
 /// The adapter new submissions of the organization go to, read inside the submit transaction.
-pub async fn adapter_of(tx: &mut PgConnection, org: i64) -> sqlx::Result<Option<String>> {
+pub async fn adapter_of(tx: &mut PgConnection, org: OrgId) -> sqlx::Result<Option<String>> {
     sqlx::query_scalar("SELECT adapter FROM downstream_settings WHERE org_id = $1").bind(org).fetch_optional(tx).await
 }
 
 /// Set the adapter with its credentials (empty for one that takes none, which clears stored
 /// ones): one statement, so nothing is ever half-set.
-pub async fn set(db: &PgPool, org: i64, adapter: &str, creds: StoredCredentials) -> sqlx::Result<Setting> {
+pub async fn set(db: &PgPool, org: OrgId, adapter: &str, creds: StoredCredentials) -> sqlx::Result<Setting> {
     sqlx::query_as(&format!(
         "INSERT INTO downstream_settings (org_id, adapter, fields, secrets)
          VALUES ($1, $2, $3, $4)
@@ -62,7 +63,7 @@ pub async fn set(db: &PgPool, org: i64, adapter: &str, creds: StoredCredentials)
 
 /// The organization's stored credentials for `adapter` (`None` unless it is the adapter chosen
 /// and has credentials): one adapter's credentials never reach another's plugin.
-pub async fn credentials_for(db: &PgPool, org: i64, adapter: &str) -> sqlx::Result<Option<StoredCredentials>> {
+pub async fn credentials_for(db: &PgPool, org: OrgId, adapter: &str) -> sqlx::Result<Option<StoredCredentials>> {
     let row: Option<(Json<Fields>, Json<Fields>)> = sqlx::query_as(
         "SELECT fields, secrets FROM downstream_settings
           WHERE org_id = $1 AND adapter = $2 AND (fields <> '{}' OR secrets <> '{}')",

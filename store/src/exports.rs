@@ -2,6 +2,7 @@
 //! organization, table by table, as JSON objects (secrets and queue bookkeeping left out).
 
 use std::time::Duration;
+use tns_core::ids::OrgId;
 
 use chrono::{DateTime, Utc};
 use futures::stream::BoxStream;
@@ -43,7 +44,7 @@ pub enum Requested {
 }
 
 /// Ask for an export of `org` for member `user`, audited in the same transaction.
-pub async fn request(db: &PgPool, org: i64, user: i64, actor: &Actor) -> sqlx::Result<Requested> {
+pub async fn request(db: &PgPool, org: OrgId, user: i64, actor: &Actor) -> sqlx::Result<Requested> {
     let mut tx = db.begin().await?;
     // One request at a time per organization, so the count and the pending check hold.
     sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('tns-export:' || $1::text, 0))")
@@ -86,7 +87,7 @@ pub async fn request(db: &PgPool, org: i64, user: i64, actor: &Actor) -> sqlx::R
     Ok(Requested::Queued(export))
 }
 
-pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Export>> {
+pub async fn get(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<Export>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM data_exports WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)
@@ -95,7 +96,7 @@ pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Export>>
 }
 
 /// The organization's exports, newest first (a few a day at most, so no paging).
-pub async fn list(db: &PgPool, org: i64) -> sqlx::Result<Vec<Export>> {
+pub async fn list(db: &PgPool, org: OrgId) -> sqlx::Result<Vec<Export>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM data_exports WHERE org_id = $1 ORDER BY id DESC LIMIT 100"))
         .bind(org)
         .fetch_all(db)
@@ -104,7 +105,7 @@ pub async fn list(db: &PgPool, org: i64) -> sqlx::Result<Vec<Export>> {
 
 /// A ready export's archive, its download audited (it holds personal data in the clear);
 /// `None` when there is no such export, or it is not ready.
-pub async fn download(db: &PgPool, org: i64, id: i64, actor: &Actor) -> sqlx::Result<Option<Vec<u8>>> {
+pub async fn download(db: &PgPool, org: OrgId, id: i64, actor: &Actor) -> sqlx::Result<Option<Vec<u8>>> {
     let mut tx = db.begin().await?;
     let archive: Option<Vec<u8>> = sqlx::query_scalar(
         "SELECT archive FROM data_exports WHERE org_id = $1 AND id = $2 AND state = 'ready' AND expires_at > now()",
@@ -131,7 +132,7 @@ pub async fn download(db: &PgPool, org: i64, id: i64, actor: &Actor) -> sqlx::Re
 
 /// Take the oldest pending export to build for `lease` (one that a stopped builder held is
 /// taken again once its lease ran out): its id, organization and builds started so far.
-pub async fn claim(db: &PgPool, lease: Duration) -> sqlx::Result<Option<(i64, i64, i32)>> {
+pub async fn claim(db: &PgPool, lease: Duration) -> sqlx::Result<Option<(i64, OrgId, i32)>> {
     sqlx::query_as(
         "UPDATE data_exports SET leased_until = now() + make_interval(secs => $1), attempts = attempts + 1
           WHERE id = (SELECT id FROM data_exports
@@ -277,6 +278,6 @@ pub const PARTS: &[Part] = &[
 ];
 
 /// The rows of `part` for `org`, streamed (an organization's passengers may be millions).
-pub fn rows<'a>(db: &'a PgPool, org: i64, part: &'a Part) -> BoxStream<'a, sqlx::Result<serde_json::Value>> {
+pub fn rows<'a>(db: &'a PgPool, org: OrgId, part: &'a Part) -> BoxStream<'a, sqlx::Result<serde_json::Value>> {
     sqlx::query_scalar(part.sql).bind(org).fetch(db)
 }

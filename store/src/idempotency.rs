@@ -3,6 +3,7 @@
 //! API's; this module only reads and writes the rows.
 
 use sqlx::PgPool;
+use tns_core::ids::OrgId;
 
 /// How long an answer is replayed.
 pub const RETENTION_HOURS: i64 = 24;
@@ -13,7 +14,7 @@ const ABANDONED_AFTER_SECS: i64 = 120;
 /// Where a key's record lives: its organization, the credential that used it, the key.
 #[derive(Debug, Clone)]
 pub struct Slot {
-    pub org: i64,
+    pub org: OrgId,
     pub credential: String,
     pub key: String,
 }

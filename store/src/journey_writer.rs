@@ -4,6 +4,7 @@
 //! statement and one WAL flush for many journeys instead of one each.
 
 use std::sync::Arc;
+use tns_core::ids::OrgId;
 
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot, Mutex};
@@ -16,7 +17,7 @@ const MAX_BATCH: usize = 64;
 type Reply = oneshot::Sender<sqlx::Result<Option<Journey>>>;
 
 struct Job {
-    org: i64,
+    org: OrgId,
     fields: JourneyFields,
     by: String,
     reply: Reply,
@@ -61,7 +62,7 @@ impl JourneyWriter {
 
     /// Insert one journey, created `by` a credential; `None` when its vehicle record is not an
     /// active vehicle of `org`.
-    pub async fn insert(&self, org: i64, fields: JourneyFields, by: &str) -> sqlx::Result<Option<Journey>> {
+    pub async fn insert(&self, org: OrgId, fields: JourneyFields, by: &str) -> sqlx::Result<Option<Journey>> {
         let (reply, answer) = oneshot::channel();
         self.queue.send(Job { org, fields, by: by.to_string(), reply }).await.map_err(|_| sqlx::Error::PoolClosed)?;
         answer.await.map_err(|_| sqlx::Error::WorkerCrashed)?

@@ -3,6 +3,7 @@
 use chrono::{NaiveDate, NaiveTime};
 use serde::{Deserialize, Serialize};
 use sqlx::{types::Json, PgConnection, PgPool};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
@@ -289,7 +290,7 @@ pub struct Filter {
     pub vehicle_record_id: Option<i64>,
 }
 
-pub async fn get(db: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<Journey>> {
+pub async fn get(db: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<Option<Journey>> {
     let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE j.org_id = $1 AND j.id = $2"))
         .bind(org)
         .bind(id)
@@ -298,7 +299,7 @@ pub async fn get(db: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Optio
     Ok(row.map(Journey::from))
 }
 
-pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Journey>> {
+pub async fn list(db: &PgPool, org: OrgId, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Journey>> {
     let mut qb = ids_then_rows(SELECT, "j", "journeys");
     qb.push_bind(org);
     if let Some(s) = &filter.status {
@@ -354,7 +355,7 @@ fn bind_abroad<'q, O>(q: crate::RowQuery<'q, O>, f: &'q JourneyFields) -> crate:
 
 /// A journey to create: its organization, its fields and who creates it.
 pub struct ToCreate<'a> {
-    pub org: i64,
+    pub org: OrgId,
     pub fields: &'a JourneyFields,
     pub by: &'a str,
 }
@@ -375,7 +376,7 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
     fn col<T>(batch: &[ToCreate<'_>], f: impl Fn(&JourneyFields) -> T) -> Vec<T> {
         batch.iter().map(|n| f(n.fields)).collect()
     }
-    let orgs: Vec<i64> = batch.iter().map(|n| n.org).collect();
+    let orgs: Vec<i64> = batch.iter().map(|n| n.org.get()).collect();
     let by: Vec<&str> = batch.iter().map(|n| n.by).collect();
     let (mut crew_n, mut crew_id, mut crew_pos) = (vec![], vec![], vec![]);
     for (n, j) in batch.iter().map(|n| n.fields).enumerate() {
@@ -478,7 +479,7 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
 /// the organization.
 pub async fn update_editable(
     tx: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     id: i64,
     f: &JourneyFields,
     by: &str,
@@ -515,7 +516,7 @@ pub async fn update_editable(
 
 /// Delete a draft journey with its crew and passengers; false when there is no such draft.
 /// The journey's status, locking the row so passenger changes serialize with each other.
-pub async fn lock(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
+pub async fn lock(tx: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<Option<RecordStatus>> {
     sqlx::query_scalar("SELECT status FROM journeys WHERE org_id = $1 AND id = $2 FOR UPDATE")
         .bind(org)
         .bind(id)
@@ -533,6 +534,6 @@ pub async fn mark_erased(tx: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u64
 }
 
 /// The journey's status, if the organization has it.
-pub async fn status(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<RecordStatus>> {
+pub async fn status(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<RecordStatus>> {
     crate::records::status(db, TargetType::Journey, org, id).await
 }

@@ -7,6 +7,7 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
+use tns_core::ids::OrgId;
 use tns_core::{
     domain::{
         kinds::{AuditAction, Role},
@@ -30,22 +31,26 @@ pub struct Member {
 /// What signing in needs to know of a member, every request (cached briefly by the API).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
 pub struct Standing {
+    /// The organization, as the database knows it: what a session's principal acts for.
+    pub org_id: OrgId,
     pub role: Role,
     /// Sessions opened before this are refused; `None` when none was ever ended.
     pub sessions_valid_after: Option<DateTime<Utc>>,
 }
 
-/// `user` of `org`, unless removed.
+/// `user` of organization number `org` (as a session names it), unless removed.
 pub async fn standing(db: &PgPool, org: i64, user: i64) -> sqlx::Result<Option<Standing>> {
-    sqlx::query_as("SELECT role, sessions_valid_after FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL")
-        .bind(org)
-        .bind(user)
-        .fetch_optional(db)
-        .await
+    sqlx::query_as(
+        "SELECT org_id, role, sessions_valid_after FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL",
+    )
+    .bind(org)
+    .bind(user)
+    .fetch_optional(db)
+    .await
 }
 
 /// `org`'s members (not removed), the owner first, then by name.
-pub async fn list(db: &PgPool, org: i64) -> sqlx::Result<Vec<Member>> {
+pub async fn list(db: &PgPool, org: OrgId) -> sqlx::Result<Vec<Member>> {
     sqlx::query_as(
         "SELECT id AS user_id, email, full_name, role, created_at FROM users
           WHERE org_id = $1 AND removed_at IS NULL
@@ -66,7 +71,7 @@ pub struct Invitation {
     pub expires_at: DateTime<Utc>,
 }
 
-pub async fn open_invitations(db: &PgPool, org: i64) -> sqlx::Result<Vec<Invitation>> {
+pub async fn open_invitations(db: &PgPool, org: OrgId) -> sqlx::Result<Vec<Invitation>> {
     sqlx::query_as(
         "SELECT id, email, role, created_at, expires_at FROM invitations
           WHERE org_id = $1 AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > now()
@@ -92,7 +97,7 @@ fn member_actor(user: i64) -> Actor {
 /// the link; nothing keeps it). An open invitation to the same address is replaced.
 pub async fn invite(
     db: &PgPool,
-    org: i64,
+    org: OrgId,
     by: i64,
     email: &Email,
     role: Role,
@@ -142,7 +147,7 @@ pub async fn invite(
 }
 
 /// Revoke `org`'s open invitation `id`, by member `by`; whether there was one.
-pub async fn revoke_invitation(db: &PgPool, org: i64, by: i64, id: i64) -> sqlx::Result<bool> {
+pub async fn revoke_invitation(db: &PgPool, org: OrgId, by: i64, id: i64) -> sqlx::Result<bool> {
     let mut tx = db.begin().await?;
     let email: Option<String> = sqlx::query_scalar(
         "UPDATE invitations SET revoked_at = now()
@@ -170,7 +175,7 @@ pub async fn revoke_invitation(db: &PgPool, org: i64, by: i64, id: i64) -> sqlx:
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Welcome {
     pub id: i64,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub organization: String,
     pub email: String,
     pub role: Role,
@@ -202,7 +207,7 @@ pub async fn accept(
     token: &str,
     full_name: &str,
     password_hash: &str,
-) -> sqlx::Result<Result<(i64, i64), NotAccepted>> {
+) -> sqlx::Result<Result<(OrgId, i64), NotAccepted>> {
     let mut tx = db.begin().await?;
     let found: Option<Welcome> = sqlx::query_as(&format!("{WELCOME} FOR UPDATE OF i"))
         .bind(&keys::hash(token)[..])
@@ -248,7 +253,7 @@ pub enum NotChanged {
 }
 
 /// Lock `user` of `org` (not removed) and check that member `by` may change them.
-async fn managed(tx: &mut PgConnection, org: i64, by: i64, user: i64) -> sqlx::Result<Result<Role, NotChanged>> {
+async fn managed(tx: &mut PgConnection, org: OrgId, by: i64, user: i64) -> sqlx::Result<Result<Role, NotChanged>> {
     let roles: Vec<(i64, Role)> = sqlx::query_as(
         "SELECT id, role FROM users WHERE org_id = $1 AND id = ANY($2) AND removed_at IS NULL ORDER BY id FOR UPDATE",
     )
@@ -263,7 +268,7 @@ async fn managed(tx: &mut PgConnection, org: i64, by: i64, user: i64) -> sqlx::R
 
 /// Give member `user` of `org` the role `to`, by member `by` (who must manage both the old role
 /// and the new one).
-pub async fn set_role(db: &PgPool, org: i64, by: i64, user: i64, to: Role) -> sqlx::Result<Result<(), NotChanged>> {
+pub async fn set_role(db: &PgPool, org: OrgId, by: i64, user: i64, to: Role) -> sqlx::Result<Result<(), NotChanged>> {
     let mut tx = db.begin().await?;
     let before = match managed(&mut tx, org, by, user).await? {
         Ok(before) => before,
@@ -292,7 +297,7 @@ pub async fn set_role(db: &PgPool, org: i64, by: i64, user: i64, to: Role) -> sq
 /// the history that names them.
 pub async fn remove(
     db: &PgPool,
-    org: i64,
+    org: OrgId,
     by: i64,
     user: i64,
     now: DateTime<Utc>,

@@ -3,6 +3,7 @@
 use chrono::NaiveDate;
 use serde::Serialize;
 use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
@@ -128,7 +129,7 @@ pub struct Upserted {
 /// instead of refused. One statement, so all or nothing.
 pub async fn write(
     tx: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     journey: i64,
     rows: &[NewPassenger],
     upsert: bool,
@@ -190,7 +191,7 @@ pub async fn count(tx: &mut PgConnection, journey: i64) -> sqlx::Result<i64> {
     sqlx::query_scalar("SELECT count(*) FROM passengers WHERE journey_id = $1").bind(journey).fetch_one(tx).await
 }
 
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, journey: i64, id: i64) -> sqlx::Result<Option<Passenger>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, journey: i64, id: i64) -> sqlx::Result<Option<Passenger>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM passengers WHERE org_id = $1 AND journey_id = $2 AND id = $3"))
         .bind(org)
         .bind(journey)
@@ -201,7 +202,7 @@ pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, journey: i64, id: i64)
 
 pub async fn update(
     db: impl sqlx::PgExecutor<'_>,
-    org: i64,
+    org: OrgId,
     journey: i64,
     id: i64,
     p: &NewPassenger,
@@ -234,7 +235,7 @@ pub async fn update(
     .await
 }
 
-pub async fn delete(db: impl sqlx::PgExecutor<'_>, org: i64, journey: i64, id: i64) -> sqlx::Result<bool> {
+pub async fn delete(db: impl sqlx::PgExecutor<'_>, org: OrgId, journey: i64, id: i64) -> sqlx::Result<bool> {
     let r = sqlx::query("DELETE FROM passengers WHERE org_id = $1 AND journey_id = $2 AND id = $3")
         .bind(org)
         .bind(journey)
@@ -244,7 +245,7 @@ pub async fn delete(db: impl sqlx::PgExecutor<'_>, org: i64, journey: i64, id: i
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn list(db: &PgPool, org: i64, journey: i64, page: &Page) -> sqlx::Result<Vec<Passenger>> {
+pub async fn list(db: &PgPool, org: OrgId, journey: i64, page: &Page) -> sqlx::Result<Vec<Passenger>> {
     let mut qb = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM passengers WHERE org_id = "));
     qb.push_bind(org).push(" AND journey_id = ").push_bind(journey);
     page.push(&mut qb, "id");
@@ -268,7 +269,7 @@ pub async fn erase_of(tx: &mut PgConnection, journeys: &[i64]) -> sqlx::Result<u
 }
 
 /// Every passenger of a journey, oldest first (what a submission sends).
-pub async fn all_of(db: &mut PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Passenger>> {
+pub async fn all_of(db: &mut PgConnection, org: OrgId, journey: i64) -> sqlx::Result<Vec<Passenger>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM passengers WHERE org_id = $1 AND journey_id = $2 ORDER BY id"))
         .bind(org)
         .bind(journey)

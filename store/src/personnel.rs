@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
@@ -75,7 +76,7 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Person>, p: &'q NewPerson) -> crate::R
         .bind(&p.hes_code)
 }
 
-pub async fn insert(db: &PgPool, org: i64, p: &NewPerson, by: &str) -> sqlx::Result<Person> {
+pub async fn insert(db: &PgPool, org: OrgId, p: &NewPerson, by: &str) -> sqlx::Result<Person> {
     let sql = format!(
         "INSERT INTO personnel (org_id, created_by, changed_by, identity_number, first_name, last_name, gender,
                                 nationality, role_type, phone, address, hes_code)
@@ -85,7 +86,7 @@ pub async fn insert(db: &PgPool, org: i64, p: &NewPerson, by: &str) -> sqlx::Res
     bind_fields(q, p).fetch_one(db).await
 }
 
-pub async fn update(db: &PgPool, org: i64, id: i64, p: &NewPerson, by: &str) -> sqlx::Result<Option<Person>> {
+pub async fn update(db: &PgPool, org: OrgId, id: i64, p: &NewPerson, by: &str) -> sqlx::Result<Option<Person>> {
     let sql = format!(
         "UPDATE personnel SET changed_by = $3, identity_number = $4, first_name = $5, last_name = $6, gender = $7,
                 nationality = $8, role_type = $9, phone = $10, address = $11, hes_code = $12, updated_at = now()
@@ -95,7 +96,7 @@ pub async fn update(db: &PgPool, org: i64, id: i64, p: &NewPerson, by: &str) -> 
     bind_fields(q, p).fetch_optional(db).await
 }
 
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Person>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Result<Option<Person>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM personnel WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)
@@ -104,7 +105,7 @@ pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Resu
 }
 
 /// A journey's crew, in order (retired people included: they were on board).
-pub async fn crew_of(db: &mut sqlx::PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Person>> {
+pub async fn crew_of(db: &mut sqlx::PgConnection, org: OrgId, journey: i64) -> sqlx::Result<Vec<Person>> {
     let cols: Vec<String> = COLUMNS.split(", ").map(|c| format!("p.{}", c.trim())).collect();
     sqlx::query_as(&format!(
         "SELECT {} FROM journey_crew c JOIN personnel p ON p.id = c.personnel_id
@@ -146,7 +147,7 @@ pub async fn erase_retired(tx: &mut sqlx::PgConnection, limit: i64) -> sqlx::Res
 }
 
 /// The active people of the organization among `ids`, as (id, role_type).
-pub async fn active_roles(db: &PgPool, org: i64, ids: &[i64]) -> sqlx::Result<Vec<(i64, RoleType)>> {
+pub async fn active_roles(db: &PgPool, org: OrgId, ids: &[i64]) -> sqlx::Result<Vec<(i64, RoleType)>> {
     sqlx::query_as("SELECT id, role_type FROM personnel WHERE org_id = $1 AND id = ANY($2) AND status = 'active'")
         .bind(org)
         .bind(ids)
@@ -154,7 +155,7 @@ pub async fn active_roles(db: &PgPool, org: i64, ids: &[i64]) -> sqlx::Result<Ve
         .await
 }
 
-pub async fn list(db: &PgPool, org: i64, page: &Page) -> sqlx::Result<Vec<Person>> {
+pub async fn list(db: &PgPool, org: OrgId, page: &Page) -> sqlx::Result<Vec<Person>> {
     let mut qb =
         QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM personnel WHERE status = 'active' AND org_id = "));
     qb.push_bind(org);

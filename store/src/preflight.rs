@@ -5,6 +5,7 @@
 use chrono::NaiveDate;
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::preflight::{CheckKind, PreflightMode};
+use tns_core::ids::OrgId;
 
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Policy {
@@ -14,7 +15,7 @@ pub struct Policy {
 }
 
 /// The organization's policy (`None`: never set, checks off).
-pub async fn policy(db: &PgPool, org: i64) -> sqlx::Result<Option<Policy>> {
+pub async fn policy(db: &PgPool, org: OrgId) -> sqlx::Result<Option<Policy>> {
     sqlx::query_as("SELECT mode, checks, updated_at FROM preflight_policies WHERE org_id = $1")
         .bind(org)
         .fetch_optional(db)
@@ -23,7 +24,7 @@ pub async fn policy(db: &PgPool, org: i64) -> sqlx::Result<Option<Policy>> {
 
 pub async fn set_policy(
     db: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     mode: PreflightMode,
     checks: &[CheckKind],
 ) -> sqlx::Result<Policy> {
@@ -47,7 +48,7 @@ pub struct Pass {
 }
 
 /// The passes kept for `day` among `subjects`.
-pub async fn passes(db: &PgPool, org: i64, day: NaiveDate, subjects: &[Vec<u8>]) -> sqlx::Result<Vec<Pass>> {
+pub async fn passes(db: &PgPool, org: OrgId, day: NaiveDate, subjects: &[Vec<u8>]) -> sqlx::Result<Vec<Pass>> {
     sqlx::query_as("SELECT subject, detail FROM preflight_results WHERE org_id = $1 AND day = $2 AND subject = ANY($3)")
         .bind(org)
         .bind(day)
@@ -58,7 +59,7 @@ pub async fn passes(db: &PgPool, org: i64, day: NaiveDate, subjects: &[Vec<u8>])
 
 /// Keep `new` answers for `day` (a concurrent submit's answer to the same check wins), and
 /// drop the organization's answers of earlier days: one transaction.
-pub async fn keep(db: &PgPool, org: i64, day: NaiveDate, new: &[Pass]) -> sqlx::Result<()> {
+pub async fn keep(db: &PgPool, org: OrgId, day: NaiveDate, new: &[Pass]) -> sqlx::Result<()> {
     let mut tx = db.begin().await?;
     sqlx::query("DELETE FROM preflight_results WHERE org_id = $1 AND day < $2")
         .bind(org)

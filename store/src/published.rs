@@ -4,10 +4,10 @@
 //! the next call on any process publishes it afresh from PostgreSQL: the change holds at once
 //! everywhere.
 
-use tns_core::env::RedisSettings;
+use tns_core::{env::RedisSettings, ids::OrgId};
 
 /// Forget the published limits of `orgs`.
-pub async fn forget_limits(redis: &RedisSettings, orgs: &[i64]) -> anyhow::Result<()> {
+pub async fn forget_limits(redis: &RedisSettings, orgs: &[OrgId]) -> anyhow::Result<()> {
     if orgs.is_empty() {
         return Ok(());
     }

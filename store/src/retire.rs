@@ -2,6 +2,7 @@
 //! as `inactive` (history such as journeys and cargo still points at it) and hidden from lists.
 
 use sqlx::PgPool;
+use tns_core::ids::OrgId;
 
 use crate::audit::{self, Actor};
 
@@ -40,7 +41,7 @@ impl Retirable {
 }
 
 /// False when the organization has no such active record. In the audit log as `by`.
-pub async fn retire(db: &PgPool, what: Retirable, org: i64, id: i64, by: &Actor) -> sqlx::Result<bool> {
+pub async fn retire(db: &PgPool, what: Retirable, org: OrgId, id: i64, by: &Actor) -> sqlx::Result<bool> {
     let table = what.table();
     let mut tx = db.begin().await?;
     let hit = sqlx::query(&format!(

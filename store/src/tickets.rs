@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
@@ -28,7 +29,7 @@ impl Keyed for Ticket {
 
 pub async fn insert(
     db: &PgPool,
-    org: i64,
+    org: OrgId,
     user: i64,
     subject: &str,
     body: &str,
@@ -47,7 +48,7 @@ pub async fn insert(
     .await
 }
 
-pub async fn list(db: &PgPool, org: i64, page: &Page) -> sqlx::Result<Vec<Ticket>> {
+pub async fn list(db: &PgPool, org: OrgId, page: &Page) -> sqlx::Result<Vec<Ticket>> {
     let mut qb = QueryBuilder::<Postgres>::new(
         "SELECT id, subject, NULL::text AS body, priority, status, created_at FROM support_tickets WHERE org_id = ",
     );

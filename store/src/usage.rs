@@ -4,6 +4,7 @@
 //! adds the calls it admitted; Redis's live counters are a copy, seeded from here.
 
 use std::collections::HashMap;
+use tns_core::ids::OrgId;
 
 use chrono::NaiveDate;
 use sqlx::PgPool;
@@ -18,7 +19,7 @@ pub struct EndpointUsage {
 }
 
 /// A month's per-endpoint counts (`month`: its first day), most used first.
-pub async fn of_month(db: &PgPool, org: i64, month: NaiveDate) -> sqlx::Result<Vec<EndpointUsage>> {
+pub async fn of_month(db: &PgPool, org: OrgId, month: NaiveDate) -> sqlx::Result<Vec<EndpointUsage>> {
     sqlx::query_as::<_, (String, i64, i64)>(
         "SELECT endpoint, total_calls, error_calls FROM usage_monthly
           WHERE org_id = $1 AND month = $2 ORDER BY total_calls DESC, endpoint",
@@ -82,13 +83,13 @@ impl MonthCounts {
 }
 
 /// A month's counters as persisted.
-pub async fn persisted(db: &PgPool, org: i64, month: Month) -> sqlx::Result<MonthCounts> {
+pub async fn persisted(db: &PgPool, org: OrgId, month: Month) -> sqlx::Result<MonthCounts> {
     let rows = of_month(db, org, month.first_day()).await?;
     Ok(MonthCounts { rows, overage: overage(db, org, month.first_day()).await? })
 }
 
 /// Calls beyond a soft quota persisted for `org` in the month starting `month`.
-pub async fn overage(conn: impl sqlx::PgExecutor<'_>, org: i64, month: NaiveDate) -> sqlx::Result<i64> {
+pub async fn overage(conn: impl sqlx::PgExecutor<'_>, org: OrgId, month: NaiveDate) -> sqlx::Result<i64> {
     let n: Option<i64> = sqlx::query_scalar("SELECT calls FROM usage_overage WHERE org_id = $1 AND month = $2")
         .bind(org)
         .bind(month)
@@ -110,7 +111,7 @@ const PRICED_OVERAGE: &str = "usage_overage u
 /// cannot have counted overage, are left out).
 pub async fn unbilled_overage(
     conn: &mut sqlx::PgConnection,
-    org: i64,
+    org: OrgId,
     before: NaiveDate,
 ) -> sqlx::Result<Vec<(Month, i64, Money)>> {
     let rows: Vec<(NaiveDate, i64, Money)> = sqlx::query_as(&format!(
@@ -128,7 +129,7 @@ pub async fn unbilled_overage(
 
 /// Whether `org` has overage an invoice is still to bill (priced by a soft plan it held that
 /// month; the current month's is billed once it is over).
-pub async fn has_unbilled_overage(conn: &mut sqlx::PgConnection, org: i64) -> sqlx::Result<bool> {
+pub async fn has_unbilled_overage(conn: &mut sqlx::PgConnection, org: OrgId) -> sqlx::Result<bool> {
     sqlx::query_scalar(&format!(
         "SELECT EXISTS (SELECT 1 FROM {PRICED_OVERAGE} WHERE u.org_id = $1 AND u.calls > u.billed_calls)"
     ))
@@ -138,7 +139,7 @@ pub async fn has_unbilled_overage(conn: &mut sqlx::PgConnection, org: i64) -> sq
 }
 
 /// Record that `calls` more of `org`'s overage in `month` are invoiced.
-pub async fn overage_billed(tx: &mut sqlx::PgConnection, org: i64, month: Month, calls: i64) -> sqlx::Result<()> {
+pub async fn overage_billed(tx: &mut sqlx::PgConnection, org: OrgId, month: Month, calls: i64) -> sqlx::Result<()> {
     sqlx::query("UPDATE usage_overage SET billed_calls = billed_calls + $3 WHERE org_id = $1 AND month = $2")
         .bind(org)
         .bind(month.first_day())
@@ -155,7 +156,7 @@ pub async fn orgs_with_unbilled_overage(
     before: NaiveDate,
     after: i64,
     limit: i64,
-) -> sqlx::Result<Vec<i64>> {
+) -> sqlx::Result<Vec<OrgId>> {
     sqlx::query_scalar(&format!(
         "SELECT DISTINCT u.org_id FROM {PRICED_OVERAGE}
           WHERE u.calls > u.billed_calls AND u.month < $1 AND u.org_id > $2
@@ -173,7 +174,7 @@ pub async fn orgs_with_unbilled_overage(
 /// version (each addition gets the next one), by which Redis's copy of the month knows whether
 /// it was seeded with this addition; `None` when the organization is erased (or gone): its counts
 /// have nowhere to go.
-pub async fn add(db: &PgPool, org: i64, month: Month, counts: &MonthCounts) -> sqlx::Result<Option<i64>> {
+pub async fn add(db: &PgPool, org: OrgId, month: Month, counts: &MonthCounts) -> sqlx::Result<Option<i64>> {
     let rows = &counts.rows;
     let endpoints: Vec<&str> = rows.iter().map(|r| r.endpoint.as_str()).collect();
     let totals: Vec<i64> = rows.iter().map(|r| r.total_calls).collect();
@@ -233,7 +234,7 @@ pub async fn add(db: &PgPool, org: i64, month: Month, counts: &MonthCounts) -> s
 
 /// The ledger of a month as one consistent read, with its version (0: nothing added yet):
 /// what Redis's copy of the month is seeded with.
-pub async fn ledger(db: &PgPool, org: i64, month: Month) -> sqlx::Result<(MonthCounts, i64)> {
+pub async fn ledger(db: &PgPool, org: OrgId, month: Month) -> sqlx::Result<(MonthCounts, i64)> {
     let mut tx = db.begin().await?;
     sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY").execute(&mut *tx).await?;
     let version: Option<i64> =

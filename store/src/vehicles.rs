@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
@@ -69,7 +70,7 @@ fn bind_fields<'q>(q: crate::RowQuery<'q, Vehicle>, v: &'q NewVehicle) -> crate:
         .bind(&v.phone)
 }
 
-pub async fn insert(db: &PgPool, org: i64, v: &NewVehicle, by: &str) -> sqlx::Result<Vehicle> {
+pub async fn insert(db: &PgPool, org: OrgId, v: &NewVehicle, by: &str) -> sqlx::Result<Vehicle> {
     let sql = format!(
         "INSERT INTO vehicles (org_id, created_by, changed_by, plate, vehicle_type, brand, model, model_year, capacity,
                                phone)
@@ -80,7 +81,7 @@ pub async fn insert(db: &PgPool, org: i64, v: &NewVehicle, by: &str) -> sqlx::Re
 }
 
 /// Replace the fields of an active vehicle; `None` when there is none with that id.
-pub async fn update(db: &PgPool, org: i64, id: i64, v: &NewVehicle, by: &str) -> sqlx::Result<Option<Vehicle>> {
+pub async fn update(db: &PgPool, org: OrgId, id: i64, v: &NewVehicle, by: &str) -> sqlx::Result<Option<Vehicle>> {
     let sql = format!(
         "UPDATE vehicles SET changed_by = $3, plate = $4, vehicle_type = $5, brand = $6, model = $7, model_year = $8,
                 capacity = $9, phone = $10, updated_at = now()
@@ -91,7 +92,7 @@ pub async fn update(db: &PgPool, org: i64, id: i64, v: &NewVehicle, by: &str) ->
 }
 
 /// One vehicle, active or retired (journeys may still show a retired one).
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Vehicle>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Result<Option<Vehicle>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM vehicles WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)
@@ -100,7 +101,7 @@ pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Resu
 }
 
 /// The active vehicle with this plate.
-pub async fn by_plate(db: &PgPool, org: i64, plate: &str) -> sqlx::Result<Option<Vehicle>> {
+pub async fn by_plate(db: &PgPool, org: OrgId, plate: &str) -> sqlx::Result<Option<Vehicle>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM vehicles WHERE org_id = $1 AND plate = $2 AND status = 'active'"))
         .bind(org)
         .bind(plate)
@@ -108,7 +109,7 @@ pub async fn by_plate(db: &PgPool, org: i64, plate: &str) -> sqlx::Result<Option
         .await
 }
 
-pub async fn list(db: &PgPool, org: i64, page: &Page) -> sqlx::Result<Vec<Vehicle>> {
+pub async fn list(db: &PgPool, org: OrgId, page: &Page) -> sqlx::Result<Vec<Vehicle>> {
     let mut qb =
         QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM vehicles WHERE status = 'active' AND org_id = "));
     qb.push_bind(org);

@@ -281,6 +281,14 @@ pub(crate) struct Org {
     pub tax_number: String,
 }
 
+impl Org {
+    /// The organization as the store's functions take it: asked of the database, as the
+    /// operators' surfaces ask of a number.
+    pub(crate) async fn tenant(&self, db: &PgPool) -> tns_core::ids::OrgId {
+        tns_store::accounts::org_id(db, self.id).await.unwrap().expect("a registered organization")
+    }
+}
+
 /// A tax number no other organization of this test process has (10 digits, starting with 9).
 pub(crate) fn unique_tax_number() -> String {
     static N: AtomicU64 = AtomicU64::new(0);

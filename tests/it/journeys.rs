@@ -315,10 +315,11 @@ async fn a_failing_row_fails_only_its_own_create() {
     };
     // A crew member that does not exist breaks its row's foreign key (validation normally
     // stops this; here it stands for a person deleted between validation and the write).
+    let org = fleet.org.tenant(&app.db).await;
     let results = futures::future::join_all([
-        writer.insert(fleet.org.id, fields(vec![fleet.driver_id]), "key:1"),
-        writer.insert(fleet.org.id, fields(vec![987_654_321]), "key:2"),
-        writer.insert(fleet.org.id, fields(vec![]), "user:3"),
+        writer.insert(org, fields(vec![fleet.driver_id]), "key:1"),
+        writer.insert(org, fields(vec![987_654_321]), "key:2"),
+        writer.insert(org, fields(vec![]), "user:3"),
     ])
     .await;
     let first = results[0].as_ref().unwrap().as_ref().unwrap();

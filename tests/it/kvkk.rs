@@ -275,7 +275,8 @@ async fn personal_data_past_retention_is_erased_once_and_the_records_stay() {
     // Had its last submission failed, an operator's re-queue would pass it by.
     sqlx::query("UPDATE submissions SET state = 'failed' WHERE id = $1").bind(old_sub).execute(db).await.unwrap();
     let operator = tns_store::audit::Actor::Operator("ayse".into());
-    let requeued = tns_store::submissions::requeue::requeue_failed(db, &operator, f.org.id, "U-ETDS was down").await;
+    let requeued =
+        tns_store::submissions::requeue::requeue_failed(db, &operator, f.org.tenant(db).await, "U-ETDS was down").await;
     assert_eq!(requeued.unwrap(), Some(vec![]));
     let pending: i64 = sqlx::query_scalar("SELECT count(*) FROM submissions WHERE state IN ('pending', 'unknown')")
         .fetch_one(db)

@@ -795,7 +795,7 @@ async fn claims_take_each_organizations_oldest_first_and_keep_to_its_room() {
         }
     }
     let lease = Duration::from_secs(60);
-    let orgs = |c: &[queue::Claimed]| c.iter().map(|d| d.org_id).collect::<Vec<_>>();
+    let orgs = |c: &[queue::Claimed]| c.iter().map(|d| d.org_id.get()).collect::<Vec<_>>();
     let (ao, bo) = (a.org.id, b.org.id);
     // Two rows: each organization's oldest, not A's two oldest.
     let first = queue::claim(&app.db, 2, lease, 1, &ClaimFrom::start()).await.unwrap();
@@ -804,7 +804,7 @@ async fn claims_take_each_organizations_oldest_first_and_keep_to_its_room() {
     let from = ClaimFrom { rooms: vec![(ao, 1)], after_org: ao, ..ClaimFrom::start() };
     let second = queue::claim(&app.db, 10, lease, 2, &from).await.unwrap();
     assert_eq!(orgs(&second), [bo, ao], "{second:?}");
-    let oldest = |c: &[queue::Claimed], org| c.iter().filter(|d| d.org_id == org).map(|d| d.id).min().unwrap();
+    let oldest = |c: &[queue::Claimed], org| c.iter().filter(|d| d.org_id.get() == org).map(|d| d.id).min().unwrap();
     assert!(oldest(&first, ao) < oldest(&second, ao), "each organization's oldest first");
     // A has no room left: its last two rows stay for later.
     let from = ClaimFrom { rooms: vec![(ao, 0)], ..ClaimFrom::start() };

@@ -3,6 +3,7 @@
 //! as a call needs them.
 
 use std::collections::BTreeMap;
+use tns_core::ids::OrgId;
 
 use base64::{engine::general_purpose::STANDARD, Engine};
 use tns_adapter::{Credentials, Description};
@@ -35,7 +36,7 @@ impl Sealed {
 }
 
 /// Open stored credentials for one call.
-pub fn open(key: &DataKey, org: i64, stored: &Sealed) -> Result<Credentials, Unreadable> {
+pub fn open(key: &DataKey, org: OrgId, stored: &Sealed) -> Result<Credentials, Unreadable> {
     let mut fields = stored.fields.clone();
     for (name, sealed) in &stored.secrets {
         let bytes = STANDARD.decode(sealed).map_err(|_| Unreadable)?;
@@ -46,7 +47,7 @@ pub fn open(key: &DataKey, org: i64, stored: &Sealed) -> Result<Credentials, Unr
 }
 
 /// Seal what `adapter` calls secret in `given`, for storage.
-pub fn seal(key: &DataKey, org: i64, adapter: &Description, given: &Credentials) -> Sealed {
+pub fn seal(key: &DataKey, org: OrgId, adapter: &Description, given: &Credentials) -> Sealed {
     let mut out = Sealed::default();
     for (name, value) in &given.fields {
         if adapter.credentials.iter().any(|f| f.secret && &f.name == name) {

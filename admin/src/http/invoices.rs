@@ -41,11 +41,8 @@ pub async fn list(
     let limit = q.take("limit", crate::parse_limit)?.unwrap_or(crate::DEFAULT_LIMIT);
     q.done()?;
     let page = Page { limit, before: None };
-    let mut data = tns_store::billing::invoices::list(&st.db, org, &page).await?;
-    // Only an empty list asks whether the organization exists, as the other routes' 404 says.
-    if data.is_empty() && tns_store::accounts::standing(&st.db, org).await?.is_none() {
-        return Err(no_organization(org));
-    }
+    let found = crate::ops::organization(&st.db, org).await?.ok_or_else(|| no_organization(org))?;
+    let mut data = tns_store::billing::invoices::list(&st.db, found, &page).await?;
     data.truncate(limit as usize);
     Ok(Json(InvoiceList { data }))
 }

@@ -12,7 +12,7 @@ use tns_core::{
 };
 use tns_store::{
     accounts::OrgSummary,
-    submissions::resolve::{resolve as settle, NotResolved, Resolution, Resolved},
+    submissions::resolve::{NotResolved, Resolution, Resolved},
 };
 use utoipa::ToSchema;
 
@@ -206,7 +206,7 @@ pub async fn resolve(
             return Err(AdminError::validation("downstream_reference", "is given only with `found`"))
         }
     };
-    match settle(&st.db, &op.actor(), org, id, &resolution, input.reason.as_str()).await? {
+    match ops::resolve(&st.db, &op.actor(), org, id, &resolution, input.reason.as_str()).await? {
         Ok(r) => Ok(Json(r)),
         Err(e) => {
             let code = match e {

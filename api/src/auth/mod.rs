@@ -6,6 +6,7 @@ pub mod password;
 pub mod session;
 
 use std::time::Duration;
+use tns_core::ids::OrgId;
 
 use axum::{
     extract::FromRequestParts,
@@ -59,8 +60,8 @@ impl KeyStore {
     }
 
     /// Forget what this process knows of `user` of `org` (their role or sessions changed here).
-    pub fn forget_member(&self, org: i64, user: i64) {
-        self.members.remove_where(|k, _| *k == (org, user));
+    pub fn forget_member(&self, org: OrgId, user: i64) {
+        self.members.remove_where(|k, _| *k == (org.get(), user));
     }
 
     pub async fn by_hash(&self, db: &PgPool, hash: [u8; 32]) -> sqlx::Result<Option<KeyRecord>> {
@@ -105,7 +106,7 @@ pub enum Credential {
 /// The authenticated caller, placed in request extensions by the admission middleware.
 #[derive(Debug, Clone)]
 pub struct Principal {
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub user_id: i64,
     /// The key behind an API key or token; `None` for a portal session.
     pub key_id: Option<i64>,
@@ -201,7 +202,7 @@ pub async fn signed_in(st: &AppState, headers: &HeaderMap) -> Result<Option<(Pri
                 ));
             };
             let p = Principal {
-                org_id: s.org_id,
+                org_id: member.org_id,
                 user_id: s.user_id,
                 key_id: None,
                 // A member may do what their role allows.
@@ -240,7 +241,7 @@ async fn bearer_principal(st: &AppState, bearer: &str) -> Result<Principal, ApiE
         st.jwt.verify(bearer).ok_or_else(|| ApiError::Unauthorized("invalid or expired access token".into()))?;
     let key = st.keys.by_id(&st.db, claims.kid).await?;
     match key {
-        Some(k) if !k.revoked && k.org_id == claims.org => Ok(Principal {
+        Some(k) if !k.revoked && k.org_id.get() == claims.org => Ok(Principal {
             org_id: k.org_id,
             user_id: k.user_id,
             key_id: Some(k.id),

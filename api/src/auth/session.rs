@@ -3,6 +3,7 @@
 //! a readable cookie; unsafe methods on cookie auth must echo it in `X-CSRF-Token`.
 
 use std::time::Duration;
+use tns_core::ids::OrgId;
 
 use axum::http::{header, HeaderMap, HeaderValue};
 use redis::AsyncCommands;
@@ -49,13 +50,18 @@ pub async fn create(
     store: &RedisStore,
     ttl: Duration,
     user_id: i64,
-    org_id: i64,
+    org_id: OrgId,
 ) -> Result<(String, Session), RedisDown> {
     let token = random_token();
     let now = chrono::Utc::now();
     let expires_at = Some(now.timestamp() + ttl.as_secs() as i64);
-    let session =
-        Session { user_id, org_id, csrf: random_token(), expires_at, issued_at_ms: Some(now.timestamp_millis()) };
+    let session = Session {
+        user_id,
+        org_id: org_id.get(),
+        csrf: random_token(),
+        expires_at,
+        issued_at_ms: Some(now.timestamp_millis()),
+    };
     let value = serde_json::to_string(&session).expect("session serializes");
     let key = redis_key(store, &token);
     store.call(|mut c| async move { c.set_ex::<_, _, ()>(key, value, ttl.as_secs()).await }).await?;

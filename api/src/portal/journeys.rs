@@ -9,6 +9,7 @@ use std::{
     collections::{BTreeMap, HashMap},
     sync::OnceLock,
 };
+use tns_core::ids::OrgId;
 
 use axum::{
     extract::{Multipart, Path, RawQuery, State},
@@ -1101,7 +1102,7 @@ fn editor_markup(lang: Lang, csrf: &str, journey: i64, ed: &Editor, writable: bo
 
 async fn latest_submission(
     st: &AppState,
-    org: i64,
+    org: OrgId,
     journey: i64,
     p: &Principal,
 ) -> Result<Option<Submission>, PortalError> {

@@ -5,6 +5,7 @@
 //! nothing the API would refuse. Page views are not metered.
 
 use std::marker::PhantomData;
+use tns_core::ids::OrgId;
 
 use axum::{
     body::Body,
@@ -42,7 +43,7 @@ pub(super) async fn resolve(st: &AppState, req: Request) -> Result<(Request, Opt
         Ok(None) | Err(ApiError::Unauthorized(_)) => return Ok((req, None)),
         Err(e) => return Err(e.into()),
     };
-    tns_http::request_id::record_org(principal.org_id);
+    tns_http::request_id::record_org(principal.org_id.get());
     let req = if anonymous_form(req.uri().path()) || principal.csrf_ok(req.method(), req.headers()) {
         req
     } else {
@@ -101,7 +102,7 @@ impl<S: Needed> Member<S> {
         &self.signed_in.principal
     }
 
-    pub(super) fn org(&self) -> i64 {
+    pub(super) fn org(&self) -> OrgId {
         self.signed_in.principal.org_id
     }
 }
@@ -127,7 +128,7 @@ impl Me {
         &self.signed_in.principal
     }
 
-    pub(super) fn org(&self) -> i64 {
+    pub(super) fn org(&self) -> OrgId {
         self.signed_in.principal.org_id
     }
 }

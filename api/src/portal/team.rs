@@ -46,7 +46,7 @@ pub(super) fn role_label(lang: Lang, r: Role) -> &'static str {
 
 /// The caller's own role (the page shows only what it may do).
 async fn my_role(st: &AppState, m: &Member<AccountWrite>) -> Result<Role, PortalError> {
-    let me = st.keys.member(&st.db, m.org(), m.principal().user_id).await?.ok_or(PortalError::SignIn)?;
+    let me = st.keys.member(&st.db, m.org().get(), m.principal().user_id).await?.ok_or(PortalError::SignIn)?;
     Ok(me.role)
 }
 

@@ -5,6 +5,7 @@
 //! unique key).
 
 use std::future::Future;
+use tns_core::ids::OrgId;
 
 use serde::{de::DeserializeOwned, Serialize};
 use sqlx::PgPool;
@@ -42,19 +43,19 @@ pub trait Registry {
     /// Insert, created `by` a credential (`Principal::credential_id`).
     fn insert(
         db: &PgPool,
-        org: i64,
+        org: OrgId,
         f: &Self::Value,
         by: &str,
     ) -> impl Future<Output = sqlx::Result<Self::Record>> + Send;
     fn update(
         db: &PgPool,
-        org: i64,
+        org: OrgId,
         id: i64,
         f: &Self::Value,
         by: &str,
     ) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
-    fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
-    fn list(db: &PgPool, org: i64, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Self::Record>>> + Send;
+    fn get(db: &PgPool, org: OrgId, id: i64) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
+    fn list(db: &PgPool, org: OrgId, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Self::Record>>> + Send;
 }
 
 pub async fn create<R: Registry>(st: &AppState, p: &Principal, input: R::Input) -> ApiResult<Created<R::Record>> {

@@ -14,6 +14,7 @@ use axum::{http::StatusCode, Json};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::PgPool;
+use tns_core::ids::OrgId;
 use utoipa::IntoParams;
 
 use crate::{
@@ -131,7 +132,7 @@ pub fn not_editable(kind: &str, id: i64, status: RecordStatus) -> ApiError {
 /// 409 for a journey or shipment whose personal data was erased past its retention period: it
 /// stays as history, and what a change or a submission of its people would send is the erased
 /// form.
-pub async fn refuse_erased(db: impl sqlx::PgExecutor<'_>, target: TargetType, org: i64, id: i64) -> ApiResult<()> {
+pub async fn refuse_erased(db: impl sqlx::PgExecutor<'_>, target: TargetType, org: OrgId, id: i64) -> ApiResult<()> {
     if records::erased(db, target, org, id).await? {
         return Err(ApiError::Conflict(
             Code::PersonalDataErased,

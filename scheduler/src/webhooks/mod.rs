@@ -76,7 +76,7 @@ pub struct Held {
 
 impl Lined for Held {
     fn org(&self) -> i64 {
-        self.delivery.org_id
+        self.delivery.org_id.get()
     }
     fn lease(&self) -> (i64, i64) {
         (self.delivery.id, self.delivery.lease_token)
@@ -149,15 +149,15 @@ impl Deliveries {
         let mut p = self.position();
         for c in claimed {
             if c.found < i64::from(c.lim) {
-                p.cursors.remove(&c.org_id);
+                p.cursors.remove(&c.org_id.get());
             } else {
                 let at = (c.run_at, c.id);
-                let cursor = p.cursors.entry(c.org_id).or_insert(at);
+                let cursor = p.cursors.entry(c.org_id.get()).or_insert(at);
                 *cursor = (*cursor).max(at);
             }
         }
         if let Some(last) = claimed.last() {
-            p.after_org = last.org_id;
+            p.after_org = last.org_id.get();
         }
     }
 
@@ -170,7 +170,7 @@ impl Deliveries {
         let span = tracing::info_span!(
             "webhook",
             delivery = item.id,
-            org = item.org_id,
+            org = item.org_id.get(),
             event = item.event_id,
             event_type = %item.event_type,
             subscription = item.subscription_id,

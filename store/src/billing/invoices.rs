@@ -12,6 +12,7 @@
 use chrono::{Days, NaiveDate};
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use super::terms;
@@ -120,7 +121,7 @@ impl Keyed for Invoice {
 const COLUMNS: &str = "id, period_start, period_end, total_amount, status, created_at, subtotal, tax_rate,
     tax_amount, due_on, 'TRY' AS currency, billed_name, billed_tax_number";
 
-pub async fn list(db: &PgPool, org: i64, page: &Page) -> sqlx::Result<Vec<Invoice>> {
+pub async fn list(db: &PgPool, org: OrgId, page: &Page) -> sqlx::Result<Vec<Invoice>> {
     let mut qb = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM invoices WHERE org_id = "));
     qb.push_bind(org);
     page.push(&mut qb, "id");
@@ -128,7 +129,7 @@ pub async fn list(db: &PgPool, org: i64, page: &Page) -> sqlx::Result<Vec<Invoic
 }
 
 /// Invoice `id` of `org` with its lines.
-pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<InvoiceDetail>> {
+pub async fn get(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<InvoiceDetail>> {
     let invoice: Option<Invoice> =
         sqlx::query_as(&format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND id = $2"))
             .bind(org)
@@ -187,12 +188,14 @@ pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms) -> sqlx::Res
                 Due::Overage => usage::orgs_with_unbilled_overage(db, first_of_month(today), after, BATCH).await?,
             };
             let Some(&last) = page.last() else { break };
-            after = last;
+            after = last.get();
             for org in page {
                 match issue_for(db, org, today, terms).await {
                     Ok(id) => issued.extend(id),
                     // One organization that cannot be invoiced must not hold up the others.
-                    Err(e) => tracing::error!(org, error = %crate::redacted(&e), "organization not invoiced"),
+                    Err(e) => {
+                        tracing::error!(org = org.get(), error = %crate::redacted(&e), "organization not invoiced")
+                    }
                 }
             }
         }
@@ -213,7 +216,7 @@ fn first_of_month(day: NaiveDate) -> NaiveDate {
 /// Hold `org`'s invoicing until the transaction ends (after its row: see [`issue_for`]). One
 /// organization's invoices are written one at a time: what is due is read and billed by one
 /// runner at once, and not while the organization is being erased.
-pub(crate) async fn lock_invoicing(tx: &mut sqlx::PgConnection, org: i64) -> sqlx::Result<()> {
+pub(crate) async fn lock_invoicing(tx: &mut sqlx::PgConnection, org: OrgId) -> sqlx::Result<()> {
     sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('tns-invoicing:' || $1::text, 0))")
         .bind(org)
         .execute(tx)
@@ -222,7 +225,7 @@ pub(crate) async fn lock_invoicing(tx: &mut sqlx::PgConnection, org: i64) -> sql
 }
 
 /// Issue what `org` owes by `today`, if anything: the invoice's id.
-async fn issue_for(db: &PgPool, org: i64, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<i64>> {
+async fn issue_for(db: &PgPool, org: OrgId, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<i64>> {
     let mut tx = db.begin().await?;
     // The organization before its terms, the order an operator's status or plan change locks
     // them in (the invoice's reference to the organization would otherwise take its lock last,
@@ -270,7 +273,7 @@ fn assemble(
 }
 
 /// The credit `org` holds, locked until the transaction ends when `lock`.
-async fn balance(conn: &mut PgConnection, org: i64, lock: bool) -> sqlx::Result<Money> {
+async fn balance(conn: &mut PgConnection, org: OrgId, lock: bool) -> sqlx::Result<Money> {
     let lock = if lock { "FOR UPDATE" } else { "" };
     let amount: Option<Money> =
         sqlx::query_scalar(&format!("SELECT amount FROM credit_balances WHERE org_id = $1 {lock}"))
@@ -280,7 +283,7 @@ async fn balance(conn: &mut PgConnection, org: i64, lock: bool) -> sqlx::Result<
     Ok(amount.unwrap_or(Money::ZERO))
 }
 
-async fn set_balance(tx: &mut PgConnection, org: i64, amount: Money) -> sqlx::Result<()> {
+async fn set_balance(tx: &mut PgConnection, org: OrgId, amount: Money) -> sqlx::Result<()> {
     sqlx::query(
         "INSERT INTO credit_balances (org_id, amount) VALUES ($1, $2)
          ON CONFLICT (org_id) DO UPDATE SET amount = EXCLUDED.amount",
@@ -319,7 +322,7 @@ pub struct UpcomingInvoice {
 /// the day it is billed from). `None` when nothing would be invoiced (a trial, a free plan).
 pub async fn upcoming(
     db: &PgPool,
-    org: i64,
+    org: OrgId,
     change: Option<&billing::Price>,
     tax_rate: TaxRate,
 ) -> sqlx::Result<Option<UpcomingInvoice>> {
@@ -351,7 +354,7 @@ pub async fn upcoming(
     }))
 }
 
-async fn insert(tx: &mut PgConnection, org: i64, draft: &Draft, due_on: NaiveDate) -> sqlx::Result<i64> {
+async fn insert(tx: &mut PgConnection, org: OrgId, draft: &Draft, due_on: NaiveDate) -> sqlx::Result<i64> {
     // Nothing to pay (credits cover it): issued settled, never chased.
     let status = if draft.total.is_zero() { InvoiceStatus::Paid } else { InvoiceStatus::Open };
     let id: i64 = sqlx::query_scalar(
@@ -393,12 +396,12 @@ async fn insert(tx: &mut PgConnection, org: i64, draft: &Draft, due_on: NaiveDat
 }
 
 /// The organization invoice `id` is addressed to (an invoice never changes organization).
-pub async fn org_of(tx: &mut PgConnection, id: i64) -> sqlx::Result<Option<i64>> {
+pub async fn org_of(tx: &mut PgConnection, id: i64) -> sqlx::Result<Option<OrgId>> {
     sqlx::query_scalar("SELECT org_id FROM invoices WHERE id = $1").bind(id).fetch_optional(tx).await
 }
 
 /// Invoice `id` as it stands, locked for a change of status: (organization, status).
-pub async fn lock(tx: &mut PgConnection, id: i64) -> sqlx::Result<Option<(i64, InvoiceStatus)>> {
+pub async fn lock(tx: &mut PgConnection, id: i64) -> sqlx::Result<Option<(OrgId, InvoiceStatus)>> {
     sqlx::query_as("SELECT org_id, status FROM invoices WHERE id = $1 FOR UPDATE").bind(id).fetch_optional(tx).await
 }
 
@@ -414,7 +417,7 @@ pub async fn set_status(tx: &mut PgConnection, id: i64, to: InvoiceStatus) -> sq
 
 /// Organizations not suspended (nor closed) yet with an open invoice due before `today`, each with its
 /// oldest such invoice.
-pub async fn overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<(i64, i64)>> {
+pub async fn overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<(OrgId, i64)>> {
     sqlx::query_as(
         "SELECT DISTINCT ON (i.org_id) i.org_id, i.id FROM invoices i JOIN organizations o ON o.id = i.org_id
           WHERE i.status = 'open' AND i.due_on < $1 AND o.status IN ('trial', 'active')
@@ -426,7 +429,7 @@ pub async fn overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<(i64, i6
 }
 
 /// Whether `org` still has an open invoice due before `today`.
-pub async fn has_overdue(tx: &mut PgConnection, org: i64, today: NaiveDate) -> sqlx::Result<bool> {
+pub async fn has_overdue(tx: &mut PgConnection, org: OrgId, today: NaiveDate) -> sqlx::Result<bool> {
     sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM invoices WHERE org_id = $1 AND status = 'open' AND due_on < $2)")
         .bind(org)
         .bind(today)

@@ -14,6 +14,7 @@ pub mod standing;
 pub mod terms;
 
 use sqlx::PgConnection;
+use tns_core::ids::OrgId;
 
 use crate::accounts::Standing;
 
@@ -29,7 +30,7 @@ pub enum Hold {
 
 /// Take organization `org`'s row as `hold` says, first in every billing transaction; its
 /// standing, `None` for no such organization.
-pub async fn lock_org(tx: &mut PgConnection, org: i64, hold: Hold) -> sqlx::Result<Option<Standing>> {
+pub async fn lock_org(tx: &mut PgConnection, org: OrgId, hold: Hold) -> sqlx::Result<Option<Standing>> {
     let lock = match hold {
         Hold::Change => "FOR UPDATE",
         Hold::Reference => "FOR KEY SHARE",

@@ -7,6 +7,7 @@ use tns_core::domain::{
     kinds::{BillingCycle, OrgStatus},
     money::Money,
 };
+use tns_core::ids::OrgId;
 
 use crate::accounts::Standing;
 use utoipa::ToSchema;
@@ -59,7 +60,7 @@ pub async fn exists(db: &PgPool, code: &str) -> sqlx::Result<bool> {
 pub const SUBSCRIPTION_COLUMNS: &str = "p.code, p.name, COALESCE(p.monthly_quota, -1)::int8 AS monthly_quota,
     p.price_try, p.billing_period, s.status, s.started_at";
 
-pub async fn subscription(db: &PgPool, org: i64) -> sqlx::Result<Option<Subscription>> {
+pub async fn subscription(db: &PgPool, org: OrgId) -> sqlx::Result<Option<Subscription>> {
     sqlx::query_as(&format!(
         "SELECT {SUBSCRIPTION_COLUMNS} FROM subscriptions s JOIN plans p ON p.code = s.plan_code WHERE s.org_id = $1"
     ))
@@ -80,7 +81,7 @@ pub struct Switched {
 /// Move `org` to plan `code` (inside the caller's transaction, which audits it). Choosing a
 /// plan ends a trial, and lifts a suspension that only the trial's end caused (an operator's
 /// suspension stays). Billing follows (`terms::follow`). `None` for no such organization.
-pub(crate) async fn switch(tx: &mut PgConnection, org: i64, code: &str) -> sqlx::Result<Option<Switched>> {
+pub(crate) async fn switch(tx: &mut PgConnection, org: OrgId, code: &str) -> sqlx::Result<Option<Switched>> {
     // The organization first, as every change of its standing or billing locks it.
     if super::lock_org(&mut *tx, org, super::Hold::Change).await?.is_none() {
         return Ok(None);
@@ -126,7 +127,7 @@ pub async fn price(db: &PgPool, code: &str) -> sqlx::Result<Option<Price>> {
 /// What admission needs of an organization: its plan's quota (`None` = unlimited), whether
 /// calls beyond it are billed (soft) rather than refused, and its status. A closed organization
 /// is billed for nothing, overage included: its quota is hard.
-pub async fn limit(db: &PgPool, org: i64) -> sqlx::Result<Option<(Option<i32>, bool, OrgStatus)>> {
+pub async fn limit(db: &PgPool, org: OrgId) -> sqlx::Result<Option<(Option<i32>, bool, OrgStatus)>> {
     sqlx::query_as(
         "SELECT p.monthly_quota, p.overage_unit_try IS NOT NULL AND o.status <> 'closed', o.status
            FROM subscriptions s JOIN plans p ON p.code = s.plan_code JOIN organizations o ON o.id = s.org_id

@@ -3,6 +3,7 @@
 use chrono::NaiveDate;
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::{AuditAction, InvoiceStatus, OrgStatus};
+use tns_core::ids::OrgId;
 
 use super::{lock_org, plans::Switched, Hold};
 use crate::{
@@ -14,7 +15,7 @@ use crate::{
 pub async fn change(
     db: &PgPool,
     actor: &Actor,
-    org: i64,
+    org: OrgId,
     to: OrgStatus,
     reason: Option<&str>,
 ) -> sqlx::Result<Option<(Standing, Standing)>> {
@@ -31,7 +32,7 @@ pub async fn change(
 async fn set_status(
     tx: &mut sqlx::PgConnection,
     actor: &Actor,
-    org: i64,
+    org: OrgId,
     to: OrgStatus,
     reason: Option<&str>,
 ) -> sqlx::Result<Option<(Standing, Standing)>> {
@@ -46,7 +47,7 @@ async fn set_status(
 /// The audit entry of a change of status, whatever caused it.
 fn status_entry<'a>(
     actor: &'a Actor,
-    org: i64,
+    org: OrgId,
     before: &Standing,
     after: &Standing,
     reason: Option<&'a str>,
@@ -62,7 +63,7 @@ fn status_entry<'a>(
 }
 
 /// Suspend every trial that has ended, audited as the jobs'; the organizations suspended.
-pub async fn expire_trials(db: &PgPool) -> sqlx::Result<Vec<i64>> {
+pub async fn expire_trials(db: &PgPool) -> sqlx::Result<Vec<OrgId>> {
     let mut tx = db.begin().await?;
     let ended = suspend_ended_trials(&mut tx, TRIAL_ENDED).await?;
     for org in &ended {
@@ -89,7 +90,7 @@ pub const PLAN_CHOSEN: &str = "a plan was chosen";
 pub async fn change_plan(
     db: &PgPool,
     actor: &Actor,
-    org: i64,
+    org: OrgId,
     code: &str,
     reason: Option<&str>,
 ) -> sqlx::Result<Option<Switched>> {
@@ -114,7 +115,7 @@ pub async fn change_plan(
 }
 
 /// Record that an operator looked at what a submission sent (personal data), and why.
-pub async fn viewed_submission(db: &PgPool, actor: &Actor, org: i64, id: i64, reason: &str) -> sqlx::Result<()> {
+pub async fn viewed_submission(db: &PgPool, actor: &Actor, org: OrgId, id: i64, reason: &str) -> sqlx::Result<()> {
     let mut tx = db.begin().await?;
     let entry = Entry {
         actor,
@@ -134,7 +135,7 @@ pub const INVOICE_OVERDUE: &str = "an invoice is unpaid past its due date: see G
 
 /// Suspend every organization with an open invoice due before `today`, audited as the
 /// jobs'; the organizations suspended.
-pub async fn suspend_overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<i64>> {
+pub async fn suspend_overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<OrgId>> {
     let mut suspended = vec![];
     for (org, invoice) in super::invoices::overdue(db, today).await? {
         let mut tx = db.begin().await?;
@@ -168,7 +169,7 @@ pub async fn suspend_overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<
 pub enum Settled {
     /// Now `to`; `reactivated` when that lifted a suspension for an overdue invoice.
     Done {
-        org: i64,
+        org: OrgId,
         reactivated: bool,
     },
     NoSuchInvoice,
@@ -222,7 +223,7 @@ pub async fn settle_invoice(
 /// [`crate::closure::close`]'s, which records what reopening restores.
 pub(crate) async fn write_status(
     tx: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     to: OrgStatus,
     reason: Option<&str>,
 ) -> sqlx::Result<Option<(Standing, Standing)>> {
@@ -247,7 +248,7 @@ pub(crate) async fn write_status(
 /// before and after when that changed it.
 pub(crate) async fn activate_on_plan_choice(
     tx: &mut PgConnection,
-    org: i64,
+    org: OrgId,
 ) -> sqlx::Result<Option<(Standing, Standing)>> {
     let Some(before) = super::lock_org(&mut *tx, org, Hold::Change).await? else { return Ok(None) };
     if before.status == OrgStatus::Closed {
@@ -275,7 +276,7 @@ pub(crate) async fn activate_on_plan_choice(
 }
 
 /// Suspend every trial that has ended: the organizations suspended.
-async fn suspend_ended_trials(tx: &mut PgConnection, reason: &str) -> sqlx::Result<Vec<i64>> {
+async fn suspend_ended_trials(tx: &mut PgConnection, reason: &str) -> sqlx::Result<Vec<OrgId>> {
     sqlx::query_scalar(
         "UPDATE organizations SET status = 'suspended', status_reason = $1, status_changed_at = now()
           WHERE status = 'trial' AND trial_ends_at <= now()

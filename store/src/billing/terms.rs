@@ -10,6 +10,7 @@ use tns_core::domain::{
     kinds::{BillingCycle, OrgStatus},
     money::Money,
 };
+use tns_core::ids::OrgId;
 
 use super::plans::{price_of, PRICE_COLUMNS};
 
@@ -37,7 +38,13 @@ fn held(r: Row) -> Held {
 
 /// The terms of `org` matching `filter` (over `plan_terms t`), locked (in id order, as every
 /// writer locks them) when `lock`.
-async fn read(conn: &mut PgConnection, org: i64, filter: &str, day: NaiveDate, lock: bool) -> sqlx::Result<Vec<Held>> {
+async fn read(
+    conn: &mut PgConnection,
+    org: OrgId,
+    filter: &str,
+    day: NaiveDate,
+    lock: bool,
+) -> sqlx::Result<Vec<Held>> {
     let lock = if lock { "FOR UPDATE OF t" } else { "" };
     let rows: Vec<Row> = sqlx::query_as(&format!(
         "SELECT t.id, t.starts_on, t.ends_on, t.billed_until, t.charged_price, {PRICE_COLUMNS}
@@ -59,12 +66,12 @@ const DUE: &str =
     "(t.billed_until <= $2 AND (t.ends_on IS NULL OR t.billed_until < t.ends_on)) OR t.billed_until > t.ends_on";
 
 /// Terms around `today` and those with something due: everything a preview needs.
-pub async fn live(conn: &mut PgConnection, org: i64, today: NaiveDate) -> sqlx::Result<Vec<Held>> {
+pub async fn live(conn: &mut PgConnection, org: OrgId, today: NaiveDate) -> sqlx::Result<Vec<Held>> {
     read(conn, org, &format!("{AROUND} OR {DUE}"), today, false).await
 }
 
 /// Terms with something to invoice by `today`, locked for the invoice's transaction.
-pub async fn due(tx: &mut PgConnection, org: i64, today: NaiveDate) -> sqlx::Result<Vec<Held>> {
+pub async fn due(tx: &mut PgConnection, org: OrgId, today: NaiveDate) -> sqlx::Result<Vec<Held>> {
     read(tx, org, DUE, today, true).await
 }
 
@@ -72,13 +79,13 @@ pub async fn due(tx: &mut PgConnection, org: i64, today: NaiveDate) -> sqlx::Res
 /// a trial is not, an active organization is, and a suspended one only if it was billed when
 /// suspended (a suspension stops the service, not the plan; one that ended a trial stops
 /// nothing that had begun).
-pub async fn wanted(conn: &mut PgConnection, org: i64, held: &[Held]) -> sqlx::Result<Option<Price>> {
+pub async fn wanted(conn: &mut PgConnection, org: OrgId, held: &[Held]) -> sqlx::Result<Option<Price>> {
     let Some((status, price)) = current(conn, org).await? else { return Ok(None) };
     Ok(is_billed(status, held).then_some(price))
 }
 
 /// `org`'s standing and its plan's price.
-async fn current(conn: &mut PgConnection, org: i64) -> sqlx::Result<Option<(OrgStatus, Price)>> {
+async fn current(conn: &mut PgConnection, org: OrgId) -> sqlx::Result<Option<(OrgStatus, Price)>> {
     let row: Option<(OrgStatus, String, String, BillingCycle, Money, Option<Money>)> = sqlx::query_as(&format!(
         "SELECT o.status, {PRICE_COLUMNS}
            FROM subscriptions s JOIN plans p ON p.code = s.plan_code JOIN organizations o ON o.id = s.org_id
@@ -105,7 +112,7 @@ fn is_billed(status: OrgStatus, held: &[Held]) -> bool {
 /// ends a trial; see [`crate::accounts::Standing::after_plan_choice`]).
 pub async fn wanted_after_choice(
     conn: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     held: &[Held],
     price: &Price,
 ) -> sqlx::Result<Option<Price>> {
@@ -115,7 +122,7 @@ pub async fn wanted_after_choice(
 
 /// Bring `org`'s terms in line with its plan and standing, in the transaction that changed
 /// them ([`billing::follow`] says how).
-pub async fn follow(tx: &mut PgConnection, org: i64) -> sqlx::Result<()> {
+pub async fn follow(tx: &mut PgConnection, org: OrgId) -> sqlx::Result<()> {
     let today = today(&mut *tx).await?;
     let held = read(&mut *tx, org, AROUND, today, true).await?;
     let wanted = wanted(&mut *tx, org, &held).await?;
@@ -125,7 +132,7 @@ pub async fn follow(tx: &mut PgConnection, org: i64) -> sqlx::Result<()> {
 /// Bill `org`'s plan from today whatever its standing says: a suspended organization that was
 /// billed when its owner closed it is billed again once reopened (a suspension stops the
 /// service, not the plan; closing and reopening must not stop it either).
-pub async fn resume(tx: &mut PgConnection, org: i64) -> sqlx::Result<()> {
+pub async fn resume(tx: &mut PgConnection, org: OrgId) -> sqlx::Result<()> {
     let today = today(&mut *tx).await?;
     let held = read(&mut *tx, org, AROUND, today, true).await?;
     let price = current(&mut *tx, org).await?.map(|(_, price)| price);
@@ -135,7 +142,7 @@ pub async fn resume(tx: &mut PgConnection, org: i64) -> sqlx::Result<()> {
 /// Edit `org`'s terms as [`billing::follow`] says for `wanted`.
 async fn apply(
     tx: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     held: &[Held],
     today: NaiveDate,
     wanted: Option<&Price>,
@@ -158,7 +165,7 @@ async fn apply(
 
 /// Organizations with a term that has something to invoice by `today`, after `after`, at most
 /// `limit` of them, in id order.
-pub async fn orgs_due(db: &sqlx::PgPool, today: NaiveDate, after: i64, limit: i64) -> sqlx::Result<Vec<i64>> {
+pub async fn orgs_due(db: &sqlx::PgPool, today: NaiveDate, after: i64, limit: i64) -> sqlx::Result<Vec<OrgId>> {
     // Two scans, each on its partial index: periods begun and not charged; cuts not credited.
     sqlx::query_scalar(
         "SELECT org_id FROM (

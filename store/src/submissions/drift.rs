@@ -8,6 +8,7 @@
 //! means TNS itself is changing it — and that submission was not checked within the interval.
 
 use std::time::Duration;
+use tns_core::ids::OrgId;
 
 use sqlx::{types::Json, PgPool};
 use tns_adapter::Kind;
@@ -22,7 +23,7 @@ use super::{delivery::Delivery, Submission, Target, COLUMNS};
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Candidate {
     pub submission_id: i64,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub target_type: TargetType,
     pub target_id: i64,
     pub adapter: String,

@@ -4,6 +4,7 @@
 use serde::Serialize;
 use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
 use tns_adapter::PassengerResult;
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
@@ -140,7 +141,7 @@ pub struct Delivered {
 }
 
 /// The record's unfinished (`pending` or `unknown`) submission, if it has one.
-pub async fn pending_for(tx: &mut PgConnection, org: i64, target: Target) -> sqlx::Result<Option<Submission>> {
+pub async fn pending_for(tx: &mut PgConnection, org: OrgId, target: Target) -> sqlx::Result<Option<Submission>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM submissions
           WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state IN ('pending', 'unknown')"
@@ -153,7 +154,7 @@ pub async fn pending_for(tx: &mut PgConnection, org: i64, target: Target) -> sql
 }
 
 /// The record's latest delivered submission.
-pub async fn last_delivered(tx: &mut PgConnection, org: i64, target: Target) -> sqlx::Result<Option<Submission>> {
+pub async fn last_delivered(tx: &mut PgConnection, org: OrgId, target: Target) -> sqlx::Result<Option<Submission>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM submissions
           WHERE org_id = $1 AND target_type = $2 AND target_id = $3 AND state = 'delivered'
@@ -170,7 +171,7 @@ pub async fn last_delivered(tx: &mut PgConnection, org: i64, target: Target) -> 
 /// (not a cancellation): what a cancellation or a report needs.
 pub async fn delivered_state(
     tx: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     target: Target,
 ) -> sqlx::Result<Option<(String, Json<serde_json::Value>)>> {
     sqlx::query_as(
@@ -191,7 +192,7 @@ pub async fn delivered_state(
 /// holds of a record never delivered.
 pub async fn failed_but_held(
     tx: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     target: Target,
 ) -> sqlx::Result<Option<(String, String)>> {
     sqlx::query_as(
@@ -208,7 +209,7 @@ pub async fn failed_but_held(
 }
 
 /// The journey's delivered submissions, oldest first.
-pub async fn delivered_history(tx: &mut PgConnection, org: i64, journey: i64) -> sqlx::Result<Vec<Delivered>> {
+pub async fn delivered_history(tx: &mut PgConnection, org: OrgId, journey: i64) -> sqlx::Result<Vec<Delivered>> {
     sqlx::query_as(
         "SELECT operation, adapter, snapshot, passenger_results, downstream_state FROM submissions
           WHERE org_id = $1 AND target_type = 'journey' AND target_id = $2 AND state = 'delivered'
@@ -231,7 +232,7 @@ pub struct DeliveredCargo {
 
 /// The shipment's last delivery (`None` before its first); a snapshot this code cannot read is
 /// an internal error (the schema is ours).
-pub async fn delivered_cargo(tx: &mut PgConnection, org: i64, cargo: i64) -> anyhow::Result<Option<DeliveredCargo>> {
+pub async fn delivered_cargo(tx: &mut PgConnection, org: OrgId, cargo: i64) -> anyhow::Result<Option<DeliveredCargo>> {
     let row: Option<(Operation, String, Json<serde_json::Value>, Json<serde_json::Value>)> = sqlx::query_as(
         "SELECT operation, adapter, snapshot, downstream_state FROM submissions
           WHERE org_id = $1 AND target_type = 'cargo' AND target_id = $2 AND state = 'delivered'
@@ -275,7 +276,7 @@ pub struct Queued<'a> {
 /// reference when no progress was recorded but one of its calls may have reached the
 /// downstream (an attempt that timed out, failed transiently or was abandoned): this one then
 /// looks it up before sending.
-pub async fn enqueue(tx: &mut PgConnection, org: i64, target: Target, s: Queued<'_>) -> sqlx::Result<Submission> {
+pub async fn enqueue(tx: &mut PgConnection, org: OrgId, target: Target, s: Queued<'_>) -> sqlx::Result<Submission> {
     let Queued { operation, adapter, snapshot, warnings, by } = s;
     let request = tns_core::telemetry::request();
     let (request_id, traceparent) = match request {
@@ -328,7 +329,7 @@ pub async fn enqueue(tx: &mut PgConnection, org: i64, target: Target, s: Queued<
     Ok(sub)
 }
 
-pub async fn get(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Submission>> {
+pub async fn get(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<Submission>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM submissions WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)
@@ -345,7 +346,7 @@ pub struct Detailed {
     pub passenger_results: Option<Json<Vec<PassengerResult>>>,
 }
 
-pub async fn detail(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Detailed>> {
+pub async fn detail(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<Detailed>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS}, snapshot, passenger_results FROM submissions WHERE org_id = $1 AND id = $2"
     ))
@@ -355,7 +356,7 @@ pub async fn detail(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<Detai
     .await
 }
 
-pub async fn attempts(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Vec<Attempt>> {
+pub async fn attempts(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Vec<Attempt>> {
     sqlx::query_as(
         "SELECT started_at, finished_at, outcome, error, downstream_reference FROM submission_attempts
           WHERE org_id = $1 AND submission_id = $2 ORDER BY id",
@@ -386,7 +387,7 @@ pub struct Filter {
     pub drifted: Option<bool>,
 }
 
-pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Submission>> {
+pub async fn list(db: &PgPool, org: OrgId, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Submission>> {
     let mut qb: QueryBuilder<'_, Postgres> =
         QueryBuilder::new(format!("SELECT {COLUMNS} FROM submissions WHERE org_id = "));
     qb.push_bind(org);
@@ -419,7 +420,7 @@ pub async fn list(db: &PgPool, org: i64, filter: &Filter, page: &Page) -> sqlx::
 /// per day and state, oldest day first.
 pub async fn daily_states(
     db: &PgPool,
-    org: i64,
+    org: OrgId,
     days: i32,
 ) -> sqlx::Result<Vec<(chrono::NaiveDate, SubmissionState, i64)>> {
     sqlx::query_as(

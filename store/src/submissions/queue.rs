@@ -5,6 +5,7 @@ use std::{
     sync::LazyLock,
     time::{Duration, Instant},
 };
+use tns_core::ids::OrgId;
 
 use chrono::{DateTime, Utc};
 use sqlx::{types::Json, PgPool};
@@ -23,7 +24,7 @@ pub const DONE_CHANNEL: &str = "tns_submissions_done";
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Claimed {
     pub id: i64,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub operation: Operation,
     pub adapter: String,
     pub snapshot: Json<serde_json::Value>,

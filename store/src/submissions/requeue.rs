@@ -11,6 +11,7 @@ use tns_core::domain::{
     kinds::{AuditAction, Operation, TargetType},
     warnings::Warning,
 };
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use super::{enqueue, Queued, Target};
@@ -49,7 +50,12 @@ impl Failed {
 /// (one audit entry listing them, none when there is nothing to queue); what was queued
 /// (shipments, then journeys, each oldest first), `None` for no such organization. The
 /// schedulers are woken at commit.
-pub async fn requeue_failed(db: &PgPool, actor: &Actor, org: i64, reason: &str) -> sqlx::Result<Option<Vec<Requeued>>> {
+pub async fn requeue_failed(
+    db: &PgPool,
+    actor: &Actor,
+    org: OrgId,
+    reason: &str,
+) -> sqlx::Result<Option<Vec<Requeued>>> {
     let mut tx = db.begin().await?;
     if lock_org(&mut tx, org, Hold::Reference).await?.is_none() {
         return Ok(None);
@@ -109,7 +115,7 @@ pub async fn requeue_failed(db: &PgPool, actor: &Actor, org: i64, reason: &str) 
 }
 
 /// Whether failed submission `id` is still its record's latest, with none unfinished.
-async fn still_latest(tx: &mut PgConnection, org: i64, target: Target, id: i64) -> sqlx::Result<bool> {
+async fn still_latest(tx: &mut PgConnection, org: OrgId, target: Target, id: i64) -> sqlx::Result<bool> {
     sqlx::query_scalar(
         "SELECT NOT EXISTS (SELECT 1 FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
                                AND (id > $4 OR state IN ('pending', 'unknown')))",

@@ -13,6 +13,7 @@
 use serde::Serialize;
 use sqlx::PgPool;
 use tns_core::domain::kinds::{AuditAction, SubmissionState};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use super::QUEUE_CHANNEL;
@@ -46,7 +47,8 @@ pub enum NotResolved {
 /// The submission as it goes back to the queue.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Resolved {
-    pub organization: i64,
+    #[schema(value_type = i64)]
+    pub organization: OrgId,
     pub submission_id: i64,
     /// `found` or `absent`.
     pub resolution: &'static str,
@@ -57,7 +59,7 @@ pub struct Resolved {
 pub async fn resolve(
     db: &PgPool,
     actor: &Actor,
-    org: i64,
+    org: OrgId,
     id: i64,
     resolution: &Resolution,
     reason: &str,
@@ -77,7 +79,7 @@ pub async fn resolve(
     .fetch_optional(&mut *tx)
     .await?;
     let (reference, progressed) = match row {
-        None => return Ok(Err(NotResolved::NoSuchSubmission { org, id })),
+        None => return Ok(Err(NotResolved::NoSuchSubmission { org: org.get(), id })),
         Some((state, ..)) if state != SubmissionState::Unknown => {
             return Ok(Err(NotResolved::NotUnknown { id, state }))
         }

@@ -7,6 +7,7 @@ pub mod queue;
 
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
@@ -55,7 +56,7 @@ pub const PREVIOUS_SECRET_HOURS: i32 = 24;
 /// lock does not block what only references the organization (`FOR NO KEY UPDATE`).
 pub async fn insert(
     db: &PgPool,
-    org: i64,
+    org: OrgId,
     event_type: EventType,
     endpoint_url: &str,
     secret_sealed: &[u8],
@@ -84,7 +85,7 @@ pub async fn insert(
 /// most two sign). `None` when the organization has no such subscription.
 pub async fn rotate_secret(
     db: impl sqlx::PgExecutor<'_>,
-    org: i64,
+    org: OrgId,
     id: i64,
     secret_sealed: &[u8],
 ) -> sqlx::Result<Option<Subscription>> {
@@ -104,7 +105,7 @@ pub async fn rotate_secret(
     .await
 }
 
-pub async fn list(db: &PgPool, org: i64, page: &Page) -> sqlx::Result<Vec<Subscription>> {
+pub async fn list(db: &PgPool, org: OrgId, page: &Page) -> sqlx::Result<Vec<Subscription>> {
     let mut qb = QueryBuilder::<Postgres>::new(format!(
         "SELECT {SUB_COLUMNS} FROM webhook_subscriptions WHERE deleted_at IS NULL AND org_id = "
     ));
@@ -113,7 +114,7 @@ pub async fn list(db: &PgPool, org: i64, page: &Page) -> sqlx::Result<Vec<Subscr
     qb.build_query_as().fetch_all(db).await
 }
 
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Result<Option<Subscription>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Result<Option<Subscription>> {
     sqlx::query_as(&format!(
         "SELECT {SUB_COLUMNS} FROM webhook_subscriptions WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL"
     ))
@@ -128,7 +129,7 @@ pub async fn get(db: impl sqlx::PgExecutor<'_>, org: i64, id: i64) -> sqlx::Resu
 /// waiting deliveries in the same transaction; reactivating starts it afresh (no failure streak).
 pub async fn update(
     tx: &mut PgConnection,
-    org: i64,
+    org: OrgId,
     id: i64,
     event_type: Option<EventType>,
     endpoint_url: Option<&str>,
@@ -159,7 +160,7 @@ pub async fn update(
 
 /// Delete a subscription: it stops at once and its waiting deliveries fail; the row stays
 /// (inactive, hidden) so delivery records still name it.
-pub async fn delete(tx: &mut PgConnection, org: i64, id: i64) -> sqlx::Result<bool> {
+pub async fn delete(tx: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<bool> {
     let deleted = sqlx::query(
         "UPDATE webhook_subscriptions SET deleted_at = now(), active = false, inactive_reason = 'deleted',
                 updated_at = now()
@@ -188,7 +189,7 @@ pub struct TestEventData {
 
 /// Emit a `test` event to one subscription, or to every active one of the organization.
 /// Returns the number of deliveries created.
-pub async fn emit_test(db: &PgPool, org: i64, subscription: Option<i64>) -> sqlx::Result<i32> {
+pub async fn emit_test(db: &PgPool, org: OrgId, subscription: Option<i64>) -> sqlx::Result<i32> {
     let data = TestEventData {
         message: "A test event from TNS: your endpoint receives and verifies deliveries.",
         subscription_id: subscription,
@@ -241,7 +242,7 @@ pub struct DeliveryFilter {
     pub subscription_id: Option<i64>,
 }
 
-pub async fn deliveries(db: &PgPool, org: i64, f: &DeliveryFilter, page: &Page) -> sqlx::Result<Vec<DeliveryRecord>> {
+pub async fn deliveries(db: &PgPool, org: OrgId, f: &DeliveryFilter, page: &Page) -> sqlx::Result<Vec<DeliveryRecord>> {
     let mut qb =
         QueryBuilder::<Postgres>::new(format!("SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.org_id = "));
     qb.push_bind(org);
@@ -266,7 +267,7 @@ pub struct DeliveryDetail {
     pub body: String,
 }
 
-pub async fn delivery(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Option<DeliveryDetail>> {
+pub async fn delivery(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<DeliveryDetail>> {
     sqlx::query_as(&format!(
         "SELECT {DELIVERY_COLUMNS}, e.body FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
           WHERE d.org_id = $1 AND d.id = $2"
@@ -292,7 +293,7 @@ pub struct DeliveryAttempt {
 
 /// A delivery's attempts, oldest first (earlier ones are in `webhook_attempts`, the latest on
 /// the delivery; the view reads both from one snapshot).
-pub async fn delivery_attempts(db: &PgPool, org: i64, id: i64) -> sqlx::Result<Vec<DeliveryAttempt>> {
+pub async fn delivery_attempts(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Vec<DeliveryAttempt>> {
     sqlx::query_as(
         "SELECT started_at, duration_ms, outcome, response_status, error FROM webhook_attempt_history
           WHERE org_id = $1 AND delivery_id = $2 ORDER BY seq NULLS LAST",

@@ -4,6 +4,7 @@
 //! and …_webhook_hardening.sql.
 
 use std::{collections::BTreeMap, time::Duration};
+use tns_core::ids::OrgId;
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -47,7 +48,7 @@ pub struct Claimed {
     pub tid: String,
     /// With `id`, its place in its organization's part of the queue (see [`Cursor`]).
     pub run_at: DateTime<Utc>,
-    pub org_id: i64,
+    pub org_id: OrgId,
     pub event_id: i64,
     pub event_type: String,
     pub subscription_id: i64,

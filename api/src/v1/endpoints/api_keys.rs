@@ -109,7 +109,7 @@ pub async fn revoke_key(st: &AppState, p: &Principal, id: i64) -> ApiResult<()> 
         return Err(ApiError::NotFound(format!("no API key with id {id}")));
     }
     st.keys.forget(id);
-    tracing::info!(org = p.org_id, key = id, "api key revoked");
+    tracing::info!(org = p.org_id.get(), key = id, "api key revoked");
     Ok(())
 }
 

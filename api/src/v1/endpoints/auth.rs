@@ -9,6 +9,7 @@ use axum::{
     Json,
 };
 use serde::{Deserialize, Serialize};
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::{
@@ -45,7 +46,8 @@ pub struct RegisterIn {
 #[derive(Serialize, ToSchema)]
 pub struct RegisterOut {
     ok: bool,
-    pub organization_id: i64,
+    #[schema(value_type = i64)]
+    pub organization_id: OrgId,
     pub user_id: i64,
     /// The first API key (all scopes). Shown once.
     pub api_key: String,
@@ -93,7 +95,7 @@ pub async fn register_organization(st: &AppState, input: RegisterIn) -> ApiResul
     db::accounts::insert_subscription(&mut tx, org, DEFAULT_PLAN).await?;
     let key = db::api_keys::insert(&mut tx, org, user.user_id, "default", Scopes::all()).await?;
     tx.commit().await?;
-    tracing::info!(org, user = user.user_id, "organization registered");
+    tracing::info!(org = org.get(), user = user.user_id, "organization registered");
 
     let out = RegisterOut {
         ok: true,
@@ -138,7 +140,7 @@ pub async fn token(State(st): State<AppState>, ApiJson(input): ApiJson<TokenIn>)
     if key.revoked {
         return Err(ApiError::Unauthorized("this API key has been revoked".into()));
     }
-    let access_token = st.jwt.mint(key.user_id, key.org_id, key.id, key.scopes)?;
+    let access_token = st.jwt.mint(key.user_id, key.org_id.get(), key.id, key.scopes)?;
     Ok(Json(TokenOut { access_token, token_type: "Bearer", expires_in: TOKEN_TTL_SECS, scope: key.scopes.to_string() }))
 }
 

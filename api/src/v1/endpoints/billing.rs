@@ -2,6 +2,7 @@
 
 use axum::{extract::State, response::Response, Json};
 use serde::{Deserialize, Serialize};
+use tns_core::ids::OrgId;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
@@ -48,7 +49,7 @@ pub async fn subscription(State(st): State<AppState>, p: Caller<AccountRead>) ->
 }
 
 /// `org`'s current plan (what `GET /portal/billing/subscription` answers).
-pub async fn current_plan(st: &AppState, org: i64) -> ApiResult<Subscription> {
+pub async fn current_plan(st: &AppState, org: OrgId) -> ApiResult<Subscription> {
     db::billing::plans::subscription(&st.db, org)
         .await?
         .ok_or_else(|| ApiError::NotFound("the organization has no subscription".into()))
@@ -85,7 +86,7 @@ pub async fn change_plan(st: &AppState, p: &Principal, input: ChangeIn) -> ApiRe
     db::billing::standing::change_plan(&st.db, &p.actor(), p.org_id, &code, None).await?;
     st.quota.publish_limit(p.org_id).await?;
     st.profiles.remove_where(|(org, _), _| *org == p.org_id);
-    tracing::info!(org = p.org_id, plan = code, "plan changed");
+    tracing::info!(org = p.org_id.get(), plan = code, "plan changed");
     Ok(())
 }
 
@@ -125,7 +126,7 @@ pub async fn upcoming(
 
 /// The next invoice of `org`, or with `plan_code` the one a change to that plan would issue
 /// (what `GET /portal/billing/invoices/upcoming` answers; the portal's page shows it too).
-pub async fn upcoming_invoice(st: &AppState, org: i64, q: &UpcomingQuery) -> ApiResult<UpcomingInvoice> {
+pub async fn upcoming_invoice(st: &AppState, org: OrgId, q: &UpcomingQuery) -> ApiResult<UpcomingInvoice> {
     let change = match &q.plan_code {
         Some(code) => Some(plan(st, code.as_str()).await?),
         None => None,
@@ -181,12 +182,12 @@ pub async fn invoice_pdf(
 
 /// Invoice `id` of `org` as a PDF response (what `GET /portal/billing/invoices/{id}/pdf`
 /// answers; the portal's link serves it too).
-pub async fn invoice_document(st: &AppState, org: i64, id: i64) -> ApiResult<Response> {
+pub async fn invoice_document(st: &AppState, org: OrgId, id: i64) -> ApiResult<Response> {
     let detail = find(st, org, id).await?;
     Ok(pdf_response(render(&detail), &format!("tns-invoice-{id}.pdf")))
 }
 
-async fn find(st: &AppState, org: i64, id: i64) -> ApiResult<InvoiceDetail> {
+async fn find(st: &AppState, org: OrgId, id: i64) -> ApiResult<InvoiceDetail> {
     db::billing::invoices::get(&st.db, org, id).await?.ok_or_else(|| ApiError::not_found("invoice", id))
 }
 

@@ -2,6 +2,7 @@
 
 use axum::{extract::State, Json};
 use serde::Deserialize;
+use tns_core::ids::OrgId;
 use utoipa::IntoParams;
 
 use crate::{
@@ -50,7 +51,7 @@ impl AcrossFields for CargoItemIn {
 
 /// The shipment's columns, its vehicle and driver checked within the organization (404 for a
 /// record it does not have active).
-async fn resolve(st: &AppState, org: i64, shipment: &CargoShipment) -> ApiResult<CargoFields> {
+async fn resolve(st: &AppState, org: OrgId, shipment: &CargoShipment) -> ApiResult<CargoFields> {
     let vehicle = db::vehicles::get(&st.db, org, shipment.vehicle_id()).await?;
     if !vehicle.is_some_and(|v| v.status == RegistryStatus::Active) {
         return Err(missing_reference("vehicle_id", "active vehicle", shipment.vehicle_id()));
@@ -95,7 +96,7 @@ pub async fn create_shipment(st: &AppState, p: &Principal, input: CargoIn) -> Ap
 /// Values the organization's downstream cannot take are refused now (409 naming the field, as
 /// its plugin screens the shipment it would be sent), not when the submission fails: the
 /// shipment as written, inside the transaction that writes it.
-async fn fits_downstream(st: &AppState, tx: &mut sqlx::PgConnection, org: i64, c: &Cargo) -> ApiResult<()> {
+async fn fits_downstream(st: &AppState, tx: &mut sqlx::PgConnection, org: OrgId, c: &Cargo) -> ApiResult<()> {
     // Through the transaction: a second connection while it is open could wait on a pool it fills.
     let chosen = db::downstream::adapter_of(tx, org).await?;
     let Some(adapter) = chosen.or_else(|| st.downstreams.registry().default_name().map(str::to_string)) else {
@@ -128,13 +129,13 @@ pub async fn list(
 }
 
 /// A page of `org`'s shipments, newest first, by the filter of `q`.
-pub async fn list_page(st: &AppState, org: i64, q: &CargoQuery) -> ApiResult<Paged<Cargo>> {
+pub async fn list_page(st: &AppState, org: OrgId, q: &CargoQuery) -> ApiResult<Paged<Cargo>> {
     let page = Page::new(q.limit, q.cursor);
     Ok(Paged::from_rows(db::cargo::list(&st.db, org, q.status, &page).await?, &page))
 }
 
 /// `org`'s shipment `id` (404 for another organization's).
-pub async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Cargo> {
+pub async fn load(st: &AppState, org: OrgId, id: i64) -> ApiResult<Cargo> {
     db::cargo::get(&st.db, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))
 }
 

@@ -4,6 +4,7 @@
 
 use axum::{extract::State, http::StatusCode, Json};
 use serde::Deserialize;
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::{
@@ -74,7 +75,7 @@ pub async fn close_for(st: &AppState, p: &Principal, confirm: &str) -> ApiResult
     match changed.ok_or_else(gone)? {
         Changed::Done(closure) => {
             published(st, p.org_id).await?;
-            tracing::info!(org = p.org_id, "organization closed by its owner");
+            tracing::info!(org = p.org_id.get(), "organization closed by its owner");
             Ok(closure)
         }
         Changed::Unchanged(_) => {
@@ -99,7 +100,7 @@ pub async fn reopen_for(st: &AppState, p: &Principal) -> ApiResult<Closure> {
     match db::closure::reopen(&st.db, &p.actor(), p.org_id).await?.ok_or_else(gone)? {
         Changed::Done(closure) => {
             published(st, p.org_id).await?;
-            tracing::info!(org = p.org_id, "organization reopened by its owner");
+            tracing::info!(org = p.org_id.get(), "organization reopened by its owner");
             Ok(closure)
         }
         Changed::Unchanged(_) => {
@@ -109,12 +110,12 @@ pub async fn reopen_for(st: &AppState, p: &Principal) -> ApiResult<Closure> {
 }
 
 /// `p`'s organization's closure.
-pub async fn current(st: &AppState, org: i64) -> ApiResult<Closure> {
+pub async fn current(st: &AppState, org: OrgId) -> ApiResult<Closure> {
     db::closure::get(&st.db, org).await?.ok_or_else(gone)
 }
 
 /// Every API process applies the new standing at once; this one's cached profile goes too.
-async fn published(st: &AppState, org: i64) -> ApiResult<()> {
+async fn published(st: &AppState, org: OrgId) -> ApiResult<()> {
     st.quota.publish_limit(org).await?;
     st.profiles.remove_where(|(o, _), _| *o == org);
     Ok(())

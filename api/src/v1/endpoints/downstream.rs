@@ -3,6 +3,7 @@
 //! the loaded plugins' descriptions: nothing here names one.
 
 use std::collections::BTreeMap;
+use tns_core::ids::OrgId;
 
 use axum::{extract::State, Json};
 use serde::Serialize;
@@ -174,7 +175,7 @@ fn answer(plugins: &Plugins, setting: Option<Setting>) -> Downstream {
 }
 
 /// The organization's setting, as `GET /portal/downstream` answers it.
-pub async fn current(st: &AppState, org: i64) -> ApiResult<Downstream> {
+pub async fn current(st: &AppState, org: OrgId) -> ApiResult<Downstream> {
     Ok(answer(&st.downstreams.registry(), db::downstream::get(&st.db, org).await?))
 }
 

@@ -7,6 +7,7 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
+use tns_core::ids::OrgId;
 
 use crate::{
     auth::{Caller, Principal},
@@ -28,7 +29,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 /// Only the owner's own credentials (a session, or an API key the owner made): the archive
 /// holds every person's data in the clear.
 pub async fn owner(st: &AppState, p: &Principal) -> ApiResult<()> {
-    match db::members::standing(&st.db, p.org_id, p.user_id).await? {
+    match db::members::standing(&st.db, p.org_id.get(), p.user_id).await? {
         Some(s) if s.role == Role::Owner => Ok(()),
         _ => Err(ApiError::Forbidden(Code::OwnerOnly, "only the organization's owner may export its data".into())),
     }
@@ -86,7 +87,7 @@ pub async fn get(
     Ok(Json(find(&st, p.org_id, id).await?))
 }
 
-async fn find(st: &AppState, org: i64, id: i64) -> ApiResult<Export> {
+async fn find(st: &AppState, org: OrgId, id: i64) -> ApiResult<Export> {
     db::exports::get(&st.db, org, id).await?.ok_or_else(|| ApiError::not_found("export", id))
 }
 

@@ -2,6 +2,7 @@
 //! whose changes then go downstream as an amendment), and delete while `draft`.
 
 use std::collections::HashSet;
+use tns_core::ids::OrgId;
 
 use axum::{extract::State, Json};
 use serde::Deserialize;
@@ -53,7 +54,7 @@ impl AcrossFields for StopIn {
 
 /// The journey's columns, its crew checked within the organization (404 for a person it does
 /// not have active; the vehicle is resolved by the write itself).
-async fn resolve(st: &AppState, org: i64, journey: &NewJourney) -> ApiResult<JourneyFields> {
+async fn resolve(st: &AppState, org: OrgId, journey: &NewJourney) -> ApiResult<JourneyFields> {
     let crew = journey.crew();
     let active: HashSet<i64> = if crew.is_empty() {
         HashSet::new()
@@ -122,7 +123,7 @@ pub async fn list(
 }
 
 /// A page of `org`'s journeys as `GET /portal/journeys` lists them for query `q`.
-pub async fn list_journeys(st: &AppState, org: i64, q: &JourneyQuery) -> ApiResult<Paged<Journey>> {
+pub async fn list_journeys(st: &AppState, org: OrgId, q: &JourneyQuery) -> ApiResult<Paged<Journey>> {
     let page = Page::new(q.limit, q.cursor);
     let filter = Filter {
         status: q.status,
@@ -135,7 +136,7 @@ pub async fn list_journeys(st: &AppState, org: i64, q: &JourneyQuery) -> ApiResu
 }
 
 /// One journey of `org`; 404 when it has none with this id.
-pub async fn load(st: &AppState, org: i64, id: i64) -> ApiResult<Journey> {
+pub async fn load(st: &AppState, org: OrgId, id: i64) -> ApiResult<Journey> {
     let mut conn = st.db.acquire().await?;
     db::journeys::get(&mut conn, org, id).await?.ok_or_else(|| not_found("journey", id))
 }

@@ -4,6 +4,7 @@
 use axum::{extract::State, Json};
 use serde::Serialize;
 use sqlx::PgConnection;
+use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
 use crate::{
@@ -47,7 +48,7 @@ fn identity_taken(id: &str) -> impl FnOnce() -> String + '_ {
 
 /// Lock the journey for a passenger change; 404 when the organization has no such journey, 409
 /// when its people's data was erased past retention.
-async fn lock_journey(tx: &mut PgConnection, org: i64, journey: i64) -> ApiResult<()> {
+async fn lock_journey(tx: &mut PgConnection, org: OrgId, journey: i64) -> ApiResult<()> {
     open_journey(journey, db::journeys::lock(&mut *tx, org, journey).await?)?;
     refuse_erased(tx, TargetType::Journey, org, journey).await
 }

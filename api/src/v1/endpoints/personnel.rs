@@ -1,6 +1,7 @@
 //! `/portal/personnel`: create, list, get, partial update, delete (retire).
 
 use std::future::Future;
+use tns_core::ids::OrgId;
 
 use axum::{extract::State, Json};
 use sqlx::PgPool;
@@ -57,22 +58,22 @@ impl Registry for Personnel {
     fn is_active(r: &Person) -> bool {
         r.status == RegistryStatus::Active
     }
-    fn insert(db: &PgPool, org: i64, f: &NewPerson, by: &str) -> impl Future<Output = sqlx::Result<Person>> + Send {
+    fn insert(db: &PgPool, org: OrgId, f: &NewPerson, by: &str) -> impl Future<Output = sqlx::Result<Person>> + Send {
         db::personnel::insert(db, org, f, by)
     }
     fn update(
         db: &PgPool,
-        org: i64,
+        org: OrgId,
         id: i64,
         f: &NewPerson,
         by: &str,
     ) -> impl Future<Output = sqlx::Result<Option<Person>>> + Send {
         db::personnel::update(db, org, id, f, by)
     }
-    fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Person>>> + Send {
+    fn get(db: &PgPool, org: OrgId, id: i64) -> impl Future<Output = sqlx::Result<Option<Person>>> + Send {
         db::personnel::get(db, org, id)
     }
-    fn list(db: &PgPool, org: i64, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Person>>> + Send {
+    fn list(db: &PgPool, org: OrgId, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Person>>> + Send {
         db::personnel::list(db, org, page)
     }
 }

@@ -4,6 +4,7 @@
 
 use axum::{extract::State, Json};
 use serde::Serialize;
+use tns_core::ids::OrgId;
 use tns_core::{
     domain::{
         kinds::AuditAction,
@@ -53,7 +54,7 @@ pub async fn get(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResul
 }
 
 /// The organization's policy, as `GET /portal/downstream/preflight` answers it.
-pub async fn current(st: &AppState, org: i64) -> ApiResult<Preflight> {
+pub async fn current(st: &AppState, org: OrgId) -> ApiResult<Preflight> {
     Ok(answer(db::preflight::policy(&st.db, org).await?))
 }
 

@@ -8,6 +8,7 @@ use axum::{
 };
 use base64::Engine;
 use tns_adapter::{Credentials, Kind, ReportRequest};
+use tns_core::ids::OrgId;
 
 use crate::{
     auth::Caller,
@@ -38,7 +39,7 @@ impl utoipa::ToSchema for Binary {
 
 /// The organization's credentials for `adapter`, opened for one call (none when it has none
 /// for that adapter: one adapter's credentials never reach another's plugin).
-pub(crate) async fn credentials(st: &AppState, org: i64, adapter: &str) -> ApiResult<Option<Credentials>> {
+pub(crate) async fn credentials(st: &AppState, org: OrgId, adapter: &str) -> ApiResult<Option<Credentials>> {
     let Some(stored) = db::downstream::credentials_for(&st.db, org, adapter).await? else {
         return Ok(None);
     };
@@ -48,7 +49,13 @@ pub(crate) async fn credentials(st: &AppState, org: i64, adapter: &str) -> ApiRe
     Ok(Some(opened))
 }
 
-async fn report(st: &AppState, org: i64, target: Target, reference: Option<String>, kind: Kind) -> ApiResult<Response> {
+async fn report(
+    st: &AppState,
+    org: OrgId,
+    target: Target,
+    reference: Option<String>,
+    kind: Kind,
+) -> ApiResult<Response> {
     let what = match target {
         Target::Journey(_) => "journey",
         Target::Cargo(_) => "cargo shipment",
@@ -107,7 +114,7 @@ pub async fn journey(
 }
 
 /// The report of journey `id` of `org` (the portal's download calls it too).
-pub async fn journey_report(st: &AppState, org: i64, id: i64) -> ApiResult<Response> {
+pub async fn journey_report(st: &AppState, org: OrgId, id: i64) -> ApiResult<Response> {
     let mut conn = st.db.acquire().await?;
     let j = db::journeys::get(&mut conn, org, id).await?.ok_or_else(|| not_found("journey", id))?;
     drop(conn);
@@ -131,7 +138,7 @@ pub async fn cargo(
 }
 
 /// The downstream's PDF report of `org`'s delivered shipment `id`.
-pub async fn cargo_report(st: &AppState, org: i64, id: i64) -> ApiResult<Response> {
+pub async fn cargo_report(st: &AppState, org: OrgId, id: i64) -> ApiResult<Response> {
     let c = db::cargo::get(&st.db, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
     report(st, org, Target::Cargo(id), c.downstream_reference, Kind::Goods).await
 }

@@ -2,6 +2,7 @@
 //! (`/portal/submissions`).
 
 use std::time::Duration;
+use tns_core::ids::OrgId;
 
 use axum::{
     body::Bytes,
@@ -84,7 +85,7 @@ async fn submit_and_answer(
 /// 202 with the submission, after waiting for its outcome when `Prefer: wait` asks.
 async fn answer(
     st: &AppState,
-    org: i64,
+    org: OrgId,
     mut sub: Submission,
     headers: &HeaderMap,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {

@@ -1,6 +1,7 @@
 //! `/portal/vehicles`: create, list, get, partial update, delete (retire).
 
 use std::future::Future;
+use tns_core::ids::OrgId;
 
 use axum::{extract::State, Json};
 use sqlx::PgPool;
@@ -51,22 +52,22 @@ impl Registry for Vehicles {
     fn is_active(r: &Vehicle) -> bool {
         r.status == RegistryStatus::Active
     }
-    fn insert(db: &PgPool, org: i64, f: &NewVehicle, by: &str) -> impl Future<Output = sqlx::Result<Vehicle>> + Send {
+    fn insert(db: &PgPool, org: OrgId, f: &NewVehicle, by: &str) -> impl Future<Output = sqlx::Result<Vehicle>> + Send {
         db::vehicles::insert(db, org, f, by)
     }
     fn update(
         db: &PgPool,
-        org: i64,
+        org: OrgId,
         id: i64,
         f: &NewVehicle,
         by: &str,
     ) -> impl Future<Output = sqlx::Result<Option<Vehicle>>> + Send {
         db::vehicles::update(db, org, id, f, by)
     }
-    fn get(db: &PgPool, org: i64, id: i64) -> impl Future<Output = sqlx::Result<Option<Vehicle>>> + Send {
+    fn get(db: &PgPool, org: OrgId, id: i64) -> impl Future<Output = sqlx::Result<Option<Vehicle>>> + Send {
         db::vehicles::get(db, org, id)
     }
-    fn list(db: &PgPool, org: i64, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Vehicle>>> + Send {
+    fn list(db: &PgPool, org: OrgId, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Vehicle>>> + Send {
         db::vehicles::list(db, org, page)
     }
 }

@@ -4,6 +4,7 @@
 
 use axum::{body::Bytes, extract::State, http::StatusCode, Extension, Json};
 use serde::{Deserialize, Serialize};
+use tns_core::ids::OrgId;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
@@ -104,7 +105,7 @@ pub async fn get(
 }
 
 /// Subscription `id` of `org`, or a 404.
-pub async fn subscription(st: &AppState, org: i64, id: i64) -> ApiResult<Subscription> {
+pub async fn subscription(st: &AppState, org: OrgId, id: i64) -> ApiResult<Subscription> {
     db::webhooks::get(&st.db, org, id).await?.ok_or_else(|| not_found("webhook subscription", id))
 }
 
