@@ -19,12 +19,9 @@ WARMUP=2
 DB=tns_bench_auth
 PORT_ON=18181
 PORT_OFF=18182
-OUT=bench/out
-mkdir -p "$OUT"
 
-command -v wrk >/dev/null || { echo "wrk is required: apt-get install wrk" >&2; exit 1; }
-bench_build --bin tns
-BIN=$BUILD/tns
+need wrk "apt-get install wrk"
+bench_tns
 
 bench_db "$DB"
 

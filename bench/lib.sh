@@ -13,6 +13,15 @@ fi
 # Where cargo puts the build: CARGO_TARGET_DIR when set (a shared target directory), else ./target.
 BUILD=${CARGO_TARGET_DIR:-target}/$PROFILE
 
+# Where the benchmarks write their logs and reports (ignored by git).
+OUT=bench/out
+mkdir -p "$OUT"
+
+# need COMMAND HINT: stop unless COMMAND is installed (HINT says how to get it).
+need() {
+  command -v "$1" >/dev/null || { echo "$1 is required: $2" >&2; exit 1; }
+}
+
 # bench_build CARGO_ARGS... : build in the benchmark's profile (quietly).
 bench_build() {
   if [ "$PROFILE" = release ]; then
@@ -20,6 +29,24 @@ bench_build() {
   else
     cargo build -q "$@"
   fi
+}
+
+# bench_tns [CARGO_ARGS...]: build the tns binary (and the packages named) and set BIN to it.
+bench_tns() {
+  bench_build -p tns "$@"
+  BIN=$BUILD/tns
+}
+
+# bench_rust NAME "SMOKE ARGS" ARGS...: run the Rust benchmark bench-NAME (bench/NAME.rs) with
+# ARGS, or with SMOKE ARGS in smoke mode. The sandbox plugin is built beside it: the scheduler
+# it runs loads its plugins from next to the binary (the default TNS_ADAPTER_DIR).
+bench_rust() {
+  local name=$1 args
+  read -ra args <<<"$2"
+  shift 2
+  [ "$SMOKE" = 1 ] || args=("$@")
+  bench_build -p tns-adapter-sandbox -p tns-bench
+  RUST_LOG=${RUST_LOG:-warn} "$BUILD/bench-$name" "${args[@]}"
 }
 
 # The same data key on every process of a benchmark (TNS_DATA_KEY is required by api and

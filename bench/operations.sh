@@ -23,14 +23,11 @@ WARMUP=2
 [ "$SMOKE" = 1 ] && { DURATION=1; CONNS=4; ROUNDS=2; SMALL=200; BIG=2000; WARMUP=1; }
 DB=tns_bench_ops
 PORT=18191
-OUT=bench/out
-mkdir -p "$OUT"
 PSQL=(psql -h 127.0.0.1 -U postgres -qAt)
 
-command -v wrk >/dev/null || { echo "wrk is required: apt-get install wrk" >&2; exit 1; }
-command -v pgbench >/dev/null || { echo "pgbench is required" >&2; exit 1; }
-bench_build --bin tns
-BIN=$BUILD/tns
+need wrk "apt-get install wrk"
+need pgbench "apt-get install postgresql-contrib"
+bench_tns
 
 bench_db "$DB"
 export TNS_DB_MAX_CONNECTIONS=$CONNS

@@ -29,7 +29,7 @@ OUT=bench/out/portal
 mkdir -p "$OUT"
 export CHROME_PATH=${CHROME_PATH:-/usr/bin/chromium}
 [ -x "$CHROME_PATH" ] || { echo "chromium is required: apt-get install chromium" >&2; exit 1; }
-command -v npm >/dev/null || { echo "npm is required: apt-get install npm" >&2; exit 1; }
+need npm "apt-get install npm"
 
 LH_VERSION=12.8.2
 TOOLS=${TNS_BENCH_TOOLS:-/tmp/tns-bench-tools}/lighthouse
@@ -41,8 +41,7 @@ if [ ! -x "$LH" ] || [ "$("$LH" --version)" != "$LH_VERSION" ]; then
   (cd "$TOOLS" && npm install --silent --no-audit --no-fund "lighthouse@$LH_VERSION")
 fi
 
-bench_build --bin tns
-BIN=$BUILD/tns
+bench_tns
 bench_db "$DB"
 PROFILES=()
 trap 'kill "${TNS_PIDS[@]}" 2>/dev/null || true; rm -rf "${PROFILES[@]}"' EXIT

@@ -45,14 +45,11 @@ THREADS=2
 DB=tns_bench_soak
 PORT=18201
 SCHED_PORT=18202
-OUT=bench/out
-mkdir -p "$OUT"
 
-command -v wrk >/dev/null || { echo "wrk is required: apt-get install wrk" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "python3 is required (the webhook receiver)" >&2; exit 1; }
+need wrk "apt-get install wrk"
+need python3 "the webhook receiver is a Python script"
 # The scheduler loads the sandbox plugin from next to the binary (the default TNS_ADAPTER_DIR).
-bench_build -p tns -p tns-adapter-sandbox
-BIN=$BUILD/tns
+bench_tns -p tns-adapter-sandbox
 [ -f "$BUILD/libtns_adapter_sandbox.so" ] || { echo "no $BUILD/libtns_adapter_sandbox.so" >&2; exit 1; }
 
 bench_db "$DB"

@@ -7,8 +7,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-ARGS=("$@")
-[ "$SMOKE" = 1 ] && ARGS=(300 5)
-# The sandbox plugin must sit next to the benchmark binary (the default TNS_ADAPTER_DIR).
-bench_build -p tns-adapter-sandbox -p tns-bench
-RUST_LOG=${RUST_LOG:-warn} "$BUILD/bench-submissions" "${ARGS[@]}"
+bench_rust submissions "300 5" "$@"

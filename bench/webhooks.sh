@@ -6,8 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-ARGS=("$@")
-[ "$SMOKE" = 1 ] && ARGS=(300 1)
-# The scheduler refuses to start without an adapter; the sandbox sits next to the binary.
-bench_build -p tns-adapter-sandbox -p tns-bench
-RUST_LOG=${RUST_LOG:-warn} "$BUILD/bench-webhooks" "${ARGS[@]}"
+bench_rust webhooks "300 1" "$@"

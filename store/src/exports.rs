@@ -187,94 +187,65 @@ pub struct Part {
     sql: &'static str,
 }
 
+/// A part that is one table's rows of the organization (`org_id = $1`): every column but those
+/// named by `without` (a `-` operand of `jsonb`), in the order of `by`.
+macro_rules! owned {
+    ($name:literal $(, from $table:literal)? $(, by $order:literal)? $(, without $drop:literal)?) => {
+        Part {
+            name: $name,
+            sql: concat!(
+                "SELECT to_jsonb(t)", $(" - ", $drop,)? " FROM ", owned!(@table $name $(, $table)?),
+                " t WHERE t.org_id = $1", $(" ORDER BY ", $order)?
+            ),
+        }
+    };
+    (@table $name:literal) => { $name };
+    (@table $name:literal, $table:literal) => { $table };
+}
+
 /// Everything an organization has in TNS. Left out: secrets and their hashes (passwords, key
 /// and token hashes, sealed U-ETDS passwords and webhook secrets), queue bookkeeping (leases),
 /// cached answers to repeated requests (kept a day), and the archives themselves.
 pub const PARTS: &[Part] = &[
     Part { name: "organization", sql: "SELECT to_jsonb(t) FROM organizations t WHERE t.id = $1" },
-    Part {
-        name: "members",
-        sql: "SELECT to_jsonb(t) - '{password_hash,sessions_valid_after}'::text[] FROM users t WHERE t.org_id = $1 ORDER BY t.id",
-    },
+    owned!("members", from "users", by "t.id", without "'{password_hash,sessions_valid_after}'::text[]"),
     Part {
         name: "password_resets",
         sql: "SELECT to_jsonb(t) - 'token_hash' FROM password_resets t JOIN users u ON u.id = t.user_id
                WHERE u.org_id = $1 ORDER BY t.created_at",
     },
-    Part {
-        name: "invitations",
-        sql: "SELECT to_jsonb(t) - 'token_hash' FROM invitations t WHERE t.org_id = $1 ORDER BY t.id",
-    },
-    Part { name: "api_keys", sql: "SELECT to_jsonb(t) - 'key_hash' FROM api_keys t WHERE t.org_id = $1 ORDER BY t.id" },
-    Part { name: "subscription", sql: "SELECT to_jsonb(t) FROM subscriptions t WHERE t.org_id = $1" },
-    Part { name: "plan_terms", sql: "SELECT to_jsonb(t) FROM plan_terms t WHERE t.org_id = $1 ORDER BY t.id" },
-    Part { name: "invoices", sql: "SELECT to_jsonb(t) FROM invoices t WHERE t.org_id = $1 ORDER BY t.id" },
+    owned!("invitations", by "t.id", without "'token_hash'"),
+    owned!("api_keys", by "t.id", without "'key_hash'"),
+    owned!("subscription", from "subscriptions"),
+    owned!("plan_terms", by "t.id"),
+    owned!("invoices", by "t.id"),
     Part {
         name: "invoice_lines",
         sql: "SELECT to_jsonb(t) FROM invoice_lines t JOIN invoices i ON i.id = t.invoice_id
                WHERE i.org_id = $1 ORDER BY t.invoice_id, t.position",
     },
-    Part { name: "credit_balance", sql: "SELECT to_jsonb(t) FROM credit_balances t WHERE t.org_id = $1" },
-    Part {
-        name: "usage",
-        sql: "SELECT to_jsonb(t) FROM usage_monthly t WHERE t.org_id = $1 ORDER BY t.month, t.endpoint",
-    },
-    Part { name: "usage_overage", sql: "SELECT to_jsonb(t) FROM usage_overage t WHERE t.org_id = $1 ORDER BY t.month" },
-    Part { name: "vehicles", sql: "SELECT to_jsonb(t) FROM vehicles t WHERE t.org_id = $1 ORDER BY t.id" },
-    Part { name: "personnel", sql: "SELECT to_jsonb(t) FROM personnel t WHERE t.org_id = $1 ORDER BY t.id" },
-    Part { name: "journeys", sql: "SELECT to_jsonb(t) FROM journeys t WHERE t.org_id = $1 ORDER BY t.id" },
-    Part {
-        name: "journey_crew",
-        sql: "SELECT to_jsonb(t) FROM journey_crew t WHERE t.org_id = $1 ORDER BY t.journey_id, t.position",
-    },
-    Part { name: "passengers", sql: "SELECT to_jsonb(t) FROM passengers t WHERE t.org_id = $1 ORDER BY t.id" },
-    Part { name: "cargo", sql: "SELECT to_jsonb(t) FROM cargo t WHERE t.org_id = $1 ORDER BY t.id" },
-    Part {
-        name: "submissions",
-        sql: "SELECT to_jsonb(t) - '{lease_token,leased_at,run_at,traceparent}'::text[] FROM submissions t
-               WHERE t.org_id = $1 ORDER BY t.id",
-    },
-    Part {
-        name: "submission_attempts",
-        sql: "SELECT to_jsonb(t) FROM submission_attempts t WHERE t.org_id = $1 ORDER BY t.id",
-    },
-    Part {
-        name: "downstream",
-        sql: "SELECT to_jsonb(t) - 'secrets' FROM downstream_settings t WHERE t.org_id = $1",
-    },
-    Part { name: "preflight_policy", sql: "SELECT to_jsonb(t) FROM preflight_policies t WHERE t.org_id = $1" },
-    Part {
-        name: "preflight_results",
-        sql: "SELECT to_jsonb(t) FROM preflight_results t WHERE t.org_id = $1 ORDER BY t.day, t.subject",
-    },
-    Part {
-        name: "webhook_subscriptions",
-        sql: "SELECT to_jsonb(t) - '{secret_sealed,previous_secret_sealed}'::text[] FROM webhook_subscriptions t
-               WHERE t.org_id = $1 ORDER BY t.id",
-    },
-    Part { name: "webhook_events", sql: "SELECT to_jsonb(t) FROM webhook_events t WHERE t.org_id = $1 ORDER BY t.id" },
-    Part {
-        name: "webhook_deliveries",
-        sql: "SELECT to_jsonb(t) - '{lease_token,leased_at,lease_expires_at,run_at}'::text[] FROM webhook_deliveries t
-               WHERE t.org_id = $1 ORDER BY t.id",
-    },
-    Part {
-        name: "webhook_attempts",
-        sql: "SELECT to_jsonb(t) FROM webhook_attempts t WHERE t.org_id = $1 ORDER BY t.id",
-    },
-    Part {
-        name: "webhook_attempt_history",
-        sql: "SELECT to_jsonb(t) FROM webhook_attempt_history t WHERE t.org_id = $1 ORDER BY t.delivery_id, t.seq",
-    },
-    Part {
-        name: "support_tickets",
-        sql: "SELECT to_jsonb(t) FROM support_tickets t WHERE t.org_id = $1 ORDER BY t.id",
-    },
-    Part { name: "audit_log", sql: "SELECT to_jsonb(t) FROM audit_log t WHERE t.org_id = $1 ORDER BY t.id" },
-    Part {
-        name: "data_exports",
-        sql: "SELECT to_jsonb(t) - '{archive,leased_until,attempts}'::text[] FROM data_exports t WHERE t.org_id = $1 ORDER BY t.id",
-    },
+    owned!("credit_balance", from "credit_balances"),
+    owned!("usage", from "usage_monthly", by "t.month, t.endpoint"),
+    owned!("usage_overage", by "t.month"),
+    owned!("vehicles", by "t.id"),
+    owned!("personnel", by "t.id"),
+    owned!("journeys", by "t.id"),
+    owned!("journey_crew", by "t.journey_id, t.position"),
+    owned!("passengers", by "t.id"),
+    owned!("cargo", by "t.id"),
+    owned!("submissions", by "t.id", without "'{lease_token,leased_at,run_at,traceparent}'::text[]"),
+    owned!("submission_attempts", by "t.id"),
+    owned!("downstream", from "downstream_settings", without "'secrets'"),
+    owned!("preflight_policy", from "preflight_policies"),
+    owned!("preflight_results", by "t.day, t.subject"),
+    owned!("webhook_subscriptions", by "t.id", without "'{secret_sealed,previous_secret_sealed}'::text[]"),
+    owned!("webhook_events", by "t.id"),
+    owned!("webhook_deliveries", by "t.id", without "'{lease_token,leased_at,lease_expires_at,run_at}'::text[]"),
+    owned!("webhook_attempts", by "t.id"),
+    owned!("webhook_attempt_history", by "t.delivery_id, t.seq"),
+    owned!("support_tickets", by "t.id"),
+    owned!("audit_log", by "t.id"),
+    owned!("data_exports", by "t.id", without "'{archive,leased_until,attempts}'::text[]"),
 ];
 
 /// The rows of `part` for `org`, streamed (an organization's passengers may be millions).

@@ -53,10 +53,15 @@ impl Visitor {
     /// Post a form as a browser does (no htmx: the CSRF token travels in the form).
     pub(crate) async fn post(&self, path: &str, fields: &[(&str, &str)]) -> Seen {
         let body: String = form_urlencoded::Serializer::new(String::new()).extend_pairs(fields).finish();
+        self.post_body(path, "application/x-www-form-urlencoded", body.into_bytes()).await
+    }
+
+    /// Post `body` of `content_type` as a browser's form does (the page as the answer).
+    pub(crate) async fn post_body(&self, path: &str, content_type: &str, body: Vec<u8>) -> Seen {
         let res = self
             .client
             .post(format!("{}{path}", self.root))
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::CONTENT_TYPE, content_type)
             .header(header::ACCEPT, "text/html")
             .body(body)
             .send()

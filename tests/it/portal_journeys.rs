@@ -26,16 +26,7 @@ async fn upload(v: &Visitor, from: &str, path: &str, name: &str, file: &[u8]) ->
     .into_bytes();
     body.extend_from_slice(file);
     body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    let res = v
-        .client
-        .post(format!("{}{path}", v.root))
-        .header(header::CONTENT_TYPE, format!("multipart/form-data; boundary={boundary}"))
-        .header(header::ACCEPT, "text/html")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    Visitor::seen(res).await
+    v.post_body(path, &format!("multipart/form-data; boundary={boundary}"), body).await
 }
 
 /// A one-sheet workbook: the smallest `.xlsx` a spreadsheet program writes, strings inline and

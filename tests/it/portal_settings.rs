@@ -12,13 +12,12 @@ use axum::{body::Bytes, extract::State, http::HeaderMap, Router};
 use chrono::NaiveDate;
 use reqwest::{header, StatusCode};
 use rust_decimal::Decimal;
-use sha2::{Digest, Sha256};
 use tns_api::portal::{format::money, i18n::Lang};
 use tns_core::domain::billing::TaxRate;
 use tns_store::billing::invoices::{issue_due, Terms};
 
 use crate::{
-    helpers::{drain, tns_admin, Env, Org, TestApp},
+    helpers::{drain, hmac_sha256_hex, tns_admin, Env, Org, TestApp},
     portal::{Seen, Visitor},
 };
 
@@ -157,19 +156,6 @@ async fn a_key_is_shown_once_works_and_stops_when_revoked_and_a_dispatcher_gets_
     assert_eq!(tried.status, StatusCode::FORBIDDEN);
 }
 
-/// HMAC-SHA256 from the hash alone, so the check shares no code with the signer.
-fn hmac_hex(key: &[u8], msg: &[u8]) -> String {
-    let mut k = [0u8; 64];
-    if key.len() > 64 {
-        k[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        k[..key.len()].copy_from_slice(key);
-    }
-    let pad = |b: u8| k.iter().map(|x| x ^ b).collect::<Vec<u8>>();
-    let inner = Sha256::new().chain_update(pad(0x36)).chain_update(msg).finalize();
-    hex::encode(Sha256::new().chain_update(pad(0x5c)).chain_update(inner).finalize())
-}
-
 type Got = Arc<Mutex<Vec<(HeaderMap, Bytes)>>>;
 
 /// A webhook receiver on loopback that keeps what it gets and answers 200.
@@ -189,7 +175,8 @@ async fn receiver() -> (String, Got) {
 fn signed_with(got: &Got, secret: &str) -> bool {
     let got = got.lock().unwrap();
     let (headers, body) = got.last().expect("a delivery arrived");
-    headers.get("x-webhook-signature").and_then(|s| s.to_str().ok()) == Some(hmac_hex(secret.as_bytes(), body).as_str())
+    headers.get("x-webhook-signature").and_then(|s| s.to_str().ok())
+        == Some(hmac_sha256_hex(secret.as_bytes(), body).as_str())
 }
 
 #[tokio::test]
