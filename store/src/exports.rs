@@ -187,20 +187,21 @@ pub struct Part {
     sql: &'static str,
 }
 
-/// A part that is one table's rows of the organization (`org_id = $1`): every column but those
-/// named by `without` (a `-` operand of `jsonb`), in the order of `by`.
+/// A part that is one table's rows of the organization (`org_id = $1`; the table is `from`, else
+/// the part's name): every column but those named by `without` (a `-` operand of `jsonb`), in
+/// the order of `by`, else by `id`.
 macro_rules! owned {
     ($name:literal $(, from $table:literal)? $(, by $order:literal)? $(, without $drop:literal)?) => {
         Part {
             name: $name,
             sql: concat!(
-                "SELECT to_jsonb(t)", $(" - ", $drop,)? " FROM ", owned!(@table $name $(, $table)?),
-                " t WHERE t.org_id = $1", $(" ORDER BY ", $order)?
+                "SELECT to_jsonb(t)", $(" - ", $drop,)? " FROM ", owned!(@or $name $(, $table)?),
+                " t WHERE t.org_id = $1 ORDER BY ", owned!(@or "t.id" $(, $order)?)
             ),
         }
     };
-    (@table $name:literal) => { $name };
-    (@table $name:literal, $table:literal) => { $table };
+    (@or $default:literal) => { $default };
+    (@or $default:literal, $given:literal) => { $given };
 }
 
 /// Everything an organization has in TNS. Left out: secrets and their hashes (passwords, key
@@ -208,44 +209,44 @@ macro_rules! owned {
 /// cached answers to repeated requests (kept a day), and the archives themselves.
 pub const PARTS: &[Part] = &[
     Part { name: "organization", sql: "SELECT to_jsonb(t) FROM organizations t WHERE t.id = $1" },
-    owned!("members", from "users", by "t.id", without "'{password_hash,sessions_valid_after}'::text[]"),
+    owned!("members", from "users", without "'{password_hash,sessions_valid_after}'::text[]"),
     Part {
         name: "password_resets",
         sql: "SELECT to_jsonb(t) - 'token_hash' FROM password_resets t JOIN users u ON u.id = t.user_id
                WHERE u.org_id = $1 ORDER BY t.created_at",
     },
-    owned!("invitations", by "t.id", without "'token_hash'"),
-    owned!("api_keys", by "t.id", without "'key_hash'"),
-    owned!("subscription", from "subscriptions"),
-    owned!("plan_terms", by "t.id"),
-    owned!("invoices", by "t.id"),
+    owned!("invitations", without "'token_hash'"),
+    owned!("api_keys", without "'key_hash'"),
+    owned!("subscription", from "subscriptions", by "t.org_id"),
+    owned!("plan_terms"),
+    owned!("invoices"),
     Part {
         name: "invoice_lines",
         sql: "SELECT to_jsonb(t) FROM invoice_lines t JOIN invoices i ON i.id = t.invoice_id
                WHERE i.org_id = $1 ORDER BY t.invoice_id, t.position",
     },
-    owned!("credit_balance", from "credit_balances"),
+    owned!("credit_balance", from "credit_balances", by "t.org_id"),
     owned!("usage", from "usage_monthly", by "t.month, t.endpoint"),
     owned!("usage_overage", by "t.month"),
-    owned!("vehicles", by "t.id"),
-    owned!("personnel", by "t.id"),
-    owned!("journeys", by "t.id"),
+    owned!("vehicles"),
+    owned!("personnel"),
+    owned!("journeys"),
     owned!("journey_crew", by "t.journey_id, t.position"),
-    owned!("passengers", by "t.id"),
-    owned!("cargo", by "t.id"),
-    owned!("submissions", by "t.id", without "'{lease_token,leased_at,run_at,traceparent}'::text[]"),
-    owned!("submission_attempts", by "t.id"),
-    owned!("downstream", from "downstream_settings", without "'secrets'"),
-    owned!("preflight_policy", from "preflight_policies"),
+    owned!("passengers"),
+    owned!("cargo"),
+    owned!("submissions", without "'{lease_token,leased_at,run_at,traceparent}'::text[]"),
+    owned!("submission_attempts"),
+    owned!("downstream", from "downstream_settings", by "t.org_id", without "'secrets'"),
+    owned!("preflight_policy", from "preflight_policies", by "t.org_id"),
     owned!("preflight_results", by "t.day, t.subject"),
-    owned!("webhook_subscriptions", by "t.id", without "'{secret_sealed,previous_secret_sealed}'::text[]"),
-    owned!("webhook_events", by "t.id"),
-    owned!("webhook_deliveries", by "t.id", without "'{lease_token,leased_at,lease_expires_at,run_at}'::text[]"),
-    owned!("webhook_attempts", by "t.id"),
+    owned!("webhook_subscriptions", without "'{secret_sealed,previous_secret_sealed}'::text[]"),
+    owned!("webhook_events"),
+    owned!("webhook_deliveries", without "'{lease_token,leased_at,lease_expires_at,run_at}'::text[]"),
+    owned!("webhook_attempts"),
     owned!("webhook_attempt_history", by "t.delivery_id, t.seq"),
-    owned!("support_tickets", by "t.id"),
-    owned!("audit_log", by "t.id"),
-    owned!("data_exports", by "t.id", without "'{archive,leased_until,attempts}'::text[]"),
+    owned!("support_tickets"),
+    owned!("audit_log"),
+    owned!("data_exports", without "'{archive,leased_until,attempts}'::text[]"),
 ];
 
 /// The rows of `part` for `org`, streamed (an organization's passengers may be millions).
