@@ -47,7 +47,7 @@ use crate::{
     error::{ApiError, Code},
     metrics::Metrics,
     redis_store::{RedisDown, RedisStore},
-    settings::FailMode,
+    settings::{FailMode, QuotaSettings},
 };
 
 /// Usage hashes outlive their month long enough for the last flush and a look back.
@@ -234,9 +234,7 @@ pub struct Quota {
     store: Arc<RedisStore>,
     db: PgPool,
     metrics: Arc<Metrics>,
-    enabled: bool,
-    fail_mode: FailMode,
-    fail_open_allowance: i64,
+    settings: QuotaSettings,
     admit: Script,
     seed: Script,
     add: Script,
@@ -282,21 +280,12 @@ impl From<sqlx::Error> for Failure {
 }
 
 impl Quota {
-    pub fn new(
-        store: Arc<RedisStore>,
-        db: PgPool,
-        metrics: Arc<Metrics>,
-        enabled: bool,
-        fail_mode: FailMode,
-        fail_open_allowance: i64,
-    ) -> Quota {
+    pub fn new(store: Arc<RedisStore>, db: PgPool, metrics: Arc<Metrics>, settings: QuotaSettings) -> Quota {
         Quota {
             store,
             db,
             metrics,
-            enabled,
-            fail_mode,
-            fail_open_allowance,
+            settings,
             admit: Script::new(ADMIT_LUA),
             seed: Script::new(SEED_LUA),
             add: Script::new(ADD_LUA),
@@ -323,7 +312,7 @@ impl Quota {
     /// 403 for a suspended organization (nothing counted), each unless `exempt`.
     pub async fn admit(&self, org: OrgId, endpoint: &str, exempt: Exempt) -> Result<Decision, ApiError> {
         let month = Month::now();
-        if !self.enabled {
+        if !self.settings.enabled {
             if !exempt.suspension && self.cached_limit(org).await?.suspended {
                 return Err(self.suspended(org).await);
             }
@@ -342,7 +331,7 @@ impl Quota {
             Err(Failure::Redis(e)) => {
                 self.metrics.redis_fallback.inc();
                 self.log_fallback(&e);
-                if self.fail_mode == FailMode::Closed {
+                if self.settings.fail_mode == FailMode::Closed {
                     return Err(ApiError::Unavailable("usage metering is unavailable; retry shortly".into()));
                 }
                 (self.admit_local(org, month, exempt).await?, None)
@@ -547,8 +536,10 @@ impl Quota {
         let quota = limit.quota.unwrap_or(-1);
         // Unlimited and soft-limited plans are billed by the counts, which reach the ledger
         // anyway; a hard quota is also held to this process's share of an outage.
-        let admitted =
-            quota < 0 || limit.soft || exempt || (used < quota && entry.added_total < self.fail_open_allowance);
+        let admitted = quota < 0
+            || limit.soft
+            || exempt
+            || (used < quota && entry.added_total < self.settings.fail_open_allowance);
         if admitted {
             entry.added_total += 1;
         }
@@ -568,7 +559,7 @@ impl Quota {
         if now - last >= 10
             && self.last_fallback_log.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
         {
-            let mode = match self.fail_mode {
+            let mode = match self.settings.fail_mode {
                 FailMode::Open => "counting locally (fail-open)",
                 FailMode::Closed => "refusing calls (fail-closed)",
             };
@@ -578,7 +569,7 @@ impl Quota {
 
     /// Count an error answer (status >= 400) of an admitted call.
     pub async fn record_error(&self, org: OrgId, endpoint: &str) {
-        if !self.enabled {
+        if !self.settings.enabled {
             return;
         }
         let month = Month::now();

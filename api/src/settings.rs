@@ -17,6 +17,31 @@ pub enum FailMode {
     Closed,
 }
 
+/// How calls are metered against the monthly quota.
+#[derive(Debug, Clone, Copy)]
+pub struct QuotaSettings {
+    /// `TNS_QUOTA_ENABLED`: off, nothing is counted or refused for quota.
+    pub enabled: bool,
+    pub fail_mode: FailMode,
+    /// Fail-open: calls one process admits per organization and month beyond the last persisted
+    /// total while Redis is unreachable.
+    pub fail_open_allowance: i64,
+}
+
+impl QuotaSettings {
+    fn from_vars(vars: &Vars<'_>) -> Result<QuotaSettings, ConfigError> {
+        Ok(QuotaSettings {
+            enabled: vars.parse_bool("TNS_QUOTA_ENABLED", true)?,
+            fail_open_allowance: vars.parse_int("TNS_QUOTA_FAIL_OPEN_ALLOWANCE", 200, 0, 1_000_000)? as i64,
+            fail_mode: match vars.get("TNS_QUOTA_FAIL_MODE").as_deref() {
+                None | Some("open") => FailMode::Open,
+                Some("closed") => FailMode::Closed,
+                Some(_) => return Err(vars.bad("TNS_QUOTA_FAIL_MODE", "must be `open` or `closed`")),
+            },
+        })
+    }
+}
+
 pub const MIN_SECRET_BYTES: usize = 32;
 
 #[derive(Clone)]
@@ -45,11 +70,7 @@ pub struct ApiSettings {
     /// The deadline of the adapter calls the API makes itself (credentials, reports).
     pub adapter_call_timeout: Duration,
     pub cookie_secure: bool,
-    pub quota_enabled: bool,
-    pub quota_fail_mode: FailMode,
-    /// Fail-open: calls one process admits per organization and month beyond the last persisted
-    /// total while Redis is unreachable.
-    pub quota_fail_open_allowance: i64,
+    pub quota: QuotaSettings,
     pub auth_rate_limit: u64,
     pub auth_rate_window: Duration,
     pub auth_cache_ttl: Duration,
@@ -69,8 +90,7 @@ impl fmt::Debug for ApiSettings {
         f.debug_struct("ApiSettings")
             .field("redis_prefix", &self.redis.prefix)
             .field("signing_secret", &"<redacted>")
-            .field("quota_enabled", &self.quota_enabled)
-            .field("quota_fail_mode", &self.quota_fail_mode)
+            .field("quota", &self.quota)
             .finish_non_exhaustive()
     }
 }
@@ -120,13 +140,7 @@ impl ApiSettings {
             webhook_policy: Policy::from_vars(vars, profile)?,
             adapter_call_timeout,
             cookie_secure: vars.parse_bool("TNS_COOKIE_SECURE", !dev)?,
-            quota_enabled: vars.parse_bool("TNS_QUOTA_ENABLED", true)?,
-            quota_fail_open_allowance: vars.parse_int("TNS_QUOTA_FAIL_OPEN_ALLOWANCE", 200, 0, 1_000_000)? as i64,
-            quota_fail_mode: match vars.get("TNS_QUOTA_FAIL_MODE").as_deref() {
-                None | Some("open") => FailMode::Open,
-                Some("closed") => FailMode::Closed,
-                Some(_) => return Err(vars.bad("TNS_QUOTA_FAIL_MODE", "must be `open` or `closed`")),
-            },
+            quota: QuotaSettings::from_vars(vars)?,
             auth_rate_limit: auth_rate.limit,
             auth_rate_window: auth_rate.window,
             auth_cache_ttl: Duration::from_millis(cache_ttl_ms),

@@ -87,14 +87,7 @@ impl AppState {
             keys: KeyStore::new(cfg.auth_cache_ttl, metrics.key_lookups.clone()),
             profiles: TtlMap::new(cfg.auth_cache_ttl, 100_000),
             jwt: Jwt::new(&cfg.signing_secret),
-            quota: Quota::new(
-                redis.clone(),
-                db.clone(),
-                metrics.clone(),
-                cfg.quota_enabled,
-                cfg.quota_fail_mode,
-                cfg.quota_fail_open_allowance,
-            ),
+            quota: Quota::new(redis.clone(), db.clone(), metrics.clone(), cfg.quota),
             throttle: IpThrottle::new(
                 "ip",
                 cfg.auth_rate_limit,
