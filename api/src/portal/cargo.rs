@@ -25,7 +25,7 @@ use super::{
     i18n::{field_label, Lang, Msg},
     member::{admit, Member},
     page::{flash, go, page, table, urlencode, PortalError, Shell},
-    records::shown,
+    records::{delete_form, form_values, shown, FormPage},
     submissions::{status, FINAL_EVENT},
     submitting::Record,
 };
@@ -133,38 +133,19 @@ pub(super) async fn list(
     Ok((code, Html(page(&shell, lang.t(Msg::Cargo), body).into_string())).into_response())
 }
 
+/// The shipment's form page.
+const FORM: FormPage = FormPage { path: "/cargo", new: Msg::NewCargo, edit: Msg::EditCargo };
+
 /// A shipment's form: empty for a new one, else its values; an error of the API's beside the
 /// field it names, or above the form.
 fn form(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> Markup {
-    let lang = m.lang;
     let specs = forms::fields(SCHEMA);
     let named = error.and_then(|e| forms::field_error(specs, e));
-    let action = match id {
-        Some(id) => format!("/cargo/{id}"),
-        None => "/cargo".to_string(),
-    };
-    let back = id.map(|id| format!("/cargo/{id}")).unwrap_or_else(|| "/cargo".into());
-    html! {
-        form.record #record method="post" action=(action) hx-post=(action) hx-target="#record" hx-swap="outerHTML" novalidate {
-            input type="hidden" name="_csrf" value=(m.signed_in.csrf);
-            @if let Some(e) = error {
-                @let text = match &named { Some(_) => lang.t(Msg::FixErrors).to_string(), None => e.to_string() };
-                div role="alert" { (flash(&text, "error")) }
-            }
-            (forms::inputs(lang, specs, typed, named.as_ref()))
-            div.toolbar {
-                button type="submit" { (lang.t(Msg::Save)) }
-                a.button.secondary href=(back) { (lang.t(Msg::Cancel)) }
-            }
-        }
-    }
+    FORM.form(m, id, error, named.is_some(), forms::inputs(m.lang, specs, typed, named.as_ref()), &FORM.at(id))
 }
 
 fn form_page(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> String {
-    let lang = m.lang;
-    let title = lang.t(if id.is_some() { Msg::EditCargo } else { Msg::NewCargo });
-    let shell = Shell { lang, signed_in: Some(&m.signed_in), path: "/cargo" };
-    page(&shell, title, html! { h1 { (title) } (form(m, id, typed, error)) }).into_string()
+    FORM.page(m, id, form(m, id, typed, error))
 }
 
 /// `GET /cargo/new`.
@@ -179,10 +160,7 @@ pub(super) async fn edit(
     Path(id): Path<i64>,
 ) -> Result<Html<String>, PortalError> {
     let c = api::load(&st, m.org(), id).await?;
-    let specs = forms::fields(SCHEMA);
-    let values = shown(&CargoIn::from(&c));
-    let typed = specs.iter().filter_map(|s| values.get(&s.name).map(|v| (s.name.clone(), v.clone()))).collect();
-    Ok(Html(form_page(&m, Some(id), &typed, None)))
+    Ok(Html(form_page(&m, Some(id), &form_values(SCHEMA, &CargoIn::from(&c)), None)))
 }
 
 /// Whether an API error is the member's to put right in the form (a field, a rule across
@@ -201,14 +179,7 @@ fn answer(
 ) -> Result<Response, PortalError> {
     match outcome {
         Ok(c) => Ok(go(&format!("/cargo/{}?done=saved", c.id), headers)),
-        Err(e) if correctable(&e) => {
-            let body = if headers.contains_key("hx-request") {
-                form(m, id, typed, Some(&e)).into_string()
-            } else {
-                form_page(m, id, typed, Some(&e))
-            };
-            Ok((e.status(), Html(body)).into_response())
-        }
+        Err(e) if correctable(&e) => Ok(FORM.refused(m, headers, id, e.status(), form(m, id, typed, Some(&e)))),
         Err(e) => Err(e.into()),
     }
 }
@@ -309,11 +280,7 @@ pub(super) async fn show(
                         a.button.secondary href=(format!("/cargo/{id}/edit")) { (lang.t(Msg::Edit)) }
                     }
                     @if c.status == RecordStatus::Draft {
-                        form method="post" action=(format!("/cargo/{id}/delete")) hx-post=(format!("/cargo/{id}/delete"))
-                            hx-confirm=(lang.t(Msg::ConfirmDelete)) {
-                            input type="hidden" name="_csrf" value=(csrf);
-                            button.danger type="submit" { (lang.t(Msg::Delete)) }
-                        }
+                        (delete_form(lang, csrf, &format!("/cargo/{id}/delete")))
                     }
                 }
             }

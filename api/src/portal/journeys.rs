@@ -18,7 +18,6 @@ use axum::{
     Form,
 };
 use maud::{html, Markup};
-use serde::Serialize;
 use serde_json::{Map, Value};
 use tns_core::{
     domain::{
@@ -45,6 +44,7 @@ use super::{
     i18n::{field_label, Lang, Msg},
     member::{admit, Member},
     page::{flash, go, page, urlencode, PortalError, Shell},
+    records::{confirmed, delete_form, shown, FormPage},
     submissions::{status, FINAL_EVENT},
     submitting::Record,
 };
@@ -69,6 +69,8 @@ use crate::{
 };
 
 const PATH: &str = "/journeys";
+/// The journey's form page.
+const FORM: FormPage = FormPage { path: PATH, new: Msg::JNew, edit: Msg::JEdit };
 
 // ---- the journey's form -------------------------------------------------------------------
 
@@ -173,17 +175,6 @@ fn label(lang: Lang, name: &str) -> String {
 struct Choices {
     vehicles: Vec<(String, String)>,
     crew: Vec<(String, String)>,
-}
-
-fn shown(record: &impl Serialize) -> HashMap<String, String> {
-    let Ok(Value::Object(m)) = serde_json::to_value(record) else { return HashMap::new() };
-    m.into_iter()
-        .filter_map(|(k, v)| match v {
-            Value::String(s) => Some((k, s)),
-            Value::Number(n) => Some((k, n.to_string())),
-            _ => None,
-        })
-        .collect()
 }
 
 async fn choices(st: &AppState, p: &Principal) -> Result<Choices, PortalError> {
@@ -340,59 +331,45 @@ fn journey_form(
 ) -> Markup {
     let lang = m.lang;
     let named = error.and_then(journey_error);
-    let action = match id {
-        Some(id) => format!("{PATH}/{id}"),
-        None => PATH.to_string(),
-    };
     let err_of = |name: &str| named.as_ref().filter(|(f, _)| f == name).map(|(_, r)| r.as_str());
-    html! {
-        form.record #record method="post" action=(action) hx-post=(action) hx-target="#record" hx-swap="outerHTML" novalidate {
-            input type="hidden" name="_csrf" value=(m.signed_in.csrf);
-            @if let Some(e) = error {
-                @let text = match &named { Some(_) => lang.t(Msg::FixErrors).to_string(), None => e.to_string() };
-                div role="alert" { (flash(&text, "error")) }
-            }
-            @for spec in journey_specs() {
-                @let fid = format!("f-{}", spec.name.replace('.', "-"));
-                @let value = typed.get(&spec.name).map(String::as_str);
-                @let err = err_of(&spec.name);
-                div.field {
-                    label for=(fid) {
-                        (label(lang, &spec.name))
-                        @if spec.required { " " span.muted { "(" (lang.t(Msg::Required)) ")" } }
-                    }
-                    @match spec.name.as_str() {
-                        "vehicle_id" => {
-                            select #(fid) name="vehicle_id" required aria-invalid=[err.map(|_| "true")]
-                                aria-describedby=[err.map(|_| format!("{fid}-error"))] {
-                                option value="" { "—" }
-                                @for (v, plate) in &choices.vehicles { option value=(v) selected[value == Some(v.as_str())] { (plate) } }
-                                // A journey named by a plate with no record keeps it.
-                                @if let Some(v) = value.filter(|v| !choices.vehicles.iter().any(|(id, _)| id == v)) {
-                                    option value=(v) selected { (v) }
-                                }
-                            }
-                            @if let Some(r) = err { p.error-text id=(format!("{fid}-error")) { (r) } }
-                        }
-                        "personnel_ids" => {
-                            @let chosen: Vec<&str> = value.map(|v| v.split(',').collect()).unwrap_or_default();
-                            select #(fid) name="personnel_ids" multiple size=(choices.crew.len().clamp(2, 6))
-                                aria-invalid=[err.map(|_| "true")] aria-describedby=[err.map(|_| format!("{fid}-error"))] {
-                                @for (v, who) in &choices.crew { option value=(v) selected[chosen.contains(&v.as_str())] { (who) } }
-                            }
-                            @if let Some(r) = err { p.error-text id=(format!("{fid}-error")) { (r) } }
-                        }
-                        _ => { (input(spec, &fid, &spec.name, value, err)) }
-                    }
-                    @if let Some(h) = &spec.hint { p.hint { (h) } }
+    let fields = html! {
+        @for spec in journey_specs() {
+            @let fid = format!("f-{}", spec.name.replace('.', "-"));
+            @let value = typed.get(&spec.name).map(String::as_str);
+            @let err = err_of(&spec.name);
+            div.field {
+                label for=(fid) {
+                    (label(lang, &spec.name))
+                    @if spec.required { " " span.muted { "(" (lang.t(Msg::Required)) ")" } }
                 }
-            }
-            div.toolbar {
-                button type="submit" { (lang.t(Msg::Save)) }
-                a.button.secondary href=(id.map(|i| format!("{PATH}/{i}")).unwrap_or(PATH.into())) { (lang.t(Msg::Cancel)) }
+                @match spec.name.as_str() {
+                    "vehicle_id" => {
+                        select #(fid) name="vehicle_id" required aria-invalid=[err.map(|_| "true")]
+                            aria-describedby=[err.map(|_| format!("{fid}-error"))] {
+                            option value="" { "—" }
+                            @for (v, plate) in &choices.vehicles { option value=(v) selected[value == Some(v.as_str())] { (plate) } }
+                            // A journey named by a plate with no record keeps it.
+                            @if let Some(v) = value.filter(|v| !choices.vehicles.iter().any(|(id, _)| id == v)) {
+                                option value=(v) selected { (v) }
+                            }
+                        }
+                        @if let Some(r) = err { p.error-text id=(format!("{fid}-error")) { (r) } }
+                    }
+                    "personnel_ids" => {
+                        @let chosen: Vec<&str> = value.map(|v| v.split(',').collect()).unwrap_or_default();
+                        select #(fid) name="personnel_ids" multiple size=(choices.crew.len().clamp(2, 6))
+                            aria-invalid=[err.map(|_| "true")] aria-describedby=[err.map(|_| format!("{fid}-error"))] {
+                            @for (v, who) in &choices.crew { option value=(v) selected[chosen.contains(&v.as_str())] { (who) } }
+                        }
+                        @if let Some(r) = err { p.error-text id=(format!("{fid}-error")) { (r) } }
+                    }
+                    _ => { (input(spec, &fid, &spec.name, value, err)) }
+                }
+                @if let Some(h) = &spec.hint { p.hint { (h) } }
             }
         }
-    }
+    };
+    FORM.form(m, id, error, named.is_some(), fields, &FORM.at(id))
 }
 
 fn form_page(
@@ -402,10 +379,7 @@ fn form_page(
     typed: &Typed,
     error: Option<&ApiError>,
 ) -> String {
-    let lang = m.lang;
-    let title = lang.t(if id.is_some() { Msg::JEdit } else { Msg::JNew });
-    let shell = Shell { lang, signed_in: Some(&m.signed_in), path: PATH };
-    page(&shell, title, html! { h1 { (title) } (journey_form(m, choices, id, typed, error)) }).into_string()
+    FORM.page(m, id, journey_form(m, choices, id, typed, error))
 }
 
 /// Whether an API error is the member's to put right in the form.
@@ -449,13 +423,7 @@ async fn answer_form(
         Ok(j) => Ok(go(&format!("{PATH}/{}?done=saved", j.id), headers)),
         Err(e) if correctable(&e) => {
             let choices = choices(st, m.principal()).await?;
-            let status = e.status();
-            let body = if headers.contains_key("hx-request") {
-                journey_form(m, &choices, id, typed, Some(&e)).into_string()
-            } else {
-                form_page(m, &choices, id, typed, Some(&e))
-            };
-            Ok((status, Html(body)).into_response())
+            Ok(FORM.refused(m, headers, id, e.status(), journey_form(m, &choices, id, typed, Some(&e))))
         }
         Err(e) => Err(e.into()),
     }
@@ -1204,18 +1172,14 @@ async fn journey_page(
                         (Record::Journey.submit_form(lang, csrf, id, "#submission"))
                     }
                     @if j.status == RecordStatus::Draft {
-                        form method="post" action=(format!("{PATH}/{id}/delete")) hx-post=(format!("{PATH}/{id}/delete")) hx-confirm=(lang.t(Msg::ConfirmDelete)) {
-                            input type="hidden" name="_csrf" value=(csrf);
-                            button.danger type="submit" { (lang.t(Msg::Delete)) }
-                        }
+                        (delete_form(lang, csrf, &format!("{PATH}/{id}/delete")))
                     }
                     @if j.status == RecordStatus::Delivered {
-                        form method="post" action=(format!("{PATH}/{id}/cancel")) hx-post=(format!("{PATH}/{id}/cancel")) hx-confirm=(lang.t(Msg::JConfirmCancel)) {
-                            input type="hidden" name="_csrf" value=(csrf);
+                        (confirmed(&format!("{PATH}/{id}/cancel"), lang.t(Msg::JConfirmCancel), csrf, html! {
                             label for="cancel-reason" { (lang.t(Msg::JCancelReason)) }
                             input #cancel-reason type="text" name="reason" maxlength="400";
                             button.danger type="submit" { (lang.t(Msg::JCancelJourney)) }
-                        }
+                        }))
                     }
                     @if j.status == RecordStatus::Cancelled {
                         (Record::Journey.reactivate_form(lang, csrf, id))

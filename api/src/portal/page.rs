@@ -116,6 +116,13 @@ pub(super) fn page(shell: &Shell<'_>, title: &str, content: Markup) -> Markup {
     }
 }
 
+/// A page for a visitor who is not signed in (signing in, registering, a forgotten password):
+/// `title` heading a card of `content`.
+pub(super) fn card_page(lang: Lang, path: &str, title: &str, content: Markup) -> Markup {
+    let shell = Shell { lang, signed_in: None, path };
+    page(&shell, title, html! { div.signin.card { h1 { (title) } (content) } })
+}
+
 /// `items` as a table, one `row` (a `tr`) each, under column `headings` (already in the page's
 /// language), in a box that scrolls sideways on a narrow screen; `empty` instead when there are
 /// none.

@@ -18,7 +18,7 @@ use tns_store::members;
 use super::{
     i18n::{Lang, Msg},
     member::{limited_form, Me},
-    page::{flash, page, PortalError, Shell},
+    page::{card_page, flash, page, PortalError, Shell},
 };
 use crate::{auth::password, error::ApiError, state::AppState};
 
@@ -93,22 +93,18 @@ pub(super) async fn change(
 }
 
 fn forgot_page(lang: Lang, notice: Option<&str>) -> String {
-    let shell = Shell { lang, signed_in: None, path: "/password/forgot" };
-    let body = html! {
-        div.signin.card {
-            h1 { (lang.t(Msg::ForgotPassword)) }
-            @if let Some(n) = notice { (flash(n, "ok")) }
-            form.record method="post" action="/password/forgot" {
-                div.field {
-                    label for="email" { (lang.t(Msg::Email)) }
-                    input #email type="email" name="email" required autocomplete="username";
-                }
-                div { button type="submit" { (lang.t(Msg::SendResetLink)) } }
+    let content = html! {
+        @if let Some(n) = notice { (flash(n, "ok")) }
+        form.record method="post" action="/password/forgot" {
+            div.field {
+                label for="email" { (lang.t(Msg::Email)) }
+                input #email type="email" name="email" required autocomplete="username";
             }
-            p { a href="/login" { (lang.t(Msg::SignIn)) } }
+            div { button type="submit" { (lang.t(Msg::SendResetLink)) } }
         }
+        p { a href="/login" { (lang.t(Msg::SignIn)) } }
     };
-    page(&shell, lang.t(Msg::ForgotPassword), body).into_string()
+    card_page(lang, "/password/forgot", lang.t(Msg::ForgotPassword), content).into_string()
 }
 
 /// `GET /password/forgot`.
@@ -151,17 +147,13 @@ pub(super) async fn forgot(
 }
 
 fn reset_page(lang: Lang, token: &str, error: Option<&str>) -> String {
-    let shell = Shell { lang, signed_in: None, path: "/password/reset" };
-    let body = html! {
-        div.signin.card {
-            h1 { (lang.t(Msg::ChooseNewPassword)) }
-            form.record method="post" action=(format!("/password/reset/{token}")) {
-                (field(lang, "password", Msg::NewPassword, "new-password", error))
-                div { button type="submit" { (lang.t(Msg::Save)) } }
-            }
+    let content = html! {
+        form.record method="post" action=(format!("/password/reset/{token}")) {
+            (field(lang, "password", Msg::NewPassword, "new-password", error))
+            div { button type="submit" { (lang.t(Msg::Save)) } }
         }
     };
-    page(&shell, lang.t(Msg::ChooseNewPassword), body).into_string()
+    card_page(lang, "/password/reset", lang.t(Msg::ChooseNewPassword), content).into_string()
 }
 
 fn reset_gone(lang: Lang) -> Response {

@@ -1,13 +1,14 @@
 //! The pages of the two registries, vehicles and personnel: a list, a form to add one, a form
 //! to change one, and deleting (retiring) one. Each runs the API's own registry flow
 //! (`v1::registry`: the same parse, the same store calls, the same 404s and 409s) and is
-//! admitted as the API call it mirrors.
+//! admitted as the API call it mirrors. What every record's form shares (the registries',
+//! journeys' and shipments') is here too: [`FormPage`], [`form_values`], [`delete_form`].
 
 use std::collections::HashMap;
 
 use axum::{
     extract::{Path, Query, State},
-    http::{HeaderMap, Method},
+    http::{HeaderMap, Method, StatusCode},
     response::{Html, IntoResponse, Response},
     Form,
 };
@@ -18,7 +19,7 @@ use tns_core::scopes::need::{JourneysRead, JourneysWrite};
 
 use super::{
     forms::{self, FieldSpec, Typed},
-    i18n::{field_label, Msg},
+    i18n::{field_label, Lang, Msg},
     member::{admit, Member},
     page::{flash, go, page, table, PortalError, Shell},
 };
@@ -48,6 +49,101 @@ pub(super) trait Pages:
     const EDIT: Msg;
     /// The record's fields the list shows, in order.
     const COLUMNS: &'static [&'static str];
+    /// Its form's page.
+    const FORM: FormPage = FormPage { path: Self::PATH, new: Self::NEW, edit: Self::EDIT };
+}
+
+/// A record's form page: where the record's pages are, and the page's title for a new record
+/// and for a stored one.
+pub(super) struct FormPage {
+    pub path: &'static str,
+    pub new: Msg,
+    pub edit: Msg,
+}
+
+impl FormPage {
+    /// Record `id`'s page, where its form is posted; the list for a new one.
+    pub(super) fn at(&self, id: Option<i64>) -> String {
+        match id {
+            Some(id) => format!("{}/{id}", self.path),
+            None => self.path.to_string(),
+        }
+    }
+
+    /// The form of record `id` (none: a new one) around its `fields`, posted to the record
+    /// (htmx puts the answer in the form's place); the API's `error` above it: the plea to fix
+    /// the fields when a field shows it (`named`), else the error itself. Cancel goes `back`.
+    pub(super) fn form(
+        &self,
+        m: &Member<JourneysWrite>,
+        id: Option<i64>,
+        error: Option<&ApiError>,
+        named: bool,
+        fields: Markup,
+        back: &str,
+    ) -> Markup {
+        let lang = m.lang;
+        let action = self.at(id);
+        html! {
+            form.record #record method="post" action=(action) hx-post=(action) hx-target="#record" hx-swap="outerHTML" novalidate {
+                input type="hidden" name="_csrf" value=(m.signed_in.csrf);
+                @if let Some(e) = error {
+                    @let text = if named { lang.t(Msg::FixErrors).to_string() } else { e.to_string() };
+                    div role="alert" { (flash(&text, "error")) }
+                }
+                (fields)
+                div.toolbar {
+                    button type="submit" { (lang.t(Msg::Save)) }
+                    a.button.secondary href=(back) { (lang.t(Msg::Cancel)) }
+                }
+            }
+        }
+    }
+
+    /// The whole page of record `id`'s `form`.
+    pub(super) fn page(&self, m: &Member<JourneysWrite>, id: Option<i64>, form: Markup) -> String {
+        let lang = m.lang;
+        let title = lang.t(if id.is_some() { self.edit } else { self.new });
+        let shell = Shell { lang, signed_in: Some(&m.signed_in), path: self.path };
+        page(&shell, title, html! { h1 { (title) } (form) }).into_string()
+    }
+
+    /// The `form` again, with what was typed and why it was refused (`status`): alone for
+    /// htmx, else its page.
+    pub(super) fn refused(
+        &self,
+        m: &Member<JourneysWrite>,
+        headers: &HeaderMap,
+        id: Option<i64>,
+        status: StatusCode,
+        form: Markup,
+    ) -> Response {
+        let body = if headers.contains_key("hx-request") { form.into_string() } else { self.page(m, id, form) };
+        (status, Html(body)).into_response()
+    }
+}
+
+/// A stored record as its form shows it: its request schema's fields of `input` (the record
+/// as the API takes it).
+pub(super) fn form_values(schema: &str, input: &impl Serialize) -> Typed {
+    let values = shown(input);
+    forms::fields(schema).iter().filter_map(|s| values.get(&s.name).map(|v| (s.name.clone(), v.clone()))).collect()
+}
+
+/// A form posted to `action` once the member confirms `confirm`: `content` is its inputs and
+/// its button.
+pub(super) fn confirmed(action: &str, confirm: &str, csrf: &str, content: Markup) -> Markup {
+    html! {
+        form method="post" action=(action) hx-post=(action) hx-confirm=(confirm) {
+            input type="hidden" name="_csrf" value=(csrf);
+            (content)
+        }
+    }
+}
+
+/// The button that deletes the record whose deleting is posted to `action` (confirmed).
+pub(super) fn delete_form(lang: Lang, csrf: &str, action: &str) -> Markup {
+    confirmed(action, lang.t(Msg::ConfirmDelete), csrf, html! { button.danger type="submit" { (lang.t(Msg::Delete)) } })
 }
 
 impl Pages for Vehicles {
@@ -127,41 +223,19 @@ pub(super) async fn list<R: Pages>(
 /// API's beside the field it names, or above the form.
 fn form<R: Pages>(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> Markup {
     let lang = m.lang;
-    let csrf = &m.signed_in.csrf;
     let specs = forms::fields(R::SCHEMA);
     let named = error.and_then(|e| forms::field_error(specs, e));
-    let action = match id {
-        Some(id) => format!("{}/{id}", R::PATH),
-        None => R::PATH.to_string(),
-    };
+    let fields = forms::inputs(lang, specs, typed, named.as_ref());
     html! {
-        form.record #record method="post" action=(action) hx-post=(action) hx-target="#record" hx-swap="outerHTML" novalidate {
-            input type="hidden" name="_csrf" value=(csrf);
-            @if let Some(e) = error {
-                @let text = match &named { Some(_) => lang.t(Msg::FixErrors).to_string(), None => e.to_string() };
-                div role="alert" { (flash(&text, "error")) }
-            }
-            (forms::inputs(lang, specs, typed, named.as_ref()))
-            div.toolbar {
-                button type="submit" { (lang.t(Msg::Save)) }
-                a.button.secondary href=(R::PATH) { (lang.t(Msg::Cancel)) }
-            }
-        }
+        (R::FORM.form(m, id, error, named.is_some(), fields, R::PATH))
         @if let Some(id) = id {
-            form method="post" action=(format!("{}/{id}/delete", R::PATH)) hx-post=(format!("{}/{id}/delete", R::PATH))
-                hx-confirm=(lang.t(Msg::ConfirmDelete)) {
-                input type="hidden" name="_csrf" value=(csrf);
-                button.danger type="submit" { (lang.t(Msg::Delete)) }
-            }
+            (delete_form(lang, &m.signed_in.csrf, &format!("{}/{id}/delete", R::PATH)))
         }
     }
 }
 
 fn form_page<R: Pages>(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> String {
-    let lang = m.lang;
-    let title = lang.t(if id.is_some() { R::EDIT } else { R::NEW });
-    let shell = Shell { lang, signed_in: Some(&m.signed_in), path: R::PATH };
-    page(&shell, title, html! { h1 { (title) } (form::<R>(m, id, typed, error)) }).into_string()
+    R::FORM.page(m, id, form::<R>(m, id, typed, error))
 }
 
 /// `GET /vehicles/new`.
@@ -179,33 +253,12 @@ pub(super) async fn edit<R: Pages>(
     if !R::is_active(&record) {
         return Err(ApiError::not_found(R::KIND, id).into());
     }
-    let specs = forms::fields(R::SCHEMA);
-    let values = shown(&R::Input::from(&record));
-    let typed = specs.iter().filter_map(|s| values.get(&s.name).map(|v| (s.name.clone(), v.clone()))).collect();
-    Ok(Html(form_page::<R>(&m, Some(id), &typed, None)))
+    Ok(Html(form_page::<R>(&m, Some(id), &form_values(R::SCHEMA, &R::Input::from(&record)), None)))
 }
 
 /// Saved: back to the list.
 fn saved(path: &str, headers: &HeaderMap, done: &str) -> Response {
     go(&format!("{path}?done={done}"), headers)
-}
-
-/// The form again, with what was typed and why it was refused (a fragment for htmx, else the
-/// page).
-fn refused<R: Pages>(
-    m: &Member<JourneysWrite>,
-    headers: &HeaderMap,
-    id: Option<i64>,
-    typed: &Typed,
-    e: ApiError,
-) -> Response {
-    let status = e.status();
-    let body = if headers.contains_key("hx-request") {
-        form::<R>(m, id, typed, Some(&e)).into_string()
-    } else {
-        form_page::<R>(m, id, typed, Some(&e))
-    };
-    (status, Html(body)).into_response()
 }
 
 /// Whether an API error is the member's to put right in the form (a field, a duplicate).
@@ -240,7 +293,7 @@ fn answer<R: Pages, T>(
 ) -> Result<Response, PortalError> {
     match outcome {
         Ok(_) => Ok(saved(R::PATH, headers, "saved")),
-        Err(e) if correctable(&e) => Ok(refused::<R>(m, headers, id, typed, e)),
+        Err(e) if correctable(&e) => Ok(R::FORM.refused(m, headers, id, e.status(), form::<R>(m, id, typed, Some(&e)))),
         Err(e) => Err(e.into()),
     }
 }

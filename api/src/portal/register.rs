@@ -6,18 +6,17 @@
 
 use axum::{
     extract::{Request, State},
-    http::{header, HeaderMap, StatusCode},
+    http::{HeaderMap, StatusCode},
     response::{Html, IntoResponse, Response},
 };
 use maud::{html, Markup};
-use tns_core::keys::random_token;
 
 use super::{
     forms::{self, FieldSpec, Typed},
     i18n::{Lang, Msg},
     member::limited_form,
-    page::{flash, page, PortalError, Shell},
-    signin::{form_cookie, open_session},
+    page::{card_page, flash, PortalError},
+    signin::{open_session, with_form_token},
 };
 use crate::{
     auth::session::cookie,
@@ -43,49 +42,35 @@ const FIELDS: &[(&str, Msg, &str, &str)] = &[
 ];
 
 fn render(lang: Lang, token: &str, typed: &Typed, error: Option<&ApiError>) -> Markup {
-    let shell = Shell { lang, signed_in: None, path: PATH };
     let specs = forms::fields(SCHEMA);
     let named = error.and_then(|e| forms::field_error(specs, e));
-    page(
-        &shell,
-        lang.t(Msg::RegisterTitle),
-        html! {
-            div.signin.card {
-                h1 { (lang.t(Msg::RegisterTitle)) }
-                @if let Some(e) = error {
-                    @let text = match &named { Some(_) => lang.t(Msg::FixErrors).to_string(), None => e.to_string() };
-                    div role="alert" { (flash(&text, "error")) }
-                }
-                form.record method="post" action=(PATH) novalidate {
-                    input type="hidden" name="token" value=(token);
-                    @for (name, label, kind, autocomplete) in FIELDS {
-                        (field(lang, specs, name, *label, kind, autocomplete, typed, named.as_ref()))
-                    }
-                    div { button type="submit" { (lang.t(Msg::Register)) } }
-                }
-                p { (lang.t(Msg::HaveAccount)) " " a href="/login" { (lang.t(Msg::SignIn)) } }
+    let content = html! {
+        @if let Some(e) = error {
+            @let text = match &named { Some(_) => lang.t(Msg::FixErrors).to_string(), None => e.to_string() };
+            div role="alert" { (flash(&text, "error")) }
+        }
+        form.record method="post" action=(PATH) novalidate {
+            input type="hidden" name="token" value=(token);
+            @for (name, label, kind, autocomplete) in FIELDS {
+                (field(lang, specs, name, *label, kind, autocomplete, typed, named.as_ref()))
             }
-        },
-    )
+            div { button type="submit" { (lang.t(Msg::Register)) } }
+        }
+        p { (lang.t(Msg::HaveAccount)) " " a href="/login" { (lang.t(Msg::SignIn)) } }
+    };
+    card_page(lang, PATH, lang.t(Msg::RegisterTitle), content)
 }
 
 /// The page after registering: the first API key, shown once, and the way on.
 fn welcome(lang: Lang, api_key: &str) -> Markup {
-    let shell = Shell { lang, signed_in: None, path: PATH };
-    page(
-        &shell,
-        lang.t(Msg::Welcome),
-        html! {
-            div.signin.card {
-                h1 { (lang.t(Msg::Welcome)) }
-                div.flash.ok.secret role="status" {
-                    p { (lang.t(Msg::WelcomeKey)) }
-                    p { code #new-secret { (api_key) } }
-                }
-                p { a.button href="/dashboard" { (lang.t(Msg::ToDashboard)) } }
-            }
-        },
-    )
+    let content = html! {
+        div.flash.ok.secret role="status" {
+            p { (lang.t(Msg::WelcomeKey)) }
+            p { code #new-secret { (api_key) } }
+        }
+        p { a.button href="/dashboard" { (lang.t(Msg::ToDashboard)) } }
+    };
+    card_page(lang, PATH, lang.t(Msg::Welcome), content)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -118,16 +103,10 @@ fn field(
     }
 }
 
-fn with_form_cookie(st: &AppState, token: &str, mut res: Response) -> Response {
-    res.headers_mut().append(header::SET_COOKIE, form_cookie(FORM_COOKIE, PATH, token, st.cfg.cookie_secure));
-    res
-}
-
 /// `GET /register`.
 pub(super) async fn form(State(st): State<AppState>, headers: HeaderMap) -> Response {
-    let token = random_token();
-    let body = render(Lang::of(&headers), &token, &Typed::new(), None).into_string();
-    with_form_cookie(&st, &token, Html(body).into_response())
+    let lang = Lang::of(&headers);
+    with_form_token(&st, FORM_COOKIE, PATH, StatusCode::OK, |token| render(lang, token, &Typed::new(), None))
 }
 
 /// `POST /register`: the organization registered as `POST /api/v1/auth/register` registers it,
@@ -147,9 +126,7 @@ pub(super) async fn submit(
     let mut typed = forms::typed(specs, pairs);
     typed.remove("password");
     let again = |status: StatusCode, typed: &Typed, error: &ApiError| {
-        let token = random_token();
-        let body = render(lang, &token, typed, Some(error)).into_string();
-        with_form_cookie(&st, &token, (status, Html(body)).into_response())
+        with_form_token(&st, FORM_COOKIE, PATH, status, |token| render(lang, token, typed, Some(error)))
     };
     if cookie(&headers, FORM_COOKIE) != Some(sent_token.as_str()) {
         let stale = ApiError::Forbidden(Code::Forbidden, lang.t(Msg::ReloadPage).into());

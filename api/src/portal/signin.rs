@@ -8,14 +8,14 @@ use axum::{
     http::{header, HeaderMap, HeaderValue, StatusCode},
     response::{Html, IntoResponse, Redirect, Response},
 };
-use maud::html;
+use maud::{html, Markup};
 use serde::Deserialize;
 use tns_core::ids::OrgId;
 
 use super::{
     i18n::{Lang, Msg, LANG_COOKIE},
     member::{limited_form, SignedIn},
-    page::{flash, page, PortalError, Shell},
+    page::{card_page, flash, PortalError},
 };
 use crate::{
     auth::session::{cookie, Session},
@@ -61,48 +61,51 @@ pub(super) async fn home(req: Request) -> Redirect {
 /// `GET /login`.
 pub(super) async fn form(State(st): State<AppState>, headers: HeaderMap, Query(q): Query<Next>) -> Response {
     let lang = Lang::of(&headers);
+    let next = local(q.next.as_deref());
+    with_form_token(&st, FORM_COOKIE, "/login", StatusCode::OK, |token| render(lang, next, token, "", None))
+}
+
+/// An anonymous form's page (`status`) drawn by `render` with a new token of the form's own,
+/// which the cookie `name`, sent back only to `path`, holds too.
+pub(super) fn with_form_token(
+    st: &AppState,
+    name: &str,
+    path: &str,
+    status: StatusCode,
+    render: impl FnOnce(&str) -> Markup,
+) -> Response {
     let token = random_token();
-    let mut res = Html(render(lang, local(q.next.as_deref()), &token, "", None).into_string()).into_response();
-    res.headers_mut().append(header::SET_COOKIE, form_cookie(FORM_COOKIE, "/login", &token, st.cfg.cookie_secure));
+    let mut res = (status, Html(render(&token).into_string())).into_response();
+    let secure = if st.cfg.cookie_secure { "; Secure" } else { "" };
+    let cookie =
+        HeaderValue::from_str(&format!("{name}={token}; Path={path}; Max-Age=3600; HttpOnly; SameSite=Strict{secure}"))
+            .expect("cookie is ASCII");
+    res.headers_mut().append(header::SET_COOKIE, cookie);
     res
 }
 
-/// The cookie `name` that holds an anonymous form's own token, sent back only to `path`.
-pub(super) fn form_cookie(name: &str, path: &str, token: &str, secure: bool) -> HeaderValue {
-    let secure = if secure { "; Secure" } else { "" };
-    HeaderValue::from_str(&format!("{name}={token}; Path={path}; Max-Age=3600; HttpOnly; SameSite=Strict{secure}"))
-        .expect("cookie is ASCII")
-}
-
-fn render(lang: Lang, next: &str, token: &str, email: &str, error: Option<&str>) -> maud::Markup {
-    let shell = Shell { lang, signed_in: None, path: "/login" };
-    page(
-        &shell,
-        lang.t(Msg::SignIn),
-        html! {
-            div.signin.card {
-                h1 { (lang.t(Msg::SignIn)) }
-                @if let Some(e) = error { (flash(e, "error")) }
-                form.record method="post" action="/login" {
-                    input type="hidden" name="token" value=(token);
-                    input type="hidden" name="next" value=(next);
-                    div.field {
-                        label for="email" { (lang.t(Msg::Email)) }
-                        input #email type="email" name="email" value=(email) autocomplete="username" required
-                            autofocus[email.is_empty()];
-                    }
-                    div.field {
-                        label for="password" { (lang.t(Msg::Password)) }
-                        input #password type="password" name="password" autocomplete="current-password" required
-                            autofocus[!email.is_empty()];
-                    }
-                    div { button type="submit" { (lang.t(Msg::SignIn)) } }
-                }
-                p { a href="/password/forgot" { (lang.t(Msg::ForgotPassword)) } }
-                p { (lang.t(Msg::NoAccountYet)) " " a href="/register" { (lang.t(Msg::Register)) } }
+fn render(lang: Lang, next: &str, token: &str, email: &str, error: Option<&str>) -> Markup {
+    let content = html! {
+        @if let Some(e) = error { (flash(e, "error")) }
+        form.record method="post" action="/login" {
+            input type="hidden" name="token" value=(token);
+            input type="hidden" name="next" value=(next);
+            div.field {
+                label for="email" { (lang.t(Msg::Email)) }
+                input #email type="email" name="email" value=(email) autocomplete="username" required
+                    autofocus[email.is_empty()];
             }
-        },
-    )
+            div.field {
+                label for="password" { (lang.t(Msg::Password)) }
+                input #password type="password" name="password" autocomplete="current-password" required
+                    autofocus[!email.is_empty()];
+            }
+            div { button type="submit" { (lang.t(Msg::SignIn)) } }
+        }
+        p { a href="/password/forgot" { (lang.t(Msg::ForgotPassword)) } }
+        p { (lang.t(Msg::NoAccountYet)) " " a href="/register" { (lang.t(Msg::Register)) } }
+    };
+    card_page(lang, "/login", lang.t(Msg::SignIn), content)
 }
 
 #[derive(Deserialize)]
@@ -124,11 +127,7 @@ pub(super) async fn submit(
     let f: SignInForm = limited_form(&st, req, "sign-ins").await?;
     let next = local(f.next.as_deref()).to_string();
     let again = |message: &str, status: StatusCode| {
-        let token = random_token();
-        let mut res =
-            (status, Html(render(lang, &next, &token, &f.email, Some(message)).into_string())).into_response();
-        res.headers_mut().append(header::SET_COOKIE, form_cookie(FORM_COOKIE, "/login", &token, st.cfg.cookie_secure));
-        res
+        with_form_token(&st, FORM_COOKIE, "/login", status, |token| render(lang, &next, token, &f.email, Some(message)))
     };
     if cookie(&headers, FORM_COOKIE) != Some(f.token.as_str()) {
         return Ok(again(lang.t(Msg::ReloadPage), StatusCode::FORBIDDEN));

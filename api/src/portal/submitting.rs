@@ -17,6 +17,7 @@ use super::{
     i18n::{Lang, Msg},
     member::{admit, Member},
     page::{go, PortalError},
+    records::confirmed,
     submissions::status,
 };
 use crate::{
@@ -56,12 +57,8 @@ impl Record {
     /// The button on a cancelled record's page that re-activates it downstream (confirmed).
     pub(super) fn reactivate_form(self, lang: Lang, csrf: &str, id: i64) -> Markup {
         let action = format!("{}/{id}/reactivate", self.path());
-        html! {
-            form method="post" action=(action) hx-post=(action) hx-confirm=(lang.t(Msg::JConfirmReactivate)) {
-                input type="hidden" name="_csrf" value=(csrf);
-                button.secondary type="submit" { (lang.t(Msg::JReactivate)) }
-            }
-        }
+        let button = html! { button.secondary type="submit" { (lang.t(Msg::JReactivate)) } };
+        confirmed(&action, lang.t(Msg::JConfirmReactivate), csrf, button)
     }
 
     fn target(self, id: i64) -> Target {
