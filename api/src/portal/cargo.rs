@@ -22,10 +22,10 @@ use tns_store::cargo::Cargo;
 
 use super::{
     forms::{self, Typed},
-    i18n::{field_label, Lang, Msg},
+    i18n::{field_label, Msg},
     member::{admit, Member},
     page::{flash, go, page, table, urlencode, PortalError, Shell},
-    records::{delete_form, form_values, shown, FormPage},
+    records::{delete_form, form_values, shown, status_label, FormPage},
     submissions::{status, FINAL_EVENT},
     submitting::Record,
 };
@@ -43,16 +43,6 @@ use crate::{
 };
 
 const SCHEMA: &str = "CargoIn";
-
-pub(super) fn status_label(lang: Lang, s: RecordStatus) -> &'static str {
-    lang.t(match s {
-        RecordStatus::Draft => Msg::RecordDraft,
-        RecordStatus::Submitted => Msg::RecordSubmitted,
-        RecordStatus::Delivered => Msg::StateDelivered,
-        RecordStatus::Failed => Msg::StateFailed,
-        RecordStatus::Cancelled => Msg::RecordCancelled,
-    })
-}
 
 /// A loading or unloading place as a person reads it: district and province, or the country
 /// abroad.

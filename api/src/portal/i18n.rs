@@ -371,9 +371,6 @@ messages! {
     JAny => "Tümü", "Any";
     JFilter => "Süz", "Filter";
     JClear => "Temizle", "Clear";
-    JDraft => "Taslak", "Draft";
-    JSubmitted => "Gönderildi", "Submitted";
-    JCancelled => "İptal edildi", "Cancelled";
     JPassengers => "Yolcular", "Passengers";
     JRow => "Satır", "Row";
     JAddRow => "Satır ekle", "Add a row";

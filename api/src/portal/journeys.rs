@@ -44,7 +44,7 @@ use super::{
     i18n::{field_label, Lang, Msg},
     member::{admit, Member},
     page::{flash, go, page, urlencode, PortalError, Shell},
-    records::{confirmed, delete_form, shown, FormPage},
+    records::{confirmed, delete_form, shown, status_label, FormPage},
     submissions::{status, FINAL_EVENT},
     submitting::Record,
 };
@@ -502,16 +502,6 @@ pub(super) async fn report_no_show(
 }
 
 // ---- the list ----------------------------------------------------------------------------
-
-fn status_label(lang: Lang, s: RecordStatus) -> &'static str {
-    lang.t(match s {
-        RecordStatus::Draft => Msg::JDraft,
-        RecordStatus::Submitted => Msg::JSubmitted,
-        RecordStatus::Delivered => Msg::StateDelivered,
-        RecordStatus::Failed => Msg::StateFailed,
-        RecordStatus::Cancelled => Msg::JCancelled,
-    })
-}
 
 /// A stop's place as a person reads it: the district's name with its id, or the place abroad
 /// with its country.

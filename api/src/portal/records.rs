@@ -15,7 +15,10 @@ use axum::{
 use maud::{html, Markup};
 use serde::Serialize;
 use serde_json::Value;
-use tns_core::scopes::need::{JourneysRead, JourneysWrite};
+use tns_core::{
+    domain::kinds::RecordStatus,
+    scopes::need::{JourneysRead, JourneysWrite},
+};
 
 use super::{
     forms::{self, FieldSpec, Typed},
@@ -324,4 +327,15 @@ pub(super) async fn delete<R: Pages>(
     admit(&st, m.principal(), Method::DELETE, &format!("{}/{{id}}", R::API)).await?;
     registry::delete::<R>(&st, m.principal(), id).await?;
     Ok(saved(R::PATH, &headers, "deleted"))
+}
+
+/// A journey's or shipment's status as its badge says it.
+pub(super) fn status_label(lang: Lang, s: RecordStatus) -> &'static str {
+    lang.t(match s {
+        RecordStatus::Draft => Msg::RecordDraft,
+        RecordStatus::Submitted => Msg::RecordSubmitted,
+        RecordStatus::Delivered => Msg::StateDelivered,
+        RecordStatus::Failed => Msg::StateFailed,
+        RecordStatus::Cancelled => Msg::RecordCancelled,
+    })
 }
