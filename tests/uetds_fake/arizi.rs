@@ -100,15 +100,17 @@ pub(super) fn valid_trip_idx(ctx: &Ctx, reference: Option<i64>) -> Result<usize,
     Ok(i)
 }
 
-struct TripInput {
-    plate: String,
-    description: Option<String>,
-    departure_date: NaiveDate,
-    departure_time: String,
-    phone: Option<String>,
-    firma_sefer_no: String,
-    end_date: NaiveDate,
-    end_time: String,
+/// What a passenger trip's declaration gives, read and judged.
+pub(super) struct TripInput {
+    pub(super) plate: String,
+    pub(super) description: Option<String>,
+    pub(super) departure_date: NaiveDate,
+    pub(super) departure_time: String,
+    pub(super) phone: Option<String>,
+    pub(super) firma_sefer_no: String,
+    /// Arızi only.
+    pub(super) end_date: Option<NaiveDate>,
+    pub(super) end_time: Option<String>,
 }
 
 /// Reads an `uetdsAriziSeferBilgileriInput`, judging the formats.
@@ -142,16 +144,28 @@ fn trip_input(ctx: &mut Ctx, input: Option<&Element>) -> Result<TripInput, Answe
         departure_time,
         phone: text(i, "aracTelefonu"),
         firma_sefer_no: i.child_text("firmaSeferNo").unwrap_or_default().to_string(),
-        end_date,
-        end_time,
+        end_date: Some(end_date),
+        end_time: Some(end_time),
     })
 }
 
 /// `seferEkle(wsuser, ariziSeferBilgileriInput)` → `uetdsAriziSeferBildirSonuc`.
 fn sefer_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
     let input = or_answer!(trip_input(ctx, el.child("ariziSeferBilgileriInput")));
+    declare(ctx, input, None, None, SEFER_EKLENDI)
+}
+
+/// Records a trip declared on either passenger service (`route_code` and `travel_hours` are
+/// the scheduled one's) and answers `{sonucKodu, sonucMesaji, uetdsSeferReferansNo}`.
+pub(super) fn declare(
+    ctx: &mut Ctx,
+    input: TripInput,
+    route_code: Option<i64>,
+    travel_hours: Option<i32>,
+    message: &str,
+) -> Answer {
     let reference = ctx.store.trip_reference(input.departure_date);
-    let trip = Trip {
+    ctx.store.trips.push(Trip {
         service: ctx.service,
         env: ctx.env,
         firm: ctx.firm.clone(),
@@ -162,10 +176,10 @@ fn sefer_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
         phone: input.phone,
         departure_date: input.departure_date,
         departure_time: input.departure_time,
-        end_date: Some(input.end_date),
-        end_time: Some(input.end_time),
-        route_code: None,
-        travel_hours: None,
+        end_date: input.end_date,
+        end_time: input.end_time,
+        route_code,
+        travel_hours,
         status: Status::Valid,
         cancel_reason: None,
         declared_at: ctx.now,
@@ -174,12 +188,11 @@ fn sefer_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
         crew: Vec::new(),
         passengers: Vec::new(),
         baggage: Vec::new(),
-    };
-    ctx.store.trips.push(trip);
+    });
     Answer::ret(
         Element::new("return")
             .field("sonucKodu", codes::OK)
-            .field("sonucMesaji", SEFER_EKLENDI)
+            .field("sonucMesaji", message)
             .field("uetdsSeferReferansNo", reference),
     )
 }
@@ -196,8 +209,8 @@ fn sefer_guncelle(ctx: &mut Ctx, el: &Element) -> Answer {
     t.departure_time = input.departure_time;
     t.phone = input.phone;
     t.firma_sefer_no = input.firma_sefer_no;
-    t.end_date = Some(input.end_date);
-    t.end_time = Some(input.end_time);
+    t.end_date = input.end_date;
+    t.end_time = input.end_time;
     t.updates += 1;
     if ctx.renumber_on_update {
         let day = ctx.store.trips[i].departure_date;

@@ -7,7 +7,7 @@ use super::ops::{
     codes, is_country, is_gender, is_hhmm, long, or_answer, parse_ymd, text, text_or_empty, Ctx, OK_MESSAGE,
 };
 use super::reply::Answer;
-use super::state::{Passenger, Status, Trip};
+use super::state::{Passenger, Status};
 use super::xml::Element;
 
 /// Runs a tarifeli operation; `None` for anything else.
@@ -46,37 +46,17 @@ fn sefer_ekle(ctx: &mut Ctx, el: &Element) -> Answer {
     if plate.is_empty() {
         return Answer::result(codes::INVALID, "Araç plakası zorunludur");
     }
-    let reference = ctx.store.trip_reference(departure_date);
-    ctx.store.trips.push(Trip {
-        service: ctx.service,
-        env: ctx.env,
-        firm: ctx.firm.clone(),
-        reference,
-        firma_sefer_no: i.child_text("firmaSeferNo").unwrap_or_default().to_string(),
+    let input = arizi::TripInput {
         plate,
         description: None,
-        phone: text(i, "aracTelefonu"),
         departure_date,
         departure_time,
+        phone: text(i, "aracTelefonu"),
+        firma_sefer_no: i.child_text("firmaSeferNo").unwrap_or_default().to_string(),
         end_date: None,
         end_time: None,
-        route_code: long(i, "unetGuzergahKodu"),
-        travel_hours: Some(hours as i32),
-        status: Status::Valid,
-        cancel_reason: None,
-        declared_at: ctx.now,
-        updates: 0,
-        groups: Vec::new(),
-        crew: Vec::new(),
-        passengers: Vec::new(),
-        baggage: Vec::new(),
-    });
-    Answer::ret(
-        Element::new("return")
-            .field("sonucKodu", codes::OK)
-            .field("sonucMesaji", OK_MESSAGE)
-            .field("uetdsSeferReferansNo", reference),
-    )
+    };
+    arizi::declare(ctx, input, long(i, "unetGuzergahKodu"), Some(hours as i32), OK_MESSAGE)
 }
 
 /// `yolcuBiletEkle(wsuser, uetdsSeferReferansNo, yolcuBiletBilgileriInput)` →

@@ -48,7 +48,7 @@ fn place(s: &Stop) -> String {
 }
 
 /// A crew member as both passenger services take them (`seferPersonelBilgileriInput`).
-pub(crate) fn crew_input(p: &Person) -> w::AriziSeferPersonelBilgileriInput {
+fn crew_input(p: &Person) -> w::AriziSeferPersonelBilgileriInput {
     w::AriziSeferPersonelBilgileriInput {
         tur_kodu: personnel_type(p),
         uyruk_ulke: p.country().to_string(),
@@ -59,6 +59,27 @@ pub(crate) fn crew_input(p: &Person) -> w::AriziSeferPersonelBilgileriInput {
         telefon: p.phone.clone(),
         adres: None,
         hes_kodu: None,
+    }
+}
+
+/// `personelEkle` of `crew` to trip `trip`, the same on both passenger services.
+pub(crate) fn add_crew_request(s: &Session, trip: i64, crew: &[&Person]) -> w::PersonelEkle {
+    w::PersonelEkle {
+        wsuser: s.wsuser(),
+        uetds_sefer_referans_no: trip,
+        sefer_personel_bilgileri_input: crew.iter().map(|p| crew_input(p)).collect(),
+    }
+}
+
+/// `personelIptal` of `p` from trip `trip`, the same on both passenger services.
+pub(crate) fn remove_crew_request(s: &Session, trip: i64, p: &Person) -> w::PersonelIptal {
+    w::PersonelIptal {
+        wsuser: s.wsuser(),
+        iptal_personel_input: w::PersonelIptalInput {
+            personel_tc_kimlik_pasaport_no: p.identity_number.clone(),
+            iptal_aciklama: Some(format!("TNS {}", s.reference)),
+            uetds_sefer_referans_no: trip,
+        },
     }
 }
 
@@ -251,25 +272,12 @@ impl TripService for Arizi<'_> {
 
     fn add_crew(&self, trip: i64, crew: &[&Person]) -> AdapterResult<()> {
         let s = self.0;
-        let op = w::PersonelEkle {
-            wsuser: s.wsuser(),
-            uetds_sefer_referans_no: trip,
-            sefer_personel_bilgileri_input: crew.iter().map(|p| crew_input(p)).collect(),
-        };
-        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+        accepted(s.call(Service::Arizi, &add_crew_request(s, trip, crew))?).map(|_| ())
     }
 
     fn remove_crew(&self, trip: i64, p: &Person) -> AdapterResult<()> {
         let s = self.0;
-        let op = w::PersonelIptal {
-            wsuser: s.wsuser(),
-            iptal_personel_input: w::PersonelIptalInput {
-                personel_tc_kimlik_pasaport_no: p.identity_number.clone(),
-                iptal_aciklama: Some(format!("TNS {}", s.reference)),
-                uetds_sefer_referans_no: trip,
-            },
-        };
-        accepted(s.call(Service::Arizi, &op)?).map(|_| ())
+        accepted(s.call(Service::Arizi, &remove_crew_request(s, trip, p))?).map(|_| ())
     }
 
     fn batch(&self) -> usize {

@@ -14,7 +14,7 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use tns_adapter::{AdapterError, AdapterResult, Journey, Passenger, Person, Trip};
 
 use crate::{
-    arizi::{crew_input, list_request, summary_of},
+    arizi::{add_crew_request, list_request, remove_crew_request, summary_of},
     config::Service,
     outcome::{self, accepted, Coded},
     progress::Pax,
@@ -173,26 +173,11 @@ impl TripService for Tarifeli<'_> {
     }
 
     fn add_crew(&self, trip: i64, crew: &[&Person]) -> AdapterResult<()> {
-        let s = self.0;
-        let op = w::PersonelEkle {
-            wsuser: s.wsuser(),
-            uetds_sefer_referans_no: trip,
-            sefer_personel_bilgileri_input: crew.iter().map(|p| crew_input(p)).collect(),
-        };
-        accepted::<GenelIslemSonuc>(self.call("personelEkle", &op)?).map(|_| ())
+        accepted::<GenelIslemSonuc>(self.call("personelEkle", &add_crew_request(self.0, trip, crew))?).map(|_| ())
     }
 
     fn remove_crew(&self, trip: i64, p: &Person) -> AdapterResult<()> {
-        let s = self.0;
-        let op = w::PersonelIptal {
-            wsuser: s.wsuser(),
-            iptal_personel_input: w::PersonelIptalInput {
-                personel_tc_kimlik_pasaport_no: p.identity_number.clone(),
-                iptal_aciklama: Some(format!("TNS {}", s.reference)),
-                uetds_sefer_referans_no: trip,
-            },
-        };
-        accepted::<GenelIslemSonuc>(self.call("personelIptal", &op)?).map(|_| ())
+        accepted::<GenelIslemSonuc>(self.call("personelIptal", &remove_crew_request(self.0, trip, p))?).map(|_| ())
     }
 
     /// One ticket per call: the service shows no batch operation.

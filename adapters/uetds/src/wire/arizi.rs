@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{op, GenelIslemSonuc, GenelPdfSonuc, Operation, Reply, WsUser};
+use super::{messages, op, GenelIslemSonuc, GenelPdfSonuc, Operation, Reply, WsUser};
 
 // ---- requests ----
 
@@ -26,174 +26,72 @@ impl std::fmt::Debug for KullaniciKontrol {
     }
 }
 
-/// `seferEkle`: declares a trip.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferEkle {
-    pub wsuser: WsUser,
-    pub arizi_sefer_bilgileri_input: AriziSeferBilgileriInput,
-}
-
-/// `uetdsAriziSeferBilgileriInput`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferBilgileriInput {
-    pub arac_plaka: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_aciklama: Option<String>,
-    /// `xs:dateTime`.
-    pub hareket_tarihi: String,
-    /// `HH:mm`.
-    pub hareket_saati: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arac_telefonu: Option<String>,
-    /// Required by the XSD.
-    pub firma_sefer_no: String,
-    /// `xs:dateTime`.
-    pub sefer_bitis_tarihi: String,
-    /// `HH:mm`.
-    pub sefer_bitis_saati: String,
-}
-
-/// `seferGuncelle`: replaces a trip's data.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferGuncelle {
-    pub wsuser: WsUser,
-    pub guncellenecek_sefer_referans_no: i64,
-    pub arizi_sefer_bilgileri_input: AriziSeferBilgileriInput,
-}
-
-/// `seferPlakaDegistir`: moves a trip to another vehicle (a swap on the road).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferPlakaDegistir {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    pub tasit_plaka_no: String,
-}
-
-/// `yolcuGelmeyenBildir`: a passenger of the trip did not come.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct YolcuGelmeyenBildir {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    pub gelmeyen_yolcu: AriziYolcuGelmeyenInput,
-}
-
-/// `uetdsAriziYolcuGelmeyenInput`: the passenger by seat and identity (or passport) number.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziYolcuGelmeyenInput {
-    pub koltuk_no: String,
-    #[serde(rename = "yolcuTCKimlikPasaportNo")]
-    pub yolcu_tc_kimlik_pasaport_no: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub aciklama: Option<String>,
-}
-
-/// `yolcuBagajEkle`: passengers' baggage barcodes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct YolcuBagajEkle {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    pub bagaj_bilgileri: Vec<SeferBagajBilgileriInput>,
-}
-
-/// `yolcuBagajIptal`: withdraws barcodes of one passenger.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct YolcuBagajIptal {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    pub bagaj_bilgileri: SeferBagajBilgileriInput,
-}
-
-/// `uetdsSeferBagajBilgileriInput`: a passenger by identity (or passport) number and seat, and
-/// the barcodes of their baggage.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferBagajBilgileriInput {
-    #[serde(rename = "yolcuTCKimlikPasaportNo")]
-    pub yolcu_tc_kimlik_pasaport_no: String,
-    pub koltuk_no: String,
-    pub bagaj_barkod_numaralari: Vec<String>,
-}
-
-/// `aracMuayeneSorgula`: a vehicle's periodic inspection.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AracMuayeneSorgula {
-    pub wsuser: WsUser,
-    pub plaka: String,
-}
-
-/// `yetkiBelgesiKontrol`: the authorisation certificate a plate is registered under.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct YetkiBelgesiKontrol {
-    pub wsuser: WsUser,
-    pub plaka: String,
-}
-
-/// `meslekiYeterlilikSorgula`: a driver's professional qualification certificates.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MeslekiYeterlilikSorgula {
-    pub wsuser: WsUser,
-    pub kimlik_no: String,
-}
-
-/// `kimlikDogrulama`: a T.C. identity number against a name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KimlikDogrulama {
-    pub wsuser: WsUser,
-    pub kimlik_bilgileri_input: KimlikBilgileriInput,
-}
-
-/// `uetdsKimlikBilgileriInput`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KimlikBilgileriInput {
-    pub kimlik_no: String,
-    pub adi: String,
-    pub soyadi: String,
-}
-
-/// `seyahatIzinKontrol`: a passenger's travel permit.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeyahatIzinKontrol {
-    pub wsuser: WsUser,
-    pub tc_kimlik_no: String,
-}
-
-/// `ipTanimla`: registers an address (or a range) the firm calls from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IpTanimla {
-    pub wsuser: WsUser,
-    pub ip_baslangic: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ip_bitis: Option<String>,
-}
-
-/// `ipListele`: the firm's registered addresses.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IpListele {
-    pub wsuser: WsUser,
-}
-
-/// `ipSil`: removes a registered address (the last one cannot be removed).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IpSil {
-    pub wsuser: WsUser,
-    pub ip_id: i64,
+messages! {
+    /// `seferEkle`: declares a trip.
+    SeferEkle { wsuser: WsUser, arizi_sefer_bilgileri_input: AriziSeferBilgileriInput }
+    /// `uetdsAriziSeferBilgileriInput`.
+    AriziSeferBilgileriInput: Default {
+        arac_plaka: String,
+        sefer_aciklama: Option<String>,
+        /// `xs:dateTime`.
+        hareket_tarihi: String,
+        /// `HH:mm`.
+        hareket_saati: String,
+        arac_telefonu: Option<String>,
+        /// Required by the XSD.
+        firma_sefer_no: String,
+        /// `xs:dateTime`.
+        sefer_bitis_tarihi: String,
+        /// `HH:mm`.
+        sefer_bitis_saati: String,
+    }
+    /// `seferGuncelle`: replaces a trip's data.
+    SeferGuncelle {
+        wsuser: WsUser,
+        guncellenecek_sefer_referans_no: i64,
+        arizi_sefer_bilgileri_input: AriziSeferBilgileriInput,
+    }
+    /// `seferPlakaDegistir`: moves a trip to another vehicle (a swap on the road).
+    SeferPlakaDegistir { wsuser: WsUser, uetds_sefer_referans_no: i64, tasit_plaka_no: String }
+    /// `yolcuGelmeyenBildir`: a passenger of the trip did not come.
+    YolcuGelmeyenBildir { wsuser: WsUser, uetds_sefer_referans_no: i64, gelmeyen_yolcu: AriziYolcuGelmeyenInput }
+    /// `uetdsAriziYolcuGelmeyenInput`: the passenger by seat and identity (or passport) number.
+    AriziYolcuGelmeyenInput {
+        koltuk_no: String,
+        #[serde(rename = "yolcuTCKimlikPasaportNo")]
+        yolcu_tc_kimlik_pasaport_no: String,
+        aciklama: Option<String>,
+    }
+    /// `yolcuBagajEkle`: passengers' baggage barcodes.
+    YolcuBagajEkle { wsuser: WsUser, uetds_sefer_referans_no: i64, bagaj_bilgileri: Vec<SeferBagajBilgileriInput> }
+    /// `yolcuBagajIptal`: withdraws barcodes of one passenger.
+    YolcuBagajIptal { wsuser: WsUser, uetds_sefer_referans_no: i64, bagaj_bilgileri: SeferBagajBilgileriInput }
+    /// `uetdsSeferBagajBilgileriInput`: a passenger by identity (or passport) number and seat, and
+    /// the barcodes of their baggage.
+    SeferBagajBilgileriInput {
+        #[serde(rename = "yolcuTCKimlikPasaportNo")]
+        yolcu_tc_kimlik_pasaport_no: String,
+        koltuk_no: String,
+        bagaj_barkod_numaralari: Vec<String>,
+    }
+    /// `aracMuayeneSorgula`: a vehicle's periodic inspection.
+    AracMuayeneSorgula { wsuser: WsUser, plaka: String }
+    /// `yetkiBelgesiKontrol`: the authorisation certificate a plate is registered under.
+    YetkiBelgesiKontrol { wsuser: WsUser, plaka: String }
+    /// `meslekiYeterlilikSorgula`: a driver's professional qualification certificates.
+    MeslekiYeterlilikSorgula { wsuser: WsUser, kimlik_no: String }
+    /// `kimlikDogrulama`: a T.C. identity number against a name.
+    KimlikDogrulama { wsuser: WsUser, kimlik_bilgileri_input: KimlikBilgileriInput }
+    /// `uetdsKimlikBilgileriInput`.
+    KimlikBilgileriInput { kimlik_no: String, adi: String, soyadi: String }
+    /// `seyahatIzinKontrol`: a passenger's travel permit.
+    SeyahatIzinKontrol { wsuser: WsUser, tc_kimlik_no: String }
+    /// `ipTanimla`: registers an address (or a range) the firm calls from.
+    IpTanimla { wsuser: WsUser, ip_baslangic: String, ip_bitis: Option<String> }
+    /// `ipListele`: the firm's registered addresses.
+    IpListele { wsuser: WsUser }
+    /// `ipSil`: removes a registered address (the last one cannot be removed).
+    IpSil { wsuser: WsUser, ip_id: i64 }
 }
 
 /// `uetdsEsyaIPListeleSonuc`: what `ipListele` answers.
@@ -215,195 +113,100 @@ pub struct IpListesi {
     pub ip_bitis: Option<String>,
 }
 
-/// `seferAktif`: re-activates a cancelled trip.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferAktif {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    pub aktif_aciklama: String,
-}
-
-/// `seferIptal`: cancels a trip.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferIptal {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    pub iptal_aciklama: String,
-}
-
-/// `seferBildirimListele`: the trips declared in a date range (at most a month), optionally
-/// of one plate.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferBildirimListele {
-    pub wsuser: WsUser,
-    pub sefer_listele_input: YtsAriziSeferListeleInput,
-}
-
-/// `uetdsYtsAriziSeferListeleInput`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct YtsAriziSeferListeleInput {
-    pub sefer_tarih1: String,
-    pub sefer_tarih2: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plaka: Option<String>,
-}
-
-/// `seferGrupEkle`: adds a group (route leg) to a trip; its `uetdsGrupRefNo` is the `grupId`
-/// of the group's passengers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferGrupEkle {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    pub sefer_grup_bilgileri_input: AriziGrupBilgileriInput,
-}
-
-/// `seferGrupGuncelle`: changes a group's places (a route change of the trip).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferGrupGuncelle {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    pub grup_id: i64,
-    pub sefer_grup_bilgileri_input: AriziGrupBilgileriInput,
-}
-
-/// `uetdsAriziGrupBilgileriInput`. `…Il` are MERNIS province codes, `…Ilce` MERNIS district
-/// (or airport) codes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziGrupBilgileriInput {
-    pub grup_aciklama: String,
-    pub baslangic_ulke: String,
-    pub baslangic_il: i64,
-    pub baslangic_ilce: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baslangic_yer: Option<String>,
-    pub bitis_ulke: String,
-    pub bitis_il: i64,
-    pub bitis_ilce: i64,
-    /// Required by the XSD, unlike `baslangic_yer`.
-    pub bitis_yer: String,
-    pub grup_adi: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grup_ucret: Option<String>,
-}
-
-/// `seferGrupListesi`: a trip's groups.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferGrupListesi {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-}
-
-/// `personelEkle`: adds crew to a trip (at least one).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PersonelEkle {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    #[serde(default)]
-    pub sefer_personel_bilgileri_input: Vec<AriziSeferPersonelBilgileriInput>,
-}
-
-/// `uetdsAriziSeferPersonelBilgileriInput`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferPersonelBilgileriInput {
-    /// 0 driver, 1 assistant driver, 2 host, 3 hostess, 4 other, 5 guide.
-    pub tur_kodu: i32,
-    pub uyruk_ulke: String,
-    pub tc_kimlik_pasaport_no: String,
-    /// `E` or `K`; required here, optional for passengers.
-    pub cinsiyet: String,
-    pub adi: String,
-    pub soyadi: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub telefon: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub adres: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hes_kodu: Option<String>,
-}
-
-/// `personelIptal`: removes a crew member from a trip.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PersonelIptal {
-    pub wsuser: WsUser,
-    pub iptal_personel_input: PersonelIptalInput,
-}
-
-/// `uetdsPersonelIptalInput` (the trip's reference comes last, inside it).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PersonelIptalInput {
-    #[serde(rename = "personelTCKimlikPasaportNo")]
-    pub personel_tc_kimlik_pasaport_no: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iptal_aciklama: Option<String>,
-    pub uetds_sefer_referans_no: i64,
-}
-
-/// `yolcuEkleCoklu`: adds passengers in one call; each gets its own outcome (`sira`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct YolcuEkleCoklu {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    #[serde(default)]
-    pub yolcu_bilgileri: Vec<AriziSeferYolcuBilgileriInput>,
-}
-
-/// `uetdsAriziSeferYolcuBilgileriInput`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferYolcuBilgileriInput {
-    pub uyruk_ulke: String,
-    pub tc_kimlik_pasaport_no: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cinsiyet: Option<String>,
-    pub adi: String,
-    pub soyadi: String,
-    /// Required by the XSD.
-    pub koltuk_no: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub telefon_no: Option<String>,
-    /// The group's `uetdsGrupRefNo`.
-    pub grup_id: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hes_kodu: Option<String>,
-}
-
-/// `yolcuIptalUetdsYolcuRefNoIle`: cancels one passenger by its reference (`uetdsBiletRefNo`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct YolcuIptalUetdsYolcuRefNoIle {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-    pub uetds_yolcu_referans_no: i64,
-    pub iptal_aciklama: String,
-}
-
-/// `bildirimOzeti`: everything the Ministry holds about a trip.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BildirimOzeti {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
-}
-
-/// `seferDetayCiktisiAl`: the trip's report as a PDF.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeferDetayCiktisiAl {
-    pub wsuser: WsUser,
-    pub uetds_sefer_referans_no: i64,
+messages! {
+    /// `seferAktif`: re-activates a cancelled trip.
+    SeferAktif { wsuser: WsUser, uetds_sefer_referans_no: i64, aktif_aciklama: String }
+    /// `seferIptal`: cancels a trip.
+    SeferIptal { wsuser: WsUser, uetds_sefer_referans_no: i64, iptal_aciklama: String }
+    /// `seferBildirimListele`: the trips declared in a date range (at most a month), optionally
+    /// of one plate.
+    SeferBildirimListele { wsuser: WsUser, sefer_listele_input: YtsAriziSeferListeleInput }
+    /// `uetdsYtsAriziSeferListeleInput`.
+    YtsAriziSeferListeleInput: Default { sefer_tarih1: String, sefer_tarih2: String, plaka: Option<String> }
+    /// `seferGrupEkle`: adds a group (route leg) to a trip; its `uetdsGrupRefNo` is the `grupId`
+    /// of the group's passengers.
+    SeferGrupEkle { wsuser: WsUser, uetds_sefer_referans_no: i64, sefer_grup_bilgileri_input: AriziGrupBilgileriInput }
+    /// `seferGrupGuncelle`: changes a group's places (a route change of the trip).
+    SeferGrupGuncelle {
+        wsuser: WsUser,
+        uetds_sefer_referans_no: i64,
+        grup_id: i64,
+        sefer_grup_bilgileri_input: AriziGrupBilgileriInput,
+    }
+    /// `uetdsAriziGrupBilgileriInput`. `…Il` are MERNIS province codes, `…Ilce` MERNIS district
+    /// (or airport) codes.
+    AriziGrupBilgileriInput: Default {
+        grup_aciklama: String,
+        baslangic_ulke: String,
+        baslangic_il: i64,
+        baslangic_ilce: i64,
+        baslangic_yer: Option<String>,
+        bitis_ulke: String,
+        bitis_il: i64,
+        bitis_ilce: i64,
+        /// Required by the XSD, unlike `baslangic_yer`.
+        bitis_yer: String,
+        grup_adi: String,
+        grup_ucret: Option<String>,
+    }
+    /// `seferGrupListesi`: a trip's groups.
+    SeferGrupListesi { wsuser: WsUser, uetds_sefer_referans_no: i64 }
+    /// `personelEkle`: adds crew to a trip (at least one).
+    PersonelEkle {
+        wsuser: WsUser,
+        uetds_sefer_referans_no: i64,
+        sefer_personel_bilgileri_input: Vec<AriziSeferPersonelBilgileriInput>,
+    }
+    /// `uetdsAriziSeferPersonelBilgileriInput`.
+    AriziSeferPersonelBilgileriInput: Default {
+        /// 0 driver, 1 assistant driver, 2 host, 3 hostess, 4 other, 5 guide.
+        tur_kodu: i32,
+        uyruk_ulke: String,
+        tc_kimlik_pasaport_no: String,
+        /// `E` or `K`; required here, optional for passengers.
+        cinsiyet: String,
+        adi: String,
+        soyadi: String,
+        telefon: Option<String>,
+        adres: Option<String>,
+        hes_kodu: Option<String>,
+    }
+    /// `personelIptal`: removes a crew member from a trip.
+    PersonelIptal { wsuser: WsUser, iptal_personel_input: PersonelIptalInput }
+    /// `uetdsPersonelIptalInput` (the trip's reference comes last, inside it).
+    PersonelIptalInput: Default {
+        #[serde(rename = "personelTCKimlikPasaportNo")]
+        personel_tc_kimlik_pasaport_no: String,
+        iptal_aciklama: Option<String>,
+        uetds_sefer_referans_no: i64,
+    }
+    /// `yolcuEkleCoklu`: adds passengers in one call; each gets its own outcome (`sira`).
+    YolcuEkleCoklu { wsuser: WsUser, uetds_sefer_referans_no: i64, yolcu_bilgileri: Vec<AriziSeferYolcuBilgileriInput> }
+    /// `uetdsAriziSeferYolcuBilgileriInput`.
+    AriziSeferYolcuBilgileriInput: Default {
+        uyruk_ulke: String,
+        tc_kimlik_pasaport_no: String,
+        cinsiyet: Option<String>,
+        adi: String,
+        soyadi: String,
+        /// Required by the XSD.
+        koltuk_no: String,
+        telefon_no: Option<String>,
+        /// The group's `uetdsGrupRefNo`.
+        grup_id: i64,
+        hes_kodu: Option<String>,
+    }
+    /// `yolcuIptalUetdsYolcuRefNoIle`: cancels one passenger by its reference (`uetdsBiletRefNo`).
+    YolcuIptalUetdsYolcuRefNoIle {
+        wsuser: WsUser,
+        uetds_sefer_referans_no: i64,
+        uetds_yolcu_referans_no: i64,
+        iptal_aciklama: String,
+    }
+    /// `bildirimOzeti`: everything the Ministry holds about a trip.
+    BildirimOzeti { wsuser: WsUser, uetds_sefer_referans_no: i64 }
+    /// `seferDetayCiktisiAl`: the trip's report as a PDF.
+    SeferDetayCiktisiAl { wsuser: WsUser, uetds_sefer_referans_no: i64 }
 }
 
 /// `servisTest`: an echo. Document/literal *bare* in this service: the Body holds
@@ -416,389 +219,191 @@ pub struct ServisTest {
 
 // ---- returns ----
 
-/// `uetdsFirmaSonuc` (alphabetical, as JAXB wrote it).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FirmaSonuc {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub belge_gecerlilik_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub belge_no: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub belge_turu: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub firma_unvan: Option<String>,
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unet_no: Option<i64>,
-}
-
-/// `uetdsMuayeneSorguSonuc`: until when the inspection is valid.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MuayeneSorguSonuc {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub muayene_gecerlilik_tarihi: Option<String>,
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-}
-
-/// `uetdsMesSorguSonuc`: the driver's certificates (`belgeListesi`, names).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MesSorguSonuc {
-    #[serde(default)]
-    pub belge_listesi: Vec<Option<String>>,
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-}
-
-/// `uetdsKimlikDogrulaSonuc`: whether the number and the name agree (`isUygun`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KimlikDogrulaSonuc {
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-    pub is_uygun: bool,
-}
-
-/// `uetdsSeyahatIzinKontrolSonuc` (its `kayitlar` are not read: the code says it all).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SeyahatIzinKontrolSonuc {
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-}
-
-/// `uetdsAriziSeferBildirSonuc`: a declared trip's reference.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferBildirSonuc {
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uetds_sefer_referans_no: Option<i64>,
+messages! {
+    /// `uetdsFirmaSonuc` (alphabetical, as JAXB wrote it).
+    FirmaSonuc: Default {
+        belge_gecerlilik_tarihi: Option<String>,
+        belge_no: Option<String>,
+        belge_turu: Option<String>,
+        firma_unvan: Option<String>,
+        sonuc_kodu: i32,
+        sonuc_mesaji: Option<String>,
+        unet_no: Option<i64>,
+    }
+    /// `uetdsMuayeneSorguSonuc`: until when the inspection is valid.
+    MuayeneSorguSonuc: Default {
+        muayene_gecerlilik_tarihi: Option<String>,
+        sonuc_kodu: i32,
+        sonuc_mesaji: Option<String>,
+    }
+    /// `uetdsMesSorguSonuc`: the driver's certificates (`belgeListesi`, names).
+    MesSorguSonuc: Default { belge_listesi: Vec<Option<String>>, sonuc_kodu: i32, sonuc_mesaji: Option<String> }
+    /// `uetdsKimlikDogrulaSonuc`: whether the number and the name agree (`isUygun`).
+    KimlikDogrulaSonuc: Default { sonuc_kodu: i32, sonuc_mesaji: Option<String>, is_uygun: bool }
+    /// `uetdsSeyahatIzinKontrolSonuc` (its `kayitlar` are not read: the code says it all).
+    SeyahatIzinKontrolSonuc: Default { sonuc_kodu: i32, sonuc_mesaji: Option<String> }
+    /// `uetdsAriziSeferBildirSonuc`: a declared trip's reference.
+    AriziSeferBildirSonuc: Default {
+        sonuc_kodu: i32,
+        sonuc_mesaji: Option<String>,
+        uetds_sefer_referans_no: Option<i64>,
+    }
 }
 
 /// `uetdsTarifeliSeferBildirSonuc`, what `seferGuncelle` returns: the same shape.
 pub type TarifeliSeferBildirSonuc = AriziSeferBildirSonuc;
 
-/// `uetdsAriziSeferAraSonuc` (the list comes first).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferAraSonuc {
-    #[serde(default)]
-    pub sefer_listesi: Vec<AriziSeferListesi>,
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-}
-
-/// `cstUetdsAriziSeferListesi`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferListesi {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bildirim_zamani: Option<String>,
-    /// `Geçerli` or `İptal`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_durum: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_plaka: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uetds_sefer_referans_no: Option<i64>,
-}
-
-/// `uetdsAriziGrupIslemSonuc`: `seferGrupEkle` and `seferGrupListesi`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziGrupIslemSonuc {
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-    /// A number, as text; sent back as `grupId`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uetds_grup_ref_no: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bilgisi: Option<AriziSeferBilgileri>,
-    #[serde(default)]
-    pub grup_liste: Vec<AriziGrupListe>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grup_detay: Option<AriziGrupDetay>,
-}
-
-/// `uetdsAriziSeferBilgileri`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferBilgileri {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arac_tel: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bak_sefer_no: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub belge_no: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub belge_turu: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub durum: Option<String>,
-    pub durum_kodu: i32,
-    pub durum_kodu_null: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub firma_sefer_no: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plaka: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_aciklama: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bas_saati: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bas_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_saati: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub son_yolcu_bildirim_tarihi: Option<String>,
-    /// `xs:decimal`, as text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unet_no: Option<String>,
-}
-
-/// `cstUetdsAriziGrupListe`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziGrupListe {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baslangic_il_adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baslangic_il_id: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baslangic_ilce_adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baslangic_ilce_id: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baslangic_ulke_adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baslangic_ulke_kodu: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub baslangic_yeri: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bitis_il_adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bitis_il_id: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bitis_ilce_adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bitis_ilce_id: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bitis_ulke_adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bitis_ulke_kodu: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bitis_yeri: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grup_aciklama: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grup_adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grup_id: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bas_saati: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bas_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bas_yeri: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_saati: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_yeri: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ucret: Option<String>,
-}
-
-/// `cstUetdsAriziGrupDetay`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziGrupDetay {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub durum_aciklama: Option<String>,
-    pub durum_kodu: i32,
-    pub durum_kodu_null: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grup_aciklama: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grup_adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grup_id: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bas_saati: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bas_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bas_yeri: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_saati: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_yeri: Option<String>,
-}
-
-/// `uetdsYtsYolcuCokluSonuc`: `sonucKodu` 88 means some passengers were refused; each
-/// item's own code says which.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct YtsYolcuCokluSonuc {
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-    #[serde(default)]
-    pub uetds_yolcu_sonuc: Vec<YolcuSonuc>,
-}
-
-/// `uetdsYolcuSonuc`: one passenger of a `yolcuEkleCoklu`, by position (`sira`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct YolcuSonuc {
-    pub sira: i32,
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uetds_bilet_ref_no: Option<i64>,
-}
-
-/// `uetdsAriziSeferBildirimOzetSonuc` (`sonucKodu` comes last).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferBildirimOzetSonuc {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub firma_unvan: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub firma_sefer_no: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_saati: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_durum_kodu: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_durum_aciklama: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub son_yolcu_bildirim_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub belge_no: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub belge_turu: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bildirilen_yolcu_sayisi: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iptal_yolcu_sayisi: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub gelmeyen_yolcu_sayisi: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub personel_kayit_sayisi: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iptal_personel_kayit_sayisi: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub bagaj_adedi: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iptal_bagaj_adedi: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arac_plaka: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_aciklama: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub arac_telefonu: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bas_yeri: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_yeri: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_tarihi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_bit_saati: Option<String>,
-    #[serde(default)]
-    pub grup_listesi: Vec<AriziGrupListe>,
-    #[serde(default)]
-    pub arizi_personel_listesi: Vec<AriziSeferPersonelListesi>,
-    #[serde(default)]
-    pub arizi_yolcu_listesi: Vec<AriziSeferYolcuListesi>,
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-}
-
-/// `uetdsAriziSeferPersonelListesi`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferPersonelListesi {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub adres: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cinsiyet: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub durum_aciklama: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hes_kod: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub personel_turu: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sefer_personel_id: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub soyadi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tckimlikno: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub telefon: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ulke: Option<String>,
-}
-
-/// `uetdsAriziSeferYolcuListesi`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AriziSeferYolcuListesi {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub binis_yeri_aciklama: Option<String>,
-    /// `Erkek` or `Kadın` here.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cinsiyet: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub durum_aciklama: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub durum_kodu: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grup_adi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hes_kod: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub inis_yeri_aciklama: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub koltuk_no: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub soyadi: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tckimlikno: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub telefon_no: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub uetds_bilet_ref_no: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ulke_kodu: Option<String>,
+messages! {
+    /// `uetdsAriziSeferAraSonuc` (the list comes first).
+    AriziSeferAraSonuc: Default { sefer_listesi: Vec<AriziSeferListesi>, sonuc_kodu: i32, sonuc_mesaji: Option<String> }
+    /// `cstUetdsAriziSeferListesi`.
+    AriziSeferListesi: Default {
+        bildirim_zamani: Option<String>,
+        /// `Geçerli` or `İptal`.
+        sefer_durum: Option<String>,
+        sefer_plaka: Option<String>,
+        uetds_sefer_referans_no: Option<i64>,
+    }
+    /// `uetdsAriziGrupIslemSonuc`: `seferGrupEkle` and `seferGrupListesi`.
+    AriziGrupIslemSonuc: Default {
+        sonuc_kodu: i32,
+        sonuc_mesaji: Option<String>,
+        /// A number, as text; sent back as `grupId`.
+        uetds_grup_ref_no: Option<String>,
+        sefer_bilgisi: Option<AriziSeferBilgileri>,
+        grup_liste: Vec<AriziGrupListe>,
+        grup_detay: Option<AriziGrupDetay>,
+    }
+    /// `uetdsAriziSeferBilgileri`.
+    AriziSeferBilgileri: Default {
+        arac_tel: Option<String>,
+        bak_sefer_no: Option<String>,
+        belge_no: Option<String>,
+        belge_turu: Option<String>,
+        durum: Option<String>,
+        durum_kodu: i32,
+        durum_kodu_null: bool,
+        firma_sefer_no: Option<String>,
+        plaka: Option<String>,
+        sefer_aciklama: Option<String>,
+        sefer_bas_saati: Option<String>,
+        sefer_bas_tarihi: Option<String>,
+        sefer_bit_saati: Option<String>,
+        sefer_bit_tarihi: Option<String>,
+        son_yolcu_bildirim_tarihi: Option<String>,
+        /// `xs:decimal`, as text.
+        unet_no: Option<String>,
+    }
+    /// `cstUetdsAriziGrupListe`.
+    AriziGrupListe: Default {
+        baslangic_il_adi: Option<String>,
+        baslangic_il_id: Option<i64>,
+        baslangic_ilce_adi: Option<String>,
+        baslangic_ilce_id: Option<i64>,
+        baslangic_ulke_adi: Option<String>,
+        baslangic_ulke_kodu: Option<String>,
+        baslangic_yeri: Option<String>,
+        bitis_il_adi: Option<String>,
+        bitis_il_id: Option<i64>,
+        bitis_ilce_adi: Option<String>,
+        bitis_ilce_id: Option<i64>,
+        bitis_ulke_adi: Option<String>,
+        bitis_ulke_kodu: Option<String>,
+        bitis_yeri: Option<String>,
+        grup_aciklama: Option<String>,
+        grup_adi: Option<String>,
+        grup_id: Option<i64>,
+        sefer_bas_saati: Option<String>,
+        sefer_bas_tarihi: Option<String>,
+        sefer_bas_yeri: Option<String>,
+        sefer_bit_saati: Option<String>,
+        sefer_bit_tarihi: Option<String>,
+        sefer_bit_yeri: Option<String>,
+        ucret: Option<String>,
+    }
+    /// `cstUetdsAriziGrupDetay`.
+    AriziGrupDetay: Default {
+        durum_aciklama: Option<String>,
+        durum_kodu: i32,
+        durum_kodu_null: bool,
+        grup_aciklama: Option<String>,
+        grup_adi: Option<String>,
+        grup_id: Option<i64>,
+        sefer_bas_saati: Option<String>,
+        sefer_bas_tarihi: Option<String>,
+        sefer_bas_yeri: Option<String>,
+        sefer_bit_saati: Option<String>,
+        sefer_bit_tarihi: Option<String>,
+        sefer_bit_yeri: Option<String>,
+    }
+    /// `uetdsYtsYolcuCokluSonuc`: `sonucKodu` 88 means some passengers were refused; each
+    /// item's own code says which.
+    YtsYolcuCokluSonuc: Default { sonuc_kodu: i32, sonuc_mesaji: Option<String>, uetds_yolcu_sonuc: Vec<YolcuSonuc> }
+    /// `uetdsYolcuSonuc`: one passenger of a `yolcuEkleCoklu`, by position (`sira`).
+    YolcuSonuc: Default { sira: i32, sonuc_kodu: i32, sonuc_mesaji: Option<String>, uetds_bilet_ref_no: Option<i64> }
+    /// `uetdsAriziSeferBildirimOzetSonuc` (`sonucKodu` comes last).
+    AriziSeferBildirimOzetSonuc: Default {
+        sefer_tarihi: Option<String>,
+        firma_unvan: Option<String>,
+        firma_sefer_no: Option<String>,
+        sefer_saati: Option<String>,
+        sefer_durum_kodu: Option<i32>,
+        sefer_durum_aciklama: Option<String>,
+        son_yolcu_bildirim_tarihi: Option<String>,
+        belge_no: Option<String>,
+        belge_turu: Option<String>,
+        bildirilen_yolcu_sayisi: Option<i64>,
+        iptal_yolcu_sayisi: Option<i64>,
+        gelmeyen_yolcu_sayisi: Option<i64>,
+        personel_kayit_sayisi: Option<i64>,
+        iptal_personel_kayit_sayisi: Option<i64>,
+        bagaj_adedi: Option<i64>,
+        iptal_bagaj_adedi: Option<i64>,
+        arac_plaka: Option<String>,
+        sefer_aciklama: Option<String>,
+        arac_telefonu: Option<String>,
+        sefer_bas_yeri: Option<String>,
+        sefer_bit_yeri: Option<String>,
+        sefer_bit_tarihi: Option<String>,
+        sefer_bit_saati: Option<String>,
+        grup_listesi: Vec<AriziGrupListe>,
+        arizi_personel_listesi: Vec<AriziSeferPersonelListesi>,
+        arizi_yolcu_listesi: Vec<AriziSeferYolcuListesi>,
+        sonuc_kodu: i32,
+        sonuc_mesaji: Option<String>,
+    }
+    /// `uetdsAriziSeferPersonelListesi`.
+    AriziSeferPersonelListesi: Default {
+        adi: Option<String>,
+        adres: Option<String>,
+        cinsiyet: Option<String>,
+        durum_aciklama: Option<String>,
+        hes_kod: Option<String>,
+        personel_turu: Option<String>,
+        sefer_personel_id: Option<i64>,
+        soyadi: Option<String>,
+        tckimlikno: Option<String>,
+        telefon: Option<String>,
+        ulke: Option<String>,
+    }
+    /// `uetdsAriziSeferYolcuListesi`.
+    AriziSeferYolcuListesi: Default {
+        adi: Option<String>,
+        binis_yeri_aciklama: Option<String>,
+        /// `Erkek` or `Kadın` here.
+        cinsiyet: Option<String>,
+        durum_aciklama: Option<String>,
+        durum_kodu: Option<i32>,
+        grup_adi: Option<String>,
+        hes_kod: Option<String>,
+        inis_yeri_aciklama: Option<String>,
+        koltuk_no: Option<String>,
+        soyadi: Option<String>,
+        tckimlikno: Option<String>,
+        telefon_no: Option<String>,
+        uetds_bilet_ref_no: Option<i64>,
+        ulke_kodu: Option<String>,
+    }
 }
 
 // ---- operations (soapAction from the WSDL binding) ----

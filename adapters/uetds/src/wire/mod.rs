@@ -80,25 +80,16 @@ impl fmt::Debug for WsUser {
     }
 }
 
-/// `uetdsGenelIslemSonuc`: the plain outcome most writes return (both services).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GenelIslemSonuc {
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-}
-
-/// `uetdsGenelPdfSonuc`: a report as a PDF, base64 text in `sonucPdf` (both services).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct GenelPdfSonuc {
-    pub sonuc_kodu: i32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_mesaji: Option<String>,
-    /// `xs:base64Binary`, still encoded.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sonuc_pdf: Option<String>,
+messages! {
+    /// `uetdsGenelIslemSonuc`: the plain outcome most writes return (both services).
+    GenelIslemSonuc: Default { sonuc_kodu: i32, sonuc_mesaji: Option<String> }
+    /// `uetdsGenelPdfSonuc`: a report as a PDF, base64 text in `sonucPdf` (both services).
+    GenelPdfSonuc: Default {
+        sonuc_kodu: i32,
+        sonuc_mesaji: Option<String>,
+        /// `xs:base64Binary`, still encoded.
+        sonuc_pdf: Option<String>,
+    }
 }
 
 /// `impl Operation` for request structs: `op!(Struct, "element", "action", Return)`.
@@ -112,6 +103,36 @@ macro_rules! op {
     };
 }
 use op;
+
+/// The message types, each written as `Name { field: Type, … }` (or `Name: Default { … }` to
+/// derive `Default` too): a `pub struct` with `pub` fields in the order given (the XSD's),
+/// named in camelCase on the wire, deriving `Debug, Clone, PartialEq, Eq, Serialize,
+/// Deserialize`. An `Option` field is left out when `None` (`minOccurs="0"`); a `Vec` field
+/// reads as empty when absent. Docs and other attributes (`#[serde(rename = …)]`) pass through.
+macro_rules! messages {
+    // One field at a time, into the accumulated body `[$($done)*]`.
+    (@fields $head:tt [$($done:tt)*] $(#[$fa:meta])* $f:ident : Option<$t:ty> $(, $($rest:tt)*)?) => {
+        $crate::wire::messages!(@fields $head [
+            $($done)* $(#[$fa])* #[serde(skip_serializing_if = "Option::is_none")] pub $f: Option<$t>,
+        ] $($($rest)*)?);
+    };
+    (@fields $head:tt [$($done:tt)*] $(#[$fa:meta])* $f:ident : Vec<$t:ty> $(, $($rest:tt)*)?) => {
+        $crate::wire::messages!(@fields $head [$($done)* $(#[$fa])* #[serde(default)] pub $f: Vec<$t>,] $($($rest)*)?);
+    };
+    (@fields $head:tt [$($done:tt)*] $(#[$fa:meta])* $f:ident : $t:ty $(, $($rest:tt)*)?) => {
+        $crate::wire::messages!(@fields $head [$($done)* $(#[$fa])* pub $f: $t,] $($($rest)*)?);
+    };
+    (@fields [$(#[$attr:meta])* $name:ident [$($extra:ident),*]] [$($done:tt)*]) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, PartialEq, Eq, ::serde::Serialize, ::serde::Deserialize $(, $extra)*)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name { $($done)* }
+    };
+    ($($(#[$attr:meta])* $name:ident $(: $($extra:ident),+)? { $($fields:tt)* })*) => {
+        $($crate::wire::messages!(@fields [$(#[$attr])* $name [$($($extra),+)?]] [] $($fields)*);)*
+    };
+}
+use messages;
 
 #[cfg(test)]
 mod tests;
