@@ -33,30 +33,30 @@ fn journey_stop(refdata: &RefData, s: &db::journeys::Stop) -> Stop {
     }
 }
 
+/// The contract's person, in `role`, from a stored crew member or passenger: distinct types
+/// with the same fields naming who they are.
+macro_rules! person {
+    ($p:expr, $role:expr) => {
+        Person {
+            role: $role,
+            identity_number: $p.identity_number.clone(),
+            first_name: $p.first_name.clone(),
+            last_name: $p.last_name.clone(),
+            gender: $p.gender.as_str().to_string(),
+            nationality: $p.nationality.clone(),
+            phone: $p.phone.clone(),
+        }
+    };
+}
+
 pub fn crew_member(p: &db::personnel::Person) -> Person {
-    Person {
-        role: p.role_type.as_str().to_string(),
-        identity_number: p.identity_number.clone(),
-        first_name: p.first_name.clone(),
-        last_name: p.last_name.clone(),
-        gender: p.gender.as_str().to_string(),
-        nationality: p.nationality.clone(),
-        phone: p.phone.clone(),
-    }
+    person!(p, p.role_type.as_str().to_string())
 }
 
 pub fn passenger(p: &db::passengers::Passenger) -> Passenger {
     Passenger {
         key: p.id.to_string(),
-        person: Person {
-            role: "passenger".into(),
-            identity_number: p.identity_number.clone(),
-            first_name: p.first_name.clone(),
-            last_name: p.last_name.clone(),
-            gender: p.gender.as_str().to_string(),
-            nationality: p.nationality.clone(),
-            phone: p.phone.clone(),
-        },
+        person: person!(p, "passenger".into()),
         boarding_place_code: p.boarding_place_code,
         destination_place_code: p.destination_place_code,
         seat_no: p.seat_no.clone(),

@@ -58,6 +58,133 @@ pub trait Registry {
     fn list(db: &PgPool, org: OrgId, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Self::Record>>> + Send;
 }
 
+/// The store functions of a `Registry` impl, delegated to the `$store` module's functions of the
+/// same names (every registry's store module has them, on its own record and value types).
+macro_rules! registry_store {
+    ($store:path, $record:ty, $value:ty) => {
+        fn insert(
+            db: &sqlx::PgPool,
+            org: tns_core::ids::OrgId,
+            f: &$value,
+            by: &str,
+        ) -> impl std::future::Future<Output = sqlx::Result<$record>> + Send {
+            use $store as store;
+            store::insert(db, org, f, by)
+        }
+        fn update(
+            db: &sqlx::PgPool,
+            org: tns_core::ids::OrgId,
+            id: i64,
+            f: &$value,
+            by: &str,
+        ) -> impl std::future::Future<Output = sqlx::Result<Option<$record>>> + Send {
+            use $store as store;
+            store::update(db, org, id, f, by)
+        }
+        fn get(
+            db: &sqlx::PgPool,
+            org: tns_core::ids::OrgId,
+            id: i64,
+        ) -> impl std::future::Future<Output = sqlx::Result<Option<$record>>> + Send {
+            use $store as store;
+            store::get(db, org, id)
+        }
+        fn list(
+            db: &sqlx::PgPool,
+            org: tns_core::ids::OrgId,
+            page: &tns_store::pagination::Page,
+        ) -> impl std::future::Future<Output = sqlx::Result<Vec<$record>>> + Send {
+            use $store as store;
+            store::list(db, org, page)
+        }
+    };
+}
+pub(crate) use registry_store;
+
+/// A registry's five handlers (create, list, get, update, delete) and its `routes()`: the same
+/// extractors, scopes and answers for every registry, told apart by paths, operation ids, tag,
+/// types, the 409 descriptions and doc text.
+macro_rules! registry_endpoints {
+    (
+        registry: $registry:ident, record: $record:ident, input: $input:ident, patch: $patch:ident, tag: $tag:literal,
+        path: $path:literal, one: $one:literal;
+        $(#[$create_doc:meta])* create: $create_id:literal, duplicate: $create_duplicate:literal;
+        $(#[$list_doc:meta])* list: $list_id:literal;
+        $(#[$get_doc:meta])* get: $get_id:literal;
+        $(#[$update_doc:meta])* update: $update_id:literal, duplicate: $update_duplicate:literal;
+        $(#[$delete_doc:meta])* delete: $delete_id:literal;
+    ) => {
+        $(#[$create_doc])*
+        #[utoipa::path(post, path = $path, operation_id = $create_id, tag = $tag, request_body = $input,
+            responses((status = 201, body = $record), (status = 409, description = $create_duplicate, body = $crate::error::ErrorBody)),
+            security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+        pub async fn create(
+            axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
+            p: $crate::auth::Caller<tns_core::scopes::need::JourneysWrite>,
+            $crate::extract::ApiJson(input): $crate::extract::ApiJson<$input>,
+        ) -> $crate::error::ApiResult<$crate::v1::resource::Created<$record>> {
+            $crate::v1::registry::create::<$registry>(&st, &p, input).await
+        }
+
+        $(#[$list_doc])*
+        #[utoipa::path(get, path = $path, operation_id = $list_id, tag = $tag, params($crate::v1::resource::ListQuery),
+            responses((status = 200, body = tns_store::pagination::Paged<$record>)),
+            security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+        pub async fn list(
+            axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
+            p: $crate::auth::Caller<tns_core::scopes::need::JourneysRead>,
+            $crate::extract::ApiQuery(q): $crate::extract::ApiQuery<$crate::v1::resource::ListQuery>,
+        ) -> $crate::error::ApiResult<axum::Json<tns_store::pagination::Paged<$record>>> {
+            $crate::v1::registry::list::<$registry>(&st, &p, &q).await.map(axum::Json)
+        }
+
+        $(#[$get_doc])*
+        #[utoipa::path(get, path = $one, operation_id = $get_id, tag = $tag, params(("id" = i64, Path)),
+            responses((status = 200, body = $record)),
+            security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
+        pub async fn get(
+            axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
+            p: $crate::auth::Caller<tns_core::scopes::need::JourneysRead>,
+            $crate::extract::ApiPath(id): $crate::extract::ApiPath<i64>,
+        ) -> $crate::error::ApiResult<axum::Json<$record>> {
+            $crate::v1::registry::get::<$registry>(&st, &p, id).await.map(axum::Json)
+        }
+
+        $(#[$update_doc])*
+        #[utoipa::path(put, path = $one, operation_id = $update_id, tag = $tag, params(("id" = i64, Path)),
+            request_body = $patch,
+            responses((status = 200, body = $record), (status = 409, body = $crate::error::ErrorBody, description = $update_duplicate)),
+            security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+        pub async fn update(
+            axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
+            p: $crate::auth::Caller<tns_core::scopes::need::JourneysWrite>,
+            $crate::extract::ApiPath(id): $crate::extract::ApiPath<i64>,
+            $crate::extract::ApiJson(patch): $crate::extract::ApiJson<serde_json::Value>,
+        ) -> $crate::error::ApiResult<axum::Json<$record>> {
+            $crate::v1::registry::update::<$registry>(&st, &p, id, &patch).await.map(axum::Json)
+        }
+
+        $(#[$delete_doc])*
+        #[utoipa::path(delete, path = $one, operation_id = $delete_id, tag = $tag, params(("id" = i64, Path)),
+            responses((status = 200, body = $crate::v1::Ok)),
+            security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+        pub async fn delete(
+            axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
+            p: $crate::auth::Caller<tns_core::scopes::need::JourneysWrite>,
+            $crate::extract::ApiPath(id): $crate::extract::ApiPath<i64>,
+        ) -> $crate::error::ApiResult<axum::Json<$crate::v1::Ok>> {
+            $crate::v1::registry::delete::<$registry>(&st, &p, id).await.map(|_| axum::Json($crate::v1::Ok::default()))
+        }
+
+        /// This module's routes, with their OpenAPI operations.
+        pub fn routes() -> utoipa_axum::router::OpenApiRouter<$crate::state::AppState> {
+            use utoipa_axum::routes;
+            utoipa_axum::router::OpenApiRouter::new().routes(routes!(list, create)).routes(routes!(get, update, delete))
+        }
+    };
+}
+pub(crate) use registry_endpoints;
+
 pub async fn create<R: Registry>(st: &AppState, p: &Principal, input: R::Input) -> ApiResult<Created<R::Record>> {
     let f = R::parse(input)?;
     let rec = R::insert(&st.db, p.org_id, &f, &p.credential_id())

@@ -1,39 +1,24 @@
 //! `/portal/cargo`: create, list (status filter), get, and update or delete while `draft`.
 
-use axum::{extract::State, Json};
 use serde::Deserialize;
-use tns_core::ids::OrgId;
 use utoipa::IntoParams;
 
-use crate::{
-    auth::{Caller, Principal},
-    error::{ApiResult, ErrorBody},
-    extract::{ApiJson, ApiPath, ApiQuery},
-    state::AppState,
-    v1::{
-        openapi::{patch_schema, AcrossFields},
-        resource::{
-            created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched, refuse_erased,
-            vanished_reference, Created,
-        },
-        Ok as OkBody,
-    },
+use super::prelude::*;
+use crate::v1::resource::{
+    created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched, refuse_erased,
+    vanished_reference, Created,
 };
 pub use tns_core::domain::cargo::{CargoIn, CargoItemIn};
-use tns_core::{
-    domain::{
-        cargo::CargoShipment,
-        fields::{Cursor, Limit},
-        kinds::{RecordStatus, RegistryStatus, TargetType},
-    },
-    scopes::need::{JourneysRead, JourneysWrite},
+use tns_core::domain::{
+    cargo::CargoShipment,
+    fields::{Cursor, Limit},
+    kinds::{RecordStatus, RegistryStatus, TargetType},
 };
 use tns_store::{
     self as db,
     cargo::{Cargo, CargoFields},
     pagination::{Page, Paged},
 };
-use utoipa_axum::{router::OpenApiRouter, routes};
 
 patch_schema!(CargoPatch, CargoIn);
 

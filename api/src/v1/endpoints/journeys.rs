@@ -2,41 +2,26 @@
 //! whose changes then go downstream as an amendment), and delete while `draft`.
 
 use std::collections::HashSet;
-use tns_core::ids::OrgId;
 
-use axum::{extract::State, Json};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::{
-    auth::{Caller, Principal},
-    error::{ApiError, ApiResult, Code, ErrorBody},
-    extract::{ApiJson, ApiPath, ApiQuery},
-    state::AppState,
-    v1::{
-        openapi::{patch_schema, AcrossFields},
-        resource::{
-            created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched,
-            vanished_reference, Created,
-        },
-        Ok as OkBody,
-    },
+use super::prelude::*;
+use crate::v1::resource::{
+    created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched, vanished_reference,
+    Created,
 };
 pub use tns_core::domain::journey::{JourneyIn, StopIn};
-use tns_core::{
-    domain::{
-        fields::{Cursor, Day, Int, Limit, RecordId},
-        journey::NewJourney,
-        kinds::{RecordStatus, TargetType, TripKind},
-    },
-    scopes::need::{JourneysRead, JourneysWrite},
+use tns_core::domain::{
+    fields::{Cursor, Day, Int, Limit, RecordId},
+    journey::NewJourney,
+    kinds::{RecordStatus, TargetType, TripKind},
 };
 use tns_store::{
     self as db,
     journeys::{Filter, Journey, JourneyFields},
     pagination::{Page, Paged},
 };
-use utoipa_axum::{router::OpenApiRouter, routes};
 
 patch_schema!(JourneyPatch, JourneyIn);
 

@@ -11,6 +11,7 @@ pub mod journeys;
 pub mod passengers;
 pub mod personnel;
 pub mod preflight;
+mod prelude;
 pub mod reference;
 pub mod reports;
 pub mod submissions;

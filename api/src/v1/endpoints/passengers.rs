@@ -1,38 +1,25 @@
 //! `/portal/journeys/{id}/passengers`: add, list, change, remove, and bulk upsert (up to
 //! 1000 per call, keyed by identity number within the journey, all or nothing).
 
-use axum::{extract::State, Json};
 use serde::Serialize;
 use sqlx::PgConnection;
-use tns_core::ids::OrgId;
 use utoipa::ToSchema;
 
-use crate::{
-    auth::{Caller, Principal},
-    error::{ApiError, ApiResult, Code, ErrorBody},
-    extract::{ApiJson, ApiPath, ApiQuery},
-    state::AppState,
-    v1::{
-        openapi::{patch_schema, AcrossFields},
-        resource::{conflict_on, created, merged_conflict, not_found, patched, refuse_erased, Created, ListQuery},
-        Ok as OkBody,
-    },
+use super::prelude::*;
+use crate::v1::resource::{
+    conflict_on, created, merged_conflict, not_found, patched, refuse_erased, Created, ListQuery,
 };
 pub use tns_core::domain::passenger::{BulkIn, PassengerIn};
-use tns_core::{
-    domain::{
-        kinds::{RecordStatus, TargetType},
-        national::{baggage_rule, identity_rule},
-        passenger::{Manifest, NewPassenger},
-    },
-    scopes::need::{JourneysRead, JourneysWrite},
+use tns_core::domain::{
+    kinds::{RecordStatus, TargetType},
+    national::{baggage_rule, identity_rule},
+    passenger::{Manifest, NewPassenger},
 };
 use tns_store::{
     self as db,
     pagination::Paged,
     passengers::{Passenger, MAX_PER_JOURNEY},
 };
-use utoipa_axum::{router::OpenApiRouter, routes};
 
 patch_schema!(PassengerPatch, PassengerIn);
 

@@ -104,48 +104,68 @@ async fn answer(
     ))
 }
 
-/// Submit a journey to its organization's downstream: any journey that exists. One not yet
-/// delivered goes out whole; a delivered one whose passengers changed goes out as the
-/// difference (added, changed, removed); a delivered one unchanged since answers with its
-/// delivering submission. With a pending submission already, that one is returned. What the
-/// downstream will want but the journey lacks (a driver, passengers, …) comes back as `warnings`,
-/// never as a refusal; so do the organization's pre-flight checks, unless its policy is
-/// `refuse` (then a check that does not pass is a 422 naming the field). `Prefer: wait=N`
-/// (N ≤ 30) waits up to N s for a final state. Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/journeys/{id}/submit", operation_id = "submit_journey", tag = "submissions", params(("id" = i64, Path),
-        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Cancelled downstream, or its people's data erased past the retention period: it takes no more submissions; or the organization's downstream takes no such records, or would refuse a field (`detail` names each)"),
-              (status = 422, body = ErrorBody, description = "A pre-flight check did not pass and the organization's policy is `refuse`")),
-    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
-pub async fn submit_journey(
-    State(st): State<AppState>,
-    p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
-    headers: HeaderMap,
-) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    submit_and_answer(&st, &p, Target::Journey(id), &headers).await
+/// Writes the journey's and the shipment's handler of one operation: the same parameters,
+/// answers and scope, told apart by path, `Target` variant and doc text (the operation id is the
+/// function's name). `$handle` answers with the state, the caller, the target and the headers
+/// named as given, and the body when the operation reads one.
+macro_rules! journey_and_cargo {
+    (
+        $(#[$journey_doc:meta])* $journey:ident = $journey_path:literal;
+        $(#[$cargo_doc:meta])* $cargo:ident = $cargo_path:literal;
+        $(request_body($($request:tt)*);)?
+        responses($($responses:tt)*);
+        |$st:ident, $p:ident, $target:ident, $headers:ident $(, $body:ident)?| $handle:expr
+    ) => {
+        journey_and_cargo!(@one $(#[$journey_doc])* $journey = $journey_path, Journey;
+            [$(request_body($($request)*),)?] [$($responses)*]; |$st, $p, $target, $headers $(, $body)?| $handle);
+        journey_and_cargo!(@one $(#[$cargo_doc])* $cargo = $cargo_path, Cargo;
+            [$(request_body($($request)*),)?] [$($responses)*]; |$st, $p, $target, $headers $(, $body)?| $handle);
+    };
+    (
+        @one $(#[$doc:meta])* $name:ident = $path:literal, $variant:ident;
+        [$($request:tt)*] [$($responses:tt)*];
+        |$st:ident, $p:ident, $target:ident, $headers:ident $(, $body:ident)?| $handle:expr
+    ) => {
+        $(#[$doc])*
+        #[utoipa::path(post, path = $path, tag = "submissions", params(("id" = i64, Path),
+                ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
+            $($request)*
+            responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
+                $($responses)*),
+            security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
+        pub async fn $name(
+            State($st): State<AppState>,
+            $p: Caller<JourneysWrite>,
+            ApiPath(id): ApiPath<i64>,
+            $headers: HeaderMap,
+            $($body: Bytes,)?
+        ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
+            let $target = Target::$variant(id);
+            $handle
+        }
+    };
 }
 
-/// Submit a cargo shipment: any shipment that exists. With a pending submission already, that
-/// one is returned; a delivered shipment changed since goes out as an amendment, one unchanged
-/// answers with its delivering submission. What the downstream will want but the shipment lacks
-/// (a driver) comes back as `warnings`, and so do pre-flight checks (a 422 under the `refuse`
-/// policy). `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state. Scope
-/// `journeys:write`.
-#[utoipa::path(post, path = "/portal/cargo/{id}/submit", operation_id = "submit_cargo", tag = "submissions", params(("id" = i64, Path),
-        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Cancelled downstream, or its people's data erased past the retention period: it takes no more submissions; or the organization's downstream takes no such records, or would refuse a field (`detail` names each)"),
-              (status = 422, body = ErrorBody, description = "A pre-flight check did not pass and the organization's policy is `refuse`")),
-    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
-pub async fn submit_cargo(
-    State(st): State<AppState>,
-    p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
-    headers: HeaderMap,
-) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    submit_and_answer(&st, &p, Target::Cargo(id), &headers).await
+journey_and_cargo! {
+    /// Submit a journey to its organization's downstream: any journey that exists. One not yet
+    /// delivered goes out whole; a delivered one whose passengers changed goes out as the
+    /// difference (added, changed, removed); a delivered one unchanged since answers with its
+    /// delivering submission. With a pending submission already, that one is returned. What the
+    /// downstream will want but the journey lacks (a driver, passengers, …) comes back as `warnings`,
+    /// never as a refusal; so do the organization's pre-flight checks, unless its policy is
+    /// `refuse` (then a check that does not pass is a 422 naming the field). `Prefer: wait=N`
+    /// (N ≤ 30) waits up to N s for a final state. Scope `journeys:write`.
+    submit_journey = "/portal/journeys/{id}/submit";
+    /// Submit a cargo shipment: any shipment that exists. With a pending submission already, that
+    /// one is returned; a delivered shipment changed since goes out as an amendment, one unchanged
+    /// answers with its delivering submission. What the downstream will want but the shipment lacks
+    /// (a driver) comes back as `warnings`, and so do pre-flight checks (a 422 under the `refuse`
+    /// policy). `Prefer: wait=N` (N ≤ 30) waits up to N s for a final state. Scope
+    /// `journeys:write`.
+    submit_cargo = "/portal/cargo/{id}/submit";
+    responses((status = 409, body = ErrorBody, description = "Cancelled downstream, or its people's data erased past the retention period: it takes no more submissions; or the organization's downstream takes no such records, or would refuse a field (`detail` names each)"),
+              (status = 422, body = ErrorBody, description = "A pre-flight check did not pass and the organization's policy is `refuse`"));
+    |st, p, target, headers| submit_and_answer(&st, &p, target, &headers).await
 }
 
 /// Why a delivered journey or shipment is cancelled (sent downstream with the cancellation).
@@ -212,87 +232,39 @@ async fn cancel_and_answer(
     answer(st, p.org_id, sub, headers).await
 }
 
-/// Cancel a delivered journey downstream (U-ETDS `seferIptal`): queued as a submission
-/// (operation `cancel`) like a submit, answered 202. Once it is delivered the journey is
-/// `cancelled` and takes no more edits or submits; if it fails, the journey stays delivered.
-/// A journey never delivered has nothing to cancel (409; delete a draft instead), and one
-/// with another submission pending waits for it (409). Cancelling again answers the same
-/// cancellation. `Prefer: wait=N` as for submit. Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/journeys/{id}/cancel", operation_id = "cancel_journey", tag = "submissions", params(("id" = i64, Path),
-        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    request_body(content = Option<CancelIn>, description = "Optional: the reason"),
-    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Never delivered, or another submission of it is pending")),
-    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
-pub async fn cancel_journey(
-    State(st): State<AppState>,
-    p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    cancel_and_answer(&st, &p, Target::Journey(id), optional_json(&body)?, &headers).await
-}
-
-/// Cancel a delivered cargo shipment downstream (U-ETDS `seferIptalEtV3`), as for journeys.
-/// Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/cargo/{id}/cancel", operation_id = "cancel_cargo", tag = "submissions", params(("id" = i64, Path),
-        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    request_body(content = Option<CancelIn>, description = "Optional: the reason"),
-    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Never delivered, or another submission of it is pending")),
-    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
-pub async fn cancel_cargo(
-    State(st): State<AppState>,
-    p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    cancel_and_answer(&st, &p, Target::Cargo(id), optional_json(&body)?, &headers).await
+journey_and_cargo! {
+    /// Cancel a delivered journey downstream (U-ETDS `seferIptal`): queued as a submission
+    /// (operation `cancel`) like a submit, answered 202. Once it is delivered the journey is
+    /// `cancelled` and takes no more edits or submits; if it fails, the journey stays delivered.
+    /// A journey never delivered has nothing to cancel (409; delete a draft instead), and one
+    /// with another submission pending waits for it (409). Cancelling again answers the same
+    /// cancellation. `Prefer: wait=N` as for submit. Scope `journeys:write`.
+    cancel_journey = "/portal/journeys/{id}/cancel";
+    /// Cancel a delivered cargo shipment downstream (U-ETDS `seferIptalEtV3`), as for journeys.
+    /// Scope `journeys:write`.
+    cancel_cargo = "/portal/cargo/{id}/cancel";
+    request_body(content = Option<CancelIn>, description = "Optional: the reason");
+    responses((status = 409, body = ErrorBody, description = "Never delivered, or another submission of it is pending"));
+    |st, p, target, headers, body| cancel_and_answer(&st, &p, target, optional_json(&body)?, &headers).await
 }
 
 /// The reason when a re-activation gives none.
 pub const DEFAULT_REACTIVATION_REASON: &str = "Yeniden etkinleştirildi";
 
-/// Re-activate a journey cancelled downstream (U-ETDS `seferAktif`): queued as a submission
-/// (operation `reactivate`) like its cancellation, answered 202. Once it is delivered the
-/// journey is `delivered` again and takes changes; if it fails, it stays `cancelled`. A
-/// journey that is not cancelled has nothing to re-activate (409), and one with another
-/// submission pending waits for it (409). `Prefer: wait=N` as for submit. Scope
-/// `journeys:write`.
-#[utoipa::path(post, path = "/portal/journeys/{id}/reactivate", operation_id = "reactivate_journey", tag = "submissions", params(("id" = i64, Path),
-        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    request_body(content = Option<CancelIn>, description = "Optional: the reason (\"Yeniden etkinleştirildi\" when absent)"),
-    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Not cancelled, or another submission of it is pending")),
-    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
-pub async fn reactivate_journey(
-    State(st): State<AppState>,
-    p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    reactivate_and_answer(&st, &p, Target::Journey(id), &body, &headers).await
-}
-
-/// Re-activate a shipment cancelled downstream (U-ETDS `seferAktifEtV3`, and `yukAktifEtV3`
-/// for each of its loads cancelled too), as a journey is. Scope `journeys:write`.
-#[utoipa::path(post, path = "/portal/cargo/{id}/reactivate", operation_id = "reactivate_cargo", tag = "submissions", params(("id" = i64, Path),
-        ("Prefer" = Option<String>, Header, description = "`wait=N`: wait up to N (≤ 30) seconds for a final state")),
-    request_body(content = Option<CancelIn>, description = "Optional: the reason (\"Yeniden etkinleştirildi\" when absent)"),
-    responses((status = 202, body = SubmitOut, headers(("Preference-Applied" = String, description = "`wait=N` when a wait was asked for"))),
-              (status = 409, body = ErrorBody, description = "Not cancelled, or another submission of it is pending")),
-    security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
-pub async fn reactivate_cargo(
-    State(st): State<AppState>,
-    p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
-    reactivate_and_answer(&st, &p, Target::Cargo(id), &body, &headers).await
+journey_and_cargo! {
+    /// Re-activate a journey cancelled downstream (U-ETDS `seferAktif`): queued as a submission
+    /// (operation `reactivate`) like its cancellation, answered 202. Once it is delivered the
+    /// journey is `delivered` again and takes changes; if it fails, it stays `cancelled`. A
+    /// journey that is not cancelled has nothing to re-activate (409), and one with another
+    /// submission pending waits for it (409). `Prefer: wait=N` as for submit. Scope
+    /// `journeys:write`.
+    reactivate_journey = "/portal/journeys/{id}/reactivate";
+    /// Re-activate a shipment cancelled downstream (U-ETDS `seferAktifEtV3`, and `yukAktifEtV3`
+    /// for each of its loads cancelled too), as a journey is. Scope `journeys:write`.
+    reactivate_cargo = "/portal/cargo/{id}/reactivate";
+    request_body(content = Option<CancelIn>, description = "Optional: the reason (\"Yeniden etkinleştirildi\" when absent)");
+    responses((status = 409, body = ErrorBody, description = "Not cancelled, or another submission of it is pending"));
+    |st, p, target, headers, body| reactivate_and_answer(&st, &p, target, &body, &headers).await
 }
 
 async fn reactivate_and_answer(
