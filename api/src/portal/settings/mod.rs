@@ -114,6 +114,28 @@ fn form_alert(lang: Lang, error: Option<&ApiError>, field_named: bool) -> Markup
     }
 }
 
+/// The form below a list that makes a new entry, under a heading (`heading`: its id and text)
+/// that names it: the CSRF token, `alert` (after a refused attempt), `fields` and the submit
+/// button.
+fn new_entry_form(
+    signed_in: &SignedIn,
+    action: &str,
+    (heading_id, heading): (&str, &str),
+    alert: Markup,
+    fields: Markup,
+    submit: &str,
+) -> Markup {
+    html! {
+        h2 #(heading_id) { (heading) }
+        form.record method="post" action=(action) aria-labelledby=(heading_id) novalidate {
+            input type="hidden" name="_csrf" value=(signed_in.csrf);
+            (alert)
+            (fields)
+            div { button type="submit" { (submit) } }
+        }
+    }
+}
+
 /// The page again after a change the member can put right, answered with the error's status.
 fn shown_again(e: &ApiError, page: String) -> Response {
     (e.status(), Html(page)).into_response()

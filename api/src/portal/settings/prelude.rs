@@ -18,7 +18,9 @@ pub(super) use tns_core::scopes::{
     Scope,
 };
 
-pub(super) use super::{alert, correctable, done_is, field_error, form_alert, settings_page, shown_again};
+pub(super) use super::{
+    alert, correctable, done_is, field_error, form_alert, new_entry_form, settings_page, shown_again,
+};
 pub(super) use crate::{
     error::ApiError,
     extract::parse_value,

@@ -66,13 +66,14 @@ async fn list_page(
             }
         }))
         @if may_change {
-            h2 #new-hook-h { (lang.t(Msg::NewWebhook)) }
-            form.record method="post" action=(PATH) aria-labelledby="new-hook-h" novalidate {
-                input type="hidden" name="_csrf" value=(signed_in.csrf);
-                (form_alert(lang, error, named.is_some()))
-                (forms::inputs(lang, &specs, typed, named.as_ref()))
-                div { button type="submit" { (lang.t(Msg::Create)) } }
-            }
+            (new_entry_form(
+                signed_in,
+                PATH,
+                ("new-hook-h", lang.t(Msg::NewWebhook)),
+                form_alert(lang, error, named.is_some()),
+                forms::inputs(lang, &specs, typed, named.as_ref()),
+                lang.t(Msg::Create),
+            ))
         }
     };
     Ok(settings_page(lang, signed_in, PATH, lang.t(Msg::Webhooks), body))
