@@ -56,32 +56,25 @@ async fn render(
             }
         }))
         @if may_change {
-            (new_entry_form(
-                signed_in,
-                PATH,
-                ("new-key-h", lang.t(Msg::NewKey)),
-                form_alert(lang, error, named.is_some()),
-                html! {
-                    div.field {
-                        label for="key-name" { (lang.t(Msg::Name)) }
-                        input #key-name type="text" name="name" value=(typed.name) maxlength="100" required autocomplete="off"
-                            aria-invalid=[err("name").map(|_| "true")] aria-describedby=[err("name").map(|_| "key-name-error")];
-                        (field_error("key-name", err("name")))
-                    }
-                    fieldset.field aria-invalid=[err("scopes").map(|_| "true")] aria-describedby=[err("scopes").map(|_| "scopes-error")] {
-                        legend { (lang.t(Msg::Scopes)) }
-                        @for s in mine.iter() {
-                            @let id = format!("scope-{}", s.as_str().replace(':', "-"));
-                            div.choice {
-                                input #(id) type="checkbox" name="scope" value=(s.as_str()) checked[typed.scopes.iter().any(|t| t == s.as_str())];
-                                " " label for=(id) { code { (s.as_str()) } }
-                            }
+            (new_entry_form(signed_in, PATH, ("new-key-h", lang.t(Msg::NewKey)), lang.t(Msg::Create), form_alert(lang, error, named.is_some()), html! {
+                div.field {
+                    label for="key-name" { (lang.t(Msg::Name)) }
+                    input #key-name type="text" name="name" value=(typed.name) maxlength="100" required autocomplete="off"
+                        aria-invalid=[err("name").map(|_| "true")] aria-describedby=[err("name").map(|_| "key-name-error")];
+                    (field_error("key-name", err("name")))
+                }
+                fieldset.field aria-invalid=[err("scopes").map(|_| "true")] aria-describedby=[err("scopes").map(|_| "scopes-error")] {
+                    legend { (lang.t(Msg::Scopes)) }
+                    @for s in mine.iter() {
+                        @let id = format!("scope-{}", s.as_str().replace(':', "-"));
+                        div.choice {
+                            input #(id) type="checkbox" name="scope" value=(s.as_str()) checked[typed.scopes.iter().any(|t| t == s.as_str())];
+                            " " label for=(id) { code { (s.as_str()) } }
                         }
-                        (field_error("scopes", err("scopes")))
                     }
-                },
-                lang.t(Msg::Create),
-            ))
+                    (field_error("scopes", err("scopes")))
+                }
+            }))
         }
     };
     Ok(settings_page(lang, signed_in, PATH, lang.t(Msg::ApiKeys), body))

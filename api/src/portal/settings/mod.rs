@@ -115,15 +115,15 @@ fn form_alert(lang: Lang, error: Option<&ApiError>, field_named: bool) -> Markup
 }
 
 /// The form below a list that makes a new entry, under a heading (`heading`: its id and text)
-/// that names it: the CSRF token, `alert` (after a refused attempt), `fields` and the submit
+/// that names it: the CSRF token, `alert` (after a refused attempt), `fields` and the `submit`
 /// button.
 fn new_entry_form(
     signed_in: &SignedIn,
     action: &str,
     (heading_id, heading): (&str, &str),
+    submit: &str,
     alert: Markup,
     fields: Markup,
-    submit: &str,
 ) -> Markup {
     html! {
         h2 #(heading_id) { (heading) }

@@ -52,35 +52,28 @@ async fn render(
             }
         }))
         @if may_open {
-            (new_entry_form(
-                signed_in,
-                PATH,
-                ("new-ticket-h", lang.t(Msg::NewTicket)),
-                form_alert(lang, error, named.is_some()),
-                html! {
-                    div.field {
-                        label for="t-subject" { (lang.t(Msg::Subject)) }
-                        input #t-subject type="text" name="subject" value=(typed.subject) maxlength="200" required
-                            aria-invalid=[err("subject").map(|_| "true")] aria-describedby=[described("subject")];
-                        (field_error("t-subject", err("subject")))
+            (new_entry_form(signed_in, PATH, ("new-ticket-h", lang.t(Msg::NewTicket)), lang.t(Msg::NewTicket), form_alert(lang, error, named.is_some()), html! {
+                div.field {
+                    label for="t-subject" { (lang.t(Msg::Subject)) }
+                    input #t-subject type="text" name="subject" value=(typed.subject) maxlength="200" required
+                        aria-invalid=[err("subject").map(|_| "true")] aria-describedby=[described("subject")];
+                    (field_error("t-subject", err("subject")))
+                }
+                div.field {
+                    label for="t-body" { (lang.t(Msg::Message)) }
+                    textarea #t-body name="body" rows="6" maxlength="10000" required
+                        aria-invalid=[err("body").map(|_| "true")] aria-describedby=[described("body")] { (typed.body) }
+                    (field_error("t-body", err("body")))
+                }
+                div.field {
+                    label for="t-priority" { (lang.t(Msg::Priority)) }
+                    select #t-priority name="priority"
+                        aria-invalid=[err("priority").map(|_| "true")] aria-describedby=[described("priority")] {
+                        @for p in Priority::ALL { option value=(p.as_str()) selected[p.as_str() == chosen] { (p.as_str()) } }
                     }
-                    div.field {
-                        label for="t-body" { (lang.t(Msg::Message)) }
-                        textarea #t-body name="body" rows="6" maxlength="10000" required
-                            aria-invalid=[err("body").map(|_| "true")] aria-describedby=[described("body")] { (typed.body) }
-                        (field_error("t-body", err("body")))
-                    }
-                    div.field {
-                        label for="t-priority" { (lang.t(Msg::Priority)) }
-                        select #t-priority name="priority"
-                            aria-invalid=[err("priority").map(|_| "true")] aria-describedby=[described("priority")] {
-                            @for p in Priority::ALL { option value=(p.as_str()) selected[p.as_str() == chosen] { (p.as_str()) } }
-                        }
-                        (field_error("t-priority", err("priority")))
-                    }
-                },
-                lang.t(Msg::NewTicket),
-            ))
+                    (field_error("t-priority", err("priority")))
+                }
+            }))
         }
     };
     Ok(settings_page(lang, signed_in, PATH, lang.t(Msg::Support), body))

@@ -66,14 +66,8 @@ async fn list_page(
             }
         }))
         @if may_change {
-            (new_entry_form(
-                signed_in,
-                PATH,
-                ("new-hook-h", lang.t(Msg::NewWebhook)),
-                form_alert(lang, error, named.is_some()),
-                forms::inputs(lang, &specs, typed, named.as_ref()),
-                lang.t(Msg::Create),
-            ))
+            @let fields = forms::inputs(lang, &specs, typed, named.as_ref());
+            (new_entry_form(signed_in, PATH, ("new-hook-h", lang.t(Msg::NewWebhook)), lang.t(Msg::Create), form_alert(lang, error, named.is_some()), fields))
         }
     };
     Ok(settings_page(lang, signed_in, PATH, lang.t(Msg::Webhooks), body))
