@@ -3,35 +3,10 @@
 //! address or a range registered, an entry removed. Every change goes to U-ETDS with the
 //! organization's credentials through the API's own function, which audits it.
 
-use std::collections::HashMap;
-
-use axum::{
-    extract::{Path, Query, State},
-    http::{HeaderMap, Method},
-    response::{Html, IntoResponse, Response},
-    Form,
-};
-use maud::html;
-use serde::Deserialize;
-use serde_json::json;
 use tns_adapter::AllowListChange;
-use tns_core::scopes::{
-    need::{AccountRead, AccountWrite},
-    Scope,
-};
 
-use super::{correctable, field_error, problem, settings_page};
-use crate::{
-    error::ApiError,
-    extract::parse_value,
-    portal::{
-        i18n::{Lang, Msg},
-        member::{admit, Member, SignedIn},
-        page::{flash, go, table, PortalError},
-    },
-    state::AppState,
-    v1::endpoints::allowed_addresses::{allowed, entry_id, AllowedAddressIn, AllowedAddresses},
-};
+use super::prelude::*;
+use crate::v1::endpoints::allowed_addresses::{allowed, entry_id, AllowedAddressIn, AllowedAddresses};
 
 pub(crate) const PATH: &str = "/settings/downstream/addresses";
 const API: &str = "/portal/downstream/allowed-addresses";
@@ -78,7 +53,7 @@ fn render(
         section aria-labelledby="held-h" {
             h2 #held-h { (lang.t(Msg::RegisteredAddresses)) }
             @match held {
-                Err(e) => { div role="alert" { (flash(&problem(lang, e), "error")) } }
+                Err(e) => { (alert(lang, e)) }
                 Ok(list) => {
                     @let headings = [lang.t(Msg::FirstAddress), lang.t(Msg::LastAddress), lang.t(Msg::Actions)];
                     (table(&headings[..if may_change { 3 } else { 2 }], &list.data, lang.t(Msg::NothingYet), |a| html! {
@@ -104,7 +79,7 @@ fn render(
                 input type="hidden" name="_csrf" value=(csrf);
                 h2 { (lang.t(Msg::RegisterAddress)) }
                 @if let Some(e) = error.filter(|_| named.is_none()) {
-                    div role="alert" { (flash(&problem(lang, e), "error")) }
+                    (alert(lang, e))
                 }
                 @for (name, label) in [("first", Msg::FirstAddress), ("last", Msg::LastAddressOptional)] {
                     @let value = typed.map(|t| if name == "first" { t.first.as_str() } else { t.last.as_str() }).unwrap_or("");
@@ -161,7 +136,7 @@ async fn refused(
         Err(_) => Err(ApiError::Unavailable("the list is not asked again now".into())),
     };
     let page = render(st, m.lang, &m.signed_in, held.as_ref(), typed, Some(&e), None);
-    Ok((e.status(), Html(page)).into_response())
+    Ok(shown_again(&e, page))
 }
 
 /// `POST /settings/downstream/addresses`: as `POST /api/v1/portal/downstream/allowed-addresses`.

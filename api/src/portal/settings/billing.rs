@@ -2,38 +2,12 @@
 //! plan that first shows the invoice it would issue (the API's own preview) and happens only
 //! once confirmed, and the invoices with their PDF documents.
 
-use std::collections::HashMap;
-
-use axum::{
-    extract::{Path, Query, State},
-    http::{HeaderMap, Method},
-    response::{Html, Response},
-    Form,
-};
-use maud::html;
-use serde::Deserialize;
-use serde_json::json;
-use tns_core::{
-    domain::kinds::BillingCycle,
-    scopes::{
-        need::{AccountRead, AccountWrite},
-        Scope,
-    },
-};
+use tns_core::domain::kinds::BillingCycle;
 use tns_store::{self as db, pagination::Page};
 
-use super::settings_page;
+use super::prelude::*;
 use crate::{
-    error::ApiError,
-    extract::parse_value,
-    portal::{
-        format,
-        i18n::{Lang, Msg},
-        member::{admit, Member},
-        page::{flash, go, table, PortalError},
-    },
     quota::Month,
-    state::AppState,
     v1::endpoints::billing::{self as api, ChangeIn, UpcomingQuery},
 };
 
@@ -73,7 +47,7 @@ pub(crate) async fn show(
     let invoices = db::billing::invoices::list(&st.db, org, &Page { limit: 50, before: None }).await?;
     let may_change = m.principal().scopes.allows(Scope::AccountWrite);
     let body = html! {
-        @if q.get("done").is_some_and(|d| d == "changed") { (flash(lang.t(Msg::PlanChanged), "ok")) }
+        @if done_is(&q, "changed") { (flash(lang.t(Msg::PlanChanged), "ok")) }
         section.card aria-labelledby="plan-h" {
             h2 #plan-h { (lang.t(Msg::CurrentPlan)) }
             @match &current {

@@ -3,34 +3,11 @@
 //! organization (erased after the grace period) or reopens it. Other members see why they
 //! cannot.
 
-use std::collections::HashMap;
-
-use axum::{
-    extract::{Path, Query, State},
-    http::{HeaderMap, Method},
-    response::{Html, IntoResponse, Response},
-    Form,
-};
-use maud::{html, Markup};
-use serde::Deserialize;
-use tns_core::{
-    domain::kinds::{ExportState, OrgStatus},
-    scopes::need::{AccountRead, AccountWrite},
-};
+use tns_core::domain::kinds::{ExportState, OrgStatus};
 use tns_store as db;
 
-use super::{correctable, field_error, problem, settings_page};
-use crate::{
-    error::ApiError,
-    portal::{
-        format,
-        i18n::{Lang, Msg},
-        member::{admit, Member, SignedIn},
-        page::{flash, go, table, PortalError},
-    },
-    state::AppState,
-    v1::endpoints::{closure, exports as api},
-};
+use super::prelude::*;
+use crate::v1::endpoints::{closure, exports as api};
 
 pub(crate) const PATH: &str = "/settings/data";
 
@@ -61,7 +38,7 @@ async fn render(
             p.muted { (lang.t(Msg::ExportOwnerOnly)) }
         } @else {
             @if done == Some("asked") { (flash(lang.t(Msg::ExportAsked), "ok")) }
-            @if let Some(Failed::Export(e)) = error { div role="alert" { (flash(&problem(lang, e), "error")) } }
+            @if let Some(Failed::Export(e)) = error { (alert(lang, e)) }
             form method="post" action=(PATH) {
                 input type="hidden" name="_csrf" value=(signed_in.csrf);
                 button type="submit" { (lang.t(Msg::ExportAsk)) }
@@ -105,7 +82,7 @@ async fn closing_section(
     Ok(html! {
         h2 #closure-h { (lang.t(Msg::Closure)) }
         @if reopened { (flash(lang.t(Msg::ClosureReopened), "ok")) }
-        @if let Some(e) = error.filter(|_| named.is_none()) { div role="alert" { (flash(&problem(lang, e), "error")) } }
+        @if let Some(e) = error.filter(|_| named.is_none()) { (alert(lang, e)) }
         @if let (OrgStatus::Closed, Some(after)) = (closure.status, closure.erase_after) {
             p role="status" { (lang.t(Msg::ClosureClosed)) " " strong { (format::datetime(lang, after)) } }
             @if is_owner {
@@ -156,7 +133,7 @@ pub(crate) async fn ask(
         Ok(_) => Ok(go(&format!("{PATH}?done=asked"), &headers)),
         Err(e) if correctable(&e) => {
             let page = render(&st, m.lang, &m.signed_in, Some(Failed::Export(&e)), None).await?;
-            Ok((e.status(), Html(page)).into_response())
+            Ok(shown_again(&e, page))
         }
         Err(e) => Err(e.into()),
     }
@@ -203,7 +180,7 @@ async fn closure_answer(
         Ok(()) => Ok(go(&format!("{PATH}?done={done}#closure-h"), headers)),
         Err(e) if correctable(&e) => {
             let page = render(st, m.lang, &m.signed_in, Some(Failed::Closure(&e)), None).await?;
-            Ok((e.status(), Html(page)).into_response())
+            Ok(shown_again(&e, page))
         }
         Err(e) => Err(e.into()),
     }

@@ -2,35 +2,10 @@
 //! field each), which the API checks with the downstream before saving. A secret is never
 //! shown back, only that one is set.
 
-use std::collections::HashMap;
-
-use axum::{
-    extract::{Query, State},
-    http::{HeaderMap, Method},
-    response::{Html, IntoResponse, Response},
-    Form,
-};
-use maud::html;
-use serde_json::json;
 use tns_adapter::Description;
-use tns_core::scopes::{
-    need::{AccountRead, AccountWrite},
-    Scope,
-};
 
-use super::{correctable, field_error, problem, settings_page};
-use crate::{
-    error::ApiError,
-    extract::parse_value,
-    portal::{
-        format,
-        i18n::{Lang, Msg},
-        member::{admit, Member, SignedIn},
-        page::{flash, go, PortalError},
-    },
-    state::AppState,
-    v1::endpoints::downstream::{self as api, Downstream, DownstreamIn},
-};
+use super::prelude::*;
+use crate::v1::endpoints::downstream::{self as api, Downstream, DownstreamIn};
 
 const PATH: &str = "/settings/downstream";
 
@@ -114,10 +89,7 @@ fn render(
         @if may_change {
             form.record #downstream method="post" action=(PATH) novalidate {
                 input type="hidden" name="_csrf" value=(csrf);
-                @if let Some(e) = error {
-                    @let text = if named.is_some() { lang.t(Msg::FixErrors).to_string() } else { problem(lang, e) };
-                    div role="alert" { (flash(&text, "error")) }
-                }
+                (form_alert(lang, error, named.is_some()))
                 @let target_err = err("target");
                 fieldset.field aria-invalid=[target_err.as_ref().map(|_| "true")] aria-describedby=[target_err.as_ref().map(|_| "target-error")] {
                     legend { (lang.t(Msg::Target)) }
@@ -182,7 +154,7 @@ pub(crate) async fn show(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Html<String>, PortalError> {
     let current = api::current(&st, m.org()).await?;
-    let saved = q.get("done").is_some_and(|d| d == "saved");
+    let saved = done_is(&q, "saved");
     let adapters = st.downstreams.registry().descriptions();
     Ok(Html(render(m.lang, &m.signed_in, &adapters, &current, None, None, saved)))
 }
@@ -217,7 +189,7 @@ pub(crate) async fn save(
         Err(e) if correctable(&e) => {
             let current = api::current(&st, m.org()).await?;
             let page = render(m.lang, &m.signed_in, &adapters, &current, Some(&f), Some(&e), false);
-            Ok((e.status(), Html(page)).into_response())
+            Ok(shown_again(&e, page))
         }
         Err(e) => Err(e.into()),
     }

@@ -2,35 +2,10 @@
 //! member's own scopes (its secret on the answering page only, never in a cookie or a URL),
 //! and keys revoked.
 
-use std::collections::HashMap;
-
-use axum::{
-    extract::{Path, Query, State},
-    http::{HeaderMap, Method},
-    response::{Html, IntoResponse, Response},
-    Form,
-};
-use maud::{html, Markup};
-use serde_json::json;
-use tns_core::scopes::{
-    need::{AccountRead, AccountWrite},
-    Scope,
-};
 use tns_store::api_keys;
 
-use super::{correctable, field_error, problem, settings_page};
-use crate::{
-    error::ApiError,
-    extract::parse_value,
-    portal::{
-        format,
-        i18n::{Lang, Msg},
-        member::{admit, Member, SignedIn},
-        page::{flash, go, table, PortalError},
-    },
-    state::AppState,
-    v1::endpoints::api_keys::{self as api, CreateKeyIn},
-};
+use super::prelude::*;
+use crate::v1::endpoints::api_keys::{self as api, CreateKeyIn};
 
 const PATH: &str = "/settings/keys";
 
@@ -81,13 +56,7 @@ async fn render(
             }
         }))
         @if may_change {
-            h2 #new-key-h { (lang.t(Msg::NewKey)) }
-            form.record method="post" action=(PATH) aria-labelledby="new-key-h" novalidate {
-                input type="hidden" name="_csrf" value=(csrf);
-                @if let Some(e) = error {
-                    @let text = if named.is_some() { lang.t(Msg::FixErrors).to_string() } else { problem(lang, e) };
-                    div role="alert" { (flash(&text, "error")) }
-                }
+            (new_entry_form(signed_in, PATH, ("new-key-h", lang.t(Msg::NewKey)), lang.t(Msg::Create), form_alert(lang, error, named.is_some()), html! {
                 div.field {
                     label for="key-name" { (lang.t(Msg::Name)) }
                     input #key-name type="text" name="name" value=(typed.name) maxlength="100" required autocomplete="off"
@@ -105,8 +74,7 @@ async fn render(
                     }
                     (field_error("scopes", err("scopes")))
                 }
-                div { button type="submit" { (lang.t(Msg::Create)) } }
-            }
+            }))
         }
     };
     Ok(settings_page(lang, signed_in, PATH, lang.t(Msg::ApiKeys), body))
@@ -156,7 +124,7 @@ pub(crate) async fn create(
         }
         Err(e) if correctable(&e) => {
             let page = render(&st, lang, &m.signed_in, None, &typed, Some(&e)).await?;
-            Ok((e.status(), Html(page)).into_response())
+            Ok(shown_again(&e, page))
         }
         Err(e) => Err(e.into()),
     }

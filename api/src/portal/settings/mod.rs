@@ -8,17 +8,23 @@ pub(super) mod data;
 pub(super) mod downstream;
 pub(super) mod keys;
 pub(super) mod preflight;
+mod prelude;
 pub(super) mod support;
 pub(super) mod webhooks;
 
-use axum::http::StatusCode;
+use std::collections::HashMap;
+
+use axum::{
+    http::StatusCode,
+    response::{Html, IntoResponse, Response},
+};
 use maud::{html, Markup};
 use tns_core::scopes::{Scope, Scopes};
 
 use super::{
     i18n::{Lang, Msg},
     member::SignedIn,
-    page::{page, Shell},
+    page::{flash, page, Shell},
 };
 use crate::error::ApiError;
 
@@ -90,4 +96,52 @@ fn problem(lang: Lang, e: &ApiError) -> String {
 /// A field's error beside it, linked for assistive technology.
 fn field_error(id: &str, error: Option<&str>) -> Markup {
     html! { @if let Some(r) = error { p.error-text id=(format!("{id}-error")) { (r) } } }
+}
+
+/// An error above a form or a list, announced as it appears.
+fn alert(lang: Lang, e: &ApiError) -> Markup {
+    html! { div role="alert" { (flash(&problem(lang, e), "error")) } }
+}
+
+/// The alert atop a form after `error`: where a field says what is wrong (`field_named`), only
+/// that the fields want fixing.
+fn form_alert(lang: Lang, error: Option<&ApiError>, field_named: bool) -> Markup {
+    html! {
+        @if let Some(e) = error {
+            @let text = if field_named { lang.t(Msg::FixErrors).to_string() } else { problem(lang, e) };
+            div role="alert" { (flash(&text, "error")) }
+        }
+    }
+}
+
+/// The form below a list that makes a new entry, under a heading (`heading`: its id and text)
+/// that names it: the CSRF token, `alert` (after a refused attempt), `fields` and the `submit`
+/// button.
+fn new_entry_form(
+    signed_in: &SignedIn,
+    action: &str,
+    (heading_id, heading): (&str, &str),
+    submit: &str,
+    alert: Markup,
+    fields: Markup,
+) -> Markup {
+    html! {
+        h2 #(heading_id) { (heading) }
+        form.record method="post" action=(action) aria-labelledby=(heading_id) novalidate {
+            input type="hidden" name="_csrf" value=(signed_in.csrf);
+            (alert)
+            (fields)
+            div { button type="submit" { (submit) } }
+        }
+    }
+}
+
+/// The page again after a change the member can put right, answered with the error's status.
+fn shown_again(e: &ApiError, page: String) -> Response {
+    (e.status(), Html(page)).into_response()
+}
+
+/// Whether the page was sent back with `?done={what}` after a change.
+fn done_is(q: &HashMap<String, String>, what: &str) -> bool {
+    q.get("done").is_some_and(|d| d == what)
 }

@@ -2,36 +2,10 @@
 //! journey or shipment before it is submitted, which checks, and what one that does not pass
 //! does (a warning, or refusing the submit). Saved through the API's own function, audited.
 
-use std::collections::HashMap;
+use tns_core::domain::preflight::{CheckKind, PreflightIn, PreflightMode};
 
-use axum::{
-    extract::{Query, State},
-    http::{HeaderMap, Method},
-    response::{Html, IntoResponse, Response},
-    Form,
-};
-use maud::html;
-use serde_json::json;
-use tns_core::{
-    domain::preflight::{CheckKind, PreflightIn, PreflightMode},
-    scopes::{
-        need::{AccountRead, AccountWrite},
-        Scope,
-    },
-};
-
-use super::{correctable, problem, settings_page};
-use crate::{
-    error::ApiError,
-    extract::parse_value,
-    portal::{
-        i18n::{Lang, Msg},
-        member::{admit, Member, SignedIn},
-        page::{flash, go, PortalError},
-    },
-    state::AppState,
-    v1::endpoints::preflight::{self as api, Preflight},
-};
+use super::prelude::*;
+use crate::v1::endpoints::preflight::{self as api, Preflight};
 
 pub(crate) const PATH: &str = "/settings/downstream/preflight";
 
@@ -58,7 +32,7 @@ fn render(lang: Lang, signed_in: &SignedIn, current: &Preflight, error: Option<&
     let may_change = signed_in.principal.scopes.allows(Scope::AccountWrite);
     let body = html! {
         @if saved { (flash(lang.t(Msg::Saved), "ok")) }
-        @if let Some(e) = error { div role="alert" { (flash(&problem(lang, e), "error")) } }
+        @if let Some(e) = error { (alert(lang, e)) }
         p { (lang.t(Msg::PreflightIntro)) " " a href="/settings/downstream" { (lang.t(Msg::Downstream)) } }
         form.record #preflight method="post" action=(PATH) novalidate {
             input type="hidden" name="_csrf" value=(csrf);
@@ -95,7 +69,7 @@ pub(crate) async fn show(
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Html<String>, PortalError> {
     let current = api::current(&st, m.org()).await?;
-    let saved = q.get("done").is_some_and(|d| d == "saved");
+    let saved = done_is(&q, "saved");
     Ok(Html(render(m.lang, &m.signed_in, &current, None, saved)))
 }
 
@@ -118,7 +92,7 @@ pub(crate) async fn save(
         Ok(_) => Ok(go(&format!("{PATH}?done=saved"), &headers)),
         Err(e) if correctable(&e) => {
             let current = api::current(&st, m.org()).await?;
-            Ok((e.status(), Html(render(m.lang, &m.signed_in, &current, Some(&e), false))).into_response())
+            Ok(shown_again(&e, render(m.lang, &m.signed_in, &current, Some(&e), false)))
         }
         Err(e) => Err(e.into()),
     }

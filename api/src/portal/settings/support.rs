@@ -1,39 +1,11 @@
 //! Support: the organization's tickets, and a new one opened with a subject, a message and a
 //! priority. The API keeps no replies and shows no single ticket, so neither does the portal.
 
-use std::collections::HashMap;
-
-use axum::{
-    extract::{Query, State},
-    http::{HeaderMap, Method},
-    response::{Html, IntoResponse, Response},
-    Form,
-};
-use maud::html;
-use serde::Deserialize;
-use serde_json::json;
-use tns_core::{
-    domain::kinds::Priority,
-    scopes::{
-        need::{AccountRead, AccountWrite},
-        Scope,
-    },
-};
+use tns_core::domain::kinds::Priority;
 use tns_store::{self as db, pagination::Page};
 
-use super::{correctable, field_error, problem, settings_page};
-use crate::{
-    error::ApiError,
-    extract::parse_value,
-    portal::{
-        format,
-        i18n::{Lang, Msg},
-        member::{admit, Member, SignedIn},
-        page::{flash, go, table, PortalError},
-    },
-    state::AppState,
-    v1::endpoints::support::{self as api, TicketIn},
-};
+use super::prelude::*;
+use crate::v1::endpoints::support::{self as api, TicketIn};
 
 const PATH: &str = "/settings/support";
 
@@ -80,13 +52,7 @@ async fn render(
             }
         }))
         @if may_open {
-            h2 #new-ticket-h { (lang.t(Msg::NewTicket)) }
-            form.record method="post" action=(PATH) aria-labelledby="new-ticket-h" novalidate {
-                input type="hidden" name="_csrf" value=(signed_in.csrf);
-                @if let Some(e) = error {
-                    @let text = if named.is_some() { lang.t(Msg::FixErrors).to_string() } else { problem(lang, e) };
-                    div role="alert" { (flash(&text, "error")) }
-                }
+            (new_entry_form(signed_in, PATH, ("new-ticket-h", lang.t(Msg::NewTicket)), lang.t(Msg::NewTicket), form_alert(lang, error, named.is_some()), html! {
                 div.field {
                     label for="t-subject" { (lang.t(Msg::Subject)) }
                     input #t-subject type="text" name="subject" value=(typed.subject) maxlength="200" required
@@ -107,8 +73,7 @@ async fn render(
                     }
                     (field_error("t-priority", err("priority")))
                 }
-                div { button type="submit" { (lang.t(Msg::NewTicket)) } }
-            }
+            }))
         }
     };
     Ok(settings_page(lang, signed_in, PATH, lang.t(Msg::Support), body))
@@ -120,7 +85,7 @@ pub(crate) async fn show(
     m: Member<AccountRead>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Html<String>, PortalError> {
-    let opened = q.get("done").is_some_and(|d| d == "opened");
+    let opened = done_is(&q, "opened");
     Ok(Html(render(&st, m.lang, &m.signed_in, &TicketForm::default(), None, opened).await?))
 }
 
@@ -140,7 +105,7 @@ pub(crate) async fn open(
         Ok(_) => Ok(go(&format!("{PATH}?done=opened"), &headers)),
         Err(e) if correctable(&e) => {
             let page = render(&st, m.lang, &m.signed_in, &f, Some(&e), false).await?;
-            Ok((e.status(), Html(page)).into_response())
+            Ok(shown_again(&e, page))
         }
         Err(e) => Err(e.into()),
     }

@@ -2,40 +2,18 @@
 //! only), a subscription's page with its deliveries, its secret rotated and a test event sent,
 //! and a delivery's page with the payload and every attempt.
 
-use std::collections::HashMap;
-
-use axum::{
-    extract::{Path, Query, State},
-    http::{HeaderMap, Method},
-    response::{Html, IntoResponse, Response},
-    Form,
-};
-use maud::{html, Markup};
-use serde_json::json;
 use tns_core::{
     domain::webhooks::{RotateSecretIn, SubscriptionIn, TestEventIn},
-    scopes::{
-        need::{WebhooksRead, WebhooksWrite},
-        Scope,
-    },
+    scopes::need::{WebhooksRead, WebhooksWrite},
 };
 use tns_store::{
     pagination::Page,
     webhooks::{self as store, DeliveryFilter, Subscription},
 };
 
-use super::{correctable, problem, settings_page};
+use super::prelude::*;
 use crate::{
-    error::ApiError,
-    extract::parse_value,
-    portal::{
-        format,
-        forms::{self, FieldSpec, Typed},
-        i18n::{Lang, Msg},
-        member::{admit, Member, SignedIn},
-        page::{flash, go, table, PortalError},
-    },
-    state::AppState,
+    portal::forms::{self, FieldSpec, Typed},
     v1::endpoints::webhooks::{self as api, CreatedSubscription},
 };
 
@@ -88,16 +66,8 @@ async fn list_page(
             }
         }))
         @if may_change {
-            h2 #new-hook-h { (lang.t(Msg::NewWebhook)) }
-            form.record method="post" action=(PATH) aria-labelledby="new-hook-h" novalidate {
-                input type="hidden" name="_csrf" value=(signed_in.csrf);
-                @if let Some(e) = error {
-                    @let text = if named.is_some() { lang.t(Msg::FixErrors).to_string() } else { problem(lang, e) };
-                    div role="alert" { (flash(&text, "error")) }
-                }
-                (forms::inputs(lang, &specs, typed, named.as_ref()))
-                div { button type="submit" { (lang.t(Msg::Create)) } }
-            }
+            @let fields = forms::inputs(lang, &specs, typed, named.as_ref());
+            (new_entry_form(signed_in, PATH, ("new-hook-h", lang.t(Msg::NewWebhook)), lang.t(Msg::Create), form_alert(lang, error, named.is_some()), fields))
         }
     };
     Ok(settings_page(lang, signed_in, PATH, lang.t(Msg::Webhooks), body))
@@ -129,7 +99,7 @@ pub(crate) async fn create(
         }
         Err(e) if correctable(&e) => {
             let page = list_page(&st, m.lang, &m.signed_in, &typed, Some(&e)).await?;
-            Ok((e.status(), Html(page)).into_response())
+            Ok(shown_again(&e, page))
         }
         Err(e) => Err(e.into()),
     }
