@@ -38,15 +38,15 @@ pub struct Standing {
     pub sessions_valid_after: Option<DateTime<Utc>>,
 }
 
-/// `user` of organization number `org` (as a session names it), unless removed.
-pub async fn standing(db: &PgPool, org: i64, user: i64) -> sqlx::Result<Option<Standing>> {
-    sqlx::query_as(
-        "SELECT org_id, role, sessions_valid_after FROM users WHERE org_id = $1 AND id = $2 AND removed_at IS NULL",
-    )
-    .bind(org)
-    .bind(user)
-    .fetch_optional(db)
-    .await
+/// Member `user`, unless removed, with the organization they belong to: the one place a
+/// member is found by their id alone, because a session names its organization only as a
+/// number. Whoever acts for an organization matches it against `org_id` (the API's
+/// `KeyStore::member_of`).
+pub async fn standing(db: &PgPool, user: i64) -> sqlx::Result<Option<Standing>> {
+    sqlx::query_as("SELECT org_id, role, sessions_valid_after FROM users WHERE id = $1 AND removed_at IS NULL")
+        .bind(user)
+        .fetch_optional(db)
+        .await
 }
 
 /// `org`'s members (not removed), the owner first, then by name.

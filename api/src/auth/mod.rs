@@ -36,7 +36,7 @@ pub struct KeyStore {
     by_id: TtlMap<i64, Option<KeyRecord>>,
     /// A session's member: their role, and whether their sessions were ended; `None` once they
     /// are removed (or never belonged).
-    members: TtlMap<(i64, i64), Option<tns_store::members::Standing>>,
+    members: TtlMap<i64, Option<tns_store::members::Standing>>,
 }
 
 impl KeyStore {
@@ -49,19 +49,30 @@ impl KeyStore {
         }
     }
 
-    /// `user` of `org` as a session needs them: a session outlives nothing it was made for.
-    pub async fn member(&self, db: &PgPool, org: i64, user: i64) -> sqlx::Result<Option<tns_store::members::Standing>> {
-        if let Some(hit) = self.members.get(&(org, user)) {
+    /// Member `user` and the organization they belong to, as a session needs them: a session
+    /// outlives nothing it was made for.
+    async fn member(&self, db: &PgPool, user: i64) -> sqlx::Result<Option<tns_store::members::Standing>> {
+        if let Some(hit) = self.members.get(&user) {
             return Ok(hit);
         }
-        let found = tns_store::members::standing(db, org, user).await?;
-        self.members.insert((org, user), found);
+        let found = tns_store::members::standing(db, user).await?;
+        self.members.insert(user, found);
         Ok(found)
     }
 
-    /// Forget what this process knows of `user` of `org` (their role or sessions changed here).
-    pub fn forget_member(&self, org: OrgId, user: i64) {
-        self.members.remove_where(|k, _| *k == (org.get(), user));
+    /// `user` as a member of `org`; `None` once removed, or if they belong to another.
+    pub async fn member_of(
+        &self,
+        db: &PgPool,
+        org: OrgId,
+        user: i64,
+    ) -> sqlx::Result<Option<tns_store::members::Standing>> {
+        Ok(self.member(db, user).await?.filter(|m| m.org_id == org))
+    }
+
+    /// Forget what this process knows of member `user` (their role or sessions changed here).
+    pub fn forget_member(&self, user: i64) {
+        self.members.remove_where(|k, _| *k == user);
     }
 
     pub async fn by_hash(&self, db: &PgPool, hash: [u8; 32]) -> sqlx::Result<Option<KeyRecord>> {
@@ -195,8 +206,9 @@ pub async fn signed_in(st: &AppState, headers: &HeaderMap) -> Result<Option<(Pri
     };
     match session::lookup(&st.redis, token).await {
         Ok(Some(s)) => {
-            let member = st.keys.member(&st.db, s.org_id, s.user_id).await?;
-            let Some(member) = member.filter(|m| !s.ended_by(m.sessions_valid_after)) else {
+            let member = st.keys.member(&st.db, s.user_id).await?;
+            let Some(member) = member.filter(|m| m.org_id.get() == s.org_id && !s.ended_by(m.sessions_valid_after))
+            else {
                 return Err(ApiError::Unauthorized(
                     "this session has ended (its member was removed or changed their password); sign in again".into(),
                 ));

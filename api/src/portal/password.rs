@@ -86,7 +86,7 @@ pub(super) async fn change(
     }
     let hash = password::hash(new).await?;
     members::set_password(&st.db, m.principal().user_id, &hash, Utc::now()).await?;
-    st.keys.forget_member(m.org(), m.principal().user_id);
+    st.keys.forget_member(m.principal().user_id);
     // Their sessions just ended, this one too: a new one for this browser.
     let page = Html(change_page(&m, None, true)).into_response();
     super::signin::open_session(&st, m.principal().user_id, m.org(), page).await

@@ -46,7 +46,7 @@ pub(super) fn role_label(lang: Lang, r: Role) -> &'static str {
 
 /// The caller's own role (the page shows only what it may do).
 async fn my_role(st: &AppState, m: &Member<AccountWrite>) -> Result<Role, PortalError> {
-    let me = st.keys.member(&st.db, m.org().get(), m.principal().user_id).await?.ok_or(PortalError::SignIn)?;
+    let me = st.keys.member_of(&st.db, m.org(), m.principal().user_id).await?.ok_or(PortalError::SignIn)?;
     Ok(me.role)
 }
 
@@ -213,7 +213,7 @@ pub(super) async fn set_role(
     st.quota.refuse_if_suspended(m.org()).await?;
     let role = parse_role(&f.role)?;
     members::set_role(&st.db, m.org(), m.principal().user_id, user, role).await?.map_err(not_changed)?;
-    st.keys.forget_member(m.org(), user);
+    st.keys.forget_member(user);
     Ok(Redirect::to("/settings/team").into_response())
 }
 
@@ -226,7 +226,7 @@ pub(super) async fn remove(
     let revoked = members::remove(&st.db, m.org(), m.principal().user_id, user, chrono::Utc::now())
         .await?
         .map_err(not_changed)?;
-    st.keys.forget_member(m.org(), user);
+    st.keys.forget_member(user);
     for key in revoked {
         st.keys.forget(key);
     }

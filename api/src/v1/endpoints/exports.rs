@@ -29,7 +29,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 /// Only the owner's own credentials (a session, or an API key the owner made): the archive
 /// holds every person's data in the clear.
 pub async fn owner(st: &AppState, p: &Principal) -> ApiResult<()> {
-    match db::members::standing(&st.db, p.org_id.get(), p.user_id).await? {
+    match st.keys.member_of(&st.db, p.org_id, p.user_id).await? {
         Some(s) if s.role == Role::Owner => Ok(()),
         _ => Err(ApiError::Forbidden(Code::OwnerOnly, "only the organization's owner may export its data".into())),
     }
