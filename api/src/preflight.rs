@@ -190,7 +190,7 @@ async fn plan(st: &AppState, org: OrgId, target: Target, chosen: &[CheckKind]) -
             let j = snapshot::journey(st.refdata, &journey, &crew, &passengers);
             vehicle(&j.plate, &j.departure.date, &mut out);
             for (i, c) in j.crew.iter().enumerate() {
-                let driver = crew[i].role_type == RoleType::Driver;
+                let driver = crew[i].person.role_type == RoleType::Driver;
                 person(format!("personnel_ids[{i}]"), c, driver, false, &mut out);
             }
             for (i, p) in j.passengers.iter().enumerate() {

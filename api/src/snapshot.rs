@@ -5,7 +5,7 @@
 use tns_adapter::{Cargo, DangerousGoods, Journey, Load, Party, Passenger, Person, Stop, Tarifeli};
 
 use tns_core::{
-    domain::{journey::Place, kinds::DangerousPackaging},
+    domain::{cargo::CargoFields, fields::Time, journey::Place, kinds::DangerousPackaging},
     refdata::RefData,
 };
 use tns_store as db;
@@ -39,39 +39,41 @@ macro_rules! person {
     ($p:expr, $role:expr) => {
         Person {
             role: $role,
-            identity_number: $p.identity_number.clone(),
+            identity_number: $p.identity.number().to_owned(),
             first_name: $p.first_name.clone(),
             last_name: $p.last_name.clone(),
             gender: $p.gender.as_str().to_string(),
-            nationality: $p.nationality.clone(),
+            nationality: $p.identity.nationality().map(str::to_owned),
             phone: $p.phone.clone(),
         }
     };
 }
 
 pub fn crew_member(p: &db::personnel::Person) -> Person {
-    person!(p, p.role_type.as_str().to_string())
+    person!(p.person, p.person.role_type.as_str().to_string())
 }
 
-pub fn passenger(p: &db::passengers::Passenger) -> Passenger {
+pub fn passenger(row: &db::passengers::Passenger) -> Passenger {
+    let p = &row.passenger;
     Passenger {
-        key: p.id.to_string(),
+        key: row.id.to_string(),
         person: person!(p, "passenger".into()),
         boarding_place_code: p.boarding_place_code,
         destination_place_code: p.destination_place_code,
         seat_no: p.seat_no.clone(),
         ticket_serial_no: p.ticket_serial_no.clone(),
         amount: p.amount,
-        baggage: p.baggage.0.clone(),
+        baggage: p.baggage.clone(),
     }
 }
 
 pub fn journey(
     refdata: &RefData,
-    j: &db::journeys::Journey,
+    row: &db::journeys::Journey,
     crew: &[db::personnel::Person],
     passengers: &[db::passengers::Passenger],
 ) -> Journey {
+    let j = &row.journey;
     Journey {
         plate: j.plate.clone(),
         departure: journey_stop(refdata, &j.departure),
@@ -107,11 +109,10 @@ fn dangerous(
     })
 }
 
-pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, crew: CargoCrew<'_>) -> Cargo {
-    let hh_mm = |t: chrono::NaiveTime| t.format("%H:%M").to_string();
+pub fn cargo(refdata: &RefData, c: &CargoFields, plate: String, crew: CargoCrew<'_>) -> Cargo {
+    let hh_mm = |t: Time| t.0.format("%H:%M").to_string();
     let items = c
         .items
-        .0
         .iter()
         .map(|i| Load {
             cargo_type: i.cargo_type,
@@ -138,14 +139,14 @@ pub fn cargo(refdata: &RefData, c: &db::cargo::Cargo, plate: String, crew: Cargo
         receiver: Party { tax_number: c.receiver_tax_number.clone(), name: c.receiver_name.clone() },
         loading: handover(
             refdata,
-            c.loading_date,
+            c.loading_date.0,
             hh_mm(c.loading_time),
             (c.loading_city_id, c.loading_district_id),
             &c.loading_country,
         ),
         unloading: handover(
             refdata,
-            c.unloading_date,
+            c.unloading_date.0,
             hh_mm(c.unloading_time),
             (c.unloading_city_id, c.unloading_district_id),
             &c.unloading_country,

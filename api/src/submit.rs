@@ -276,7 +276,7 @@ pub async fn no_show(
             ),
         ));
     };
-    let seat_no = p.seat_no.filter(|s| !s.trim().is_empty()).ok_or_else(|| {
+    let seat_no = p.passenger.seat_no.clone().filter(|s| !s.trim().is_empty()).ok_or_else(|| {
         ApiError::validation(
             "seat_no",
             format!("passenger {passenger} has no seat number; U-ETDS knows a no-show by seat and identity number"),
@@ -290,7 +290,7 @@ pub async fn no_show(
         downstream_reference: reference,
         downstream_state: state.0,
         key,
-        identity_number: p.identity_number,
+        identity_number: p.passenger.identity.number().to_owned(),
         seat_no,
         note,
     };
@@ -305,7 +305,7 @@ async fn locked_journey(tx: &mut sqlx::PgConnection, org: OrgId, id: i64) -> Api
 
 /// The kind of trip a journey is, as adapters know it.
 fn journey_kind(j: &db::journeys::Journey) -> Kind {
-    if j.trip_kind == TripKind::Tarifeli {
+    if j.journey.trip_kind == TripKind::Tarifeli {
         Kind::Scheduled
     } else {
         Kind::NonScheduled
@@ -344,10 +344,10 @@ async fn journey_submitting(st: &AppState, tx: &mut sqlx::PgConnection, org: Org
     let journey = db::journeys::get(tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
     let passengers = db::passengers::all_of(tx, org, id).await?;
     let crew = db::personnel::crew_of(tx, org, id).await?;
-    let roles: Vec<_> = crew.iter().map(|p| p.role_type).collect();
+    let roles: Vec<_> = crew.iter().map(|p| p.person.role_type).collect();
     let warnings = warnings::journey(&JourneyFacts {
-        trip_kind: journey.trip_kind,
-        departure: journey.departure.date.0.and_time(journey.departure.time.0),
+        trip_kind: journey.journey.trip_kind,
+        departure: journey.journey.departure.date.0.and_time(journey.journey.departure.time.0),
         crew: &roles,
         passengers: passengers.len(),
     });
@@ -389,16 +389,17 @@ pub(crate) async fn cargo_work(
     st: &AppState,
     tx: &mut sqlx::PgConnection,
     org: OrgId,
-    c: &db::cargo::Cargo,
+    row: &db::cargo::Cargo,
 ) -> ApiResult<(tns_adapter::Cargo, [Option<RoleType>; 2])> {
+    let c = &row.shipment;
     // Retired vehicles and drivers still went on the trip: read them whatever their status.
     let plate = db::vehicles::get(&mut *tx, org, c.vehicle_id)
         .await?
-        .map(|v| v.plate)
-        .ok_or_else(|| anyhow::anyhow!("cargo {} names vehicle {} that is gone", c.id, c.vehicle_id))?;
+        .map(|v| v.vehicle.plate)
+        .ok_or_else(|| anyhow::anyhow!("cargo {} names vehicle {} that is gone", row.id, c.vehicle_id))?;
     let (driver, second_driver) = (person(tx, org, c.driver_id).await?, person(tx, org, c.second_driver_id).await?);
     let crew = snapshot::CargoCrew { driver: driver.as_ref(), second_driver: second_driver.as_ref() };
-    let roles = [driver.as_ref().map(|d| d.role_type), second_driver.as_ref().map(|d| d.role_type)];
+    let roles = [driver.as_ref().map(|d| d.person.role_type), second_driver.as_ref().map(|d| d.person.role_type)];
     Ok((snapshot::cargo(st.refdata, c, plate, crew), roles))
 }
 

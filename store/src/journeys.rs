@@ -1,110 +1,30 @@
 //! Journey rows with their crew, scoped by organization.
 
 use chrono::{NaiveDate, NaiveTime};
-use serde::{Deserialize, Serialize};
 use sqlx::{types::Json, PgConnection, PgPool};
 use tns_core::ids::OrgId;
-use utoipa::ToSchema;
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 use tns_core::domain::{
     fields::{Day, Int, Text, Time},
-    journey::{self, JourneyIn, NewJourney, Place, Scheduled, StopIn, TarifeliIn},
+    journey::{JourneyIn, NewJourney, StopIn, StoredJourney, TarifeliIn},
     kinds::{RecordStatus, TargetType, TripKind},
     national::{Crew, Nationality, PlaceId, VehicleRef},
+    stamp::Stamp,
 };
 
-/// Context of a scheduled (tarifeli) trip, as stored and shown.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct TarifeliContext {
-    pub firma_id: i64,
-    pub unet_guzergah_kodu: i64,
-    /// Departure place id (reference data).
-    pub kalkis_yer_id: i64,
-    /// Arrival place id (reference data).
-    pub varis_yer_id: i64,
-    /// Travel duration in hours, 1–72.
-    pub seyahat_suresi_saat: i64,
-}
+pub use tns_core::domain::journey::{StoredStop as Stop, TarifeliContext};
 
-/// Where and when a journey leaves or arrives: a district in Türkiye, or a country and a
-/// place's name abroad.
-#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
-pub struct Stop {
-    pub date: Day,
-    pub time: Time,
-    /// District (or airport) id of the reference data, as a string of its digits; absent for a
-    /// stop abroad.
-    #[serde(serialize_with = "as_text", skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<String>, pattern = "^[1-9][0-9]*$")]
-    pub district_id: Option<i32>,
-    /// A stop abroad's two-letter country code; absent in Türkiye.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub country: Option<String>,
-    /// A stop abroad's place name; absent in Türkiye.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub place: Option<String>,
-}
-
-impl Stop {
-    /// The stop's place.
-    pub fn whereabouts(&self) -> Place {
-        match (self.district_id, &self.country, &self.place) {
-            (Some(d), _, _) => Place::District(d),
-            (None, c, p) => {
-                Place::Abroad { country: c.clone().unwrap_or_default(), name: p.clone().unwrap_or_default() }
-            }
-        }
-    }
-}
-
-impl From<&journey::Stop> for Stop {
-    fn from(s: &journey::Stop) -> Stop {
-        let (district_id, country, place) = match &s.place {
-            Place::District(d) => (Some(*d), None, None),
-            Place::Abroad { country, name } => (None, Some(country.clone()), Some(name.clone())),
-        };
-        Stop { date: Day(s.date), time: Time(s.time), district_id, country, place }
-    }
-}
-
-fn as_text<S: serde::Serializer>(id: &Option<i32>, s: S) -> Result<S::Ok, S::Error> {
-    match id {
-        Some(id) => s.collect_str(id),
-        None => s.serialize_none(),
-    }
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// A journey as read: its fields as a request set them, its state and its stamp.
+#[derive(Debug, Clone)]
 pub struct Journey {
     pub id: i64,
-    /// As given on create: a vehicle record id or a plate.
-    pub vehicle_id: String,
-    /// The plate the journey runs under.
-    pub plate: String,
-    /// The vehicle record, when the journey names one (by id or by a registered plate).
-    pub vehicle_record_id: Option<i64>,
-    pub departure: Stop,
-    pub arrival: Stop,
-    /// Present exactly when `trip_kind` is `tarifeli`.
-    pub tarifeli_context: Option<TarifeliContext>,
-    pub trip_kind: TripKind,
-    /// Crew, in the order given.
-    pub personnel_ids: Vec<i64>,
+    pub journey: StoredJourney,
     /// Mirrors the latest submission: `draft` until submitted.
     pub status: RecordStatus,
-    /// The downstream's reference, once a submission of it was delivered; later changes to its
-    /// passengers are submitted as an amendment of it.
+    /// The downstream's reference, once a submission of it was delivered.
     pub downstream_reference: Option<String>,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub updated_at: chrono::DateTime<chrono::Utc>,
-    /// Who created it: `user:<id>` (a member) or `key:<id>` (an API key); `null` for records
-    /// older than this field.
-    pub created_by: Option<String>,
-    /// Who changed its fields or crew last (or created it), named the same way. Passengers
-    /// name their own.
-    pub changed_by: Option<String>,
+    pub stamp: Stamp,
 }
 
 impl Keyed for Journey {
@@ -134,17 +54,13 @@ struct Row {
     personnel_ids: Vec<i64>,
     status: RecordStatus,
     downstream_reference: Option<String>,
-    created_at: chrono::DateTime<chrono::Utc>,
-    updated_at: chrono::DateTime<chrono::Utc>,
-    created_by: Option<String>,
-    changed_by: Option<String>,
+    #[sqlx(flatten)]
+    stamp: Stamp,
 }
 
 impl From<Row> for Journey {
     fn from(r: Row) -> Journey {
-        let tarifeli_context = r.tarifeli_context.map(|j| j.0);
-        Journey {
-            id: r.id,
+        let journey = StoredJourney {
             vehicle_id: r.vehicle_ref,
             plate: r.plate,
             vehicle_record_id: r.vehicle_record_id,
@@ -163,15 +79,10 @@ impl From<Row> for Journey {
                 place: r.arrival_place,
             },
             trip_kind: r.trip_kind,
-            tarifeli_context,
+            tarifeli_context: r.tarifeli_context.map(|j| j.0),
             personnel_ids: r.personnel_ids,
-            status: r.status,
-            downstream_reference: r.downstream_reference,
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-            created_by: r.created_by,
-            changed_by: r.changed_by,
-        }
+        };
+        Journey { id: r.id, journey, status: r.status, downstream_reference: r.downstream_reference, stamp: r.stamp }
     }
 }
 
@@ -234,21 +145,10 @@ impl From<&NewJourney> for JourneyFields {
     }
 }
 
-impl From<&Scheduled> for TarifeliContext {
-    fn from(s: &Scheduled) -> TarifeliContext {
-        TarifeliContext {
-            firma_id: s.firma_id,
-            unet_guzergah_kodu: s.unet_guzergah_kodu,
-            kalkis_yer_id: s.kalkis_yer_id,
-            varis_yer_id: s.varis_yer_id,
-            seyahat_suresi_saat: s.seyahat_suresi_saat,
-        }
-    }
-}
-
 /// The stored journey as its input, which a partial update is merged into.
 impl From<&Journey> for JourneyIn {
-    fn from(j: &Journey) -> Self {
+    fn from(row: &Journey) -> Self {
+        let j = &row.journey;
         let stop = |s: &Stop| StopIn {
             date: s.date,
             time: s.time,

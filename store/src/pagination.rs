@@ -73,6 +73,13 @@ impl<T: Keyed> Paged<T> {
     }
 }
 
+impl<T> Paged<T> {
+    /// The same page, each entry turned into `U` (a row into its answer).
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Paged<U> {
+        Paged { data: self.data.into_iter().map(f).collect(), next_cursor: self.next_cursor, has_more: self.has_more }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

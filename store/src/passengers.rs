@@ -1,10 +1,8 @@
 //! Passenger rows of a journey, scoped by organization.
 
 use chrono::NaiveDate;
-use serde::Serialize;
 use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
 use tns_core::ids::OrgId;
-use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
@@ -12,38 +10,23 @@ use tns_core::domain::{
     kinds::Gender,
     national::{Barcode, IdentityNumber, Nationality, Phone, PlaceId},
     passenger::{NewPassenger, PassengerIn},
+    stamp::Stamp,
 };
 
 /// At most this many passengers on one journey.
 pub const MAX_PER_JOURNEY: i64 = 5000;
 pub const IDENTITY_KEY: &str = "passengers_journey_id_identity_number_key";
 
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+/// A passenger's row: their journey, their fields as a request set them and the stamp.
+/// Personal data, so not `Debug`.
+#[derive(Clone, sqlx::FromRow)]
 pub struct Passenger {
     pub id: i64,
     pub journey_id: i64,
-    pub first_name: String,
-    pub last_name: String,
-    pub identity_number: String,
-    pub gender: Gender,
-    pub nationality: Option<String>,
-    pub boarding_place_code: i32,
-    pub destination_place_code: i32,
-    pub ticket_serial_no: Option<String>,
-    pub ticket_issue_date: Option<NaiveDate>,
-    pub amount: Option<f64>,
-    pub seat_no: Option<String>,
-    pub phone: Option<String>,
-    /// Baggage barcodes (empty when none).
-    #[schema(value_type = Vec<String>)]
-    pub baggage: Json<Vec<String>>,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub updated_at: chrono::DateTime<chrono::Utc>,
-    /// Who added them: `user:<id>` (a member) or `key:<id>` (an API key); `null` for rows
-    /// older than this field.
-    pub created_by: Option<String>,
-    /// Who changed them last (or added them), named the same way.
-    pub changed_by: Option<String>,
+    #[sqlx(flatten)]
+    pub passenger: NewPassenger,
+    #[sqlx(flatten)]
+    pub stamp: Stamp,
 }
 
 impl Keyed for Passenger {
@@ -54,13 +37,14 @@ impl Keyed for Passenger {
 
 /// The stored passenger as their input, which a partial update is merged into.
 impl From<&Passenger> for PassengerIn {
-    fn from(p: &Passenger) -> Self {
+    fn from(r: &Passenger) -> Self {
+        let p = &r.passenger;
         PassengerIn {
             first_name: Text::stored(p.first_name.clone()),
             last_name: Text::stored(p.last_name.clone()),
-            identity_number: IdentityNumber::stored(p.identity_number.clone()),
+            identity_number: IdentityNumber::stored(p.identity.number().to_owned()),
             gender: p.gender,
-            nationality: p.nationality.clone().map(Nationality::stored),
+            nationality: p.identity.nationality().map(|n| Nationality::stored(n.to_owned())),
             boarding_place_code: PlaceId(p.boarding_place_code),
             destination_place_code: PlaceId(p.destination_place_code),
             ticket_serial_no: p.ticket_serial_no.clone().map(Text::stored),

@@ -1,39 +1,28 @@
 //! Personnel rows, scoped by organization.
 
-use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use tns_core::ids::OrgId;
-use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
     fields::Text,
-    kinds::{Gender, RegistryStatus, RoleType},
+    kinds::{RegistryStatus, RoleType},
     national::{IdentityNumber, Nationality, Phone},
     person::{NewPerson, PersonIn},
+    stamp::Stamp,
 };
 
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+/// A crew member's row: their fields as a request set them, their standing and the stamp.
+/// Personal data, so not `Debug`.
+#[derive(Clone, sqlx::FromRow)]
 pub struct Person {
     pub id: i64,
-    pub identity_number: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub gender: Gender,
-    pub nationality: Option<String>,
-    pub role_type: RoleType,
-    pub phone: Option<String>,
-    pub address: Option<String>,
-    pub hes_code: Option<String>,
+    #[sqlx(flatten)]
+    pub person: NewPerson,
     /// `inactive` once deleted while journeys or cargo refer to them (they then leave the list).
     pub status: RegistryStatus,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub updated_at: chrono::DateTime<chrono::Utc>,
-    /// Who created it: `user:<id>` (a member) or `key:<id>` (an API key); `null` for records
-    /// older than this field.
-    pub created_by: Option<String>,
-    /// Who changed it last (created, edited or retired it), named the same way.
-    pub changed_by: Option<String>,
+    #[sqlx(flatten)]
+    pub stamp: Stamp,
 }
 
 impl Keyed for Person {
@@ -44,13 +33,14 @@ impl Keyed for Person {
 
 /// The stored person as their input, which a partial update is merged into.
 impl From<&Person> for PersonIn {
-    fn from(p: &Person) -> Self {
+    fn from(r: &Person) -> Self {
+        let p = &r.person;
         PersonIn {
-            identity_number: IdentityNumber::stored(p.identity_number.clone()),
+            identity_number: IdentityNumber::stored(p.identity.number().to_owned()),
             first_name: Text::stored(p.first_name.clone()),
             last_name: Text::stored(p.last_name.clone()),
             gender: p.gender,
-            nationality: p.nationality.clone().map(Nationality::stored),
+            nationality: p.identity.nationality().map(|n| Nationality::stored(n.to_owned())),
             role_type: p.role_type,
             phone: p.phone.clone().map(Phone::stored),
             address: p.address.clone().map(Text::stored),

@@ -1,37 +1,27 @@
 //! Vehicle rows, scoped by organization.
 
-use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
 use tns_core::ids::OrgId;
-use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
     fields::{Int, Text},
-    kinds::{RegistryStatus, VehicleType},
+    kinds::RegistryStatus,
     national::{Phone, Plate},
+    stamp::Stamp,
     vehicle::{NewVehicle, VehicleIn},
 };
 
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+/// A vehicle row: its fields as a request set them, its standing and its stamp.
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Vehicle {
     pub id: i64,
-    pub plate: String,
-    pub vehicle_type: VehicleType,
-    pub brand: Option<String>,
-    pub model: Option<String>,
-    pub model_year: Option<i32>,
-    pub capacity: Option<i32>,
-    pub phone: Option<String>,
+    #[sqlx(flatten)]
+    pub vehicle: NewVehicle,
     /// `inactive` once deleted while journeys or cargo refer to it (it then leaves the list).
     pub status: RegistryStatus,
-    pub created_at: chrono::DateTime<chrono::Utc>,
-    pub updated_at: chrono::DateTime<chrono::Utc>,
-    /// Who created it: `user:<id>` (a member) or `key:<id>` (an API key); `null` for records
-    /// older than this field.
-    pub created_by: Option<String>,
-    /// Who changed it last (created, edited or retired it), named the same way.
-    pub changed_by: Option<String>,
+    #[sqlx(flatten)]
+    pub stamp: Stamp,
 }
 
 impl Keyed for Vehicle {
@@ -42,7 +32,8 @@ impl Keyed for Vehicle {
 
 /// The stored vehicle as its input, which a partial update is merged into.
 impl From<&Vehicle> for VehicleIn {
-    fn from(v: &Vehicle) -> Self {
+    fn from(r: &Vehicle) -> Self {
+        let v = &r.vehicle;
         VehicleIn {
             plate: Plate::stored(v.plate.clone()),
             vehicle_type: v.vehicle_type,

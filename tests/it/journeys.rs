@@ -323,11 +323,11 @@ async fn a_failing_row_fails_only_its_own_create() {
     ])
     .await;
     let first = results[0].as_ref().unwrap().as_ref().unwrap();
-    assert_eq!(first.personnel_ids, vec![fleet.driver_id]);
+    assert_eq!(first.journey.personnel_ids, vec![fleet.driver_id]);
     assert!(results[1].is_err());
     // Each journey of a batch names its own creator.
     let third = results[2].as_ref().unwrap().as_ref().unwrap();
-    assert_eq!((first.created_by.as_deref(), third.created_by.as_deref()), (Some("key:1"), Some("user:3")));
+    assert_eq!((first.stamp.created_by.as_deref(), third.stamp.created_by.as_deref()), (Some("key:1"), Some("user:3")));
     let n: i64 = sqlx::query_scalar("SELECT count(*) FROM journeys").fetch_one(&app.db).await.unwrap();
     assert_eq!(n, 2);
 }

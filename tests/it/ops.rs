@@ -246,3 +246,143 @@ async fn openapi_document_states_what_the_api_does() {
     let signature = hooks["journey.created"]["post"]["parameters"].as_array().unwrap();
     assert!(signature.iter().any(|p| p["name"] == "X-Webhook-Signature" && p["in"] == "header"));
 }
+
+/// What every answer looks like, pinned: the names, types and required fields of each schema a
+/// 2xx answer of the document reaches (descriptions and examples left out). A change to an
+/// answer's shape (a column renamed under it, a field dropped) fails here until it is meant:
+/// `TNS_BLESS_ANSWERS=1` rewrites `tests/it/answers.json`, and the diff is reviewed as a change
+/// to the public contract.
+#[tokio::test]
+async fn answers_keep_their_shape() {
+    let app = TestApp::spawn().await;
+    let doc: Value = app.get_anon("/openapi.json").await.json().await.unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let mut reached = std::collections::BTreeSet::new();
+    let mut todo: Vec<&Value> = vec![];
+    for item in doc["paths"].as_object().unwrap().values() {
+        for op in item.as_object().unwrap().values() {
+            for (status, answer) in op["responses"].as_object().unwrap() {
+                if status.starts_with('2') {
+                    todo.push(answer);
+                }
+            }
+        }
+    }
+    while let Some(v) = todo.pop() {
+        match v {
+            Value::Object(m) => {
+                if let Some(name) = m.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix(SCHEMAS)) {
+                    if reached.insert(name.to_string()) {
+                        todo.push(&schemas[name]);
+                    }
+                }
+                // A composed schema's parts are shown merged into it, not as answers of their own.
+                todo.extend(m.iter().filter(|(k, _)| *k != "allOf").map(|(_, v)| v));
+                for part in m.get("allOf").and_then(Value::as_array).into_iter().flatten() {
+                    todo.extend(
+                        part.as_object()
+                            .into_iter()
+                            .flat_map(|p| p.iter().filter(|(k, _)| *k != "$ref").map(|(_, v)| v)),
+                    );
+                    if let Some(name) = part["$ref"].as_str().and_then(|r| r.strip_prefix(SCHEMAS)) {
+                        todo.push(&schemas[name]);
+                    }
+                }
+            }
+            Value::Array(a) => todo.extend(a),
+            _ => {}
+        }
+    }
+    let shapes: serde_json::Map<String, Value> =
+        reached.iter().map(|n| (n.clone(), shape(schemas, &schemas[n.as_str()]))).collect();
+    let shapes = serde_json::to_string_pretty(&Value::Object(shapes)).unwrap() + "\n";
+    let pinned = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/answers.json");
+    if std::env::var("TNS_BLESS_ANSWERS").is_ok_and(|v| v == "1") {
+        std::fs::write(pinned, &shapes).unwrap();
+    }
+    let expected = std::fs::read_to_string(pinned).unwrap_or_default();
+    assert!(
+        expected == shapes,
+        "an answer changed shape; if that is meant, rerun with TNS_BLESS_ANSWERS=1 and review tests/it/answers.json:\n{}",
+        changed_lines(&expected, &shapes)
+    );
+}
+
+const SCHEMAS: &str = "#/components/schemas/";
+
+/// `v` with an `allOf` of objects merged into one object: what a client sees of a composed
+/// answer (its parts' properties, all of their required ones).
+fn merged(schemas: &Value, v: &Value) -> Value {
+    let Some(parts) = v["allOf"].as_array() else { return v.clone() };
+    let (mut properties, mut required) = (serde_json::Map::new(), vec![]);
+    for part in parts {
+        let part = match part["$ref"].as_str().and_then(|r| r.strip_prefix(SCHEMAS)) {
+            Some(name) => merged(schemas, &schemas[name]),
+            None => merged(schemas, part),
+        };
+        properties.extend(part["properties"].as_object().cloned().unwrap_or_default());
+        required.extend(part["required"].as_array().cloned().unwrap_or_default());
+    }
+    required.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+    json!({"type": "object", "properties": properties, "required": required})
+}
+
+/// A schema with only what a client's code depends on, composed parts merged, keys sorted.
+fn shape(schemas: &Value, v: &Value) -> Value {
+    let v = &merged(schemas, v);
+    const KEPT: [&str; 11] = [
+        "$ref",
+        "additionalProperties",
+        "allOf",
+        "anyOf",
+        "enum",
+        "format",
+        "items",
+        "oneOf",
+        "properties",
+        "required",
+        "type",
+    ];
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().filter(|k| KEPT.contains(&k.as_str())).collect();
+            keys.sort();
+            let out = keys
+                .into_iter()
+                .map(|k| {
+                    let inner = match k.as_str() {
+                        "properties" => {
+                            let mut names: Vec<&String> =
+                                m[k].as_object().map(|p| p.keys().collect()).unwrap_or_default();
+                            names.sort();
+                            Value::Object(
+                                names.into_iter().map(|n| (n.clone(), shape(schemas, &m[k][n.as_str()]))).collect(),
+                            )
+                        }
+                        "required" => {
+                            let mut r = m[k].as_array().cloned().unwrap_or_default();
+                            r.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                            Value::Array(r)
+                        }
+                        _ => shape(schemas, &m[k]),
+                    };
+                    (k.clone(), inner)
+                })
+                .collect();
+            Value::Object(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| shape(schemas, x)).collect()),
+        other => other.clone(),
+    }
+}
+
+fn changed_lines(expected: &str, actual: &str) -> String {
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    let first = e.iter().zip(&a).position(|(x, y)| x != y).unwrap_or(e.len().min(a.len()));
+    let from = first.saturating_sub(5);
+    format!(
+        "pinned:\n{}\nnow:\n{}",
+        e[from..e.len().min(first + 5)].join("\n"),
+        a[from..a.len().min(first + 5)].join("\n")
+    )
+}

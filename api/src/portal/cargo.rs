@@ -106,11 +106,12 @@ pub(super) async fn list(
                 tr {
                     td { a href=(format!("/cargo/{}", c.id)) { (c.id) } }
                     td { span class=(format!("badge status-{}", c.status.as_str())) { (status_label(lang, c.status)) } }
-                    td { (super::format::date(lang, c.loading_date)) }
-                    td { (place(&st, c.loading_city_id, c.loading_district_id, c.loading_country.as_deref())) }
-                    td { (place(&st, c.unloading_city_id, c.unloading_district_id, c.unloading_country.as_deref())) }
-                    td { (c.sender_name) }
-                    td.num { (c.cargo_amount) " " (c.cargo_unit.as_str()) }
+                    @let f = &c.shipment;
+                    td { (super::format::date(lang, f.loading_date.0)) }
+                    td { (place(&st, f.loading_city_id, f.loading_district_id, f.loading_country.as_deref())) }
+                    td { (place(&st, f.unloading_city_id, f.unloading_district_id, f.unloading_country.as_deref())) }
+                    td { (f.sender_name) }
+                    td.num { (f.cargo_amount) " " (f.cargo_unit.as_str()) }
                 }
             }))
             @if let Some(next) = &paged.next_cursor {
@@ -150,7 +151,7 @@ pub(super) async fn edit(
     Path(id): Path<i64>,
 ) -> Result<Html<String>, PortalError> {
     let c = api::load(&st, m.org(), id).await?;
-    Ok(Html(form_page(&m, Some(id), &form_values(SCHEMA, &CargoIn::from(&c)), None)))
+    Ok(Html(form_page(&m, Some(id), &form_values(SCHEMA, &CargoIn::from(&c.shipment)), None)))
 }
 
 /// Whether an API error is the member's to put right in the form (a field, a rule across
@@ -245,7 +246,8 @@ pub(super) async fn show(
     let may_write = p.scopes.allows(Scope::JourneysWrite);
     let csrf = &m.signed_in.csrf;
     let title = format!("{} #{id}", lang.t(Msg::TargetCargo));
-    let values = shown(&c);
+    let values = shown(&c.shipment);
+    let f = &c.shipment;
     let shell = Shell { lang, signed_in: Some(&m.signed_in), path: "/cargo" };
     let body = html! {
         h1 { (title) }
@@ -283,20 +285,20 @@ pub(super) async fn show(
                 dt { (field_label(lang, &spec.name)) }
                 dd {
                     @match (spec.name.as_str(), values.get(&spec.name)) {
-                        ("loading_district_id", _) => (place(&st, c.loading_city_id, c.loading_district_id, c.loading_country.as_deref())),
-                        ("unloading_district_id", _) => (place(&st, c.unloading_city_id, c.unloading_district_id, c.unloading_country.as_deref())),
+                        ("loading_district_id", _) => (place(&st, f.loading_city_id, f.loading_district_id, f.loading_country.as_deref())),
+                        ("unloading_district_id", _) => (place(&st, f.unloading_city_id, f.unloading_district_id, f.unloading_country.as_deref())),
                         (_, Some(v)) => (v),
                         (_, None) => "—",
                     }
                 }
             }
         }
-        @if !c.items.0.is_empty() {
+        @if !f.items.is_empty() {
             section aria-labelledby="loads-h" {
                 h2 #loads-h { (lang.t(Msg::FurtherLoads)) }
                 @let labels = ["cargo_type", "cargo_amount", "sender_name", "receiver_name", "un_number"].map(|f| field_label(lang, f));
                 @let headings: Vec<&str> = std::iter::once("#").chain(labels.iter().map(String::as_str)).collect();
-                (table(&headings, &c.items.0.iter().enumerate().collect::<Vec<_>>(), "", |(i, item)| html! {
+                (table(&headings, &f.items.iter().enumerate().collect::<Vec<_>>(), "", |(i, item)| html! {
                     tr {
                         td { (i + 2) }
                         td { (item.cargo_type) }

@@ -614,10 +614,11 @@ pub(super) async fn list(
                             @for j in &paged.data {
                                 tr {
                                     td { a href=(format!("{PATH}/{}", j.id)) { (lang.t(Msg::JJourney)) " #" (j.id) } }
-                                    td { (format::date(lang, j.departure.date.0)) " " (j.departure.time.0.format("%H:%M")) }
-                                    td { (place(&j.departure)) " → " (place(&j.arrival)) }
-                                    td { (j.plate) }
-                                    td { (j.trip_kind.as_str()) }
+                                    @let f = &j.journey;
+                                    td { (format::date(lang, f.departure.date.0)) " " (f.departure.time.0.format("%H:%M")) }
+                                    td { (place(&f.departure)) " → " (place(&f.arrival)) }
+                                    td { (f.plate) }
+                                    td { (f.trip_kind.as_str()) }
                                     td { span class=(format!("badge status-{}", j.status.as_str())) { (status_label(lang, j.status)) } }
                                 }
                             }
@@ -870,7 +871,7 @@ async fn save(st: &AppState, m: &Member<JourneysWrite>, journey: i64, mut ed: Ed
         tns_store::passengers::all_of(&mut conn, m.org(), journey)
             .await?
             .into_iter()
-            .map(|p| (p.id, p.identity_number))
+            .map(|p| (p.id, p.passenger.identity.number().to_owned()))
             .collect()
     };
     let kept: Vec<i64> = ed
@@ -1101,12 +1102,13 @@ async fn journey_page(
             Editor { rows, loaded, message: None }
         }
     };
-    let crew: Vec<String> = if j.personnel_ids.is_empty() {
+    let crew: Vec<String> = if j.journey.personnel_ids.is_empty() {
         vec![]
     } else {
         let q: ListQuery = parse_value(serde_json::json!({"limit": 200}))?;
         let people = registry::list::<Personnel>(st, p, &q).await?.data.iter().map(shown).collect::<Vec<_>>();
-        j.personnel_ids
+        j.journey
+            .personnel_ids
             .iter()
             .map(|pid| {
                 people
@@ -1147,10 +1149,10 @@ async fn journey_page(
             hx-trigger=(format!("{FINAL_EVENT} from:body")) hx-select="#journey-card" hx-swap="outerHTML" hx-disinherit="*" {
             h2 #journey-h { (lang.t(Msg::JDetails)) }
             dl.details {
-                dt { (lang.t(Msg::JVehicle)) } dd { (j.plate) }
-                dt { (lang.t(Msg::JTripKind)) } dd { (j.trip_kind.as_str()) }
-                dt { (lang.t(Msg::JDeparture)) } dd { (stop(&j.departure)) }
-                dt { (lang.t(Msg::JArrival)) } dd { (stop(&j.arrival)) }
+                dt { (lang.t(Msg::JVehicle)) } dd { (j.journey.plate) }
+                dt { (lang.t(Msg::JTripKind)) } dd { (j.journey.trip_kind.as_str()) }
+                dt { (lang.t(Msg::JDeparture)) } dd { (stop(&j.journey.departure)) }
+                dt { (lang.t(Msg::JArrival)) } dd { (stop(&j.journey.arrival)) }
                 dt { (lang.t(Msg::JCrew)) } dd { @if crew.is_empty() { "—" } @else { (crew.join(", ")) } }
                 dt { (field_label(lang, "status")) } dd { (status_label(lang, j.status)) }
                 dt { (lang.t(Msg::JReference)) } dd { (j.downstream_reference.as_deref().unwrap_or("—")) }

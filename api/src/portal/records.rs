@@ -39,7 +39,7 @@ use crate::{
 
 /// What a registry's pages say about it.
 pub(super) trait Pages:
-    Registry<Record: Serialize + Send, Input: Send, Value: Send> + Send + Sync + 'static
+    Registry<Record: Send, Answer: Send, Input: Send, Value: Send> + Send + Sync + 'static
 {
     /// The portal's path (`/vehicles`).
     const PATH: &'static str;

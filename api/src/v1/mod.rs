@@ -1,5 +1,6 @@
 //! The versioned API (`/api/v1`): routes, their OpenAPI document, and the admission layer.
 
+pub mod answers;
 pub mod endpoints;
 pub mod openapi;
 pub mod registry;

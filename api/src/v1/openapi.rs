@@ -431,7 +431,7 @@ fn escape(path: &str) -> String {
 /// The events a subscription receives: the exact bodies the outbox writes and the headers every
 /// delivery carries.
 fn webhooks(doc: &mut Value) {
-    let journey = <db::journeys::Journey as ToSchema>::name();
+    let journey = <crate::v1::answers::JourneyOut as ToSchema>::name();
     let submission = <db::submissions::Submission as ToSchema>::name();
     let test_data = reference(&<db::webhooks::TestEventData as ToSchema>::name());
     let events = [

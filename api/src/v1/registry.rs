@@ -23,7 +23,10 @@ use tns_store::{
 };
 
 pub trait Registry {
+    /// The store's row.
     type Record: Keyed;
+    /// What the API answers for a row.
+    type Answer: Serialize + From<Self::Record>;
     /// The input view: every field on create, any subset on update (via a merge patch).
     type Input: DeserializeOwned + Serialize + for<'a> From<&'a Self::Record>;
     /// What the input parses into: every rule, the ones across fields too, holds.
@@ -106,7 +109,7 @@ pub(crate) use registry_store;
 /// types, the 409 descriptions and doc text.
 macro_rules! registry_endpoints {
     (
-        registry: $registry:ident, record: $record:ident, input: $input:ident, patch: $patch:ident, tag: $tag:literal,
+        registry: $registry:ident, answer: $answer:ident, input: $input:ident, patch: $patch:ident, tag: $tag:literal,
         path: $path:literal, one: $one:literal;
         $(#[$create_doc:meta])* create: $create_id:literal, duplicate: $create_duplicate:literal;
         $(#[$list_doc:meta])* list: $list_id:literal;
@@ -116,52 +119,53 @@ macro_rules! registry_endpoints {
     ) => {
         $(#[$create_doc])*
         #[utoipa::path(post, path = $path, operation_id = $create_id, tag = $tag, request_body = $input,
-            responses((status = 201, body = $record), (status = 409, description = $create_duplicate, body = $crate::error::ErrorBody)),
+            responses((status = 201, body = $answer), (status = 409, description = $create_duplicate, body = $crate::error::ErrorBody)),
             security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
         pub async fn create(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
             p: $crate::auth::Caller<tns_core::scopes::need::JourneysWrite>,
             $crate::extract::ApiJson(input): $crate::extract::ApiJson<$input>,
-        ) -> $crate::error::ApiResult<$crate::v1::resource::Created<$record>> {
-            $crate::v1::registry::create::<$registry>(&st, &p, input).await
+        ) -> $crate::error::ApiResult<$crate::v1::resource::Created<$answer>> {
+            let (status, axum::Json(row)) = $crate::v1::registry::create::<$registry>(&st, &p, input).await?;
+            Ok((status, axum::Json(row.into())))
         }
 
         $(#[$list_doc])*
         #[utoipa::path(get, path = $path, operation_id = $list_id, tag = $tag, params($crate::v1::resource::ListQuery),
-            responses((status = 200, body = tns_store::pagination::Paged<$record>)),
+            responses((status = 200, body = tns_store::pagination::Paged<$answer>)),
             security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
         pub async fn list(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
             p: $crate::auth::Caller<tns_core::scopes::need::JourneysRead>,
             $crate::extract::ApiQuery(q): $crate::extract::ApiQuery<$crate::v1::resource::ListQuery>,
-        ) -> $crate::error::ApiResult<axum::Json<tns_store::pagination::Paged<$record>>> {
+        ) -> $crate::error::ApiResult<axum::Json<tns_store::pagination::Paged<$answer>>> {
             $crate::v1::registry::list::<$registry>(&st, &p, &q).await.map(axum::Json)
         }
 
         $(#[$get_doc])*
         #[utoipa::path(get, path = $one, operation_id = $get_id, tag = $tag, params(("id" = i64, Path)),
-            responses((status = 200, body = $record)),
+            responses((status = 200, body = $answer)),
             security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
         pub async fn get(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
             p: $crate::auth::Caller<tns_core::scopes::need::JourneysRead>,
             $crate::extract::ApiPath(id): $crate::extract::ApiPath<i64>,
-        ) -> $crate::error::ApiResult<axum::Json<$record>> {
-            $crate::v1::registry::get::<$registry>(&st, &p, id).await.map(axum::Json)
+        ) -> $crate::error::ApiResult<axum::Json<$answer>> {
+            $crate::v1::registry::get::<$registry>(&st, &p, id).await.map(|r| axum::Json(r.into()))
         }
 
         $(#[$update_doc])*
         #[utoipa::path(put, path = $one, operation_id = $update_id, tag = $tag, params(("id" = i64, Path)),
             request_body = $patch,
-            responses((status = 200, body = $record), (status = 409, body = $crate::error::ErrorBody, description = $update_duplicate)),
+            responses((status = 200, body = $answer), (status = 409, body = $crate::error::ErrorBody, description = $update_duplicate)),
             security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
         pub async fn update(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
             p: $crate::auth::Caller<tns_core::scopes::need::JourneysWrite>,
             $crate::extract::ApiPath(id): $crate::extract::ApiPath<i64>,
             $crate::extract::ApiJson(patch): $crate::extract::ApiJson<serde_json::Value>,
-        ) -> $crate::error::ApiResult<axum::Json<$record>> {
-            $crate::v1::registry::update::<$registry>(&st, &p, id, &patch).await.map(axum::Json)
+        ) -> $crate::error::ApiResult<axum::Json<$answer>> {
+            $crate::v1::registry::update::<$registry>(&st, &p, id, &patch).await.map(|r| axum::Json(r.into()))
         }
 
         $(#[$delete_doc])*
@@ -193,10 +197,10 @@ pub async fn create<R: Registry>(st: &AppState, p: &Principal, input: R::Input) 
     Ok(created(rec))
 }
 
-/// Active records, newest first.
-pub async fn list<R: Registry>(st: &AppState, p: &Principal, q: &ListQuery) -> ApiResult<Paged<R::Record>> {
+/// Active records, newest first, as the API answers them.
+pub async fn list<R: Registry>(st: &AppState, p: &Principal, q: &ListQuery) -> ApiResult<Paged<R::Answer>> {
     let page = q.page();
-    Ok(Paged::from_rows(R::list(&st.db, p.org_id, &page).await?, &page))
+    Ok(Paged::from_rows(R::list(&st.db, p.org_id, &page).await?, &page).map(R::Answer::from))
 }
 
 /// One record, also a retired one (history may point at it).

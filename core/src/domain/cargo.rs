@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use utoipa::ToSchema;
 
 use super::{
-    fields::{ceiling, Day, Int, RecordId, Time},
+    fields::{ceiling, Amount, Day, Int, RecordId, Text, Time},
     kinds::{CargoUnit, DangerousPackaging},
     national::{
         is_turkish, CargoTypeCode, CityId, ExemptionCode, Nationality, PlaceId, Plate, TaxId, Title, TransportMode,
@@ -408,6 +408,208 @@ impl TryFrom<CargoIn> for CargoShipment {
             items,
         })
     }
+}
+
+/// A shipment as stored: the flat columns a [`CargoShipment`] is written as, read back by its
+/// row and shown by its answer. Read back as plain values, without the input's rules (which
+/// may grow stricter than what was stored under them).
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[schema(description = "A shipment's fields, as stored: absent where unset.")]
+pub struct CargoFields {
+    pub vehicle_id: i64,
+    pub driver_id: Option<i64>,
+    /// A second driver (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub second_driver_id: Option<i64>,
+    /// The trailer's plate (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trailer_plate: Option<String>,
+    pub transport_type: i16,
+    pub cargo_type: i32,
+    pub transport_mode: i16,
+    pub cargo_amount: f64,
+    pub cargo_unit: CargoUnit,
+    pub sender_tax_number: String,
+    pub sender_name: String,
+    pub receiver_tax_number: String,
+    pub receiver_name: String,
+    #[sqlx(try_from = "NaiveDate")]
+    pub loading_date: Day,
+    #[sqlx(try_from = "NaiveTime")]
+    pub loading_time: Time,
+    /// Absent when loading abroad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loading_city_id: Option<i32>,
+    /// Absent when loading abroad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loading_district_id: Option<i32>,
+    /// The country when loading abroad; absent in Türkiye.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loading_country: Option<String>,
+    #[sqlx(try_from = "NaiveDate")]
+    pub unloading_date: Day,
+    #[sqlx(try_from = "NaiveTime")]
+    pub unloading_time: Time,
+    /// Absent when unloading abroad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unloading_city_id: Option<i32>,
+    /// Absent when unloading abroad.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unloading_district_id: Option<i32>,
+    /// The country when unloading abroad; absent in Türkiye.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unloading_country: Option<String>,
+    /// Dangerous goods' UN number (absent for other goods).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub un_number: Option<String>,
+    /// How dangerous goods are carried (absent for other goods).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dangerous_packaging: Option<DangerousPackaging>,
+    /// The exemption dangerous goods travel under (absent when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dangerous_exemption: Option<String>,
+    /// The loads besides the shipment's own (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[sqlx(json)]
+    pub items: Vec<CargoItem>,
+}
+
+/// The stored shipment as its input, which a partial update is merged into.
+impl From<&CargoFields> for CargoIn {
+    fn from(c: &CargoFields) -> Self {
+        CargoIn {
+            vehicle_id: Int::stored(c.vehicle_id),
+            driver_id: c.driver_id.map(Int::stored),
+            second_driver_id: c.second_driver_id.map(Int::stored),
+            trailer_plate: c.trailer_plate.clone().map(Plate::stored),
+            transport_type: Int::stored(c.transport_type.into()),
+            cargo_type: Int::stored(c.cargo_type.into()),
+            transport_mode: Int::stored(c.transport_mode.into()),
+            cargo_amount: Amount::stored(c.cargo_amount),
+            cargo_unit: c.cargo_unit,
+            sender_tax_number: TaxId::stored(c.sender_tax_number.clone()),
+            sender_name: Text::stored(c.sender_name.clone()),
+            receiver_tax_number: TaxId::stored(c.receiver_tax_number.clone()),
+            receiver_name: Text::stored(c.receiver_name.clone()),
+            loading_date: c.loading_date,
+            loading_time: c.loading_time,
+            loading_city_id: c.loading_city_id.map(CityId),
+            loading_district_id: c.loading_district_id.map(PlaceId),
+            loading_country: c.loading_country.clone().map(Nationality::stored),
+            unloading_date: c.unloading_date,
+            unloading_time: c.unloading_time,
+            unloading_city_id: c.unloading_city_id.map(CityId),
+            unloading_district_id: c.unloading_district_id.map(PlaceId),
+            unloading_country: c.unloading_country.clone().map(Nationality::stored),
+            un_number: c.un_number.clone().map(UnNumber::stored),
+            dangerous_packaging: c.dangerous_packaging,
+            dangerous_exemption: c.dangerous_exemption.clone().map(ExemptionCode::stored),
+            items: (!c.items.is_empty()).then(|| c.items.iter().map(CargoItemIn::from).collect()),
+        }
+    }
+}
+
+impl From<&CargoItemIn> for CargoItem {
+    fn from(i: &CargoItemIn) -> CargoItem {
+        CargoItem {
+            // The bounds of the field's type fit the column's.
+            cargo_type: i.cargo_type.get() as i32,
+            cargo_amount: i.cargo_amount.get(),
+            cargo_unit: i.cargo_unit,
+            sender_tax_number: i.sender_tax_number.as_str().to_string(),
+            sender_name: i.sender_name.as_str().to_string(),
+            receiver_tax_number: i.receiver_tax_number.as_str().to_string(),
+            receiver_name: i.receiver_name.as_str().to_string(),
+            un_number: i.un_number.as_ref().map(|u| u.as_str().to_string()),
+            dangerous_packaging: i.dangerous_packaging,
+            dangerous_exemption: i.dangerous_exemption.as_ref().map(|e| e.as_str().to_string()),
+        }
+    }
+}
+
+impl From<&CargoItem> for CargoItemIn {
+    fn from(i: &CargoItem) -> CargoItemIn {
+        CargoItemIn {
+            cargo_type: Int::stored(i.cargo_type.into()),
+            cargo_amount: Amount::stored(i.cargo_amount),
+            cargo_unit: i.cargo_unit,
+            sender_tax_number: TaxId::stored(i.sender_tax_number.clone()),
+            sender_name: Text::stored(i.sender_name.clone()),
+            receiver_tax_number: TaxId::stored(i.receiver_tax_number.clone()),
+            receiver_name: Text::stored(i.receiver_name.clone()),
+            un_number: i.un_number.clone().map(UnNumber::stored),
+            dangerous_packaging: i.dangerous_packaging,
+            dangerous_exemption: i.dangerous_exemption.clone().map(ExemptionCode::stored),
+        }
+    }
+}
+
+/// A handover's columns: date, time, province, district, country.
+type HandoverColumns = (Day, Time, Option<i32>, Option<i32>, Option<String>);
+
+fn handover_columns(h: &Handover) -> HandoverColumns {
+    let (city, district, country) = match &h.place {
+        Site::Province { city_id, district_id } => (Some(*city_id), Some(*district_id), None),
+        Site::Abroad { country } => (None, None, Some(country.clone())),
+    };
+    (Day(h.date), Time(h.time), city, district, country)
+}
+
+impl From<&CargoShipment> for CargoFields {
+    fn from(c: &CargoShipment) -> CargoFields {
+        let (loading_date, loading_time, loading_city_id, loading_district_id, loading_country) =
+            handover_columns(&c.loading);
+        let (unloading_date, unloading_time, unloading_city_id, unloading_district_id, unloading_country) =
+            handover_columns(&c.unloading);
+        let dangerous = c.dangerous.as_ref();
+        CargoFields {
+            vehicle_id: c.vehicle_id,
+            driver_id: c.driver_id,
+            second_driver_id: c.second_driver_id,
+            trailer_plate: c.trailer_plate.clone(),
+            transport_type: c.goods.transport_type,
+            cargo_type: c.goods.cargo_type,
+            transport_mode: c.goods.transport_mode,
+            cargo_amount: c.goods.amount,
+            cargo_unit: c.goods.unit,
+            sender_tax_number: c.sender.tax_number.clone(),
+            sender_name: c.sender.name.clone(),
+            receiver_tax_number: c.receiver.tax_number.clone(),
+            receiver_name: c.receiver.name.clone(),
+            loading_date,
+            loading_time,
+            loading_city_id,
+            loading_district_id,
+            loading_country,
+            unloading_date,
+            unloading_time,
+            unloading_city_id,
+            unloading_district_id,
+            unloading_country,
+            un_number: dangerous.map(|d| d.un_number.clone()),
+            dangerous_packaging: dangerous.map(|d| d.packaging),
+            dangerous_exemption: dangerous.and_then(|d| d.exemption.clone()),
+            items: c.items.iter().map(CargoItem::from).collect(),
+        }
+    }
+}
+
+/// A further load as stored: plain values, read back without the input's rules.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct CargoItem {
+    pub cargo_type: i32,
+    pub cargo_amount: f64,
+    pub cargo_unit: CargoUnit,
+    pub sender_tax_number: String,
+    pub sender_name: String,
+    pub receiver_tax_number: String,
+    pub receiver_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub un_number: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous_packaging: Option<DangerousPackaging>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerous_exemption: Option<String>,
 }
 
 #[cfg(test)]

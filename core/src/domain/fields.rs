@@ -498,6 +498,13 @@ macro_rules! chrono_field {
         }
         field_impls!($name);
 
+        /// A stored value, read back as it was written.
+        impl From<$inner> for $name {
+            fn from(v: $inner) -> $name {
+                $name(v)
+            }
+        }
+
         impl Serialize for $name {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.collect_str(&self.0.format($fmt))

@@ -269,6 +269,101 @@ impl TryFrom<JourneyIn> for NewJourney {
     }
 }
 
+/// Context of a scheduled (tarifeli) trip, as stored and shown.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TarifeliContext {
+    pub firma_id: i64,
+    pub unet_guzergah_kodu: i64,
+    /// Departure place id (reference data).
+    pub kalkis_yer_id: i64,
+    /// Arrival place id (reference data).
+    pub varis_yer_id: i64,
+    /// Travel duration in hours, 1–72.
+    pub seyahat_suresi_saat: i64,
+}
+
+/// Where and when a journey leaves or arrives: a district in Türkiye, or a country and a
+/// place's name abroad.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[schema(as = Stop)]
+pub struct StoredStop {
+    pub date: Day,
+    pub time: Time,
+    /// District (or airport) id of the reference data, as a string of its digits; absent for a
+    /// stop abroad.
+    #[serde(serialize_with = "as_text", skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, pattern = "^[1-9][0-9]*$")]
+    pub district_id: Option<i32>,
+    /// A stop abroad's two-letter country code; absent in Türkiye.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub country: Option<String>,
+    /// A stop abroad's place name; absent in Türkiye.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
+}
+
+impl StoredStop {
+    /// The stop's place.
+    pub fn whereabouts(&self) -> Place {
+        match (self.district_id, &self.country, &self.place) {
+            (Some(d), _, _) => Place::District(d),
+            (None, c, p) => {
+                Place::Abroad { country: c.clone().unwrap_or_default(), name: p.clone().unwrap_or_default() }
+            }
+        }
+    }
+}
+
+impl From<&Stop> for StoredStop {
+    fn from(s: &Stop) -> StoredStop {
+        let (district_id, country, place) = match &s.place {
+            Place::District(d) => (Some(*d), None, None),
+            Place::Abroad { country, name } => (None, Some(country.clone()), Some(name.clone())),
+        };
+        StoredStop { date: Day(s.date), time: Time(s.time), district_id, country, place }
+    }
+}
+
+fn as_text<S: serde::Serializer>(id: &Option<i32>, s: S) -> Result<S::Ok, S::Error> {
+    match id {
+        Some(id) => s.collect_str(id),
+        None => s.serialize_none(),
+    }
+}
+
+impl From<&Scheduled> for TarifeliContext {
+    fn from(s: &Scheduled) -> TarifeliContext {
+        TarifeliContext {
+            firma_id: s.firma_id,
+            unet_guzergah_kodu: s.unet_guzergah_kodu,
+            kalkis_yer_id: s.kalkis_yer_id,
+            varis_yer_id: s.varis_yer_id,
+            seyahat_suresi_saat: s.seyahat_suresi_saat,
+        }
+    }
+}
+
+/// A journey as stored: what its row holds of the fields a request sets, read back as plain
+/// values and shown by its answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = JourneyFields, description = "A journey's fields, as stored.")]
+pub struct StoredJourney {
+    /// As given on create: a vehicle record id or a plate.
+    pub vehicle_id: String,
+    /// The plate the journey runs under.
+    pub plate: String,
+    /// The vehicle record, when the journey names one (by id or by a registered plate).
+    pub vehicle_record_id: Option<i64>,
+    pub departure: StoredStop,
+    pub arrival: StoredStop,
+    /// Present exactly when `trip_kind` is `tarifeli`.
+    pub tarifeli_context: Option<TarifeliContext>,
+    pub trip_kind: TripKind,
+    /// Crew, in the order given.
+    pub personnel_ids: Vec<i64>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,6 +22,7 @@ pub mod passenger;
 pub mod person;
 pub mod personal;
 pub mod preflight;
+pub mod stamp;
 pub mod vehicle;
 pub mod warnings;
 pub mod webhooks;

@@ -13,6 +13,7 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::{json, Value};
+use utoipa::ToSchema;
 
 use super::fields::{as_given, bounds, field_impls, pattern, string_field, upper, Field, Text};
 use super::Invalid;
@@ -121,11 +122,17 @@ fn check_identity(identity: &IdentityNumber, nationality: Option<&Nationality>) 
 }
 
 /// Who a person is to U-ETDS: an identity number and the nationality it belongs to, with the
-/// rule across the two ([`check_identity`]) holding. Made only by [`Identity::parse`], so a
-/// crew member or passenger value cannot carry a Turkish national without a valid T.C. number.
-#[derive(Clone, PartialEq, Eq)]
+/// rule across the two ([`check_identity`]) holding. Made by [`Identity::parse`], or read back
+/// from a row [`Identity::parse`] wrote, so a crew member or passenger value cannot carry a
+/// Turkish national without a valid T.C. number.
+#[derive(Clone, PartialEq, Eq, Serialize, ToSchema, sqlx::FromRow)]
+#[schema(description = "Who a person is: an identity number and the nationality it belongs to.")]
 pub struct Identity {
+    /// A T.C. kimlik numarası, or a passport or foreign identity number; upper-cased.
+    #[serde(rename = "identity_number")]
+    #[sqlx(rename = "identity_number")]
     number: String,
+    /// Two upper-case letters; `null` means Turkish, as `TR` does.
     nationality: Option<String>,
 }
 

@@ -59,10 +59,13 @@ pub struct PassengerIn {
     pub baggage: Option<Vec<Barcode>>,
 }
 
-/// A passenger whose every rule holds, in the shapes the journey keeps. Personal data, so not
-/// `Debug`: nothing can print it by accident.
-#[derive(Clone)]
+/// A passenger whose every rule holds, in the shapes the journey keeps: what a row reads and an
+/// answer shows of them. Personal data, so not `Debug`: nothing can print it by accident.
+#[derive(Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[schema(as = PassengerFields, description = "A passenger's fields, as stored: `null` where unset.")]
 pub struct NewPassenger {
+    #[serde(flatten)]
+    #[sqlx(flatten)]
     pub identity: Identity,
     pub first_name: String,
     pub last_name: String,
@@ -74,6 +77,8 @@ pub struct NewPassenger {
     pub amount: Option<f64>,
     pub seat_no: Option<String>,
     pub phone: Option<String>,
+    /// Baggage barcodes (empty when none).
+    #[sqlx(json)]
     pub baggage: Vec<String>,
 }
 

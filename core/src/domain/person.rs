@@ -35,10 +35,13 @@ pub struct PersonIn {
     pub hes_code: Option<HesCode>,
 }
 
-/// A crew member whose every rule holds, in the shapes the registry keeps. Personal data, so
-/// not `Debug`: nothing can print it by accident.
-#[derive(Clone)]
+/// A crew member whose every rule holds, in the shapes the registry keeps: what a row reads
+/// and an answer shows of them. Personal data, so not `Debug`: nothing can print it by accident.
+#[derive(Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[schema(as = PersonFields, description = "A crew member's fields, as stored: `null` where unset.")]
 pub struct NewPerson {
+    #[serde(flatten)]
+    #[sqlx(flatten)]
     pub identity: Identity,
     pub first_name: String,
     pub last_name: String,

@@ -30,8 +30,10 @@ pub struct VehicleIn {
     pub phone: Option<Phone>,
 }
 
-/// A vehicle whose every field holds its rule, in the shapes the registry keeps.
-#[derive(Debug, Clone)]
+/// A vehicle whose every field holds its rule, in the shapes the registry keeps: what a row
+/// reads and an answer shows of it.
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[schema(as = VehicleFields, description = "A vehicle's fields, as stored: the plate normalized, `null` where unset.")]
 pub struct NewVehicle {
     /// Normalized (upper case, no spaces).
     pub plate: String,

@@ -4,19 +4,20 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::prelude::*;
+use crate::v1::answers::CargoOut;
 use crate::v1::resource::{
     created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched, refuse_erased,
     vanished_reference, Created,
 };
 pub use tns_core::domain::cargo::{CargoIn, CargoItemIn};
 use tns_core::domain::{
-    cargo::CargoShipment,
+    cargo::{CargoFields, CargoShipment},
     fields::{Cursor, Limit},
     kinds::{RecordStatus, RegistryStatus, TargetType},
 };
 use tns_store::{
     self as db,
-    cargo::{Cargo, CargoFields},
+    cargo::Cargo,
     pagination::{Page, Paged},
 };
 
@@ -53,7 +54,7 @@ async fn resolve(st: &AppState, org: OrgId, shipment: &CargoShipment) -> ApiResu
 
 /// Create a shipment (status `draft`). Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/cargo", operation_id = "create_cargo", tag = "cargo", request_body = CargoIn,
-    responses((status = 201, body = Cargo),
+    responses((status = 201, body = CargoOut),
               (status = 404, body = ErrorBody, description = "`vehicle_id`, `driver_id` or `second_driver_id` names no active record of the organization"),
               (status = 409, body = ErrorBody, description = "The organization's downstream would refuse a value (its plugin screens the shipment; `detail` names each field)"),
               (status = 422, body = ErrorBody, description = "A field breaks its rule, or a rule across fields: a district not in its province, unloading before loading")),
@@ -62,8 +63,8 @@ pub async fn create(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
     ApiJson(input): ApiJson<CargoIn>,
-) -> ApiResult<Created<Cargo>> {
-    Ok(created(create_shipment(&st, &p, input).await?))
+) -> ApiResult<Created<CargoOut>> {
+    Ok(created(create_shipment(&st, &p, input).await?.into()))
 }
 
 /// Create a shipment of `input` (status `draft`) in `p`'s organization, made by `p`.
@@ -103,14 +104,14 @@ pub struct CargoQuery {
 
 /// Shipments, newest first, optionally by status. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/cargo", operation_id = "list_cargo", tag = "cargo", params(CargoQuery),
-    responses((status = 200, body = Paged<Cargo>)),
+    responses((status = 200, body = Paged<CargoOut>)),
     security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn list(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<CargoQuery>,
-) -> ApiResult<Json<Paged<Cargo>>> {
-    list_page(&st, p.org_id, &q).await.map(Json)
+) -> ApiResult<Json<Paged<CargoOut>>> {
+    Ok(Json(list_page(&st, p.org_id, &q).await?.map(CargoOut::from)))
 }
 
 /// A page of `org`'s shipments, newest first, by the filter of `q`.
@@ -126,14 +127,14 @@ pub async fn load(st: &AppState, org: OrgId, id: i64) -> ApiResult<Cargo> {
 
 /// One shipment. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/cargo/{id}", operation_id = "get_cargo", tag = "cargo", params(("id" = i64, Path)),
-    responses((status = 200, body = Cargo)),
+    responses((status = 200, body = CargoOut)),
     security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn get(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
     ApiPath(id): ApiPath<i64>,
-) -> ApiResult<Json<Cargo>> {
-    load(&st, p.org_id, id).await.map(Json)
+) -> ApiResult<Json<CargoOut>> {
+    load(&st, p.org_id, id).await.map(|c| Json(c.into()))
 }
 
 /// Change any subset of a shipment's fields; answers the whole record. A delivered one's change
@@ -142,7 +143,7 @@ pub async fn get(
 /// `journeys:write`.
 #[utoipa::path(put, path = "/portal/cargo/{id}", operation_id = "update_cargo", tag = "cargo", params(("id" = i64, Path)),
     request_body = CargoPatch,
-    responses((status = 200, body = Cargo),
+    responses((status = 200, body = CargoOut),
               (status = 404, body = ErrorBody, description = "No such shipment, or `vehicle_id`, `driver_id` or `second_driver_id` names no active record"),
               (status = 409, body = ErrorBody, description = "A submission of it is pending, it is cancelled, its parties' data was erased past the retention period, the merged shipment breaks a rule across fields, or the organization's downstream would refuse a value (`detail` names each field)")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
@@ -151,8 +152,8 @@ pub async fn update(
     p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
-) -> ApiResult<Json<Cargo>> {
-    update_shipment(&st, &p, id, &patch).await.map(Json)
+) -> ApiResult<Json<CargoOut>> {
+    update_shipment(&st, &p, id, &patch).await.map(|c| Json(c.into()))
 }
 
 /// Change `p`'s organization's shipment `id` by the merge patch `patch`, changed by `p`.
@@ -162,7 +163,7 @@ pub async fn update_shipment(st: &AppState, p: &Principal, id: i64, patch: &serd
         return Err(not_editable("cargo shipment", id, current.status));
     }
     refuse_erased(&st.db, TargetType::Cargo, p.org_id, id).await?;
-    let merged = patched(&CargoIn::from(&current), patch)?;
+    let merged = patched(&CargoIn::from(&current.shipment), patch)?;
     let f = resolve(st, p.org_id, &CargoShipment::try_from(merged).map_err(merged_conflict)?).await?;
     let mut tx = st.db.begin().await?;
     match db::cargo::update_editable(&mut tx, p.org_id, id, &f, &p.credential_id())

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::prelude::*;
+use crate::v1::answers::JourneyOut;
 use crate::v1::resource::{
     created, delete_draft, merged_conflict, missing_reference, not_editable, not_found, patched, vanished_reference,
     Created,
@@ -54,7 +55,7 @@ async fn resolve(st: &AppState, org: OrgId, journey: &NewJourney) -> ApiResult<J
 
 /// Create a journey (status `draft`). Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/journeys", operation_id = "create_journey", tag = "journeys", request_body = JourneyIn,
-    responses((status = 201, body = Journey),
+    responses((status = 201, body = JourneyOut),
               (status = 404, body = ErrorBody, description = "`vehicle_id` (a record id) or a `personnel_ids` entry names no active record of the organization"),
               (status = 422, body = ErrorBody, description = "A field breaks its rule, or a rule across fields: arrival before departure, `tarifeli_context` missing for a tarifeli trip or present for a tarifesiz one")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
@@ -62,8 +63,8 @@ pub async fn create(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
     ApiJson(input): ApiJson<JourneyIn>,
-) -> ApiResult<Created<Journey>> {
-    create_journey(&st, &p, input).await.map(created)
+) -> ApiResult<Created<JourneyOut>> {
+    create_journey(&st, &p, input).await.map(|j| created(j.into()))
 }
 
 /// Create a journey in `p`'s organization, made by `p` (what `POST /portal/journeys` does once
@@ -97,14 +98,14 @@ pub struct JourneyQuery {
 
 /// Journeys, newest first, filtered by status and departure date range. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/journeys", operation_id = "list_journeys", tag = "journeys", params(JourneyQuery),
-    responses((status = 200, body = Paged<Journey>)),
+    responses((status = 200, body = Paged<JourneyOut>)),
     security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn list(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
     ApiQuery(q): ApiQuery<JourneyQuery>,
-) -> ApiResult<Json<Paged<Journey>>> {
-    list_journeys(&st, p.org_id, &q).await.map(Json)
+) -> ApiResult<Json<Paged<JourneyOut>>> {
+    Ok(Json(list_journeys(&st, p.org_id, &q).await?.map(JourneyOut::from)))
 }
 
 /// A page of `org`'s journeys as `GET /portal/journeys` lists them for query `q`.
@@ -132,14 +133,14 @@ fn no_vehicle(f: &JourneyFields) -> ApiError {
 
 /// One journey. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/journeys/{id}", operation_id = "get_journey", tag = "journeys", params(("id" = i64, Path)),
-    responses((status = 200, body = Journey)),
+    responses((status = 200, body = JourneyOut)),
     security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn get(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
     ApiPath(id): ApiPath<i64>,
-) -> ApiResult<Json<Journey>> {
-    load(&st, p.org_id, id).await.map(Json)
+) -> ApiResult<Json<JourneyOut>> {
+    load(&st, p.org_id, id).await.map(|j| Json(j.into()))
 }
 
 /// Change any subset of a journey's fields; answers the whole record. A draft (or a journey
@@ -149,7 +150,7 @@ pub async fn get(
 /// is cancelled. Scope `journeys:write`.
 #[utoipa::path(put, path = "/portal/journeys/{id}", operation_id = "update_journey", tag = "journeys", params(("id" = i64, Path)),
     request_body = JourneyPatch,
-    responses((status = 200, body = Journey),
+    responses((status = 200, body = JourneyOut),
               (status = 404, body = ErrorBody, description = "No such journey, or the body names a vehicle or person the organization has not active"),
               (status = 409, body = ErrorBody, description = "A submission of it is pending, it is cancelled, a delivered journey's kind or context would change, or the merged journey breaks a rule across fields")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
@@ -158,8 +159,8 @@ pub async fn update(
     p: Caller<JourneysWrite>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(patch): ApiJson<serde_json::Value>,
-) -> ApiResult<Json<Journey>> {
-    update_journey(&st, &p, id, &patch).await.map(Json)
+) -> ApiResult<Json<JourneyOut>> {
+    update_journey(&st, &p, id, &patch).await.map(|j| Json(j.into()))
 }
 
 /// Change journey `id` of `p`'s organization by a merge `patch`, changed by `p` (what
@@ -173,7 +174,8 @@ pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde
     let merged = patched(&JourneyIn::from(&current), patch)?;
     let f = resolve(st, org, &NewJourney::try_from(merged).map_err(merged_conflict)?).await?;
     if current.downstream_reference.is_some() {
-        if f.trip_kind != current.trip_kind || f.tarifeli_context != current.tarifeli_context {
+        let stored = &current.journey;
+        if f.trip_kind != stored.trip_kind || f.tarifeli_context != stored.tarifeli_context {
             return Err(ApiError::Conflict(
                 Code::NotEditable,
                 format!(
@@ -184,10 +186,10 @@ pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde
         }
         // U-ETDS's scheduled service publishes no trip update: a notified scheduled trip keeps
         // its vehicle, times and places.
-        let same_trip = f.vehicle.as_ref_text() == current.vehicle_id
-            && f.departure == current.departure
-            && f.arrival == current.arrival;
-        if current.trip_kind == TripKind::Tarifeli && !same_trip {
+        let same_trip = f.vehicle.as_ref_text() == stored.vehicle_id
+            && f.departure == stored.departure
+            && f.arrival == stored.arrival;
+        if stored.trip_kind == TripKind::Tarifeli && !same_trip {
             return Err(ApiError::Conflict(
                 Code::NotEditable,
                 format!(

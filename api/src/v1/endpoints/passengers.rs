@@ -6,6 +6,7 @@ use sqlx::PgConnection;
 use utoipa::ToSchema;
 
 use super::prelude::*;
+use crate::v1::answers::PassengerOut;
 use crate::v1::resource::{
     conflict_on, created, merged_conflict, not_found, patched, refuse_erased, Created, ListQuery,
 };
@@ -15,11 +16,7 @@ use tns_core::domain::{
     national::{baggage_rule, identity_rule},
     passenger::{Manifest, NewPassenger},
 };
-use tns_store::{
-    self as db,
-    pagination::Paged,
-    passengers::{Passenger, MAX_PER_JOURNEY},
-};
+use tns_store::{self as db, pagination::Paged, passengers::MAX_PER_JOURNEY};
 
 patch_schema!(PassengerPatch, PassengerIn);
 
@@ -82,14 +79,14 @@ async fn check_baggage(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
 /// Scope `journeys:write`.
 #[utoipa::path(post, path = "/portal/journeys/{id}/passengers", operation_id = "create_passenger", tag = "journeys", params(("id" = i64, Path)),
     request_body = PassengerIn,
-    responses((status = 201, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, its people's data was erased past the retention period, it already has a passenger with this identity number, would exceed its passenger limit, or another passenger of it carries one of the baggage barcodes")),
+    responses((status = 201, body = PassengerOut), (status = 409, body = ErrorBody, description = "The journey is cancelled, its people's data was erased past the retention period, it already has a passenger with this identity number, would exceed its passenger limit, or another passenger of it carries one of the baggage barcodes")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn create(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
     ApiPath(journey): ApiPath<i64>,
     ApiJson(input): ApiJson<PassengerIn>,
-) -> ApiResult<Created<Passenger>> {
+) -> ApiResult<Created<PassengerOut>> {
     let passenger = NewPassenger::try_from(input)?;
     let mut tx = st.db.begin().await?;
     lock_journey(&mut tx, p.org_id, journey).await?;
@@ -101,24 +98,26 @@ pub async fn create(
     check_baggage(&mut tx, journey).await?;
     tx.commit().await?;
     let row = rows.pop().ok_or_else(|| anyhow::anyhow!("insert returned no row"))?;
-    Ok(created(row.passenger))
+    Ok(created(row.passenger.into()))
 }
 
 /// A journey's passengers, newest first. Scope `journeys:read`.
 #[utoipa::path(get, path = "/portal/journeys/{id}/passengers", operation_id = "list_passengers", tag = "journeys", params(("id" = i64, Path), ListQuery),
-    responses((status = 200, body = Paged<Passenger>)),
+    responses((status = 200, body = Paged<PassengerOut>)),
     security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
 pub async fn list(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
     ApiPath(journey): ApiPath<i64>,
     ApiQuery(q): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Paged<Passenger>>> {
+) -> ApiResult<Json<Paged<PassengerOut>>> {
     let page = q.page();
     if db::journeys::status(&st.db, p.org_id, journey).await?.is_none() {
         return Err(not_found("journey", journey));
     }
-    Ok(Json(Paged::from_rows(db::passengers::list(&st.db, p.org_id, journey, &page).await?, &page)))
+    Ok(Json(
+        Paged::from_rows(db::passengers::list(&st.db, p.org_id, journey, &page).await?, &page).map(PassengerOut::from),
+    ))
 }
 
 /// Change any subset of a passenger's fields; answers the whole record. 409 once the journey is
@@ -126,14 +125,14 @@ pub async fn list(
 #[utoipa::path(put, path = "/portal/journeys/{id}/passengers/{passenger_id}", operation_id = "update_passenger", tag = "journeys",
     params(("id" = i64, Path), ("passenger_id" = i64, Path)),
     request_body = PassengerPatch,
-    responses((status = 200, body = Passenger), (status = 409, body = ErrorBody, description = "The journey is cancelled, its people's data was erased past the retention period, another passenger of it has this identity number or one of the baggage barcodes, or the merged passenger breaks a rule across fields")),
+    responses((status = 200, body = PassengerOut), (status = 409, body = ErrorBody, description = "The journey is cancelled, its people's data was erased past the retention period, another passenger of it has this identity number or one of the baggage barcodes, or the merged passenger breaks a rule across fields")),
     security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
 pub async fn update(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
     ApiPath((journey, id)): ApiPath<(i64, i64)>,
     ApiJson(patch): ApiJson<serde_json::Value>,
-) -> ApiResult<Json<Passenger>> {
+) -> ApiResult<Json<PassengerOut>> {
     open_journey(journey, db::journeys::status(&st.db, p.org_id, journey).await?)?;
     let current =
         db::passengers::get(&st.db, p.org_id, journey, id).await?.ok_or_else(|| not_found("passenger", id))?;
@@ -147,7 +146,7 @@ pub async fn update(
         .ok_or_else(|| not_found("passenger", id))?;
     check_baggage(&mut tx, journey).await?;
     tx.commit().await?;
-    Ok(Json(row))
+    Ok(Json(row.into()))
 }
 
 /// Remove a passenger. 409 once the journey is cancelled. Scope `journeys:write`.
@@ -168,12 +167,12 @@ pub async fn delete(
     Ok(Json(OkBody::default()))
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct BulkOut {
     pub created: usize,
     pub updated: usize,
     /// The stored records, one per identity number, in the order of their first entry.
-    pub data: Vec<Passenger>,
+    pub data: Vec<PassengerOut>,
 }
 
 /// Create or update up to 1000 passengers by identity number, all or nothing: one invalid
@@ -219,10 +218,10 @@ pub async fn upsert(
     check_baggage(&mut tx, journey).await?;
     tx.commit().await?;
     if let Some(m) = manifest {
-        rows.sort_by_key(|r| m.position(&r.passenger.identity_number));
+        rows.sort_by_key(|r| m.position(r.passenger.passenger.identity.number()));
     }
     let created = rows.iter().filter(|r| r.inserted).count();
-    Ok(BulkOut { created, updated: rows.len() - created, data: rows.into_iter().map(|r| r.passenger).collect() })
+    Ok(BulkOut { created, updated: rows.len() - created, data: rows.into_iter().map(|r| r.passenger.into()).collect() })
 }
 
 /// This module's routes, with their OpenAPI operations.

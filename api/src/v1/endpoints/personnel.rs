@@ -1,6 +1,7 @@
 //! `/portal/personnel`: create, list, get, partial update, delete (retire).
 
 use crate::v1::{
+    answers::PersonOut,
     openapi::{patch_schema, AcrossFields},
     registry::{registry_endpoints, registry_store, Registry},
 };
@@ -20,6 +21,7 @@ pub struct Personnel;
 
 impl Registry for Personnel {
     type Record = Person;
+    type Answer = PersonOut;
     type Input = PersonIn;
     type Value = NewPerson;
     const KIND: &'static str = "person";
@@ -39,7 +41,7 @@ impl Registry for Personnel {
 }
 
 registry_endpoints! {
-    registry: Personnel, record: Person, input: PersonIn, patch: PersonPatch, tag: "personnel",
+    registry: Personnel, answer: PersonOut, input: PersonIn, patch: PersonPatch, tag: "personnel",
     path: "/portal/personnel", one: "/portal/personnel/{id}";
     /// Register a person. Scope `journeys:write`.
     create: "create_person", duplicate: "identity number already registered";

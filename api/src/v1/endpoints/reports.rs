@@ -118,7 +118,7 @@ pub async fn journey_report(st: &AppState, org: OrgId, id: i64) -> ApiResult<Res
     let mut conn = st.db.acquire().await?;
     let j = db::journeys::get(&mut conn, org, id).await?.ok_or_else(|| not_found("journey", id))?;
     drop(conn);
-    let kind = if j.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
+    let kind = if j.journey.trip_kind == TripKind::Tarifeli { Kind::Scheduled } else { Kind::NonScheduled };
     report(st, org, Target::Journey(id), j.downstream_reference, kind).await
 }
 

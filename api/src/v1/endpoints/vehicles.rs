@@ -1,6 +1,7 @@
 //! `/portal/vehicles`: create, list, get, partial update, delete (retire).
 
 use crate::v1::{
+    answers::VehicleOut,
     openapi::patch_schema,
     registry::{registry_endpoints, registry_store, Registry},
 };
@@ -14,6 +15,7 @@ pub struct Vehicles;
 
 impl Registry for Vehicles {
     type Record = Vehicle;
+    type Answer = VehicleOut;
     type Input = VehicleIn;
     type Value = NewVehicle;
     const KIND: &'static str = "vehicle";
@@ -33,7 +35,7 @@ impl Registry for Vehicles {
 }
 
 registry_endpoints! {
-    registry: Vehicles, record: Vehicle, input: VehicleIn, patch: VehiclePatch, tag: "vehicles",
+    registry: Vehicles, answer: VehicleOut, input: VehicleIn, patch: VehiclePatch, tag: "vehicles",
     path: "/portal/vehicles", one: "/portal/vehicles/{id}";
     /// Register a vehicle. Scope `journeys:write`.
     create: "create_vehicle", duplicate: "plate already registered";
