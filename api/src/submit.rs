@@ -9,7 +9,7 @@
 //! the answer.
 
 use tns_adapter::{Amendment, Cancellation, GoodsChange, Kind, NoShow, Reactivation, Records, Work};
-use tns_core::ids::OrgId;
+use tns_core::ids::{JourneyId, OrgId, PassengerId, PersonId};
 
 use crate::{
     error::{ApiError, ApiResult, Code},
@@ -18,7 +18,7 @@ use crate::{
     v1::resource::refuse_erased,
 };
 use tns_core::domain::{
-    kinds::{Operation, RecordStatus, RoleType, TargetType, TripKind},
+    kinds::{Operation, RecordStatus, RoleType, TripKind},
     warnings::{self, JourneyFacts, Warning},
 };
 use tns_store::{
@@ -36,7 +36,7 @@ enum Submitting {
 /// the pending one, or the delivering one when nothing changed since.
 pub async fn submit(st: &AppState, org: OrgId, target: Target, by: &str) -> ApiResult<Submission> {
     // Nothing to ask the downstream about an erased record's people (checked again under the lock).
-    refuse_erased(&st.db, target.kind(), org, target.id()).await?;
+    refuse_erased(&st.db, target, org).await?;
     // Before the transaction: the checks wait on the downstream, the record's lock must not.
     let checked = crate::preflight::run(st, org, target).await?;
     let mut tx = st.db.begin().await?;
@@ -50,7 +50,7 @@ pub async fn submit(st: &AppState, org: OrgId, target: Target, by: &str) -> ApiR
                 return Ok(pending);
             }
             refuse_cancelled(target, status)?;
-            refuse_erased(&mut *tx, TargetType::Journey, org, id).await?;
+            refuse_erased(&mut *tx, Target::Journey(id), org).await?;
             journey_submitting(st, &mut tx, org, id).await?
         }
         Target::Cargo(id) => {
@@ -61,7 +61,7 @@ pub async fn submit(st: &AppState, org: OrgId, target: Target, by: &str) -> ApiR
                 return Ok(pending);
             }
             refuse_cancelled(target, cargo.status)?;
-            refuse_erased(&mut *tx, TargetType::Cargo, org, id).await?;
+            refuse_erased(&mut *tx, Target::Cargo(id), org).await?;
             cargo_submitting(st, &mut tx, org, &cargo).await?
         }
     };
@@ -245,15 +245,15 @@ async fn locked(
 pub async fn no_show(
     st: &AppState,
     org: OrgId,
-    id: i64,
-    passenger: i64,
+    id: JourneyId,
+    passenger: PassengerId,
     note: Option<String>,
     by: &str,
 ) -> ApiResult<Submission> {
     let target = Target::Journey(id);
     let mut tx = st.db.begin().await?;
     let j = locked_journey(&mut tx, org, id).await?;
-    refuse_erased(&mut *tx, TargetType::Journey, org, id).await?;
+    refuse_erased(&mut *tx, Target::Journey(id), org).await?;
     let p = db::passengers::get(&mut *tx, org, id, passenger)
         .await?
         .ok_or_else(|| ApiError::not_found("passenger", passenger))?;
@@ -298,7 +298,7 @@ pub async fn no_show(
 }
 
 /// The journey `id` of `org`, locked for the transaction (a concurrent submit of it waits).
-async fn locked_journey(tx: &mut sqlx::PgConnection, org: OrgId, id: i64) -> ApiResult<db::journeys::Journey> {
+async fn locked_journey(tx: &mut sqlx::PgConnection, org: OrgId, id: JourneyId) -> ApiResult<db::journeys::Journey> {
     db::journeys::lock(&mut *tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
     db::journeys::get(&mut *tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))
 }
@@ -340,7 +340,12 @@ async fn unchanged(tx: &mut sqlx::PgConnection, org: OrgId, target: Target) -> A
 
 /// A journey not yet delivered goes out whole; a delivered one as the difference since (trip
 /// fields, crew, passengers), to the adapter that holds it.
-async fn journey_submitting(st: &AppState, tx: &mut sqlx::PgConnection, org: OrgId, id: i64) -> ApiResult<Submitting> {
+async fn journey_submitting(
+    st: &AppState,
+    tx: &mut sqlx::PgConnection,
+    org: OrgId,
+    id: JourneyId,
+) -> ApiResult<Submitting> {
     let journey = db::journeys::get(tx, org, id).await?.ok_or_else(|| ApiError::not_found("journey", id))?;
     let passengers = db::passengers::all_of(tx, org, id).await?;
     let crew = db::personnel::crew_of(tx, org, id).await?;
@@ -377,7 +382,11 @@ async fn journey_submitting(st: &AppState, tx: &mut sqlx::PgConnection, org: Org
 }
 
 /// A personnel record named by a shipment, whatever its status now.
-async fn person(tx: &mut sqlx::PgConnection, org: OrgId, id: Option<i64>) -> ApiResult<Option<db::personnel::Person>> {
+async fn person(
+    tx: &mut sqlx::PgConnection,
+    org: OrgId,
+    id: Option<PersonId>,
+) -> ApiResult<Option<db::personnel::Person>> {
     Ok(match id {
         Some(id) => db::personnel::get(&mut *tx, org, id).await?,
         None => None,

@@ -36,3 +36,86 @@ impl OrgId {
         OrgId(id)
     }
 }
+
+/// Record ids, one type per kind of record, so that a journey's id cannot be passed where a
+/// shipment's or a vehicle's is meant. Unlike [`OrgId`] they come from requests too (a path, a
+/// body's reference): every query that takes one also takes the [`OrgId`], which is what keeps
+/// tenants apart. They serialize and deserialize as the plain number; a field of one is
+/// documented as `#[schema(value_type = i64)]`.
+macro_rules! record_ids {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize, sqlx::Type,
+        )]
+        #[serde(transparent)]
+        #[sqlx(transparent)]
+        pub struct $name(pub i64);
+
+        impl $name {
+            /// The number, for cursors, labels and messages.
+            pub fn get(self) -> i64 {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+
+        impl From<$name> for i64 {
+            fn from(id: $name) -> i64 {
+                id.0
+            }
+        }
+    )*};
+}
+
+record_ids! {
+    /// A vehicle of an organization's registry.
+    VehicleId;
+    /// A crew member of an organization's personnel registry.
+    PersonId;
+    /// A journey.
+    JourneyId;
+    /// A passenger of a journey.
+    PassengerId;
+    /// A cargo shipment.
+    CargoId;
+}
+
+/// A record a submission is of: a journey or a cargo shipment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    Journey(JourneyId),
+    Cargo(CargoId),
+}
+
+impl Target {
+    pub fn kind(self) -> crate::domain::kinds::TargetType {
+        use crate::domain::kinds::TargetType;
+        match self {
+            Target::Journey(_) => TargetType::Journey,
+            Target::Cargo(_) => TargetType::Cargo,
+        }
+    }
+
+    /// The record's number, as the `target_id` columns hold it.
+    pub fn id(self) -> i64 {
+        match self {
+            Target::Journey(id) => id.get(),
+            Target::Cargo(id) => id.get(),
+        }
+    }
+
+    /// The record of `kind` numbered `id` (a `target_type`, `target_id` pair read back).
+    pub fn of(kind: crate::domain::kinds::TargetType, id: i64) -> Target {
+        use crate::domain::kinds::TargetType;
+        match kind {
+            TargetType::Journey => Target::Journey(JourneyId(id)),
+            TargetType::Cargo => Target::Cargo(CargoId(id)),
+        }
+    }
+}

@@ -56,7 +56,7 @@ impl ApiError {
     }
 
     /// 404 for a record the organization does not have (another organization's included).
-    pub fn not_found(kind: &str, id: i64) -> ApiError {
+    pub fn not_found(kind: &str, id: impl std::fmt::Display) -> ApiError {
         ApiError::NotFound(format!("no {kind} with id {id}"))
     }
 

@@ -1,7 +1,7 @@
 //! Cargo shipment rows, scoped by organization.
 
 use sqlx::{types::Json, PgConnection, PgPool};
-use tns_core::ids::OrgId;
+use tns_core::ids::{CargoId, OrgId};
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 use tns_core::domain::{cargo::CargoFields, kinds::RecordStatus, stamp::Stamp};
@@ -9,7 +9,7 @@ use tns_core::domain::{cargo::CargoFields, kinds::RecordStatus, stamp::Stamp};
 /// A shipment's row: its fields as a request set them, its state and its stamp.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Cargo {
-    pub id: i64,
+    pub id: CargoId,
     #[sqlx(flatten)]
     pub shipment: CargoFields,
     /// Mirrors the latest submission: `draft` until submitted.
@@ -22,7 +22,7 @@ pub struct Cargo {
 
 impl Keyed for Cargo {
     fn key(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -110,7 +110,7 @@ pub async fn insert(db: &mut PgConnection, org: OrgId, c: &CargoFields, by: &str
 pub async fn update_editable(
     db: &mut PgConnection,
     org: OrgId,
-    id: i64,
+    id: CargoId,
     c: &CargoFields,
     by: &str,
 ) -> sqlx::Result<Option<Cargo>> {
@@ -127,7 +127,7 @@ pub async fn update_editable(
 /// Erase the senders and receivers (a tax number may be a person's T.C. number, a name a
 /// person's) of shipments `ids` and of each of their further loads, and mark them erased. The
 /// drivers are people of the register, erased once retired.
-pub async fn erase_parties(tx: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u64> {
+pub async fn erase_parties(tx: &mut PgConnection, ids: &[CargoId]) -> sqlx::Result<u64> {
     let r = sqlx::query(
         "UPDATE cargo SET sender_tax_number = $2, sender_name = $2, receiver_tax_number = $2, receiver_name = $2,
                 items = (SELECT COALESCE(jsonb_agg(i || jsonb_build_object('sender_tax_number', $2::text,
@@ -144,16 +144,21 @@ pub async fn erase_parties(tx: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u
     Ok(r.rows_affected())
 }
 
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Result<Option<Cargo>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: CargoId) -> sqlx::Result<Option<Cargo>> {
     get_locking(db, org, id, "").await
 }
 
 /// The shipment, its row locked until the transaction ends (submissions serialize on it).
-pub async fn get_for_update(tx: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<Option<Cargo>> {
+pub async fn get_for_update(tx: &mut PgConnection, org: OrgId, id: CargoId) -> sqlx::Result<Option<Cargo>> {
     get_locking(tx, org, id, " FOR UPDATE").await
 }
 
-async fn get_locking(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64, lock: &str) -> sqlx::Result<Option<Cargo>> {
+async fn get_locking(
+    db: impl sqlx::PgExecutor<'_>,
+    org: OrgId,
+    id: CargoId,
+    lock: &str,
+) -> sqlx::Result<Option<Cargo>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM cargo WHERE org_id = $1 AND id = $2{lock}"))
         .bind(org)
         .bind(id)

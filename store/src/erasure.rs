@@ -7,7 +7,10 @@
 //! or on two replicas at once, erases nothing twice.
 
 use sqlx::PgPool;
-use tns_core::domain::kinds::TargetType;
+use tns_core::{
+    domain::kinds::TargetType,
+    ids::{CargoId, JourneyId},
+};
 
 use crate::{cargo, journeys, passengers, personnel, records, submissions};
 
@@ -19,7 +22,7 @@ pub async fn journeys(db: &PgPool, days: u32, batch: i64) -> sqlx::Result<u64> {
     if due.is_empty() {
         return Ok(0);
     }
-    let ids: Vec<i64> = due.iter().map(|(id, _)| *id).collect();
+    let ids: Vec<JourneyId> = due.iter().map(|(id, _)| JourneyId(*id)).collect();
     passengers::erase_of(&mut tx, &ids).await?;
     submissions::erasure::erase_of(&mut tx, TargetType::Journey, &due).await?;
     let n = journeys::mark_erased(&mut tx, &ids).await?;
@@ -35,7 +38,7 @@ pub async fn shipments(db: &PgPool, days: u32, batch: i64) -> sqlx::Result<u64> 
     if due.is_empty() {
         return Ok(0);
     }
-    let ids: Vec<i64> = due.iter().map(|(id, _)| *id).collect();
+    let ids: Vec<CargoId> = due.iter().map(|(id, _)| CargoId(*id)).collect();
     submissions::erasure::erase_of(&mut tx, TargetType::Cargo, &due).await?;
     let n = cargo::erase_parties(&mut tx, &ids).await?;
     tx.commit().await?;

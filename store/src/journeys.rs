@@ -2,13 +2,13 @@
 
 use chrono::{NaiveDate, NaiveTime};
 use sqlx::{types::Json, PgConnection, PgPool};
-use tns_core::ids::OrgId;
+use tns_core::ids::{JourneyId, OrgId, PersonId, Target, VehicleId};
 
 use crate::pagination::{close_ids_then_rows, ids_then_rows, Keyed, Page};
 use tns_core::domain::{
     fields::{Day, Int, Text, Time},
     journey::{JourneyIn, NewJourney, StopIn, StoredJourney, TarifeliIn},
-    kinds::{RecordStatus, TargetType, TripKind},
+    kinds::{RecordStatus, TripKind},
     national::{Crew, Nationality, PlaceId, VehicleRef},
     stamp::Stamp,
 };
@@ -18,7 +18,7 @@ pub use tns_core::domain::journey::{StoredStop as Stop, TarifeliContext};
 /// A journey as read: its fields as a request set them, its state and its stamp.
 #[derive(Debug, Clone)]
 pub struct Journey {
-    pub id: i64,
+    pub id: JourneyId,
     pub journey: StoredJourney,
     /// Mirrors the latest submission: `draft` until submitted.
     pub status: RecordStatus,
@@ -29,16 +29,16 @@ pub struct Journey {
 
 impl Keyed for Journey {
     fn key(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
 #[derive(sqlx::FromRow)]
 struct Row {
-    id: i64,
+    id: JourneyId,
     vehicle_ref: String,
     plate: String,
-    vehicle_record_id: Option<i64>,
+    vehicle_record_id: Option<VehicleId>,
     departure_date: NaiveDate,
     departure_time: NaiveTime,
     departure_district_id: Option<i32>,
@@ -51,7 +51,7 @@ struct Row {
     arrival_place: Option<String>,
     tarifeli_context: Option<Json<TarifeliContext>>,
     trip_kind: TripKind,
-    personnel_ids: Vec<i64>,
+    personnel_ids: Vec<PersonId>,
     status: RecordStatus,
     downstream_reference: Option<String>,
     #[sqlx(flatten)]
@@ -90,7 +90,7 @@ impl From<Row> for Journey {
 #[derive(Debug, Clone)]
 pub enum VehicleChoice {
     /// A vehicle record of the organization, which must be active.
-    Record(i64),
+    Record(VehicleId),
     /// A plate (normalized); linked to the active vehicle holding it, if any.
     Plate(String),
 }
@@ -104,7 +104,7 @@ impl VehicleChoice {
         }
     }
 
-    fn record(&self) -> Option<i64> {
+    fn record(&self) -> Option<VehicleId> {
         match self {
             VehicleChoice::Record(id) => Some(*id),
             VehicleChoice::Plate(_) => None,
@@ -126,7 +126,7 @@ pub struct JourneyFields {
     pub arrival: Stop,
     pub trip_kind: TripKind,
     pub tarifeli_context: Option<TarifeliContext>,
-    pub personnel_ids: Vec<i64>,
+    pub personnel_ids: Vec<PersonId>,
 }
 
 impl From<&NewJourney> for JourneyFields {
@@ -168,7 +168,7 @@ impl From<&Journey> for JourneyIn {
                 varis_yer_id: PlaceId(t.varis_yer_id as i32),
                 seyahat_suresi_saat: Int::stored(t.seyahat_suresi_saat),
             }),
-            personnel_ids: Some(Crew(j.personnel_ids.clone())).filter(|c| !c.0.is_empty()),
+            personnel_ids: Some(Crew(j.personnel_ids.iter().map(|p| p.get()).collect())).filter(|c| !c.0.is_empty()),
         }
     }
 }
@@ -187,10 +187,10 @@ pub struct Filter {
     pub departure_from: Option<NaiveDate>,
     pub departure_to: Option<NaiveDate>,
     /// Journeys naming this vehicle record.
-    pub vehicle_record_id: Option<i64>,
+    pub vehicle_record_id: Option<VehicleId>,
 }
 
-pub async fn get(db: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<Option<Journey>> {
+pub async fn get(db: &mut PgConnection, org: OrgId, id: JourneyId) -> sqlx::Result<Option<Journey>> {
     let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE j.org_id = $1 AND j.id = $2"))
         .bind(org)
         .bind(id)
@@ -380,7 +380,7 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
 pub async fn update_editable(
     tx: &mut PgConnection,
     org: OrgId,
-    id: i64,
+    id: JourneyId,
     f: &JourneyFields,
     by: &str,
 ) -> sqlx::Result<bool> {
@@ -416,7 +416,7 @@ pub async fn update_editable(
 
 /// Delete a draft journey with its crew and passengers; false when there is no such draft.
 /// The journey's status, locking the row so passenger changes serialize with each other.
-pub async fn lock(tx: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<Option<RecordStatus>> {
+pub async fn lock(tx: &mut PgConnection, org: OrgId, id: JourneyId) -> sqlx::Result<Option<RecordStatus>> {
     sqlx::query_scalar("SELECT status FROM journeys WHERE org_id = $1 AND id = $2 FOR UPDATE")
         .bind(org)
         .bind(id)
@@ -425,7 +425,7 @@ pub async fn lock(tx: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<Op
 }
 
 /// Mark journeys whose passengers and submissions were erased in this transaction.
-pub async fn mark_erased(tx: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u64> {
+pub async fn mark_erased(tx: &mut PgConnection, ids: &[JourneyId]) -> sqlx::Result<u64> {
     let r = sqlx::query("UPDATE journeys SET personal_data_erased_at = now() WHERE id = ANY($1)")
         .bind(ids)
         .execute(tx)
@@ -434,6 +434,6 @@ pub async fn mark_erased(tx: &mut PgConnection, ids: &[i64]) -> sqlx::Result<u64
 }
 
 /// The journey's status, if the organization has it.
-pub async fn status(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<RecordStatus>> {
-    crate::records::status(db, TargetType::Journey, org, id).await
+pub async fn status(db: &PgPool, org: OrgId, id: JourneyId) -> sqlx::Result<Option<RecordStatus>> {
+    crate::records::status(db, Target::Journey(id), org).await
 }

@@ -2,7 +2,7 @@
 
 use chrono::NaiveDate;
 use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
-use tns_core::ids::OrgId;
+use tns_core::ids::{JourneyId, OrgId, PassengerId};
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
@@ -21,8 +21,8 @@ pub const IDENTITY_KEY: &str = "passengers_journey_id_identity_number_key";
 /// Personal data, so not `Debug`.
 #[derive(Clone, sqlx::FromRow)]
 pub struct Passenger {
-    pub id: i64,
-    pub journey_id: i64,
+    pub id: PassengerId,
+    pub journey_id: JourneyId,
     #[sqlx(flatten)]
     pub passenger: NewPassenger,
     #[sqlx(flatten)]
@@ -31,7 +31,7 @@ pub struct Passenger {
 
 impl Keyed for Passenger {
     fn key(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -114,7 +114,7 @@ pub struct Upserted {
 pub async fn write(
     tx: &mut PgConnection,
     org: OrgId,
-    journey: i64,
+    journey: JourneyId,
     rows: &[NewPassenger],
     upsert: bool,
     by: &str,
@@ -161,7 +161,7 @@ pub async fn write(
 
 /// A baggage barcode two passengers of the journey carry, with the passengers' ids (one tag
 /// is on one bag, and U-ETDS knows a bag by it).
-pub async fn shared_barcode(tx: &mut PgConnection, journey: i64) -> sqlx::Result<Option<(String, Vec<i64>)>> {
+pub async fn shared_barcode(tx: &mut PgConnection, journey: JourneyId) -> sqlx::Result<Option<(String, Vec<i64>)>> {
     sqlx::query_as(
         "SELECT b, array_agg(id ORDER BY id) FROM passengers, jsonb_array_elements_text(baggage) AS b
           WHERE journey_id = $1 GROUP BY b HAVING count(*) > 1 ORDER BY b LIMIT 1",
@@ -171,11 +171,16 @@ pub async fn shared_barcode(tx: &mut PgConnection, journey: i64) -> sqlx::Result
     .await
 }
 
-pub async fn count(tx: &mut PgConnection, journey: i64) -> sqlx::Result<i64> {
+pub async fn count(tx: &mut PgConnection, journey: JourneyId) -> sqlx::Result<i64> {
     sqlx::query_scalar("SELECT count(*) FROM passengers WHERE journey_id = $1").bind(journey).fetch_one(tx).await
 }
 
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, journey: i64, id: i64) -> sqlx::Result<Option<Passenger>> {
+pub async fn get(
+    db: impl sqlx::PgExecutor<'_>,
+    org: OrgId,
+    journey: JourneyId,
+    id: PassengerId,
+) -> sqlx::Result<Option<Passenger>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM passengers WHERE org_id = $1 AND journey_id = $2 AND id = $3"))
         .bind(org)
         .bind(journey)
@@ -187,8 +192,8 @@ pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, journey: i64, id: i6
 pub async fn update(
     db: impl sqlx::PgExecutor<'_>,
     org: OrgId,
-    journey: i64,
-    id: i64,
+    journey: JourneyId,
+    id: PassengerId,
     p: &NewPassenger,
     by: &str,
 ) -> sqlx::Result<Option<Passenger>> {
@@ -219,7 +224,12 @@ pub async fn update(
     .await
 }
 
-pub async fn delete(db: impl sqlx::PgExecutor<'_>, org: OrgId, journey: i64, id: i64) -> sqlx::Result<bool> {
+pub async fn delete(
+    db: impl sqlx::PgExecutor<'_>,
+    org: OrgId,
+    journey: JourneyId,
+    id: PassengerId,
+) -> sqlx::Result<bool> {
     let r = sqlx::query("DELETE FROM passengers WHERE org_id = $1 AND journey_id = $2 AND id = $3")
         .bind(org)
         .bind(journey)
@@ -229,7 +239,7 @@ pub async fn delete(db: impl sqlx::PgExecutor<'_>, org: OrgId, journey: i64, id:
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn list(db: &PgPool, org: OrgId, journey: i64, page: &Page) -> sqlx::Result<Vec<Passenger>> {
+pub async fn list(db: &PgPool, org: OrgId, journey: JourneyId, page: &Page) -> sqlx::Result<Vec<Passenger>> {
     let mut qb = QueryBuilder::<Postgres>::new(format!("SELECT {COLUMNS} FROM passengers WHERE org_id = "));
     qb.push_bind(org).push(" AND journey_id = ").push_bind(journey);
     page.push(&mut qb, "id");
@@ -239,7 +249,7 @@ pub async fn list(db: &PgPool, org: OrgId, journey: i64, page: &Page) -> sqlx::R
 /// Erase the personal data of every passenger of `journeys` (past retention, locked by the
 /// caller): identity number, names, phone, ticket serial number and baggage tags. What was
 /// counted stays: the passengers themselves, places, seats, amounts, gender and nationality.
-pub async fn erase_of(tx: &mut PgConnection, journeys: &[i64]) -> sqlx::Result<u64> {
+pub async fn erase_of(tx: &mut PgConnection, journeys: &[JourneyId]) -> sqlx::Result<u64> {
     let r = sqlx::query(
         "UPDATE passengers SET identity_number = '[erased:' || id::text || ']', first_name = $2, last_name = $2,
                 phone = NULL, ticket_serial_no = NULL, baggage = '[]', updated_at = now()
@@ -253,7 +263,7 @@ pub async fn erase_of(tx: &mut PgConnection, journeys: &[i64]) -> sqlx::Result<u
 }
 
 /// Every passenger of a journey, oldest first (what a submission sends).
-pub async fn all_of(db: &mut PgConnection, org: OrgId, journey: i64) -> sqlx::Result<Vec<Passenger>> {
+pub async fn all_of(db: &mut PgConnection, org: OrgId, journey: JourneyId) -> sqlx::Result<Vec<Passenger>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM passengers WHERE org_id = $1 AND journey_id = $2 ORDER BY id"))
         .bind(org)
         .bind(journey)

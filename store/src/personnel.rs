@@ -1,7 +1,7 @@
 //! Personnel rows, scoped by organization.
 
 use sqlx::{PgPool, Postgres, QueryBuilder};
-use tns_core::ids::OrgId;
+use tns_core::ids::{JourneyId, OrgId, PersonId};
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
@@ -16,7 +16,7 @@ use tns_core::domain::{
 /// Personal data, so not `Debug`.
 #[derive(Clone, sqlx::FromRow)]
 pub struct Person {
-    pub id: i64,
+    pub id: PersonId,
     #[sqlx(flatten)]
     pub person: NewPerson,
     /// `inactive` once deleted while journeys or cargo refer to them (they then leave the list).
@@ -27,7 +27,7 @@ pub struct Person {
 
 impl Keyed for Person {
     fn key(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -76,7 +76,7 @@ pub async fn insert(db: &PgPool, org: OrgId, p: &NewPerson, by: &str) -> sqlx::R
     bind_fields(q, p).fetch_one(db).await
 }
 
-pub async fn update(db: &PgPool, org: OrgId, id: i64, p: &NewPerson, by: &str) -> sqlx::Result<Option<Person>> {
+pub async fn update(db: &PgPool, org: OrgId, id: PersonId, p: &NewPerson, by: &str) -> sqlx::Result<Option<Person>> {
     let sql = format!(
         "UPDATE personnel SET changed_by = $3, identity_number = $4, first_name = $5, last_name = $6, gender = $7,
                 nationality = $8, role_type = $9, phone = $10, address = $11, hes_code = $12, updated_at = now()
@@ -86,7 +86,7 @@ pub async fn update(db: &PgPool, org: OrgId, id: i64, p: &NewPerson, by: &str) -
     bind_fields(q, p).fetch_optional(db).await
 }
 
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Result<Option<Person>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: PersonId) -> sqlx::Result<Option<Person>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM personnel WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)
@@ -95,7 +95,7 @@ pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Re
 }
 
 /// A journey's crew, in order (retired people included: they were on board).
-pub async fn crew_of(db: &mut sqlx::PgConnection, org: OrgId, journey: i64) -> sqlx::Result<Vec<Person>> {
+pub async fn crew_of(db: &mut sqlx::PgConnection, org: OrgId, journey: JourneyId) -> sqlx::Result<Vec<Person>> {
     let cols: Vec<String> = COLUMNS.split(", ").map(|c| format!("p.{}", c.trim())).collect();
     sqlx::query_as(&format!(
         "SELECT {} FROM journey_crew c JOIN personnel p ON p.id = c.personnel_id
@@ -137,7 +137,7 @@ pub async fn erase_retired(tx: &mut sqlx::PgConnection, limit: i64) -> sqlx::Res
 }
 
 /// The active people of the organization among `ids`, as (id, role_type).
-pub async fn active_roles(db: &PgPool, org: OrgId, ids: &[i64]) -> sqlx::Result<Vec<(i64, RoleType)>> {
+pub async fn active_roles(db: &PgPool, org: OrgId, ids: &[PersonId]) -> sqlx::Result<Vec<(PersonId, RoleType)>> {
     sqlx::query_as("SELECT id, role_type FROM personnel WHERE org_id = $1 AND id = ANY($2) AND status = 'active'")
         .bind(org)
         .bind(ids)

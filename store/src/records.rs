@@ -7,7 +7,7 @@
 
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::{RecordStatus, TargetType};
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, Target};
 
 use crate::audit::{self, Actor};
 
@@ -51,7 +51,8 @@ pub(crate) fn mirror(finished: &str) -> String {
 
 /// Delete the record if it is still a draft, in the audit log as `by`; `false` when it is not
 /// one, or there is none.
-pub async fn delete_draft(db: &PgPool, target: TargetType, org: OrgId, id: i64, by: &Actor) -> sqlx::Result<bool> {
+pub async fn delete_draft(db: &PgPool, record: Target, org: OrgId, by: &Actor) -> sqlx::Result<bool> {
+    let (target, id) = (record.kind(), record.id());
     let mut tx = db.begin().await?;
     let r = sqlx::query(&format!("DELETE FROM {} WHERE org_id = $1 AND id = $2 AND status = 'draft'", table(target)))
         .bind(org)
@@ -68,10 +69,10 @@ pub async fn delete_draft(db: &PgPool, target: TargetType, org: OrgId, id: i64, 
 
 /// Hold the record against submissions being queued for it until the transaction ends (each
 /// queuing locks it for update first); false when there is none.
-pub(crate) async fn hold(tx: &mut sqlx::PgConnection, target: TargetType, org: OrgId, id: i64) -> sqlx::Result<bool> {
-    let held = sqlx::query(&format!("SELECT 1 FROM {} WHERE org_id = $1 AND id = $2 FOR SHARE", table(target)))
+pub(crate) async fn hold(tx: &mut sqlx::PgConnection, record: Target, org: OrgId) -> sqlx::Result<bool> {
+    let held = sqlx::query(&format!("SELECT 1 FROM {} WHERE org_id = $1 AND id = $2 FOR SHARE", table(record.kind())))
         .bind(org)
-        .bind(id)
+        .bind(record.id())
         .fetch_optional(tx)
         .await?;
     Ok(held.is_some())
@@ -118,22 +119,22 @@ pub async fn past_retention(
 
 /// Whether the record's personal data was erased past its retention period (false when there
 /// is no such record). It is history from then on: what it would send is the erased form.
-pub async fn erased(db: impl sqlx::PgExecutor<'_>, target: TargetType, org: OrgId, id: i64) -> sqlx::Result<bool> {
+pub async fn erased(db: impl sqlx::PgExecutor<'_>, record: Target, org: OrgId) -> sqlx::Result<bool> {
     let erased: Option<bool> = sqlx::query_scalar(&format!(
         "SELECT personal_data_erased_at IS NOT NULL FROM {} WHERE org_id = $1 AND id = $2",
-        table(target)
+        table(record.kind())
     ))
     .bind(org)
-    .bind(id)
+    .bind(record.id())
     .fetch_optional(db)
     .await?;
     Ok(erased.unwrap_or(false))
 }
 
-pub async fn status(db: &PgPool, target: TargetType, org: OrgId, id: i64) -> sqlx::Result<Option<RecordStatus>> {
-    sqlx::query_scalar(&format!("SELECT status FROM {} WHERE org_id = $1 AND id = $2", table(target)))
+pub async fn status(db: &PgPool, record: Target, org: OrgId) -> sqlx::Result<Option<RecordStatus>> {
+    sqlx::query_scalar(&format!("SELECT status FROM {} WHERE org_id = $1 AND id = $2", table(record.kind())))
         .bind(org)
-        .bind(id)
+        .bind(record.id())
         .fetch_optional(db)
         .await
 }

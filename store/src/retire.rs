@@ -2,38 +2,46 @@
 //! as `inactive` (history such as journeys and cargo still points at it) and hidden from lists.
 
 use sqlx::PgPool;
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, PersonId, VehicleId};
 
 use crate::audit::{self, Actor};
 
+/// A registry record to retire.
 #[derive(Debug, Clone, Copy)]
 pub enum Retirable {
-    Vehicle,
-    Person,
+    Vehicle(VehicleId),
+    Person(PersonId),
 }
 
 impl Retirable {
     fn table(self) -> &'static str {
         match self {
-            Retirable::Vehicle => "vehicles",
-            Retirable::Person => "personnel",
+            Retirable::Vehicle(_) => "vehicles",
+            Retirable::Person(_) => "personnel",
         }
     }
 
     fn noun(self) -> &'static str {
         match self {
-            Retirable::Vehicle => "vehicle",
-            Retirable::Person => "person",
+            Retirable::Vehicle(_) => "vehicle",
+            Retirable::Person(_) => "person",
+        }
+    }
+
+    fn id(self) -> i64 {
+        match self {
+            Retirable::Vehicle(id) => id.get(),
+            Retirable::Person(id) => id.get(),
         }
     }
 
     /// Rows that refer to `$1`.
     fn references(self) -> &'static str {
         match self {
-            Retirable::Vehicle => {
+            Retirable::Vehicle(_) => {
                 "EXISTS (SELECT 1 FROM journeys WHERE vehicle_record_id = $1) OR EXISTS (SELECT 1 FROM cargo WHERE vehicle_id = $1)"
             }
-            Retirable::Person => {
+            Retirable::Person(_) => {
                 "EXISTS (SELECT 1 FROM journey_crew WHERE personnel_id = $1) OR EXISTS (SELECT 1 FROM cargo WHERE driver_id = $1 OR second_driver_id = $1)"
             }
         }
@@ -41,8 +49,8 @@ impl Retirable {
 }
 
 /// False when the organization has no such active record. In the audit log as `by`.
-pub async fn retire(db: &PgPool, what: Retirable, org: OrgId, id: i64, by: &Actor) -> sqlx::Result<bool> {
-    let table = what.table();
+pub async fn retire(db: &PgPool, what: Retirable, org: OrgId, by: &Actor) -> sqlx::Result<bool> {
+    let (table, id) = (what.table(), what.id());
     let mut tx = db.begin().await?;
     let hit = sqlx::query(&format!(
         "UPDATE {table} SET status = 'inactive', updated_at = now(), changed_by = $3

@@ -1,7 +1,7 @@
 //! Vehicle rows, scoped by organization.
 
 use sqlx::{PgPool, Postgres, QueryBuilder};
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, VehicleId};
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
@@ -15,7 +15,7 @@ use tns_core::domain::{
 /// A vehicle row: its fields as a request set them, its standing and its stamp.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Vehicle {
-    pub id: i64,
+    pub id: VehicleId,
     #[sqlx(flatten)]
     pub vehicle: NewVehicle,
     /// `inactive` once deleted while journeys or cargo refer to it (it then leaves the list).
@@ -26,7 +26,7 @@ pub struct Vehicle {
 
 impl Keyed for Vehicle {
     fn key(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -72,7 +72,7 @@ pub async fn insert(db: &PgPool, org: OrgId, v: &NewVehicle, by: &str) -> sqlx::
 }
 
 /// Replace the fields of an active vehicle; `None` when there is none with that id.
-pub async fn update(db: &PgPool, org: OrgId, id: i64, v: &NewVehicle, by: &str) -> sqlx::Result<Option<Vehicle>> {
+pub async fn update(db: &PgPool, org: OrgId, id: VehicleId, v: &NewVehicle, by: &str) -> sqlx::Result<Option<Vehicle>> {
     let sql = format!(
         "UPDATE vehicles SET changed_by = $3, plate = $4, vehicle_type = $5, brand = $6, model = $7, model_year = $8,
                 capacity = $9, phone = $10, updated_at = now()
@@ -83,7 +83,7 @@ pub async fn update(db: &PgPool, org: OrgId, id: i64, v: &NewVehicle, by: &str) 
 }
 
 /// One vehicle, active or retired (journeys may still show a retired one).
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Result<Option<Vehicle>> {
+pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: VehicleId) -> sqlx::Result<Option<Vehicle>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM vehicles WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)

@@ -290,6 +290,7 @@ async fn concurrent_creates_are_batched_and_each_answered_for_itself() {
 #[tokio::test]
 async fn a_failing_row_fails_only_its_own_create() {
     use tns_core::domain::fields::{Day, Time};
+    use tns_core::ids::{PersonId, VehicleId};
     use tns_store::{
         journey_writer::JourneyWriter,
         journeys::{self, JourneyFields, VehicleChoice},
@@ -306,12 +307,12 @@ async fn a_failing_row_fails_only_its_own_create() {
         place: None,
     };
     let fields = |crew: Vec<i64>| JourneyFields {
-        vehicle: VehicleChoice::Record(fleet.vehicle_id),
+        vehicle: VehicleChoice::Record(VehicleId(fleet.vehicle_id)),
         departure: stop("08:00", KADIKOY),
         arrival: stop("12:00", CEYHAN),
         trip_kind: tns_core::domain::kinds::TripKind::Tarifesiz,
         tarifeli_context: None,
-        personnel_ids: crew,
+        personnel_ids: crew.into_iter().map(PersonId).collect(),
     };
     // A crew member that does not exist breaks its row's foreign key (validation normally
     // stops this; here it stands for a person deleted between validation and the write).
@@ -323,7 +324,7 @@ async fn a_failing_row_fails_only_its_own_create() {
     ])
     .await;
     let first = results[0].as_ref().unwrap().as_ref().unwrap();
-    assert_eq!(first.journey.personnel_ids, vec![fleet.driver_id]);
+    assert_eq!(first.journey.personnel_ids, vec![PersonId(fleet.driver_id)]);
     assert!(results[1].is_err());
     // Each journey of a batch names its own creator.
     let third = results[2].as_ref().unwrap().as_ref().unwrap();

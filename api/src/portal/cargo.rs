@@ -12,7 +12,8 @@ use axum::{
 };
 use maud::{html, Markup};
 use tns_core::{
-    domain::kinds::{RecordStatus, TargetType},
+    domain::kinds::RecordStatus,
+    ids::{CargoId, Target},
     scopes::{
         need::{JourneysRead, JourneysWrite},
         Scope,
@@ -148,10 +149,10 @@ pub(super) async fn new(m: Member<JourneysWrite>) -> Html<String> {
 pub(super) async fn edit(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
-    Path(id): Path<i64>,
+    Path(id): Path<CargoId>,
 ) -> Result<Html<String>, PortalError> {
     let c = api::load(&st, m.org(), id).await?;
-    Ok(Html(form_page(&m, Some(id), &form_values(SCHEMA, &CargoIn::from(&c.shipment)), None)))
+    Ok(Html(form_page(&m, Some(id.get()), &form_values(SCHEMA, &CargoIn::from(&c.shipment)), None)))
 }
 
 /// Whether an API error is the member's to put right in the form (a field, a rule across
@@ -198,14 +199,14 @@ pub(super) async fn update(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<CargoId>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::PUT, "/portal/cargo/{id}").await?;
     let specs = forms::fields(SCHEMA);
     let typed = forms::typed(specs, pairs);
     let outcome = api::update_shipment(&st, m.principal(), id, &forms::json(specs, &typed, true)).await;
-    answer(&m, &headers, Some(id), &typed, outcome)
+    answer(&m, &headers, Some(id.get()), &typed, outcome)
 }
 
 /// `POST /cargo/{id}/delete`: delete a draft, as `DELETE /api/v1/portal/cargo/{id}`.
@@ -213,10 +214,10 @@ pub(super) async fn delete(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<CargoId>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::DELETE, "/portal/cargo/{id}").await?;
-    delete_draft(&st.db, TargetType::Cargo, m.principal(), id).await?;
+    delete_draft(&st.db, Target::Cargo(id), m.principal()).await?;
     Ok(go("/cargo?done=deleted", &headers))
 }
 
@@ -224,7 +225,7 @@ pub(super) async fn delete(
 pub(super) async fn show(
     State(st): State<AppState>,
     m: Member<JourneysRead>,
-    Path(id): Path<i64>,
+    Path(id): Path<CargoId>,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, PortalError> {
     let lang = m.lang;
@@ -263,9 +264,9 @@ pub(super) async fn show(
             @if may_write {
                 div.actions {
                     @if c.status != RecordStatus::Cancelled {
-                        (Record::Cargo.submit_form(lang, csrf, id, "#latest-submission"))
+                        (Record::Cargo.submit_form(lang, csrf, id.get(), "#latest-submission"))
                     } @else {
-                        (Record::Cargo.reactivate_form(lang, csrf, id))
+                        (Record::Cargo.reactivate_form(lang, csrf, id.get()))
                     }
                     // A delivered shipment changes too: the change goes as an amendment.
                     @if c.status.is_editable() {

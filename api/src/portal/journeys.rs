@@ -9,7 +9,7 @@ use std::{
     collections::{BTreeMap, HashMap},
     sync::OnceLock,
 };
-use tns_core::ids::OrgId;
+use tns_core::ids::{JourneyId, OrgId, PassengerId};
 
 use axum::{
     extract::{Multipart, Path, RawQuery, State},
@@ -404,11 +404,11 @@ pub(super) async fn new(State(st): State<AppState>, m: Member<JourneysWrite>) ->
 pub(super) async fn edit(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
-    Path(id): Path<i64>,
+    Path(id): Path<JourneyId>,
 ) -> Result<Html<String>, PortalError> {
     let j = api::load(&st, m.org(), id).await?;
     let choices = choices(&st, m.principal()).await?;
-    Ok(Html(form_page(&m, &choices, Some(id), &journey_values(&j), None)))
+    Ok(Html(form_page(&m, &choices, Some(id.get()), &journey_values(&j), None)))
 }
 
 async fn answer_form(
@@ -450,13 +450,13 @@ pub(super) async fn update(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<JourneyId>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::PUT, "/portal/journeys/{id}").await?;
     let typed = journey_typed(pairs);
     let outcome = api::update_journey(&st, m.principal(), id, &journey_json(&typed, true)).await;
-    answer_form(&st, &m, &headers, Some(id), &typed, outcome).await
+    answer_form(&st, &m, &headers, Some(id.get()), &typed, outcome).await
 }
 
 /// `POST /journeys/{id}/delete`: a draft deleted, as `DELETE /api/v1/portal/journeys/{id}`.
@@ -464,10 +464,10 @@ pub(super) async fn delete(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<JourneyId>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::DELETE, "/portal/journeys/{id}").await?;
-    delete_draft(&st.db, TargetType::Journey, m.principal(), id).await?;
+    delete_draft(&st.db, Target::Journey(id), m.principal()).await?;
     Ok(go(&format!("{PATH}?done=deleted"), &headers))
 }
 
@@ -477,7 +477,7 @@ pub(super) async fn cancel_journey(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<JourneyId>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/cancel").await?;
@@ -494,7 +494,7 @@ pub(super) async fn report_no_show(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path((id, passenger)): Path<(i64, i64)>,
+    Path((id, passenger)): Path<(JourneyId, PassengerId)>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/passengers/{passenger_id}/no-show").await?;
     no_show(&st, m.org(), id, passenger, None, &m.principal().credential_id()).await?;
@@ -642,7 +642,7 @@ pub(super) async fn list(
 /// why the API refused it (field, reason).
 #[derive(Debug, Default, Clone)]
 struct Row {
-    id: Option<i64>,
+    id: Option<PassengerId>,
     typed: Typed,
     error: Option<(String, String)>,
 }
@@ -652,7 +652,7 @@ struct Row {
 #[derive(Debug, Default)]
 struct Editor {
     rows: Vec<Row>,
-    loaded: Vec<i64>,
+    loaded: Vec<PassengerId>,
     message: Option<(String, &'static str)>,
 }
 
@@ -818,14 +818,14 @@ fn editor_of(pairs: &[(String, String)]) -> Editor {
     let mut loaded = vec![];
     for (k, v) in pairs {
         if k == "loaded" {
-            loaded.extend(v.split(',').filter_map(|s| s.trim().parse::<i64>().ok()));
+            loaded.extend(v.split(',').filter_map(|s| s.trim().parse::<i64>().ok()).map(PassengerId));
             continue;
         }
         let Some((i, field)) = k.strip_prefix('r').and_then(|r| r.split_once('.')) else { continue };
         let Ok(i) = i.parse::<usize>() else { continue };
         let (row, removed) = rows.entry(i).or_default();
         match field {
-            "id" => row.id = v.parse().ok(),
+            "id" => row.id = v.parse().ok().map(PassengerId),
             "remove" => *removed = true,
             f if passenger_specs().iter().any(|s| s.name == f) && !v.trim().is_empty() => {
                 row.typed.insert(f.to_string(), v.trim().to_string());
@@ -846,7 +846,12 @@ enum Saved {
 /// Every row checked by the API's parser; saved only when all are valid, in one transaction
 /// by the bulk upsert's service function, the stored passengers the table no longer holds
 /// removed with it.
-async fn save(st: &AppState, m: &Member<JourneysWrite>, journey: i64, mut ed: Editor) -> Result<Saved, PortalError> {
+async fn save(
+    st: &AppState,
+    m: &Member<JourneysWrite>,
+    journey: JourneyId,
+    mut ed: Editor,
+) -> Result<Saved, PortalError> {
     let lang = m.lang;
     let mut inputs = vec![];
     let mut bad = 0;
@@ -866,7 +871,7 @@ async fn save(st: &AppState, m: &Member<JourneysWrite>, journey: i64, mut ed: Ed
     admit(st, m.principal(), Method::POST, "/portal/journeys/{id}/passengers:bulk-upsert").await?;
     // A stored passenger stays when a row still shows it with the same identity number (the
     // key the upsert writes by); otherwise it is removed and the row written afresh.
-    let stored: HashMap<i64, String> = {
+    let stored: HashMap<PassengerId, String> = {
         let mut conn = st.db.acquire().await?;
         tns_store::passengers::all_of(&mut conn, m.org(), journey)
             .await?
@@ -874,7 +879,7 @@ async fn save(st: &AppState, m: &Member<JourneysWrite>, journey: i64, mut ed: Ed
             .map(|p| (p.id, p.passenger.identity.number().to_owned()))
             .collect()
     };
-    let kept: Vec<i64> = ed
+    let kept: Vec<PassengerId> = ed
         .rows
         .iter()
         .filter_map(|r| {
@@ -882,7 +887,7 @@ async fn save(st: &AppState, m: &Member<JourneysWrite>, journey: i64, mut ed: Ed
             (stored.get(&id) == r.typed.get("identity_number")).then_some(id)
         })
         .collect();
-    let remove: Vec<i64> =
+    let remove: Vec<PassengerId> =
         ed.loaded.iter().copied().filter(|id| stored.contains_key(id) && !kept.contains(id)).collect();
     let manifest = if inputs.is_empty() {
         None
@@ -909,7 +914,7 @@ async fn saved_or_page(
     st: &AppState,
     m: &Member<JourneysWrite>,
     headers: &HeaderMap,
-    journey: i64,
+    journey: JourneyId,
     ed: Editor,
 ) -> Result<Response, PortalError> {
     // The journey is the member's organization's, or nothing is read or written.
@@ -928,7 +933,7 @@ pub(super) async fn passengers(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<JourneyId>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     let mut ed = editor_of(&pairs);
@@ -947,7 +952,7 @@ pub(super) async fn paste(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<JourneyId>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     let text = pairs.into_iter().find(|(k, _)| k == "rows").map(|(_, v)| v).unwrap_or_default();
@@ -964,7 +969,7 @@ pub(super) async fn upload(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<JourneyId>,
     mut form: Multipart,
 ) -> Result<Response, PortalError> {
     let unreadable = |e: String| PortalError::Api(ApiError::validation("file", e));
@@ -995,11 +1000,11 @@ pub(super) async fn upload(
 
 /// The passenger table. On a delivered journey (`no_shows`) each saved passenger's row also
 /// reports that they did not come.
-fn editor_markup(lang: Lang, csrf: &str, journey: i64, ed: &Editor, writable: bool, no_shows: bool) -> Markup {
+fn editor_markup(lang: Lang, csrf: &str, journey: JourneyId, ed: &Editor, writable: bool, no_shows: bool) -> Markup {
     let specs = passenger_specs();
     let cols = column_order();
     let action = format!("{PATH}/{journey}/passengers");
-    let loaded = ed.loaded.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    let loaded = ed.loaded.iter().map(PassengerId::to_string).collect::<Vec<_>>().join(",");
     html! {
         form #passengers-table method="post" action=(action) novalidate {
             input type="hidden" name="_csrf" value=(csrf);
@@ -1062,11 +1067,11 @@ fn editor_markup(lang: Lang, csrf: &str, journey: i64, ed: &Editor, writable: bo
 async fn latest_submission(
     st: &AppState,
     org: OrgId,
-    journey: i64,
+    journey: JourneyId,
     p: &Principal,
 ) -> Result<Option<Submission>, PortalError> {
     let filter =
-        subs::Filter { target_type: Some(TargetType::Journey), target_id: Some(journey), ..Default::default() };
+        subs::Filter { target_type: Some(TargetType::Journey), target_id: Some(journey.get()), ..Default::default() };
     let mut s = subs::list(&st.db, org, &filter, &Page { limit: 1, before: None }).await?.into_iter().next();
     // As the API's submission reads: a downstream message may quote a person's number.
     if !p.scopes.allows(Scope::JourneysRead) {
@@ -1079,7 +1084,7 @@ async fn journey_page(
     st: &AppState,
     signed_in: &super::member::SignedIn,
     lang: Lang,
-    id: i64,
+    id: JourneyId,
     editor: Option<Editor>,
     done: Option<String>,
 ) -> Result<String, PortalError> {
@@ -1161,7 +1166,7 @@ async fn journey_page(
                 div.toolbar {
                     @if j.status.is_editable() { a.button.secondary href=(format!("{PATH}/{id}/edit")) { (lang.t(Msg::Edit)) } }
                     @if j.status != RecordStatus::Cancelled {
-                        (Record::Journey.submit_form(lang, csrf, id, "#submission"))
+                        (Record::Journey.submit_form(lang, csrf, id.get(), "#submission"))
                     }
                     @if j.status == RecordStatus::Draft {
                         (delete_form(lang, csrf, &format!("{PATH}/{id}/delete")))
@@ -1174,7 +1179,7 @@ async fn journey_page(
                         }))
                     }
                     @if j.status == RecordStatus::Cancelled {
-                        (Record::Journey.reactivate_form(lang, csrf, id))
+                        (Record::Journey.reactivate_form(lang, csrf, id.get()))
                     }
                 }
             }
@@ -1225,7 +1230,7 @@ async fn journey_page(
 pub(super) async fn show(
     State(st): State<AppState>,
     m: Member<JourneysRead>,
-    Path(id): Path<i64>,
+    Path(id): Path<JourneyId>,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, PortalError> {
     let q: HashMap<String, String> = form_urlencoded::parse(raw.unwrap_or_default().as_bytes()).into_owned().collect();

@@ -250,13 +250,13 @@ pub(super) async fn new<R: Pages>(m: Member<JourneysWrite>) -> Html<String> {
 pub(super) async fn edit<R: Pages>(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
-    Path(id): Path<i64>,
+    Path(id): Path<R::Id>,
 ) -> Result<Html<String>, PortalError> {
     let record = registry::get::<R>(&st, m.principal(), id).await?;
     if !R::is_active(&record) {
         return Err(ApiError::not_found(R::KIND, id).into());
     }
-    Ok(Html(form_page::<R>(&m, Some(id), &form_values(R::SCHEMA, &R::Input::from(&record)), None)))
+    Ok(Html(form_page::<R>(&m, Some(id.into()), &form_values(R::SCHEMA, &R::Input::from(&record)), None)))
 }
 
 /// Saved: back to the list.
@@ -307,14 +307,14 @@ pub(super) async fn update<R: Pages>(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<R::Id>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::PUT, &format!("{}/{{id}}", R::API)).await?;
     let specs = forms::fields(R::SCHEMA);
     let typed = forms::typed(specs, pairs);
     let outcome = registry::update::<R>(&st, m.principal(), id, &forms::json(specs, &typed, true)).await;
-    answer::<R, _>(&m, &headers, Some(id), &typed, outcome)
+    answer::<R, _>(&m, &headers, Some(id.into()), &typed, outcome)
 }
 
 /// `POST /vehicles/{id}/delete`: delete (or retire), as `DELETE /api/v1/portal/vehicles/{id}`.
@@ -322,7 +322,7 @@ pub(super) async fn delete<R: Pages>(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<R::Id>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::DELETE, &format!("{}/{{id}}", R::API)).await?;
     registry::delete::<R>(&st, m.principal(), id).await?;

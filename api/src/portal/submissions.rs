@@ -342,10 +342,7 @@ fn route_of(t: TargetType, action: &str) -> String {
 }
 
 fn target_of(s: &Submission) -> Target {
-    match s.target_type {
-        TargetType::Journey => Target::Journey(s.target_id),
-        TargetType::Cargo => Target::Cargo(s.target_id),
-    }
+    Target::of(s.target_type, s.target_id)
 }
 
 /// `POST /submissions/{id}/retry`: submit the failed submission's journey or shipment again,

@@ -10,7 +10,10 @@ use axum::{
     Router,
 };
 use maud::{html, Markup};
-use tns_core::scopes::need::{JourneysRead, JourneysWrite};
+use tns_core::{
+    ids::{CargoId, JourneyId},
+    scopes::need::{JourneysRead, JourneysWrite},
+};
 use tns_store::submissions::Target;
 
 use super::{
@@ -61,10 +64,11 @@ impl Record {
         confirmed(&action, lang.t(Msg::JConfirmReactivate), csrf, button)
     }
 
+    /// The record of this kind numbered `id` (from the page's path).
     fn target(self, id: i64) -> Target {
         match self {
-            Record::Journey => Target::Journey(id),
-            Record::Cargo => Target::Cargo(id),
+            Record::Journey => Target::Journey(JourneyId(id)),
+            Record::Cargo => Target::Cargo(CargoId(id)),
         }
     }
 
@@ -144,9 +148,9 @@ async fn report(
     Path(id): Path<i64>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::GET, record.api_routes().1).await?;
-    let pdf = match record {
-        Record::Journey => reports::journey_report(&st, m.org(), id).await,
-        Record::Cargo => reports::cargo_report(&st, m.org(), id).await,
+    let pdf = match record.target(id) {
+        Target::Journey(id) => reports::journey_report(&st, m.org(), id).await,
+        Target::Cargo(id) => reports::cargo_report(&st, m.org(), id).await,
     };
     Ok(pdf?)
 }

@@ -23,6 +23,8 @@ use tns_store::{
 };
 
 pub trait Registry {
+    /// The id of its records.
+    type Id: Copy + std::fmt::Display + DeserializeOwned + Into<i64> + Send + Sync + 'static;
     /// The store's row.
     type Record: Keyed;
     /// What the API answers for a row.
@@ -33,7 +35,8 @@ pub trait Registry {
     type Value: Sync;
     /// As error messages name it (`vehicle`).
     const KIND: &'static str;
-    const RETIRE: Retirable;
+    /// Record `id` to retire.
+    fn retirable(id: Self::Id) -> Retirable;
     /// The unique index that makes a duplicate a 409.
     const UNIQUE_KEY: &'static str;
 
@@ -53,18 +56,18 @@ pub trait Registry {
     fn update(
         db: &PgPool,
         org: OrgId,
-        id: i64,
+        id: Self::Id,
         f: &Self::Value,
         by: &str,
     ) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
-    fn get(db: &PgPool, org: OrgId, id: i64) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
+    fn get(db: &PgPool, org: OrgId, id: Self::Id) -> impl Future<Output = sqlx::Result<Option<Self::Record>>> + Send;
     fn list(db: &PgPool, org: OrgId, page: &Page) -> impl Future<Output = sqlx::Result<Vec<Self::Record>>> + Send;
 }
 
 /// The store functions of a `Registry` impl, delegated to the `$store` module's functions of the
 /// same names (every registry's store module has them, on its own record and value types).
 macro_rules! registry_store {
-    ($store:path, $record:ty, $value:ty) => {
+    ($store:path, $id:ty, $record:ty, $value:ty) => {
         fn insert(
             db: &sqlx::PgPool,
             org: tns_core::ids::OrgId,
@@ -77,7 +80,7 @@ macro_rules! registry_store {
         fn update(
             db: &sqlx::PgPool,
             org: tns_core::ids::OrgId,
-            id: i64,
+            id: $id,
             f: &$value,
             by: &str,
         ) -> impl std::future::Future<Output = sqlx::Result<Option<$record>>> + Send {
@@ -87,7 +90,7 @@ macro_rules! registry_store {
         fn get(
             db: &sqlx::PgPool,
             org: tns_core::ids::OrgId,
-            id: i64,
+            id: $id,
         ) -> impl std::future::Future<Output = sqlx::Result<Option<$record>>> + Send {
             use $store as store;
             store::get(db, org, id)
@@ -149,7 +152,7 @@ macro_rules! registry_endpoints {
         pub async fn get(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
             p: $crate::auth::Caller<tns_core::scopes::need::JourneysRead>,
-            $crate::extract::ApiPath(id): $crate::extract::ApiPath<i64>,
+            $crate::extract::ApiPath(id): $crate::extract::ApiPath<<$registry as $crate::v1::registry::Registry>::Id>,
         ) -> $crate::error::ApiResult<axum::Json<$answer>> {
             $crate::v1::registry::get::<$registry>(&st, &p, id).await.map(|r| axum::Json(r.into()))
         }
@@ -162,7 +165,7 @@ macro_rules! registry_endpoints {
         pub async fn update(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
             p: $crate::auth::Caller<tns_core::scopes::need::JourneysWrite>,
-            $crate::extract::ApiPath(id): $crate::extract::ApiPath<i64>,
+            $crate::extract::ApiPath(id): $crate::extract::ApiPath<<$registry as $crate::v1::registry::Registry>::Id>,
             $crate::extract::ApiJson(patch): $crate::extract::ApiJson<serde_json::Value>,
         ) -> $crate::error::ApiResult<axum::Json<$answer>> {
             $crate::v1::registry::update::<$registry>(&st, &p, id, &patch).await.map(|r| axum::Json(r.into()))
@@ -175,7 +178,7 @@ macro_rules! registry_endpoints {
         pub async fn delete(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
             p: $crate::auth::Caller<tns_core::scopes::need::JourneysWrite>,
-            $crate::extract::ApiPath(id): $crate::extract::ApiPath<i64>,
+            $crate::extract::ApiPath(id): $crate::extract::ApiPath<<$registry as $crate::v1::registry::Registry>::Id>,
         ) -> $crate::error::ApiResult<axum::Json<$crate::v1::Ok>> {
             $crate::v1::registry::delete::<$registry>(&st, &p, id).await.map(|_| axum::Json($crate::v1::Ok::default()))
         }
@@ -204,7 +207,7 @@ pub async fn list<R: Registry>(st: &AppState, p: &Principal, q: &ListQuery) -> A
 }
 
 /// One record, also a retired one (history may point at it).
-pub async fn get<R: Registry>(st: &AppState, p: &Principal, id: i64) -> ApiResult<R::Record> {
+pub async fn get<R: Registry>(st: &AppState, p: &Principal, id: R::Id) -> ApiResult<R::Record> {
     R::get(&st.db, p.org_id, id).await?.ok_or_else(|| not_found(R::KIND, id))
 }
 
@@ -212,7 +215,7 @@ pub async fn get<R: Registry>(st: &AppState, p: &Principal, id: i64) -> ApiResul
 pub async fn update<R: Registry>(
     st: &AppState,
     p: &Principal,
-    id: i64,
+    id: R::Id,
     patch: &serde_json::Value,
 ) -> ApiResult<R::Record> {
     let current = R::get(&st.db, p.org_id, id).await?.filter(R::is_active).ok_or_else(|| not_found(R::KIND, id))?;
@@ -225,8 +228,8 @@ pub async fn update<R: Registry>(
 }
 
 /// Delete, or retire as `inactive` when history refers to the record.
-pub async fn delete<R: Registry>(st: &AppState, p: &Principal, id: i64) -> ApiResult<()> {
-    if !retire(&st.db, R::RETIRE, p.org_id, id, &p.actor()).await? {
+pub async fn delete<R: Registry>(st: &AppState, p: &Principal, id: R::Id) -> ApiResult<()> {
+    if !retire(&st.db, R::retirable(id), p.org_id, &p.actor()).await? {
         return Err(not_found(R::KIND, id));
     }
     Ok(())

@@ -14,7 +14,7 @@ use axum::{http::StatusCode, Json};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::PgPool;
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, Target};
 use utoipa::IntoParams;
 
 use crate::{
@@ -111,13 +111,13 @@ pub fn vanished_reference(e: sqlx::Error, field: &str) -> ApiError {
 }
 
 /// 409 for a change only a `draft` journey or shipment allows.
-pub fn not_draft(kind: &str, id: i64, status: impl std::fmt::Display, verb: &str) -> ApiError {
+pub fn not_draft(kind: &str, id: impl std::fmt::Display, status: impl std::fmt::Display, verb: &str) -> ApiError {
     ApiError::Conflict(Code::NotDraft, format!("{kind} {id} is `{status}`; only a draft can be {verb}"))
 }
 
 /// 409 for a change of a journey or shipment that is not editable now (see
 /// `RecordStatus::is_editable`).
-pub fn not_editable(kind: &str, id: i64, status: RecordStatus) -> ApiError {
+pub fn not_editable(kind: &str, id: impl std::fmt::Display, status: RecordStatus) -> ApiError {
     match status {
         RecordStatus::Cancelled => {
             ApiError::Conflict(Code::Cancelled, format!("{kind} {id} is cancelled; it takes no more changes"))
@@ -132,8 +132,9 @@ pub fn not_editable(kind: &str, id: i64, status: RecordStatus) -> ApiError {
 /// 409 for a journey or shipment whose personal data was erased past its retention period: it
 /// stays as history, and what a change or a submission of its people would send is the erased
 /// form.
-pub async fn refuse_erased(db: impl sqlx::PgExecutor<'_>, target: TargetType, org: OrgId, id: i64) -> ApiResult<()> {
-    if records::erased(db, target, org, id).await? {
+pub async fn refuse_erased(db: impl sqlx::PgExecutor<'_>, record: Target, org: OrgId) -> ApiResult<()> {
+    if records::erased(db, record, org).await? {
+        let (target, id) = (record.kind(), record.id());
         return Err(ApiError::Conflict(
             Code::PersonalDataErased,
             format!(
@@ -146,7 +147,7 @@ pub async fn refuse_erased(db: impl sqlx::PgExecutor<'_>, target: TargetType, or
     Ok(())
 }
 
-pub fn not_found(kind: &str, id: i64) -> ApiError {
+pub fn not_found(kind: &str, id: impl std::fmt::Display) -> ApiError {
     ApiError::not_found(kind, id)
 }
 
@@ -160,12 +161,12 @@ fn noun(target: TargetType) -> &'static str {
 
 /// Delete a journey or shipment while it is a draft: 404 when the organization has none, 409
 /// naming its status once it has been submitted.
-pub async fn delete_draft(db: &PgPool, target: TargetType, p: &Principal, id: i64) -> ApiResult<()> {
-    let org = p.org_id;
-    if records::delete_draft(db, target, org, id, &p.actor()).await? {
+pub async fn delete_draft(db: &PgPool, record: Target, p: &Principal) -> ApiResult<()> {
+    let (org, target, id) = (p.org_id, record.kind(), record.id());
+    if records::delete_draft(db, record, org, &p.actor()).await? {
         return Ok(());
     }
-    match records::status(db, target, org, id).await? {
+    match records::status(db, record, org).await? {
         Some(status) => Err(not_draft(noun(target), id, status, "deleted")),
         None => Err(not_found(noun(target), id)),
     }

@@ -16,7 +16,10 @@ use super::{
     },
     Invalid,
 };
-use crate::refdata;
+use crate::{
+    ids::{PersonId, VehicleId},
+    refdata,
+};
 
 ceiling!(
     /// A cargo amount: non-negative, below ten billion units.
@@ -208,9 +211,9 @@ pub enum Site {
 /// say.
 #[derive(Debug, Clone)]
 pub struct CargoShipment {
-    vehicle_id: i64,
-    driver_id: Option<i64>,
-    second_driver_id: Option<i64>,
+    vehicle_id: VehicleId,
+    driver_id: Option<PersonId>,
+    second_driver_id: Option<PersonId>,
     trailer_plate: Option<String>,
     goods: Goods,
     sender: Party,
@@ -229,13 +232,13 @@ impl CargoShipment {
     pub fn dangerous(&self) -> Option<&Dangerous> {
         self.dangerous.as_ref()
     }
-    pub fn vehicle_id(&self) -> i64 {
+    pub fn vehicle_id(&self) -> VehicleId {
         self.vehicle_id
     }
-    pub fn driver_id(&self) -> Option<i64> {
+    pub fn driver_id(&self) -> Option<PersonId> {
         self.driver_id
     }
-    pub fn second_driver_id(&self) -> Option<i64> {
+    pub fn second_driver_id(&self) -> Option<PersonId> {
         self.second_driver_id
     }
     pub fn trailer_plate(&self) -> Option<&str> {
@@ -370,7 +373,8 @@ impl TryFrom<CargoIn> for CargoShipment {
         if (unloading.date, unloading.time) < (loading.date, loading.time) {
             return Err(Invalid::new("unloading_date", "unloading must not be before loading"));
         }
-        let (driver_id, second_driver_id) = (c.driver_id.map(Int::get), c.second_driver_id.map(Int::get));
+        let person = |id: RecordId| PersonId(id.get());
+        let (driver_id, second_driver_id) = (c.driver_id.map(person), c.second_driver_id.map(person));
         match (driver_id, second_driver_id) {
             (None, Some(_)) => return Err(Invalid::new("second_driver_id", "needs a first driver (`driver_id`)")),
             (Some(a), Some(b)) if a == b => {
@@ -388,7 +392,7 @@ impl TryFrom<CargoIn> for CargoShipment {
             dangerous_goods(&at, item.un_number.clone(), item.dangerous_packaging, item.dangerous_exemption.clone())?;
         }
         Ok(CargoShipment {
-            vehicle_id: c.vehicle_id.get(),
+            vehicle_id: VehicleId(c.vehicle_id.get()),
             driver_id,
             second_driver_id,
             trailer_plate: c.trailer_plate.map(Plate::into_inner),
@@ -416,11 +420,14 @@ impl TryFrom<CargoIn> for CargoShipment {
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 #[schema(description = "A shipment's fields, as stored: absent where unset.")]
 pub struct CargoFields {
-    pub vehicle_id: i64,
-    pub driver_id: Option<i64>,
+    #[schema(value_type = i64)]
+    pub vehicle_id: VehicleId,
+    #[schema(value_type = Option<i64>)]
+    pub driver_id: Option<PersonId>,
     /// A second driver (absent when none).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub second_driver_id: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    pub second_driver_id: Option<PersonId>,
     /// The trailer's plate (absent when none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trailer_plate: Option<String>,
@@ -478,9 +485,9 @@ pub struct CargoFields {
 impl From<&CargoFields> for CargoIn {
     fn from(c: &CargoFields) -> Self {
         CargoIn {
-            vehicle_id: Int::stored(c.vehicle_id),
-            driver_id: c.driver_id.map(Int::stored),
-            second_driver_id: c.second_driver_id.map(Int::stored),
+            vehicle_id: Int::stored(c.vehicle_id.get()),
+            driver_id: c.driver_id.map(|d| Int::stored(d.get())),
+            second_driver_id: c.second_driver_id.map(|d| Int::stored(d.get())),
             trailer_plate: c.trailer_plate.clone().map(Plate::stored),
             transport_type: Int::stored(c.transport_type.into()),
             cargo_type: Int::stored(c.cargo_type.into()),
@@ -649,7 +656,7 @@ mod tests {
     #[test]
     fn a_valid_shipment_parses() {
         let s = CargoShipment::try_from(shipment(json!({}))).unwrap();
-        assert_eq!((s.vehicle_id(), s.driver_id()), (1, Some(2)));
+        assert_eq!((s.vehicle_id(), s.driver_id()), (VehicleId(1), Some(PersonId(2))));
         assert_eq!((s.goods().transport_type, s.goods().amount, s.goods().unit), (1, 12.5, CargoUnit::Kg));
         assert_eq!(s.loading().place, Site::Province { city_id: 34, district_id: 1 });
         assert_eq!(s.unloading().place, Site::Province { city_id: 6, district_id: 2 });

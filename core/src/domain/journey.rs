@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
+use crate::ids::{PersonId, VehicleId};
+
 use super::{
     fields::{Day, Text, Time},
     kinds::TripKind,
@@ -169,7 +171,7 @@ pub struct NewJourney {
     departure: Stop,
     arrival: Stop,
     trip: Trip,
-    crew: Vec<i64>,
+    crew: Vec<PersonId>,
 }
 
 impl NewJourney {
@@ -186,7 +188,7 @@ impl NewJourney {
         &self.trip
     }
     /// Personnel record ids, in the order given.
-    pub fn crew(&self) -> &[i64] {
+    pub fn crew(&self) -> &[PersonId] {
         &self.crew
     }
 
@@ -264,7 +266,7 @@ impl TryFrom<JourneyIn> for NewJourney {
             departure,
             arrival,
             trip,
-            crew: input.personnel_ids.map(|c| c.0).unwrap_or_default(),
+            crew: input.personnel_ids.map(|c| c.0.into_iter().map(PersonId).collect()).unwrap_or_default(),
         })
     }
 }
@@ -354,14 +356,16 @@ pub struct StoredJourney {
     /// The plate the journey runs under.
     pub plate: String,
     /// The vehicle record, when the journey names one (by id or by a registered plate).
-    pub vehicle_record_id: Option<i64>,
+    #[schema(value_type = Option<i64>)]
+    pub vehicle_record_id: Option<VehicleId>,
     pub departure: StoredStop,
     pub arrival: StoredStop,
     /// Present exactly when `trip_kind` is `tarifeli`.
     pub tarifeli_context: Option<TarifeliContext>,
     pub trip_kind: TripKind,
     /// Crew, in the order given.
-    pub personnel_ids: Vec<i64>,
+    #[schema(value_type = Vec<i64>)]
+    pub personnel_ids: Vec<PersonId>,
 }
 
 #[cfg(test)]
@@ -400,7 +404,7 @@ mod tests {
 
     fn journey(kind: Option<TripKind>, ctx: Option<TarifeliIn>) -> JourneyIn {
         JourneyIn {
-            vehicle_id: VehicleRef::Record(3),
+            vehicle_id: VehicleRef::Record(VehicleId(3)),
             departure: stop("2026-05-01", "08:00"),
             arrival: stop("2026-05-01", "12:30"),
             trip_kind: kind,
@@ -418,7 +422,7 @@ mod tests {
         let j = NewJourney::try_from(journey(None, Some(context()))).unwrap();
         assert_eq!(j.trip().kind(), TripKind::Tarifeli, "tarifeli is the default");
         assert_eq!(j.trip().context().map(|s| s.seyahat_suresi_saat), Some(5));
-        assert_eq!(j.crew(), [4, 5]);
+        assert_eq!(j.crew(), [PersonId(4), PersonId(5)]);
         let j = NewJourney::try_from(journey(Some(TripKind::Tarifesiz), None)).unwrap();
         assert_eq!(j.trip(), &Trip::Tarifesiz);
         let mut no_crew = journey(Some(TripKind::Tarifesiz), None);

@@ -17,7 +17,7 @@ use utoipa::ToSchema;
 
 use super::fields::{as_given, bounds, field_impls, pattern, string_field, upper, Field, Text};
 use super::Invalid;
-use crate::refdata;
+use crate::{ids::VehicleId, refdata};
 
 pub const NAME_MAX: usize = 50;
 pub const ADDRESS_MAX: usize = 100;
@@ -359,7 +359,7 @@ impl Serialize for CityId {
 /// or a plate (linked to the active vehicle record holding it, if any).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum VehicleRef {
-    Record(i64),
+    Record(VehicleId),
     Plate(Plate),
 }
 
@@ -384,7 +384,7 @@ impl Field for VehicleRef {
     fn from_json(v: Value) -> Result<Self, String> {
         match v {
             Value::Number(_) => match super::fields::whole(&v) {
-                Some(id) if id >= 1 => Ok(VehicleRef::Record(id)),
+                Some(id) if id >= 1 => Ok(VehicleRef::Record(VehicleId(id))),
                 _ => Err("must be a vehicle record id (a positive integer) or a plate".into()),
             },
             Value::String(s) => {
@@ -392,7 +392,7 @@ impl Field for VehicleRef {
                     .then(|| s.parse::<i64>().ok())
                     .flatten();
                 match id {
-                    Some(id) => Ok(VehicleRef::Record(id)),
+                    Some(id) => Ok(VehicleRef::Record(VehicleId(id))),
                     None => Plate::parse(&s).map(VehicleRef::Plate),
                 }
             }
@@ -405,7 +405,7 @@ field_impls!(VehicleRef);
 impl Serialize for VehicleRef {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
-            VehicleRef::Record(id) => s.serialize_i64(*id),
+            VehicleRef::Record(id) => s.serialize_i64(id.get()),
             VehicleRef::Plate(p) => s.serialize_str(p.as_str()),
         }
     }

@@ -188,7 +188,7 @@ pub async fn due_in(db: &PgPool, c: &Candidate, interval: Duration, after: Durat
 /// is held first, so one being queued now is waited for and seen.
 pub async fn record(db: &PgPool, c: &Candidate, differences: Vec<Difference>) -> sqlx::Result<Recorded> {
     let mut tx = db.begin().await?;
-    if !crate::records::hold(&mut tx, c.target_type, c.org_id, c.target_id).await? {
+    if !crate::records::hold(&mut tx, c.target(), c.org_id).await? {
         return Ok(Recorded::Superseded);
     }
     let before: Option<Option<Json<Drift>>> = sqlx::query_scalar(

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
 use tns_adapter::PassengerResult;
-use tns_core::ids::OrgId;
+use tns_core::ids::{CargoId, JourneyId, OrgId};
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
@@ -31,34 +31,7 @@ pub mod resolve;
 pub use queue::{DONE_CHANNEL, QUEUE_CHANNEL};
 
 /// What the record is: a journey or a cargo shipment, by id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    Journey(i64),
-    Cargo(i64),
-}
-
-impl Target {
-    /// The record of kind `kind` with id `id`.
-    pub fn of(kind: TargetType, id: i64) -> Target {
-        match kind {
-            TargetType::Journey => Target::Journey(id),
-            TargetType::Cargo => Target::Cargo(id),
-        }
-    }
-
-    pub fn kind(self) -> TargetType {
-        match self {
-            Target::Journey(_) => TargetType::Journey,
-            Target::Cargo(_) => TargetType::Cargo,
-        }
-    }
-
-    pub fn id(self) -> i64 {
-        match self {
-            Target::Journey(id) | Target::Cargo(id) => id,
-        }
-    }
-}
+pub use tns_core::ids::Target;
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Submission {
@@ -209,7 +182,7 @@ pub async fn failed_but_held(
 }
 
 /// The journey's delivered submissions, oldest first.
-pub async fn delivered_history(tx: &mut PgConnection, org: OrgId, journey: i64) -> sqlx::Result<Vec<Delivered>> {
+pub async fn delivered_history(tx: &mut PgConnection, org: OrgId, journey: JourneyId) -> sqlx::Result<Vec<Delivered>> {
     sqlx::query_as(
         "SELECT operation, adapter, snapshot, passenger_results, downstream_state FROM submissions
           WHERE org_id = $1 AND target_type = 'journey' AND target_id = $2 AND state = 'delivered'
@@ -232,7 +205,11 @@ pub struct DeliveredCargo {
 
 /// The shipment's last delivery (`None` before its first); a snapshot this code cannot read is
 /// an internal error (the schema is ours).
-pub async fn delivered_cargo(tx: &mut PgConnection, org: OrgId, cargo: i64) -> anyhow::Result<Option<DeliveredCargo>> {
+pub async fn delivered_cargo(
+    tx: &mut PgConnection,
+    org: OrgId,
+    cargo: CargoId,
+) -> anyhow::Result<Option<DeliveredCargo>> {
     let row: Option<(Operation, String, Json<serde_json::Value>, Json<serde_json::Value>)> = sqlx::query_as(
         "SELECT operation, adapter, snapshot, downstream_state FROM submissions
           WHERE org_id = $1 AND target_type = 'cargo' AND target_id = $2 AND state = 'delivered'

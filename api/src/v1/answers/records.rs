@@ -13,19 +13,21 @@ use tns_core::domain::{
     stamp::Stamp,
     vehicle::NewVehicle,
 };
+use tns_core::ids::{CargoId, JourneyId, PassengerId, PersonId, VehicleId};
 use tns_store::{cargo::Cargo, journeys::Journey, passengers::Passenger, personnel::Person, vehicles::Vehicle};
 
 /// A record's answer: its id, the stored value (flattened, under the field names a request
 /// uses), what else its row shows, and its stamp; built from the row field by field.
 macro_rules! record_answer {
-    ($(#[$doc:meta])* $out:ident as $schema:ident from $row:ident {
+    ($(#[$doc:meta])* $out:ident as $schema:ident from $row:ident($id:ty) {
         $value:ident: $value_ty:ty, $($(#[$field_doc:meta])* $field:ident: $ty:ty,)*
     }) => {
         $(#[$doc])*
         #[derive(Serialize, ToSchema)]
         #[schema(as = $schema)]
         pub struct $out {
-            pub id: i64,
+            #[schema(value_type = i64)]
+            pub id: $id,
             #[serde(flatten)]
             pub $value: $value_ty,
             $($(#[$field_doc])* pub $field: $ty,)*
@@ -43,7 +45,7 @@ macro_rules! record_answer {
 
 record_answer! {
     /// A vehicle of the organization's registry.
-    VehicleOut as Vehicle from Vehicle {
+    VehicleOut as Vehicle from Vehicle(VehicleId) {
         vehicle: NewVehicle,
         /// `inactive` once deleted while journeys or cargo refer to it (it then leaves the list).
         status: RegistryStatus,
@@ -52,7 +54,7 @@ record_answer! {
 
 record_answer! {
     /// A crew member of the organization's personnel registry.
-    PersonOut as Person from Person {
+    PersonOut as Person from Person(PersonId) {
         person: NewPerson,
         /// `inactive` once deleted while journeys or cargo refer to them (they then leave the list).
         status: RegistryStatus,
@@ -61,15 +63,16 @@ record_answer! {
 
 record_answer! {
     /// A passenger of a journey.
-    PassengerOut as Passenger from Passenger {
+    PassengerOut as Passenger from Passenger(PassengerId) {
         passenger: NewPassenger,
-        journey_id: i64,
+        #[schema(value_type = i64)]
+        journey_id: JourneyId,
     }
 }
 
 record_answer! {
     /// A cargo shipment.
-    CargoOut as Cargo from Cargo {
+    CargoOut as Cargo from Cargo(CargoId) {
         shipment: CargoFields,
         /// Mirrors the latest submission: `draft` until submitted.
         status: RecordStatus,
@@ -80,7 +83,7 @@ record_answer! {
 
 record_answer! {
     /// A journey.
-    JourneyOut as Journey from Journey {
+    JourneyOut as Journey from Journey(JourneyId) {
         journey: StoredJourney,
         /// Mirrors the latest submission: `draft` until submitted.
         status: RecordStatus,

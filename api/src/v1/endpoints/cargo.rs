@@ -13,7 +13,7 @@ pub use tns_core::domain::cargo::{CargoIn, CargoItemIn};
 use tns_core::domain::{
     cargo::{CargoFields, CargoShipment},
     fields::{Cursor, Limit},
-    kinds::{RecordStatus, RegistryStatus, TargetType},
+    kinds::{RecordStatus, RegistryStatus},
 };
 use tns_store::{
     self as db,
@@ -121,7 +121,7 @@ pub async fn list_page(st: &AppState, org: OrgId, q: &CargoQuery) -> ApiResult<P
 }
 
 /// `org`'s shipment `id` (404 for another organization's).
-pub async fn load(st: &AppState, org: OrgId, id: i64) -> ApiResult<Cargo> {
+pub async fn load(st: &AppState, org: OrgId, id: CargoId) -> ApiResult<Cargo> {
     db::cargo::get(&st.db, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))
 }
 
@@ -132,7 +132,7 @@ pub async fn load(st: &AppState, org: OrgId, id: i64) -> ApiResult<Cargo> {
 pub async fn get(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<CargoId>,
 ) -> ApiResult<Json<CargoOut>> {
     load(&st, p.org_id, id).await.map(|c| Json(c.into()))
 }
@@ -150,19 +150,19 @@ pub async fn get(
 pub async fn update(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<CargoId>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<CargoOut>> {
     update_shipment(&st, &p, id, &patch).await.map(|c| Json(c.into()))
 }
 
 /// Change `p`'s organization's shipment `id` by the merge patch `patch`, changed by `p`.
-pub async fn update_shipment(st: &AppState, p: &Principal, id: i64, patch: &serde_json::Value) -> ApiResult<Cargo> {
+pub async fn update_shipment(st: &AppState, p: &Principal, id: CargoId, patch: &serde_json::Value) -> ApiResult<Cargo> {
     let current = load(st, p.org_id, id).await?;
     if !current.status.is_editable() {
         return Err(not_editable("cargo shipment", id, current.status));
     }
-    refuse_erased(&st.db, TargetType::Cargo, p.org_id, id).await?;
+    refuse_erased(&st.db, Target::Cargo(id), p.org_id).await?;
     let merged = patched(&CargoIn::from(&current.shipment), patch)?;
     let f = resolve(st, p.org_id, &CargoShipment::try_from(merged).map_err(merged_conflict)?).await?;
     let mut tx = st.db.begin().await?;
@@ -190,9 +190,9 @@ pub async fn update_shipment(st: &AppState, p: &Principal, id: i64, patch: &serd
 pub async fn delete(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<CargoId>,
 ) -> ApiResult<Json<OkBody>> {
-    delete_draft(&st.db, TargetType::Cargo, &p, id).await.map(|()| Json(OkBody::default()))
+    delete_draft(&st.db, Target::Cargo(id), &p).await.map(|()| Json(OkBody::default()))
 }
 
 /// This module's routes, with their OpenAPI operations.

@@ -14,9 +14,9 @@ use crate::v1::resource::{
 };
 pub use tns_core::domain::journey::{JourneyIn, StopIn};
 use tns_core::domain::{
-    fields::{Cursor, Day, Int, Limit, RecordId},
+    fields::{Cursor, Day, Limit, RecordId},
     journey::NewJourney,
-    kinds::{RecordStatus, TargetType, TripKind},
+    kinds::{RecordStatus, TripKind},
 };
 use tns_store::{
     self as db,
@@ -42,7 +42,7 @@ impl AcrossFields for StopIn {
 /// not have active; the vehicle is resolved by the write itself).
 async fn resolve(st: &AppState, org: OrgId, journey: &NewJourney) -> ApiResult<JourneyFields> {
     let crew = journey.crew();
-    let active: HashSet<i64> = if crew.is_empty() {
+    let active: HashSet<PersonId> = if crew.is_empty() {
         HashSet::new()
     } else {
         db::personnel::active_roles(&st.db, org, crew).await?.into_iter().map(|(id, _)| id).collect()
@@ -115,14 +115,14 @@ pub async fn list_journeys(st: &AppState, org: OrgId, q: &JourneyQuery) -> ApiRe
         status: q.status,
         departure_from: q.departure_from.map(|d| d.0),
         departure_to: q.departure_to.map(|d| d.0),
-        vehicle_record_id: q.vehicle_id.map(Int::get),
+        vehicle_record_id: q.vehicle_id.map(|v| VehicleId(v.get())),
     };
     let rows = db::journeys::list(&st.db, org, &filter, &page).await?;
     Ok(Paged::from_rows(rows, &page))
 }
 
 /// One journey of `org`; 404 when it has none with this id.
-pub async fn load(st: &AppState, org: OrgId, id: i64) -> ApiResult<Journey> {
+pub async fn load(st: &AppState, org: OrgId, id: JourneyId) -> ApiResult<Journey> {
     let mut conn = st.db.acquire().await?;
     db::journeys::get(&mut conn, org, id).await?.ok_or_else(|| not_found("journey", id))
 }
@@ -138,7 +138,7 @@ fn no_vehicle(f: &JourneyFields) -> ApiError {
 pub async fn get(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<JourneyId>,
 ) -> ApiResult<Json<JourneyOut>> {
     load(&st, p.org_id, id).await.map(|j| Json(j.into()))
 }
@@ -157,7 +157,7 @@ pub async fn get(
 pub async fn update(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<JourneyId>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<JourneyOut>> {
     update_journey(&st, &p, id, &patch).await.map(|j| Json(j.into()))
@@ -165,7 +165,12 @@ pub async fn update(
 
 /// Change journey `id` of `p`'s organization by a merge `patch`, changed by `p` (what
 /// `PUT /portal/journeys/{id}` does).
-pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde_json::Value) -> ApiResult<Journey> {
+pub async fn update_journey(
+    st: &AppState,
+    p: &Principal,
+    id: JourneyId,
+    patch: &serde_json::Value,
+) -> ApiResult<Journey> {
     let org = p.org_id;
     let current = load(st, org, id).await?;
     if !current.status.is_editable() {
@@ -223,9 +228,9 @@ pub async fn update_journey(st: &AppState, p: &Principal, id: i64, patch: &serde
 pub async fn delete(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<JourneyId>,
 ) -> ApiResult<Json<OkBody>> {
-    delete_draft(&st.db, TargetType::Journey, &p, id).await.map(|()| Json(OkBody::default()))
+    delete_draft(&st.db, Target::Journey(id), &p).await.map(|()| Json(OkBody::default()))
 }
 
 /// This module's routes, with their OpenAPI operations.

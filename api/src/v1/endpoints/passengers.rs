@@ -12,7 +12,7 @@ use crate::v1::resource::{
 };
 pub use tns_core::domain::passenger::{BulkIn, PassengerIn};
 use tns_core::domain::{
-    kinds::{RecordStatus, TargetType},
+    kinds::RecordStatus,
     national::{baggage_rule, identity_rule},
     passenger::{Manifest, NewPassenger},
 };
@@ -32,13 +32,13 @@ fn identity_taken(id: &str) -> impl FnOnce() -> String + '_ {
 
 /// Lock the journey for a passenger change; 404 when the organization has no such journey, 409
 /// when its people's data was erased past retention.
-async fn lock_journey(tx: &mut PgConnection, org: OrgId, journey: i64) -> ApiResult<()> {
+async fn lock_journey(tx: &mut PgConnection, org: OrgId, journey: JourneyId) -> ApiResult<()> {
     open_journey(journey, db::journeys::lock(&mut *tx, org, journey).await?)?;
-    refuse_erased(tx, TargetType::Journey, org, journey).await
+    refuse_erased(tx, Target::Journey(journey), org).await
 }
 
 /// A journey's passengers change in any state but `cancelled` (409).
-fn open_journey(journey: i64, status: Option<RecordStatus>) -> ApiResult<()> {
+fn open_journey(journey: JourneyId, status: Option<RecordStatus>) -> ApiResult<()> {
     match status {
         None => Err(not_found("journey", journey)),
         Some(RecordStatus::Cancelled) => Err(ApiError::Conflict(
@@ -51,7 +51,7 @@ fn open_journey(journey: i64, status: Option<RecordStatus>) -> ApiResult<()> {
 
 /// Refuse a change that would take the journey past its passenger limit (the journey's state,
 /// so a 409).
-async fn check_capacity(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
+async fn check_capacity(tx: &mut PgConnection, journey: JourneyId) -> ApiResult<()> {
     if db::passengers::count(tx, journey).await? > MAX_PER_JOURNEY {
         return Err(ApiError::Conflict(
             Code::LimitReached,
@@ -63,7 +63,7 @@ async fn check_capacity(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
 
 /// Refuse a change that leaves one baggage barcode on two passengers of the journey (a tag is
 /// on one bag): 409 naming it.
-async fn check_baggage(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
+async fn check_baggage(tx: &mut PgConnection, journey: JourneyId) -> ApiResult<()> {
     match db::passengers::shared_barcode(tx, journey).await? {
         Some((barcode, ids)) => Err(ApiError::Conflict(
             Code::Duplicate,
@@ -84,7 +84,7 @@ async fn check_baggage(tx: &mut PgConnection, journey: i64) -> ApiResult<()> {
 pub async fn create(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
-    ApiPath(journey): ApiPath<i64>,
+    ApiPath(journey): ApiPath<JourneyId>,
     ApiJson(input): ApiJson<PassengerIn>,
 ) -> ApiResult<Created<PassengerOut>> {
     let passenger = NewPassenger::try_from(input)?;
@@ -108,7 +108,7 @@ pub async fn create(
 pub async fn list(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
-    ApiPath(journey): ApiPath<i64>,
+    ApiPath(journey): ApiPath<JourneyId>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<PassengerOut>>> {
     let page = q.page();
@@ -130,7 +130,7 @@ pub async fn list(
 pub async fn update(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
-    ApiPath((journey, id)): ApiPath<(i64, i64)>,
+    ApiPath((journey, id)): ApiPath<(JourneyId, PassengerId)>,
     ApiJson(patch): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<PassengerOut>> {
     open_journey(journey, db::journeys::status(&st.db, p.org_id, journey).await?)?;
@@ -157,10 +157,10 @@ pub async fn update(
 pub async fn delete(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
-    ApiPath((journey, id)): ApiPath<(i64, i64)>,
+    ApiPath((journey, id)): ApiPath<(JourneyId, PassengerId)>,
 ) -> ApiResult<Json<OkBody>> {
     open_journey(journey, db::journeys::status(&st.db, p.org_id, journey).await?)?;
-    refuse_erased(&st.db, TargetType::Journey, p.org_id, journey).await?;
+    refuse_erased(&st.db, Target::Journey(journey), p.org_id).await?;
     if !db::passengers::delete(&st.db, p.org_id, journey, id).await? {
         return Err(not_found("passenger", id));
     }
@@ -185,7 +185,7 @@ pub struct BulkOut {
 pub async fn bulk_upsert(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
-    ApiPath(journey): ApiPath<i64>,
+    ApiPath(journey): ApiPath<JourneyId>,
     ApiJson(input): ApiJson<BulkIn>,
 ) -> ApiResult<Json<BulkOut>> {
     let manifest = Manifest::try_from(input)?;
@@ -198,9 +198,9 @@ pub async fn bulk_upsert(
 pub async fn upsert(
     st: &AppState,
     p: &Principal,
-    journey: i64,
+    journey: JourneyId,
     manifest: Option<&Manifest>,
-    remove: &[i64],
+    remove: &[PassengerId],
 ) -> ApiResult<BulkOut> {
     let org = p.org_id;
     let mut tx = st.db.begin().await?;

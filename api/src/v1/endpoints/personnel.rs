@@ -7,6 +7,7 @@ use crate::v1::{
 };
 pub use tns_core::domain::person::PersonIn;
 use tns_core::domain::{kinds::RegistryStatus, national::identity_rule, person::NewPerson, Invalid};
+use tns_core::ids::PersonId;
 use tns_store::{self as db, personnel::Person, retire::Retirable};
 
 patch_schema!(PersonPatch, PersonIn);
@@ -20,13 +21,17 @@ impl AcrossFields for PersonIn {
 pub struct Personnel;
 
 impl Registry for Personnel {
+    type Id = PersonId;
     type Record = Person;
     type Answer = PersonOut;
     type Input = PersonIn;
     type Value = NewPerson;
     const KIND: &'static str = "person";
-    const RETIRE: Retirable = Retirable::Person;
     const UNIQUE_KEY: &'static str = db::personnel::IDENTITY_KEY;
+
+    fn retirable(id: PersonId) -> Retirable {
+        Retirable::Person(id)
+    }
 
     fn parse(input: PersonIn) -> Result<NewPerson, Invalid> {
         input.try_into()
@@ -37,7 +42,7 @@ impl Registry for Personnel {
     fn is_active(r: &Person) -> bool {
         r.status == RegistryStatus::Active
     }
-    registry_store!(db::personnel, Person, NewPerson);
+    registry_store!(db::personnel, PersonId, Person, NewPerson);
 }
 
 registry_endpoints! {

@@ -13,7 +13,7 @@ pub(crate) use crate::{
 };
 pub(crate) use axum::{extract::State, Json};
 pub(crate) use tns_core::{
-    ids::OrgId,
+    ids::{CargoId, JourneyId, OrgId, PassengerId, PersonId, Target, VehicleId},
     scopes::need::{JourneysRead, JourneysWrite},
 };
 pub(crate) use utoipa_axum::{router::OpenApiRouter, routes};

@@ -8,7 +8,7 @@ use axum::{
 };
 use base64::Engine;
 use tns_adapter::{Credentials, Kind, ReportRequest};
-use tns_core::ids::OrgId;
+use tns_core::ids::{CargoId, JourneyId, OrgId};
 
 use crate::{
     auth::Caller,
@@ -108,13 +108,13 @@ pub fn pdf_response(bytes: Vec<u8>, filename: &str) -> Response {
 pub async fn journey(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<JourneyId>,
 ) -> ApiResult<Response> {
     journey_report(&st, p.org_id, id).await
 }
 
 /// The report of journey `id` of `org` (the portal's download calls it too).
-pub async fn journey_report(st: &AppState, org: OrgId, id: i64) -> ApiResult<Response> {
+pub async fn journey_report(st: &AppState, org: OrgId, id: JourneyId) -> ApiResult<Response> {
     let mut conn = st.db.acquire().await?;
     let j = db::journeys::get(&mut conn, org, id).await?.ok_or_else(|| not_found("journey", id))?;
     drop(conn);
@@ -132,13 +132,13 @@ pub async fn journey_report(st: &AppState, org: OrgId, id: i64) -> ApiResult<Res
 pub async fn cargo(
     State(st): State<AppState>,
     p: Caller<JourneysRead>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<CargoId>,
 ) -> ApiResult<Response> {
     cargo_report(&st, p.org_id, id).await
 }
 
 /// The downstream's PDF report of `org`'s delivered shipment `id`.
-pub async fn cargo_report(st: &AppState, org: OrgId, id: i64) -> ApiResult<Response> {
+pub async fn cargo_report(st: &AppState, org: OrgId, id: CargoId) -> ApiResult<Response> {
     let c = db::cargo::get(&st.db, org, id).await?.ok_or_else(|| not_found("cargo shipment", id))?;
     report(st, org, Target::Cargo(id), c.downstream_reference, Kind::Goods).await
 }

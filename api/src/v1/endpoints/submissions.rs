@@ -2,7 +2,7 @@
 //! (`/portal/submissions`).
 
 use std::time::Duration;
-use tns_core::ids::OrgId;
+use tns_core::ids::{CargoId, JourneyId, OrgId, PassengerId};
 
 use axum::{
     body::Bytes,
@@ -116,13 +116,13 @@ macro_rules! journey_and_cargo {
         responses($($responses:tt)*);
         |$st:ident, $p:ident, $target:ident, $headers:ident $(, $body:ident)?| $handle:expr
     ) => {
-        journey_and_cargo!(@one $(#[$journey_doc])* $journey = $journey_path, Journey;
+        journey_and_cargo!(@one $(#[$journey_doc])* $journey = $journey_path, Journey(JourneyId);
             [$(request_body($($request)*),)?] [$($responses)*]; |$st, $p, $target, $headers $(, $body)?| $handle);
-        journey_and_cargo!(@one $(#[$cargo_doc])* $cargo = $cargo_path, Cargo;
+        journey_and_cargo!(@one $(#[$cargo_doc])* $cargo = $cargo_path, Cargo(CargoId);
             [$(request_body($($request)*),)?] [$($responses)*]; |$st, $p, $target, $headers $(, $body)?| $handle);
     };
     (
-        @one $(#[$doc:meta])* $name:ident = $path:literal, $variant:ident;
+        @one $(#[$doc:meta])* $name:ident = $path:literal, $variant:ident($id:ty);
         [$($request:tt)*] [$($responses:tt)*];
         |$st:ident, $p:ident, $target:ident, $headers:ident $(, $body:ident)?| $handle:expr
     ) => {
@@ -136,7 +136,7 @@ macro_rules! journey_and_cargo {
         pub async fn $name(
             State($st): State<AppState>,
             $p: Caller<JourneysWrite>,
-            ApiPath(id): ApiPath<i64>,
+            ApiPath(id): ApiPath<$id>,
             $headers: HeaderMap,
             $($body: Bytes,)?
         ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {
@@ -307,7 +307,7 @@ pub struct NoShowIn {
 pub async fn report_no_show(
     State(st): State<AppState>,
     p: Caller<JourneysWrite>,
-    ApiPath((id, passenger)): ApiPath<(i64, i64)>,
+    ApiPath((id, passenger)): ApiPath<(JourneyId, PassengerId)>,
     headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult<(StatusCode, HeaderMap, Json<SubmitOut>)> {

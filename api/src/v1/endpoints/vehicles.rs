@@ -7,6 +7,7 @@ use crate::v1::{
 };
 pub use tns_core::domain::vehicle::VehicleIn;
 use tns_core::domain::{kinds::RegistryStatus, vehicle::NewVehicle, Invalid};
+use tns_core::ids::VehicleId;
 use tns_store::{self as db, retire::Retirable, vehicles::Vehicle};
 
 patch_schema!(VehiclePatch, VehicleIn);
@@ -14,13 +15,17 @@ patch_schema!(VehiclePatch, VehicleIn);
 pub struct Vehicles;
 
 impl Registry for Vehicles {
+    type Id = VehicleId;
     type Record = Vehicle;
     type Answer = VehicleOut;
     type Input = VehicleIn;
     type Value = NewVehicle;
     const KIND: &'static str = "vehicle";
-    const RETIRE: Retirable = Retirable::Vehicle;
     const UNIQUE_KEY: &'static str = db::vehicles::PLATE_KEY;
+
+    fn retirable(id: VehicleId) -> Retirable {
+        Retirable::Vehicle(id)
+    }
 
     fn parse(input: VehicleIn) -> Result<NewVehicle, Invalid> {
         Ok(input.into())
@@ -31,7 +36,7 @@ impl Registry for Vehicles {
     fn is_active(r: &Vehicle) -> bool {
         r.status == RegistryStatus::Active
     }
-    registry_store!(db::vehicles, Vehicle, NewVehicle);
+    registry_store!(db::vehicles, VehicleId, Vehicle, NewVehicle);
 }
 
 registry_endpoints! {
