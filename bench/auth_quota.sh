@@ -5,7 +5,7 @@
 #      queries) against GET /healthz of the same server in the same run: throughput ratio,
 #      target >= 0.5, and p99 latencies.
 #   2. GET /api/v1/portal/me with metering on vs TNS_QUOTA_ENABLED=false: throughput ratio,
-#      target >= 0.85.
+#      target >= 0.85, and how many metered calls one Redis script run counted.
 #
 # Needs wrk (apt-get install wrk), PostgreSQL and Redis on their default local ports.
 # Usage: bench/auth_quota.sh [duration-seconds] [connections]   (TNS_BENCH_SMOKE=1: see bench/lib.sh)
@@ -54,8 +54,14 @@ wrk -t1 -c4 -d${WARMUP}s -H "$AUTH" "http://127.0.0.1:$PORT_OFF/api/v1/portal/me
 
 run bare "http://127.0.0.1:$PORT_ON/healthz"
 BARE_RPS=$RPS BARE_P99=$P99
+# Redis's script runs during the metered run, against the calls it counted: the quota counts
+# the calls of an organization that arrive together in one run.
+evalsha() { redis-cli info commandstats | awk -F'[=,]' '/^cmdstat_evalsha:/ {print $2}'; }
+RUNS_BEFORE=$(evalsha)
 run me_quota_on "http://127.0.0.1:$PORT_ON/api/v1/portal/me" "$AUTH"
 ME_RPS=$RPS ME_P99=$P99
+RUNS=$(( $(evalsha) - ${RUNS_BEFORE:-0} ))
+CALLS=$(awk '/ requests in / {print $1; exit}' "$OUT/wrk-me_quota_on.txt")
 run me_quota_off "http://127.0.0.1:$PORT_OFF/api/v1/portal/me" "$AUTH"
 OFF_RPS=$RPS OFF_P99=$P99
 
@@ -66,3 +72,4 @@ printf '%-36s %10s req/s  p99 %8s ms\n' "GET /api/v1/portal/me (quota on)" "$ME_
 printf '%-36s %10s req/s  p99 %8s ms\n' "GET /api/v1/portal/me (quota off)" "$OFF_RPS" "$OFF_P99"
 echo "ratio authenticated/bare throughput: $(ratio "$ME_RPS" "$BARE_RPS") (target >= 0.5)"
 echo "ratio quota on/off throughput:       $(ratio "$ME_RPS" "$OFF_RPS") (target >= 0.85)"
+echo "metered calls per Redis script run:  $(ratio "$CALLS" "$((RUNS > 0 ? RUNS : 1))") ($RUNS runs for $CALLS calls)"

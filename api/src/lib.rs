@@ -16,6 +16,7 @@ pub mod pdf;
 pub mod portal;
 pub mod preflight;
 pub mod quota;
+pub mod quota_batch;
 pub mod redis_store;
 pub mod serve;
 pub mod settings;

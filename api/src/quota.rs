@@ -3,8 +3,9 @@
 //! Redis holds the live counters of each organization-month in one hash
 //! (`usage:{org}:{YYYY-MM}`: `total`, `t|<endpoint>` calls, `e|<endpoint>` errors) and the
 //! organization's limit (`limit:{org}` = `"<quota>:<soft>"`, quota -1 = unlimited). One Lua
-//! script per request checks and counts atomically, so all API processes share one exact
-//! count.
+//! script checks and counts atomically, so all API processes share one exact count; the calls
+//! of an organization-month that arrive together are counted by one run of it
+//! ([`crate::quota_batch`]).
 //!
 //! PostgreSQL is the ledger (`tns_store::usage`): each process adds the calls *it* admitted
 //! every `TNS_USAGE_FLUSH_SECS`, however they were counted, so what Redis loses the ledger
@@ -46,6 +47,7 @@ use crate::{
     cache::TtlMap,
     error::{ApiError, Code},
     metrics::Metrics,
+    quota_batch::{self, Batches, NotCounted},
     redis_store::{RedisDown, RedisStore},
     settings::{FailMode, QuotaSettings},
 };
@@ -55,33 +57,6 @@ const USAGE_TTL_SECS: i64 = 40 * 86_400;
 /// The cached limit is refreshed from PostgreSQL at least this often (a plan change also
 /// overwrites it at once).
 const LIMIT_TTL_SECS: u64 = 3600;
-
-/// A call served beyond a soft quota also counts in `overage` (what overage bills; calls on
-/// quota-exempt routes, billing and usage, are never billed).
-/// Returns {admitted, total, quota, soft, c} (`c`: the copy's id, -1 for a copy made before
-/// ids); {-2} = limit unknown, {-3} = month not seeded,
-/// {-4} = the organization is suspended (nothing counted). The limit is
-/// `<quota>:<soft 0|1>:<suspended 0|1>`.
-const ADMIT_LUA: &str = r#"
-local lim = redis.call('GET', KEYS[2])
-if not lim then return {-2} end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-3} end
-local f = {}
-for part in string.gmatch(lim, '[^:]+') do f[#f + 1] = part end
-local quota, soft, suspended = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
-if suspended == 1 and ARGV[3] == '0' then return {-4} end
-local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
-local c = tonumber(redis.call('HGET', KEYS[1], 'c') or '-1')
-if quota >= 0 and total >= quota and soft == 0 and ARGV[2] == '0' then
-  return {0, total, quota, soft, c}
-end
-total = redis.call('HINCRBY', KEYS[1], 'total', 1)
-redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-if soft == 1 and quota >= 0 and total > quota and ARGV[2] == '0' then
-  redis.call('HINCRBY', KEYS[1], 'overage', 1)
-end
-return {1, total, quota, soft, c}
-"#;
 
 /// Seeds a month's hash from the persisted rows unless another process already did.
 const SEED_LUA: &str = r#"
@@ -235,7 +210,7 @@ pub struct Quota {
     db: PgPool,
     metrics: Arc<Metrics>,
     settings: QuotaSettings,
-    admit: Script,
+    batches: Arc<Batches>,
     seed: Script,
     add: Script,
     push: Script,
@@ -282,11 +257,11 @@ impl From<sqlx::Error> for Failure {
 impl Quota {
     pub fn new(store: Arc<RedisStore>, db: PgPool, metrics: Arc<Metrics>, settings: QuotaSettings) -> Quota {
         Quota {
+            batches: Batches::new(Arc::clone(&store)),
             store,
             db,
             metrics,
             settings,
-            admit: Script::new(ADMIT_LUA),
             seed: Script::new(SEED_LUA),
             add: Script::new(ADD_LUA),
             push: Script::new(PUSH_LUA),
@@ -373,27 +348,26 @@ impl Quota {
         field: &str,
         exempt: Exempt,
     ) -> Result<(Decision, i64), Failure> {
-        let (usage_key, limit_key) = (self.usage_key(org, month), self.limit_key(org));
+        let keys = (self.usage_key(org, month), self.limit_key(org));
         for _ in 0..3 {
-            let mut inv = self.admit.key(&usage_key);
-            inv.key(&limit_key).arg(field).arg(exempt.quota as u8).arg(exempt.suspension as u8);
-            let r: Vec<i64> = self.store.call(|mut c| async move { inv.invoke_async(&mut c).await }).await?;
-            match r.as_slice() {
-                [-2] => self.seed_limit(org).await?,
-                [-3] => self.seed_month(org, month).await?,
-                [-4] => return Err(Failure::Suspended),
-                [admitted, total, quota, _soft, c] => {
-                    let remaining = if *quota < 0 { -1 } else { (quota - total).max(0) };
+            let counted = self.batches.count(org, month, keys.clone(), field.to_string(), exempt).await;
+            match counted {
+                Ok(quota_batch::Counted::NoLimit) => self.seed_limit(org).await?,
+                Ok(quota_batch::Counted::NoMonth) => self.seed_month(org, month).await?,
+                Ok(quota_batch::Counted::Suspended) => return Err(Failure::Suspended),
+                Ok(quota_batch::Counted::Done { admitted, total, quota, copy }) => {
+                    let remaining = if quota < 0 { -1 } else { (quota - total).max(0) };
                     let decision = Decision {
-                        admitted: *admitted == 1,
-                        limit: *quota,
+                        admitted,
+                        limit: quota,
                         remaining,
                         reset: month.reset_at(),
-                        over: *quota >= 0 && total > quota,
+                        over: quota >= 0 && total > quota,
                     };
-                    return Ok((decision, *c));
+                    return Ok((decision, copy));
                 }
-                other => return Err(Failure::Api(anyhow::anyhow!("unexpected quota script reply {other:?}").into())),
+                Err(NotCounted::Redis(e)) => return Err(Failure::Redis(RedisDown(e))),
+                Err(NotCounted::Unexpected(e)) => return Err(Failure::Api(anyhow::anyhow!(e).into())),
             }
         }
         Err(Failure::Api(anyhow::anyhow!("quota counters could not be seeded").into()))

@@ -1,0 +1,197 @@
+//! The quota's calls to Redis, combined: the calls of one organization-month that arrive while
+//! one of its script runs is in flight are counted together by the next run, in arrival order,
+//! exactly as one run each would count them (the script walks them one by one: each call is
+//! admitted or refused against the total the calls before it left, and gets its own total).
+//! At low load a run is one call; under load Redis runs one script and the process makes one
+//! round trip for many calls.
+//!
+//! The runs of a month happen one at a time, in a task of their own: a request that goes away
+//! (its client disconnected) never strands the calls queued behind it.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex},
+};
+
+use redis::Script;
+use tns_core::ids::OrgId;
+use tokio::sync::oneshot;
+
+use crate::{
+    quota::{Exempt, Month},
+    redis_store::{RedisDown, RedisStore},
+};
+
+/// Calls one script run counts at most.
+const MAX_RUN: usize = 256;
+
+/// Counts each call of ARGV (groups of three: the endpoint's field, whether the route is spared
+/// the quota, whether it is spared suspension) in turn. Returns {-2} when the limit is unknown
+/// and {-3} when the month is not seeded (nothing counted), else {quota, soft, c} followed by
+/// two numbers per call: 1 admitted, 0 refused for quota or -4 refused for suspension (nothing
+/// counted), and the month's total after it. `c` is the copy's id (-1 for a copy made before
+/// ids). A call served beyond a soft quota also counts in `overage` (never one of a route
+/// spared the quota). The limit is `<quota>:<soft 0|1>:<suspended 0|1>`.
+const ADMIT_LUA: &str = r#"
+local lim = redis.call('GET', KEYS[2])
+if not lim then return {-2} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-3} end
+local f = {}
+for part in string.gmatch(lim, '[^:]+') do f[#f + 1] = part end
+local quota, soft, suspended = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
+local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
+local out = {quota, soft, tonumber(redis.call('HGET', KEYS[1], 'c') or '-1')}
+local fields, added, overage = {}, 0, 0
+for i = 1, #ARGV, 3 do
+  local spared_quota = ARGV[i + 1] == '1'
+  if suspended == 1 and ARGV[i + 2] == '0' then
+    out[#out + 1] = -4
+  elseif quota >= 0 and total >= quota and soft == 0 and not spared_quota then
+    out[#out + 1] = 0
+  else
+    total = total + 1
+    added = added + 1
+    fields[ARGV[i]] = (fields[ARGV[i]] or 0) + 1
+    if soft == 1 and quota >= 0 and total > quota and not spared_quota then overage = overage + 1 end
+    out[#out + 1] = 1
+  end
+  out[#out + 1] = total
+end
+if added > 0 then
+  redis.call('HINCRBY', KEYS[1], 'total', added)
+  for field, n in pairs(fields) do redis.call('HINCRBY', KEYS[1], field, n) end
+  if overage > 0 then redis.call('HINCRBY', KEYS[1], 'overage', overage) end
+end
+return out
+"#;
+
+/// What the script answered for one call.
+#[derive(Debug, Clone, Copy)]
+pub enum Counted {
+    /// Admitted (`admitted`) or refused for quota, with the month's total after it, the quota
+    /// (-1 unlimited) and the id of the copy that counted it.
+    Done { admitted: bool, total: i64, quota: i64, copy: i64 },
+    /// The organization is suspended and the route is not spared: nothing counted.
+    Suspended,
+    /// The limit is not in Redis: seed it and ask again.
+    NoLimit,
+    /// The month is not in Redis: seed it and ask again.
+    NoMonth,
+}
+
+/// Why a call was not answered by a run.
+#[derive(Debug, Clone)]
+pub enum NotCounted {
+    Redis(String),
+    Unexpected(String),
+}
+
+impl From<NotCounted> for RedisDown {
+    fn from(e: NotCounted) -> RedisDown {
+        match e {
+            NotCounted::Redis(m) | NotCounted::Unexpected(m) => RedisDown(m),
+        }
+    }
+}
+
+type Reply = Result<Counted, NotCounted>;
+
+struct Waiting {
+    field: String,
+    exempt: Exempt,
+    reply: oneshot::Sender<Reply>,
+}
+
+/// The calls of one organization-month waiting for a run, and whether a task is running them.
+#[derive(Default)]
+struct Queue {
+    waiting: Vec<Waiting>,
+    running: bool,
+}
+
+pub struct Batches {
+    store: Arc<RedisStore>,
+    script: Script,
+    queues: Mutex<HashMap<(OrgId, Month), Queue>>,
+}
+
+impl Batches {
+    pub fn new(store: Arc<RedisStore>) -> Arc<Batches> {
+        Arc::new(Batches { store, script: Script::new(ADMIT_LUA), queues: Mutex::new(HashMap::new()) })
+    }
+
+    /// Count one call of `field` in the month at `usage_key` (limit at `limit_key`).
+    pub async fn count(
+        self: &Arc<Self>,
+        org: OrgId,
+        month: Month,
+        keys: (String, String),
+        field: String,
+        exempt: Exempt,
+    ) -> Reply {
+        let (reply, answer) = oneshot::channel();
+        let start = {
+            let mut queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+            let q = queues.entry((org, month)).or_default();
+            q.waiting.push(Waiting { field, exempt, reply });
+            !std::mem::replace(&mut q.running, true)
+        };
+        if start {
+            let me = Arc::clone(self);
+            tokio::spawn(async move { me.run_all(org, month, keys).await });
+        }
+        answer.await.unwrap_or_else(|_| Err(NotCounted::Unexpected("the quota's run ended without an answer".into())))
+    }
+
+    /// Run the month's waiting calls until none is left (then the next call starts a task).
+    async fn run_all(&self, org: OrgId, month: Month, keys: (String, String)) {
+        loop {
+            let calls = {
+                let mut queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+                let Some(q) = queues.get_mut(&(org, month)) else { return };
+                if q.waiting.is_empty() {
+                    queues.remove(&(org, month));
+                    return;
+                }
+                let n = q.waiting.len().min(MAX_RUN);
+                q.waiting.drain(..n).collect::<Vec<_>>()
+            };
+            self.run(&keys, calls).await;
+        }
+    }
+
+    async fn run(&self, (usage_key, limit_key): &(String, String), calls: Vec<Waiting>) {
+        let mut inv = self.script.key(usage_key);
+        inv.key(limit_key);
+        for c in &calls {
+            inv.arg(&c.field).arg(c.exempt.quota as u8).arg(c.exempt.suspension as u8);
+        }
+        let answer: Result<Vec<i64>, RedisDown> =
+            self.store.call(|mut conn| async move { inv.invoke_async(&mut conn).await }).await;
+        let replies: Vec<Reply> = match answer {
+            Err(e) => vec![Err(NotCounted::Redis(e.0)); calls.len()],
+            Ok(r) => match r.as_slice() {
+                [-2] => vec![Ok(Counted::NoLimit); calls.len()],
+                [-3] => vec![Ok(Counted::NoMonth); calls.len()],
+                [quota, _soft, copy, each @ ..] if each.len() == 2 * calls.len() => each
+                    .chunks(2)
+                    .map(|c| {
+                        Ok(match c[0] {
+                            -4 => Counted::Suspended,
+                            admitted => {
+                                Counted::Done { admitted: admitted == 1, total: c[1], quota: *quota, copy: *copy }
+                            }
+                        })
+                    })
+                    .collect(),
+                other => {
+                    vec![Err(NotCounted::Unexpected(format!("unexpected quota script reply {other:?}"))); calls.len()]
+                }
+            },
+        };
+        for (call, reply) in calls.into_iter().zip(replies) {
+            // A caller that went away needs no answer.
+            let _ = call.reply.send(reply);
+        }
+    }
+}
