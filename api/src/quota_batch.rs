@@ -6,7 +6,8 @@
 //! round trip for many calls.
 //!
 //! The runs of a month happen one at a time, in a task of their own: a request that goes away
-//! (its client disconnected) never strands the calls queued behind it.
+//! (its client disconnected) never strands the calls queued behind it. Such a call is counted
+//! in Redis all the same (as a single call was, once sent), though its process never served it.
 
 use std::{
     collections::HashMap,
@@ -115,6 +116,23 @@ pub struct Batches {
     queues: Mutex<HashMap<(OrgId, Month), Queue>>,
 }
 
+/// Should a month's task end any other way than by running out of calls (a panic), its queue
+/// goes with it: the calls waiting are answered with an error instead of waiting for ever, and
+/// the next call starts a task again.
+struct Ending<'a> {
+    batches: &'a Batches,
+    key: (OrgId, Month),
+    done: bool,
+}
+
+impl Drop for Ending<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.batches.queues.lock().unwrap_or_else(|p| p.into_inner()).remove(&self.key);
+        }
+    }
+}
+
 impl Batches {
     pub fn new(store: Arc<RedisStore>) -> Arc<Batches> {
         Arc::new(Batches { store, script: Script::new(ADMIT_LUA), queues: Mutex::new(HashMap::new()) })
@@ -145,19 +163,21 @@ impl Batches {
 
     /// Run the month's waiting calls until none is left (then the next call starts a task).
     async fn run_all(&self, org: OrgId, month: Month, keys: (String, String)) {
+        let mut ending = Ending { batches: self, key: (org, month), done: false };
         loop {
             let calls = {
                 let mut queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
-                let Some(q) = queues.get_mut(&(org, month)) else { return };
+                let Some(q) = queues.get_mut(&(org, month)) else { break };
                 if q.waiting.is_empty() {
                     queues.remove(&(org, month));
-                    return;
+                    break;
                 }
                 let n = q.waiting.len().min(MAX_RUN);
                 q.waiting.drain(..n).collect::<Vec<_>>()
             };
             self.run(&keys, calls).await;
         }
+        ending.done = true;
     }
 
     async fn run(&self, (usage_key, limit_key): &(String, String), calls: Vec<Waiting>) {

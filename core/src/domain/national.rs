@@ -122,9 +122,10 @@ fn check_identity(identity: &IdentityNumber, nationality: Option<&Nationality>) 
 }
 
 /// Who a person is to U-ETDS: an identity number and the nationality it belongs to, with the
-/// rule across the two ([`check_identity`]) holding. Made by [`Identity::parse`], or read back
-/// from a row [`Identity::parse`] wrote, so a crew member or passenger value cannot carry a
-/// Turkish national without a valid T.C. number.
+/// rule across the two ([`check_identity`]) holding. Made by [`Identity::parse`], so a crew
+/// member or passenger value a request made cannot carry a Turkish national without a valid
+/// T.C. number; or read back from a row as stored (an erased person's holds the erasure's
+/// placeholder), which is shown, never written back.
 #[derive(Clone, PartialEq, Eq, Serialize, ToSchema, sqlx::FromRow)]
 #[schema(description = "Who a person is: an identity number and the nationality it belongs to.")]
 pub struct Identity {

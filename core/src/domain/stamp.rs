@@ -13,7 +13,6 @@ pub struct Stamp {
     /// Who created it: `user:<id>` (a member) or `key:<id>` (an API key); `null` for records
     /// older than this field.
     pub created_by: Option<String>,
-    /// Who changed it last (created, edited or retired it), named the same way. A journey's
-    /// passengers name their own.
+    /// Who changed it last (the creator until it is first changed), named the same way.
     pub changed_by: Option<String>,
 }
