@@ -264,9 +264,9 @@ pub(super) async fn show(
             @if may_write {
                 div.actions {
                     @if c.status != RecordStatus::Cancelled {
-                        (Record::Cargo.submit_form(lang, csrf, id.get(), "#latest-submission"))
+                        (Record::submit_form(Target::Cargo(id), lang, csrf, "#latest-submission"))
                     } @else {
-                        (Record::Cargo.reactivate_form(lang, csrf, id.get()))
+                        (Record::reactivate_form(Target::Cargo(id), lang, csrf))
                     }
                     // A delivered shipment changes too: the change goes as an amendment.
                     @if c.status.is_editable() {

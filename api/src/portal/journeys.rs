@@ -1166,7 +1166,7 @@ async fn journey_page(
                 div.toolbar {
                     @if j.status.is_editable() { a.button.secondary href=(format!("{PATH}/{id}/edit")) { (lang.t(Msg::Edit)) } }
                     @if j.status != RecordStatus::Cancelled {
-                        (Record::Journey.submit_form(lang, csrf, id.get(), "#submission"))
+                        (Record::submit_form(Target::Journey(id), lang, csrf, "#submission"))
                     }
                     @if j.status == RecordStatus::Draft {
                         (delete_form(lang, csrf, &format!("{PATH}/{id}/delete")))
@@ -1179,7 +1179,7 @@ async fn journey_page(
                         }))
                     }
                     @if j.status == RecordStatus::Cancelled {
-                        (Record::Journey.reactivate_form(lang, csrf, id.get()))
+                        (Record::reactivate_form(Target::Journey(id), lang, csrf))
                     }
                 }
             }

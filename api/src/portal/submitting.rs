@@ -57,9 +57,17 @@ impl Record {
         }
     }
 
+    /// The kind of `record`.
+    fn of(record: Target) -> Record {
+        match record {
+            Target::Journey(_) => Record::Journey,
+            Target::Cargo(_) => Record::Cargo,
+        }
+    }
+
     /// The button on a cancelled record's page that re-activates it downstream (confirmed).
-    pub(super) fn reactivate_form(self, lang: Lang, csrf: &str, id: i64) -> Markup {
-        let action = format!("{}/{id}/reactivate", self.path());
+    pub(super) fn reactivate_form(record: Target, lang: Lang, csrf: &str) -> Markup {
+        let action = format!("{}/{}/reactivate", Record::of(record).path(), record.id());
         let button = html! { button.secondary type="submit" { (lang.t(Msg::JReactivate)) } };
         confirmed(&action, lang.t(Msg::JConfirmReactivate), csrf, button)
     }
@@ -74,8 +82,8 @@ impl Record {
 
     /// The button on the record's page that submits it; the answer (the submission's live
     /// status) goes into the element `into`, or, without scripts, the page comes back.
-    pub(super) fn submit_form(self, lang: Lang, csrf: &str, id: i64, into: &str) -> Markup {
-        let action = format!("{}/{id}/submit", self.path());
+    pub(super) fn submit_form(record: Target, lang: Lang, csrf: &str, into: &str) -> Markup {
+        let action = format!("{}/{}/submit", Record::of(record).path(), record.id());
         html! {
             form method="post" action=(action) hx-post=(action) hx-target=(into) hx-swap="innerHTML" {
                 input type="hidden" name="_csrf" value=(csrf);
