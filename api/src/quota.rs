@@ -350,7 +350,7 @@ impl Quota {
     ) -> Result<(Decision, i64), Failure> {
         let keys = (self.usage_key(org, month), self.limit_key(org));
         for _ in 0..3 {
-            let counted = self.batches.count(org, month, keys.clone(), field.to_string(), exempt).await;
+            let counted = self.batches.count(org, month, &keys, field.to_string(), exempt).await;
             match counted {
                 Ok(quota_batch::Counted::NoLimit) => self.seed_limit(org).await?,
                 Ok(quota_batch::Counted::NoMonth) => self.seed_month(org, month).await?,

@@ -89,14 +89,6 @@ pub enum NotCounted {
     Unexpected(String),
 }
 
-impl From<NotCounted> for RedisDown {
-    fn from(e: NotCounted) -> RedisDown {
-        match e {
-            NotCounted::Redis(m) | NotCounted::Unexpected(m) => RedisDown(m),
-        }
-    }
-}
-
 type Reply = Result<Counted, NotCounted>;
 
 struct Waiting {
@@ -145,7 +137,7 @@ impl Batches {
         self: &Arc<Self>,
         org: OrgId,
         month: Month,
-        keys: (String, String),
+        keys: &(String, String),
         field: String,
         exempt: Exempt,
     ) -> Reply {
@@ -157,7 +149,7 @@ impl Batches {
             !std::mem::replace(&mut q.running, true)
         };
         if start {
-            let me = Arc::clone(self);
+            let (me, keys) = (Arc::clone(self), keys.clone());
             tokio::spawn(async move { me.run_all(org, month, keys).await });
         }
         answer.await.unwrap_or_else(|_| Err(NotCounted::Unexpected("the quota's run ended without an answer".into())))

@@ -19,7 +19,7 @@ use tns_core::{
         Scope,
     },
 };
-use tns_store::submissions::{Submission, Target};
+use tns_store::submissions::Submission;
 
 use super::{
     dashboard::state_label,
@@ -341,10 +341,6 @@ fn route_of(t: TargetType, action: &str) -> String {
     }
 }
 
-fn target_of(s: &Submission) -> Target {
-    Target::of(s.target_type, s.target_id)
-}
-
 /// `POST /submissions/{id}/retry`: submit the failed submission's journey or shipment again,
 /// as `POST /api/v1/portal/{journeys|cargo}/{id}/submit` would. From the dashboard's table
 /// (htmx aiming at its row) the row is answered; otherwise the new submission's page.
@@ -357,7 +353,7 @@ pub(super) async fn retry(
     let lang = m.lang;
     let failed = api::one(&st, m.principal(), id).await?;
     admit(&st, m.principal(), Method::POST, &route_of(failed.target_type, "submit")).await?;
-    let again = submit(&st, m.org(), target_of(&failed), &m.principal().credential_id()).await?;
+    let again = submit(&st, m.org(), failed.target(), &m.principal().credential_id()).await?;
     let row = format!("failed-{id}");
     if headers.get("hx-target").is_some_and(|t| t.as_bytes() == row.as_bytes()) {
         return Ok(Html(
@@ -397,6 +393,6 @@ pub(super) async fn cancel(
         true => None,
         false => Some(parse_value(filled.into())?),
     };
-    let queued = api::cancel_target(&st, m.principal(), target_of(&of), body).await?;
+    let queued = api::cancel_target(&st, m.principal(), of.target(), body).await?;
     Ok(Redirect::to(&format!("/submissions/{}?done=cancelling", queued.id)).into_response())
 }

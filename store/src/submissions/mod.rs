@@ -70,6 +70,11 @@ pub struct Submission {
 }
 
 impl Submission {
+    /// The journey or shipment it is of.
+    pub fn target(&self) -> Target {
+        Target::of(self.target_type, self.target_id)
+    }
+
     /// The downstream's message with any number it quotes masked (for a credential that may
     /// not see who travels).
     pub fn mask_messages(&mut self) {
