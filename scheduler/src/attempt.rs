@@ -17,10 +17,13 @@ use std::{
 use chrono::Utc;
 use sqlx::PgPool;
 use tns_adapter::{Adapter, AdapterError, Notification, Receipt, Step, Work};
-use tokio::sync::Semaphore;
 use tracing::{field::Empty, Instrument};
 
-use crate::{metrics::Metrics, settings::SchedulerSettings};
+use crate::{
+    callers::{Lane, Panicked},
+    metrics::Metrics,
+    settings::SchedulerSettings,
+};
 use tns_adapter_host::credentials;
 use tns_adapter_host::Plugins;
 use tns_core::domain::kinds::{AttemptOutcome, SubmissionState};
@@ -58,7 +61,8 @@ enum Phase {
 pub struct Context {
     pub settings: SchedulerSettings,
     pub adapters: Arc<Plugins>,
-    pub limits: std::collections::HashMap<String, Arc<Semaphore>>,
+    /// Per loaded adapter: the permits bounding its calls and the threads running them.
+    pub lanes: std::collections::HashMap<String, Lane>,
     pub metrics: Arc<Metrics>,
     pub db: PgPool,
 }
@@ -81,13 +85,13 @@ pub async fn run(ctx: Arc<Context>, item: Claimed) -> Finished {
         tns_core::telemetry::set_parent(&span, parent);
     }
     let started_at = Utc::now();
-    let outcome = match (ctx.adapters.get(&item.adapter), ctx.limits.get(&item.adapter)) {
+    let outcome = match (ctx.adapters.get(&item.adapter), ctx.lanes.get(&item.adapter)) {
         // Our deployment's problem, not the customer's: keep retrying until it is fixed.
         (None, _) | (_, None) => Outcome::Failed(
             AdapterError::Transient(format!("adapter `{}` is not loaded on this scheduler", item.adapter)),
             Phase::Advance,
         ),
-        (Some(adapter), Some(limit)) => calls(&ctx, &item, adapter, limit.clone()).instrument(span.clone()).await,
+        (Some(adapter), Some(lane)) => calls(&ctx, &item, adapter, lane).instrument(span.clone()).await,
     };
     let finished = decide(&ctx.settings, &item, outcome, started_at);
     span.record("outcome", finished.outcome.as_str());
@@ -97,8 +101,8 @@ pub async fn run(ctx: Arc<Context>, item: Claimed) -> Finished {
 }
 
 /// The calls of one attempt, until the notification is complete or a call fails.
-async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: Arc<Semaphore>) -> Outcome {
-    let work = match Work::from_parts(item.operation.as_str(), item.snapshot.0.clone()) {
+async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, lane: &Lane) -> Outcome {
+    let work = match Work::from_stored(item.operation.as_str(), &item.snapshot.0) {
         Ok(w) => w,
         Err(e) => return Outcome::Failed(AdapterError::Permanent(format!("unreadable snapshot: {e}")), Phase::Advance),
     };
@@ -135,7 +139,7 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
         let start_by = lease_ends
             .checked_sub(ctx.settings.call_timeout + record_margin(ctx.settings.lease))
             .unwrap_or_else(Instant::now);
-        let permit = match tokio::time::timeout_at(start_by.into(), limit.clone().acquire_owned()).await {
+        let permit = match tokio::time::timeout_at(start_by.into(), lane.permits.clone().acquire_owned()).await {
             Ok(p) => p.expect("semaphore never closed"),
             // Waited too long for a free adapter slot: given back before the lease runs out.
             Err(_) => return Outcome::GivenBack { tried },
@@ -147,10 +151,10 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
         let label = if phase == Phase::Reconcile { "reconcile" } else { op.as_str() };
         let call = tracing::info_span!("adapter_call", op = label, outcome = Empty, latency_ms = Empty);
         let (a, req) = (adapter.clone(), n.clone());
-        // The permit moves into the blocking call and is released only when the call returns,
-        // so a hung plugin cannot pile up threads beyond the adapter's limit.
+        // The permit moves into the call and is released only when the call returns, so a
+        // hung plugin cannot hold more threads than the adapter's limit.
         let in_call = call.clone();
-        let task = tokio::task::spawn_blocking(move || {
+        let answer = lane.threads.call(move || {
             let _permit = permit;
             in_call.in_scope(|| match phase {
                 Phase::Reconcile => a.reconcile(&req),
@@ -158,10 +162,11 @@ async fn calls(ctx: &Context, item: &Claimed, adapter: Arc<dyn Adapter>, limit: 
             })
         });
         let t0 = Instant::now();
-        let result = match tokio::time::timeout(ctx.settings.call_timeout, task).await {
+        let result = match tokio::time::timeout(ctx.settings.call_timeout, answer).await {
             Err(_) => None,
-            Ok(Err(join)) => Some(Err(AdapterError::Transient(format!("adapter call failed: {join}")))),
-            Ok(Ok(r)) => Some(r),
+            Ok(Err(_)) => Some(Err(AdapterError::Transient("adapter call failed: its thread ended".into()))),
+            Ok(Ok(Err(Panicked(p)))) => Some(Err(AdapterError::Transient(format!("adapter call panicked: {p}")))),
+            Ok(Ok(Ok(r))) => Some(r),
         };
         let outcome = match &result {
             None => "timeout",
@@ -238,6 +243,7 @@ fn decide(
         started_at,
         downstream_state: None,
         untried: false,
+        was_unknown: item.state == SubmissionState::Unknown,
     };
     // The next try, with backoff, and whether it would fall past the retry window.
     let span = |d: Duration| chrono::Duration::from_std(d).unwrap_or(chrono::Duration::MAX);

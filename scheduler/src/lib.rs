@@ -7,6 +7,7 @@
 //! Any number of schedulers may share one database.
 
 pub mod attempt;
+pub mod callers;
 pub mod metrics;
 pub mod role;
 pub mod settings;
@@ -25,13 +26,14 @@ use std::{
 
 use prometheus::{IntGauge, IntGaugeVec};
 use sqlx::PgPool;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tracing::Instrument;
 
 pub use settings::{Backoff, SchedulerSettings, WebhookSettings};
 
 use crate::{
     attempt::Context,
+    callers::Lane,
     metrics::Metrics,
     worker::{Limits, Queue},
 };
@@ -50,19 +52,22 @@ pub async fn run(
     metrics: Arc<Metrics>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let limits = adapters
+    let lanes = adapters
         .list()
         .into_iter()
-        .map(|(name, _, _)| (name, Arc::new(Semaphore::new(settings.adapter_concurrency))))
+        .map(|(name, _, _)| {
+            let lane = Lane::new(&name, settings.adapter_concurrency);
+            (name, lane)
+        })
         .collect();
     let ctx =
-        Arc::new(Context { settings: settings.clone(), adapters, limits, metrics: metrics.clone(), db: db.clone() });
+        Arc::new(Context { settings: settings.clone(), adapters, lanes, metrics: metrics.clone(), db: db.clone() });
     let hooks = webhooks::Deliveries::new(db.clone(), settings.webhooks.clone(), metrics.clone())?;
     tracing::info!(
         batch = settings.batch,
         max_in_flight = settings.max_in_flight,
         webhook_concurrency = settings.webhooks.concurrency,
-        adapters = ?ctx.limits.keys().collect::<Vec<_>>(),
+        adapters = ?ctx.lanes.keys().collect::<Vec<_>>(),
         "scheduler started"
     );
 

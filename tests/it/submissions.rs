@@ -643,3 +643,44 @@ async fn the_sandbox_answers_pre_flight_checks_by_its_magic_values() {
     let sub = app.get_ok(&format!("/portal/submissions/{}", s["submission_id"]), other.key()).await;
     assert!(sub["warnings"].as_array().unwrap().iter().all(|w| w["code"] != "check_failed"), "{sub}");
 }
+
+#[tokio::test]
+async fn attempts_go_with_their_submissions_when_an_organization_is_deleted() {
+    // submission_attempts keeps no foreign keys (they cost the scheduler a check per attempt);
+    // a statement trigger on submissions removes attempts with their submission.
+    let env = Env::new().await.with_scheduler();
+    let app = TestApp::start(env.clone()).await;
+    let (gone, kept) = (Fleet::new(&app).await, Fleet::new(&app).await);
+    for f in [&gone, &kept] {
+        let id = journey_on(&app, f, "34ABC123", &[passenger(70)]).await;
+        submit_journey(&app, f.key(), id, None).await;
+    }
+    drain(&env).await;
+    let db = env.pool().await;
+    let attempts = |org: i64| {
+        let db = db.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT count(*) FROM submission_attempts a JOIN submissions s ON s.id = a.submission_id
+                  WHERE s.org_id = $1 AND a.org_id = $1",
+            )
+            .bind(org)
+            .fetch_one(&db)
+            .await
+            .unwrap()
+        }
+    };
+    assert_eq!((attempts(gone.org.id).await, attempts(kept.org.id).await), (1, 1));
+    let before: i64 = sqlx::query_scalar("SELECT count(*) FROM submission_attempts").fetch_one(&db).await.unwrap();
+    // Deleting the organization cascades to its submissions, and the trigger to their attempts.
+    sqlx::query("DELETE FROM organizations WHERE id = $1").bind(gone.org.id).execute(&db).await.unwrap();
+    let after: i64 = sqlx::query_scalar("SELECT count(*) FROM submission_attempts").fetch_one(&db).await.unwrap();
+    let orphans: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM submission_attempts a WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.id = a.submission_id)",
+    )
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    assert_eq!((before - after, orphans), (1, 0));
+    assert_eq!(attempts(kept.org.id).await, 1);
+}

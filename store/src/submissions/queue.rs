@@ -27,7 +27,8 @@ pub struct Claimed {
     pub org_id: OrgId,
     pub operation: Operation,
     pub adapter: String,
-    pub snapshot: Json<serde_json::Value>,
+    /// The stored snapshot's text, parsed once, by whoever reads it into the work.
+    pub snapshot: Json<Box<serde_json::value::RawValue>>,
     /// Claims so far, this one included: above 1, an earlier attempt may have reached the
     /// downstream, so this one looks the reference up before sending.
     pub attempts: i32,
@@ -126,14 +127,19 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
                    chosen.ord, s.progress, s.earlier_references,
                    CASE WHEN d.adapter = s.adapter THEN d.fields END AS credential_fields,
                    CASE WHEN d.adapter = s.adapter THEN d.secrets END AS credential_secrets,
-                   ARRAY(SELECT COALESCE(a.error, '') FROM submission_attempts a
-                          WHERE a.submission_id = s.id ORDER BY a.id DESC LIMIT 2) AS recent_errors,
+                   -- A first claim has no earlier attempts and, unless it continues failed
+                   -- submissions, no earlier start: most claims skip both look-ups.
+                   CASE WHEN s.attempts > 1 THEN
+                       ARRAY(SELECT COALESCE(a.error, '') FROM submission_attempts a
+                              WHERE a.submission_id = s.id ORDER BY a.id DESC LIMIT 2)
+                   ELSE '{}' END AS recent_errors,
                    s.state, s.downstream_reference, s.request_id, s.traceparent,
-                   LEAST(s.created_at, (SELECT min(e.created_at) FROM submissions e
-                                         WHERE e.id = ANY(ARRAY(SELECT substr(r, 5)::bigint FROM unnest(s.earlier_references) r
-                                                                 WHERE r ~ '^tns-[0-9]{1,18}$'))
-                                           AND e.org_id = s.org_id))
-                       AS first_created_at",
+                   CASE WHEN cardinality(s.earlier_references) = 0 THEN s.created_at ELSE
+                       LEAST(s.created_at, (SELECT min(e.created_at) FROM submissions e
+                                             WHERE e.id = ANY(ARRAY(SELECT substr(r, 5)::bigint FROM unnest(s.earlier_references) r
+                                                                     WHERE r ~ '^tns-[0-9]{1,18}$'))
+                                               AND e.org_id = s.org_id))
+                   END AS first_created_at",
     )
     .bind(n as i64)
     .bind(lease.as_secs_f64())
@@ -194,6 +200,9 @@ pub struct Finished {
     pub downstream_state: Option<serde_json::Value>,
     /// Given back before any call was made: the claim is not counted, and no attempt recorded.
     pub untried: bool,
+    /// The submission was `unknown` when claimed (its state cannot change while the claim holds
+    /// it): becoming `unknown` is told to waiters and webhooks, staying so is not.
+    pub was_unknown: bool,
 }
 
 /// What completing a submission changed.
@@ -215,12 +224,10 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
         format!(
             "WITH r AS (
             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
-                                 $7::jsonb[], $8::text[], $9::text[], $10::timestamptz[], $12::jsonb[], $13::bool[])
+                                 $7::jsonb[], $8::text[], $9::text[], $10::timestamptz[], $12::jsonb[], $13::bool[],
+                                 $14::bool[])
                 AS r(id, token, state, retry_at, reference, message, passengers, outcome, error, started_at,
-                     downstream_state, untried)
-         ), before AS (
-            -- The states as they were (every part of one statement sees the same snapshot).
-            SELECT id, state FROM submissions WHERE id = ANY($1)
+                     downstream_state, untried, was_unknown)
          ), s AS (
             UPDATE submissions s
                SET state = r.state,
@@ -261,8 +268,8 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
          ), {mirror}, told AS (
             -- What a waiter (`Prefer: wait`) and a webhook are told of: a finished submission, and
             -- one that has just become `unknown` (not each look-up that leaves it so).
-            SELECT s.* FROM s JOIN before ON before.id = s.id
-             WHERE s.state IN ('delivered', 'failed') OR (s.state = 'unknown' AND before.state <> 'unknown')
+            SELECT s.* FROM s JOIN r ON r.id = s.id
+             WHERE s.state IN ('delivered', 'failed') OR (s.state = 'unknown' AND NOT r.was_unknown)
          ), notified AS (
             SELECT pg_notify($11, string_agg(id::text, ',')) FROM told
             HAVING count(*) > 0
@@ -279,6 +286,10 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
                                           'finished_at', s.finished_at, 'warnings', s.warnings,
                                           'submitted_by', s.submitted_by)))
               FROM told s
+             -- Only events someone subscribes to (what webhook_emit would keep): most batches
+             -- build no event data at all.
+             WHERE EXISTS (SELECT 1 FROM webhook_subscriptions w
+                            WHERE w.org_id = s.org_id AND w.active AND w.event_type = 'submission.' || s.state)
          )
          SELECT s.id, s.state FROM s LEFT JOIN notified ON true CROSS JOIN events",
             mirror = records::mirror("finished")
@@ -298,6 +309,7 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
         .bind(DONE_CHANNEL)
         .bind(col(batch, |f| f.downstream_state.clone().map(Json)))
         .bind(col(batch, |f| f.untried))
+        .bind(col(batch, |f| f.was_unknown))
         .fetch_all(db)
         .await
 }
