@@ -14,12 +14,13 @@ ALTER TABLE submission_attempts
     DROP CONSTRAINT submission_attempts_submission_id_fkey,
     DROP CONSTRAINT submission_attempts_org_id_fkey;
 
--- Deletes the rows of table TG_ARGV[0] whose column TG_ARGV[1] names a deleted row (`gone`,
--- the statement's transition table): an AFTER DELETE … FOR EACH STATEMENT trigger's body for a
--- child table that keeps no foreign key to its parent.
+-- Deletes the rows of table TG_ARGV[0] (in the parent's schema) whose column TG_ARGV[1] names a
+-- deleted row (`gone`, the statement's transition table): an AFTER DELETE … FOR EACH STATEMENT
+-- trigger's body for a child table that keeps no foreign key to its parent. (TRUNCATE is not
+-- followed; nothing truncates these tables.)
 CREATE FUNCTION delete_followers() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    EXECUTE format('DELETE FROM %I c USING gone WHERE c.%I = gone.id', TG_ARGV[0], TG_ARGV[1]);
+    EXECUTE format('DELETE FROM %I.%I c USING gone WHERE c.%I = gone.id', TG_TABLE_SCHEMA, TG_ARGV[0], TG_ARGV[1]);
     RETURN NULL;
 END
 $$;

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::PgPool;
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, SubmissionId};
 use tns_core::{
     domain::kinds::{InvoiceStatus, OrgStatus},
     env::RedisSettings,
@@ -110,6 +110,8 @@ pub async fn submission_sent(
     reason: &str,
 ) -> sqlx::Result<Option<Sent>> {
     let Some(org) = organization(db, org).await? else { return Ok(None) };
+    // The operator's number names a submission of that organization only.
+    let id = SubmissionId(id);
     let Some(found) = tns_store::submissions::detail(db, org, id).await? else {
         return Ok(None);
     };
@@ -134,9 +136,9 @@ pub async fn resolve(
     reason: &str,
 ) -> sqlx::Result<Result<Resolved, NotResolved>> {
     let Some(found) = organization(db, org).await? else {
-        return Ok(Err(NotResolved::NoSuchSubmission { org, id }));
+        return Ok(Err(NotResolved::NoSuchSubmission { org, id: SubmissionId(id) }));
     };
-    tns_store::submissions::resolve::resolve(db, actor, found, id, resolution, reason).await
+    tns_store::submissions::resolve::resolve(db, actor, found, SubmissionId(id), resolution, reason).await
 }
 
 /// What a re-queue did.
@@ -146,7 +148,8 @@ pub struct RequeuedAll {
     pub organization: OrgId,
     /// The new submissions (shipments, then journeys, each oldest first; empty when nothing
     /// had failed).
-    pub submission_ids: Vec<i64>,
+    #[schema(value_type = Vec<i64>)]
+    pub submission_ids: Vec<SubmissionId>,
     /// Each failed submission and the one queued in its place.
     pub requeued: Vec<Requeued>,
 }

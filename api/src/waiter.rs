@@ -13,6 +13,7 @@ use std::{
 use sqlx::{postgres::PgListener, PgPool};
 use tokio::sync::oneshot;
 
+use tns_core::ids::SubmissionId;
 use tns_store::submissions::{self, DONE_CHANNEL};
 
 /// The longest wait a client may ask for (seconds).
@@ -26,12 +27,12 @@ pub struct Waiters {
 
 impl Waiters {
     /// Return once submission `id` is final or `wait` has passed.
-    pub async fn wait(&self, db: &PgPool, id: i64, wait: Duration) -> sqlx::Result<()> {
+    pub async fn wait(&self, db: &PgPool, id: SubmissionId, wait: Duration) -> sqlx::Result<()> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             // Register before reading, so a notification between the read and the wait is not lost.
             let (tx, rx) = oneshot::channel();
-            self.by_id.lock().unwrap_or_else(|p| p.into_inner()).entry(id).or_default().push(tx);
+            self.by_id.lock().unwrap_or_else(|p| p.into_inner()).entry(id.get()).or_default().push(tx);
             if submissions::is_final(db, id).await? {
                 return Ok(());
             }

@@ -84,6 +84,8 @@ record_ids! {
     PassengerId;
     /// A cargo shipment.
     CargoId;
+    /// A submission of a journey or a shipment to its downstream.
+    SubmissionId;
 }
 
 /// A record a submission is of: a journey or a cargo shipment.

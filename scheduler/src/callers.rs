@@ -83,13 +83,19 @@ impl Callers {
     }
 
     /// Run `call` on one of the threads; the answer arrives on the receiver. The caller holds
-    /// one of the adapter's permits until the call returns (see the module's invariant).
+    /// one of the adapter's permits until the call returns (see the module's invariant). A
+    /// call whose caller stopped waiting before a thread took it is not made.
     pub fn call<T: Send + 'static>(
         &self,
         call: impl FnOnce() -> T + Send + 'static,
     ) -> oneshot::Receiver<Result<T, Panicked>> {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move || {
+            // The caller timed out while this waited: its attempt is recorded as such, so
+            // making the call now could only repeat what a later attempt does.
+            if tx.is_closed() {
+                return;
+            }
             let answer = catch_unwind(AssertUnwindSafe(call)).map_err(|p| {
                 let message = p
                     .downcast_ref::<&str>()
@@ -98,12 +104,14 @@ impl Callers {
                     .unwrap_or_else(|| "a panic without a message".into());
                 Panicked(message)
             });
-            // The caller stopped waiting (it timed out): nobody to tell.
             let _ = tx.send(answer);
         });
-        let mut s = self.inner.lock();
-        s.queue.push_back(job);
-        self.inner.wake_one(&mut s);
+        let wake = {
+            let mut s = self.inner.lock();
+            s.queue.push_back(job);
+            s.wake_one(self.inner.max)
+        };
+        self.inner.wake(wake);
         rx
     }
 }
@@ -115,47 +123,77 @@ impl Drop for Callers {
     }
 }
 
+/// What [`State::wake_one`] decided, done once the lock is released.
+#[must_use]
+enum Wake {
+    Nobody,
+    Idle,
+    Start,
+}
+
+impl State {
+    /// Make sure one thread is on its way to the queue: wake an idle one, or start one (the
+    /// slot is taken here, the thread started by [`Inner::wake`]).
+    fn wake_one(&mut self, max: usize) -> Wake {
+        if self.waking || self.queue.is_empty() {
+            return Wake::Nobody;
+        }
+        if self.idle > 0 {
+            self.waking = true;
+            Wake::Idle
+        } else if self.threads < max {
+            self.threads += 1;
+            self.waking = true;
+            Wake::Start
+        } else {
+            // Every thread is busy, and the first to finish takes the call.
+            Wake::Nobody
+        }
+    }
+}
+
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, State> {
-        // A job never panics while the lock is held (jobs run outside it).
+        // Nothing panics while the lock is held (calls run outside it).
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Make sure one thread is on its way to the queue: wake an idle one, or start one.
-    fn wake_one(self: &Arc<Self>, s: &mut State) {
-        if s.waking || s.queue.is_empty() {
-            return;
-        }
-        if s.idle > 0 {
-            s.waking = true;
-            self.queued.notify_one();
-        } else if s.threads < self.max {
-            let inner = self.clone();
-            let started =
-                std::thread::Builder::new().name(format!("tns-call-{}", self.name)).spawn(move || inner.work());
-            match started {
-                Ok(_) => {
-                    s.threads += 1;
-                    s.waking = true;
+    fn wake(self: &Arc<Self>, wake: Wake) {
+        match wake {
+            Wake::Nobody => {}
+            Wake::Idle => self.queued.notify_one(),
+            Wake::Start => {
+                let inner = self.clone();
+                let name = format!("tns-call-{}", self.name);
+                if let Err(e) = std::thread::Builder::new().name(name).spawn(move || inner.work()) {
+                    tracing::error!(adapter = %self.name, error = %e, "starting a call thread failed");
+                    let mut s = self.lock();
+                    s.threads -= 1;
+                    s.waking = false;
+                    if s.threads == 0 {
+                        // No thread would ever take them: dropped, each caller hears that its
+                        // call's thread ended (and its permit is released).
+                        s.queue.clear();
+                    }
                 }
-                // The running threads take the call when they are done; the lease bounds the wait.
-                Err(e) => tracing::error!(adapter = %self.name, error = %e, "starting a call thread failed"),
             }
         }
-        // Otherwise every thread is busy, and the first to finish takes the call.
     }
 
     /// A thread's life: take queued calls one at a time; sleep when there are none; end after
     /// `KEEP_ALIVE` without any, or when the pool is dropped and nothing is queued.
     fn work(self: Arc<Self>) {
+        // Uncounts this thread however it ends (declared before the lock, so dropped after it).
+        let _counted = Counted(&self);
         let mut s = self.lock();
         // Started by `wake_one`: this thread is the one on its way.
         s.waking = false;
         loop {
             if let Some(job) = s.queue.pop_front() {
                 // More queued than this thread takes: the next thread goes too.
-                self.wake_one(&mut s);
+                let wake = s.wake_one(self.max);
                 drop(s);
+                self.wake(wake);
                 job();
                 s = self.lock();
                 continue;
@@ -174,7 +212,15 @@ impl Inner {
                 break;
             }
         }
-        s.threads -= 1;
+    }
+}
+
+/// A running thread, counted in `State::threads` until it ends.
+struct Counted<'a>(&'a Inner);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.lock().threads -= 1;
     }
 }
 
@@ -224,6 +270,23 @@ mod tests {
             leaders += usize::from(a.await.unwrap().unwrap());
         }
         assert_eq!(leaders, 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_nobody_waits_for_any_more_is_not_made() {
+        let pool = Callers::new("test", 1);
+        let (release, held) = std::sync::mpsc::channel::<()>();
+        let first = pool.call(move || held.recv().is_ok());
+        let made = Arc::new(AtomicUsize::new(0));
+        let counted = made.clone();
+        // Queued behind the first (one thread), and given up on before it is taken.
+        drop(pool.call(move || counted.fetch_add(1, Ordering::SeqCst)));
+        release.send(()).unwrap();
+        assert!(first.await.unwrap().unwrap());
+        // The thread took the second job before this third one: once this is answered, the
+        // second was either made or skipped.
+        assert_eq!(pool.call(|| 3u8).await.unwrap().unwrap(), 3);
+        assert_eq!(made.load(Ordering::SeqCst), 0);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,6 +14,7 @@ use tns_core::{
         code_lists::CodeListName,
         kinds::{Operation, SubmissionState, TargetType},
     },
+    ids::SubmissionId,
     scopes::{
         need::{JourneysWrite, SubmissionsRead},
         Scope,
@@ -193,7 +194,7 @@ pub(super) fn status(lang: Lang, s: &Submission) -> Markup {
 pub(super) async fn live(
     State(st): State<AppState>,
     m: Member<SubmissionsRead>,
-    Path(id): Path<i64>,
+    Path(id): Path<SubmissionId>,
 ) -> Result<Response, PortalError> {
     let s = api::one(&st, m.principal(), id).await?;
     let mut res = Html(status(m.lang, &s).into_string()).into_response();
@@ -213,7 +214,7 @@ pub(super) const FINAL_EVENT: &str = "tns-submission-final";
 pub(super) async fn show(
     State(st): State<AppState>,
     m: Member<SubmissionsRead>,
-    Path(id): Path<i64>,
+    Path(id): Path<SubmissionId>,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, PortalError> {
     let lang = m.lang;
@@ -348,7 +349,7 @@ pub(super) async fn retry(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<SubmissionId>,
 ) -> Result<Response, PortalError> {
     let lang = m.lang;
     let failed = api::one(&st, m.principal(), id).await?;
@@ -378,7 +379,7 @@ pub(super) async fn retry(
 pub(super) async fn cancel(
     State(st): State<AppState>,
     m: Member<JourneysWrite>,
-    Path(id): Path<i64>,
+    Path(id): Path<SubmissionId>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     let of = api::one(&st, m.principal(), id).await?;

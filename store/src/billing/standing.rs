@@ -3,7 +3,7 @@
 use chrono::NaiveDate;
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::{AuditAction, InvoiceStatus, OrgStatus};
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, SubmissionId};
 
 use super::{lock_org, plans::Switched, Hold};
 use crate::{
@@ -115,7 +115,13 @@ pub async fn change_plan(
 }
 
 /// Record that an operator looked at what a submission sent (personal data), and why.
-pub async fn viewed_submission(db: &PgPool, actor: &Actor, org: OrgId, id: i64, reason: &str) -> sqlx::Result<()> {
+pub async fn viewed_submission(
+    db: &PgPool,
+    actor: &Actor,
+    org: OrgId,
+    id: SubmissionId,
+    reason: &str,
+) -> sqlx::Result<()> {
     let mut tx = db.begin().await?;
     let entry = Entry {
         actor,

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
 use tns_adapter::PassengerResult;
-use tns_core::ids::{CargoId, JourneyId, OrgId};
+use tns_core::ids::{CargoId, JourneyId, OrgId, SubmissionId};
 use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
@@ -35,7 +35,8 @@ pub use tns_core::ids::Target;
 
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
 pub struct Submission {
-    pub id: i64,
+    #[schema(value_type = i64)]
+    pub id: SubmissionId,
     pub target_type: TargetType,
     pub target_id: i64,
     /// `journey` (a full notification), `amendment` (trip fields, crew or passengers changed
@@ -84,7 +85,7 @@ impl Submission {
 
 impl Keyed for Submission {
     fn key(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -311,7 +312,7 @@ pub async fn enqueue(tx: &mut PgConnection, org: OrgId, target: Target, s: Queue
     Ok(sub)
 }
 
-pub async fn get(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<Submission>> {
+pub async fn get(db: &PgPool, org: OrgId, id: SubmissionId) -> sqlx::Result<Option<Submission>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM submissions WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)
@@ -328,7 +329,7 @@ pub struct Detailed {
     pub passenger_results: Option<Json<Vec<PassengerResult>>>,
 }
 
-pub async fn detail(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<Detailed>> {
+pub async fn detail(db: &PgPool, org: OrgId, id: SubmissionId) -> sqlx::Result<Option<Detailed>> {
     sqlx::query_as(&format!(
         "SELECT {COLUMNS}, snapshot, passenger_results FROM submissions WHERE org_id = $1 AND id = $2"
     ))
@@ -338,7 +339,7 @@ pub async fn detail(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<Det
     .await
 }
 
-pub async fn attempts(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Vec<Attempt>> {
+pub async fn attempts(db: &PgPool, org: OrgId, id: SubmissionId) -> sqlx::Result<Vec<Attempt>> {
     sqlx::query_as(
         "SELECT started_at, finished_at, outcome, error, downstream_reference FROM submission_attempts
           WHERE org_id = $1 AND submission_id = $2 ORDER BY id",
@@ -350,7 +351,7 @@ pub async fn attempts(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Vec<Atte
 }
 
 /// True once the submission is no longer `pending`: `delivered`, `failed`, `unknown` (or gone).
-pub async fn is_final(db: &PgPool, id: i64) -> sqlx::Result<bool> {
+pub async fn is_final(db: &PgPool, id: SubmissionId) -> sqlx::Result<bool> {
     let state: Option<String> =
         sqlx::query_scalar("SELECT state FROM submissions WHERE id = $1").bind(id).fetch_optional(db).await?;
     Ok(state.is_none_or(|s| s != "pending"))

@@ -127,8 +127,9 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, after_org
                    chosen.ord, s.progress, s.earlier_references,
                    CASE WHEN d.adapter = s.adapter THEN d.fields END AS credential_fields,
                    CASE WHEN d.adapter = s.adapter THEN d.secrets END AS credential_secrets,
-                   -- A first claim has no earlier attempts and, unless it continues failed
-                   -- submissions, no earlier start: most claims skip both look-ups.
+                   -- A first claim (or the first since an operator found it absent downstream,
+                   -- which starts its count again) has no earlier attempts to repeat; unless it
+                   -- continues failed submissions, no earlier start: most claims skip both.
                    CASE WHEN s.attempts > 1 THEN
                        ARRAY(SELECT COALESCE(a.error, '') FROM submission_attempts a
                               WHERE a.submission_id = s.id ORDER BY a.id DESC LIMIT 2)
@@ -243,13 +244,16 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
              -- Only a pending row holds a token. (Naming the state here would invite the planner
              -- to walk every pending row through the partial indexes instead of looking ids up.)
              WHERE s.id = r.id AND s.lease_token = r.token
+            -- With the attempt's own values: an outcome (of a lost lease) for the same id in the
+            -- batch that did not update the row must not add an attempt or an event.
             RETURNING s.id, s.org_id, s.target_type, s.target_id, s.operation, s.adapter, s.state,
                       s.downstream_reference, s.error_message, s.attempts, s.created_at, s.finished_at, s.warnings,
-                      s.submitted_by, s.run_at
+                      s.submitted_by, s.run_at, r.was_unknown, r.untried, r.started_at AS attempt_started_at,
+                      r.outcome AS attempt_outcome, r.error AS attempt_error, r.reference AS attempt_reference
          ), attempts AS (
             INSERT INTO submission_attempts (submission_id, org_id, started_at, outcome, error, downstream_reference)
-            SELECT r.id, s.org_id, r.started_at, r.outcome, r.error, r.reference FROM r JOIN s ON s.id = r.id
-             WHERE NOT r.untried
+            SELECT id, org_id, attempt_started_at, attempt_outcome, attempt_error, attempt_reference FROM s
+             WHERE NOT untried
          ), finished AS (
             -- The record's status mirrors its latest submission; a cancellation that went
             -- through makes it `cancelled`, one that failed leaves it as its latest other
@@ -268,8 +272,8 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
          ), {mirror}, told AS (
             -- What a waiter (`Prefer: wait`) and a webhook are told of: a finished submission, and
             -- one that has just become `unknown` (not each look-up that leaves it so).
-            SELECT s.* FROM s JOIN r ON r.id = s.id
-             WHERE s.state IN ('delivered', 'failed') OR (s.state = 'unknown' AND NOT r.was_unknown)
+            SELECT s.* FROM s
+             WHERE s.state IN ('delivered', 'failed') OR (s.state = 'unknown' AND NOT s.was_unknown)
          ), notified AS (
             SELECT pg_notify($11, string_agg(id::text, ',')) FROM told
             HAVING count(*) > 0
@@ -286,8 +290,8 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
                                           'finished_at', s.finished_at, 'warnings', s.warnings,
                                           'submitted_by', s.submitted_by)))
               FROM told s
-             -- Only events someone subscribes to (what webhook_emit would keep): most batches
-             -- build no event data at all.
+             -- Only events someone subscribes to (what webhook_emit would keep, as of this
+             -- statement's snapshot): most batches build no event data at all.
              WHERE EXISTS (SELECT 1 FROM webhook_subscriptions w
                             WHERE w.org_id = s.org_id AND w.active AND w.event_type = 'submission.' || s.state)
          )

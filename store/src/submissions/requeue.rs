@@ -11,7 +11,7 @@ use tns_core::domain::{
     kinds::{AuditAction, Operation, TargetType},
     warnings::Warning,
 };
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, SubmissionId};
 use utoipa::ToSchema;
 
 use super::{enqueue, Queued, Target};
@@ -24,13 +24,15 @@ use crate::{
 /// A failed submission and the one queued in its place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 pub struct Requeued {
-    pub failed_id: i64,
-    pub submission_id: i64,
+    #[schema(value_type = i64)]
+    pub failed_id: SubmissionId,
+    #[schema(value_type = i64)]
+    pub submission_id: SubmissionId,
 }
 
 #[derive(sqlx::FromRow)]
 struct Failed {
-    id: i64,
+    id: SubmissionId,
     target_type: TargetType,
     target_id: i64,
     operation: Operation,
@@ -115,7 +117,7 @@ pub async fn requeue_failed(
 }
 
 /// Whether failed submission `id` is still its record's latest, with none unfinished.
-async fn still_latest(tx: &mut PgConnection, org: OrgId, target: Target, id: i64) -> sqlx::Result<bool> {
+async fn still_latest(tx: &mut PgConnection, org: OrgId, target: Target, id: SubmissionId) -> sqlx::Result<bool> {
     sqlx::query_scalar(
         "SELECT NOT EXISTS (SELECT 1 FROM submissions WHERE org_id = $1 AND target_type = $2 AND target_id = $3
                                AND (id > $4 OR state IN ('pending', 'unknown')))",

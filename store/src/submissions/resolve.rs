@@ -13,7 +13,7 @@
 use serde::Serialize;
 use sqlx::PgPool;
 use tns_core::domain::kinds::{AuditAction, SubmissionState};
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, SubmissionId};
 use utoipa::ToSchema;
 
 use super::QUEUE_CHANNEL;
@@ -30,18 +30,18 @@ pub enum Resolution {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum NotResolved {
     #[error("organization {org} has no submission {id}")]
-    NoSuchSubmission { org: i64, id: i64 },
+    NoSuchSubmission { org: i64, id: SubmissionId },
     #[error("submission {id} is {state}, not unknown: only an unknown outcome is resolved")]
-    NotUnknown { id: i64, state: SubmissionState },
+    NotUnknown { id: SubmissionId, state: SubmissionState },
     #[error("submission {id} is being looked up right now; try again in a minute")]
-    Busy { id: i64 },
+    Busy { id: SubmissionId },
     #[error("`{reference}` is not a downstream reference (digits)")]
     NotAReference { reference: String },
     #[error(
         "submission {id} already holds part of the notification downstream ({held}): it cannot be absent there; \
          resolve it as found with that reference"
     )]
-    Held { id: i64, held: String },
+    Held { id: SubmissionId, held: String },
 }
 
 /// The submission as it goes back to the queue.
@@ -49,7 +49,8 @@ pub enum NotResolved {
 pub struct Resolved {
     #[schema(value_type = i64)]
     pub organization: OrgId,
-    pub submission_id: i64,
+    #[schema(value_type = i64)]
+    pub submission_id: SubmissionId,
     /// `found` or `absent`.
     pub resolution: &'static str,
     pub downstream_reference: Option<String>,
@@ -60,7 +61,7 @@ pub async fn resolve(
     db: &PgPool,
     actor: &Actor,
     org: OrgId,
-    id: i64,
+    id: SubmissionId,
     resolution: &Resolution,
     reason: &str,
 ) -> sqlx::Result<Result<Resolved, NotResolved>> {

@@ -2,7 +2,7 @@
 //! (`/portal/submissions`).
 
 use std::time::Duration;
-use tns_core::ids::{CargoId, JourneyId, OrgId, PassengerId};
+use tns_core::ids::{CargoId, JourneyId, OrgId, PassengerId, SubmissionId};
 
 use axum::{
     body::Bytes,
@@ -46,7 +46,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 /// The answer of a submit: the submission's id, state and warnings, and the whole record.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct SubmitOut {
-    pub submission_id: i64,
+    #[schema(value_type = i64)]
+    pub submission_id: SubmissionId,
     /// The submission's state: `pending`, or `delivered` / `failed` when `Prefer: wait` saw it
     /// finish (or when the record had nothing new to send since its delivery).
     pub status: SubmissionState,
@@ -362,7 +363,7 @@ pub async fn list_page(st: &AppState, p: &Principal, q: &SubmissionsQuery) -> Ap
 }
 
 /// One submission as `p` may read it (404 for another organization's).
-pub async fn one(st: &AppState, p: &Principal, id: i64) -> ApiResult<Submission> {
+pub async fn one(st: &AppState, p: &Principal, id: SubmissionId) -> ApiResult<Submission> {
     let sub = db::submissions::get(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("submission", id))?;
     Ok(shown(p, sub))
 }
@@ -416,13 +417,13 @@ pub struct SubmissionDetail {
 pub async fn get(
     State(st): State<AppState>,
     p: Caller<SubmissionsRead>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<SubmissionId>,
 ) -> ApiResult<Json<SubmissionDetail>> {
     detail(&st, &p, id).await.map(Json)
 }
 
 /// One submission with what it sent and its attempts, as `p` may read them.
-pub async fn detail(st: &AppState, p: &Principal, id: i64) -> ApiResult<SubmissionDetail> {
+pub async fn detail(st: &AppState, p: &Principal, id: SubmissionId) -> ApiResult<SubmissionDetail> {
     // The submission first, then its attempts (recorded in the same statement as its change):
     // read concurrently, a final submission could come with its last attempt missing.
     let d = db::submissions::detail(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("submission", id))?;
