@@ -95,6 +95,18 @@ pub enum Target {
     Cargo(CargoId),
 }
 
+impl From<JourneyId> for Target {
+    fn from(id: JourneyId) -> Target {
+        Target::Journey(id)
+    }
+}
+
+impl From<CargoId> for Target {
+    fn from(id: CargoId) -> Target {
+        Target::Cargo(id)
+    }
+}
+
 impl Target {
     pub fn kind(self) -> crate::domain::kinds::TargetType {
         use crate::domain::kinds::TargetType;

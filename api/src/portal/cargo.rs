@@ -5,41 +5,39 @@
 //! as the API call it mirrors.
 
 use axum::{
-    extract::{Path, RawQuery, State},
-    http::{HeaderMap, Method, StatusCode},
+    extract::RawQuery,
+    http::StatusCode,
     response::{Html, IntoResponse, Response},
-    Form,
 };
 use maud::{html, Markup};
+use serde_json::Value;
 use tns_core::{
     domain::kinds::RecordStatus,
-    ids::{CargoId, Target},
+    ids::{CargoId, OrgId, Target},
     scopes::{
         need::{JourneysRead, JourneysWrite},
         Scope,
     },
 };
-use tns_store::cargo::Cargo;
 
 use super::{
+    drafts::Drafted,
     forms::{self, Typed},
     i18n::{field_label, Msg},
-    member::{admit, Member},
-    page::{flash, go, page, table, urlencode, PortalError, Shell},
+    member::{Acting, Member, Viewing},
+    page::{flash, page, table, urlencode, PortalError, Shell},
     records::{delete_form, form_values, shown, status_label, FormPage},
     submissions::{status, FINAL_EVENT},
     submitting::Record,
 };
 use crate::{
+    auth::Principal,
     error::ApiError,
     extract::{parse_query, parse_value},
     state::AppState,
-    v1::{
-        endpoints::{
-            cargo::{self as api, CargoIn, CargoQuery},
-            submissions::{self as subs, SubmissionsQuery},
-        },
-        resource::delete_draft,
+    v1::endpoints::{
+        cargo::{self as api, CargoIn, CargoQuery},
+        submissions::{self as subs, SubmissionsQuery},
     },
 };
 
@@ -59,16 +57,9 @@ fn place(st: &AppState, city: Option<i32>, district: Option<i32>, country: Optio
 }
 
 /// `GET /cargo`: shipments, newest first, by the API's status filter (`GET /api/v1/portal/cargo`).
-pub(super) async fn list(
-    State(st): State<AppState>,
-    m: Member<JourneysRead>,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, PortalError> {
+pub(super) async fn list(Viewing { st, m, query: pairs }: Viewing<JourneysRead>) -> Result<Response, PortalError> {
     let lang = m.lang;
-    let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.unwrap_or_default().as_bytes())
-        .filter(|(k, v)| !v.trim().is_empty() && (k == "status" || k == "cursor"))
-        .map(|(k, v)| (k.into_owned(), v.trim().to_string()))
-        .collect();
+    let pairs: Vec<_> = pairs.into_iter().filter(|(k, _)| k == "status" || k == "cursor").collect();
     let chosen = pairs.iter().find(|(k, _)| k == "status").map(|(_, v)| v.clone());
     let mut asked = pairs.clone();
     asked.push(("limit".into(), "50".into()));
@@ -125,107 +116,62 @@ pub(super) async fn list(
     Ok((code, Html(page(&shell, lang.t(Msg::Cargo), body).into_string())).into_response())
 }
 
-/// The shipment's form page.
-const FORM: FormPage = FormPage { path: "/cargo", new: Msg::NewCargo, edit: Msg::EditCargo };
+/// The shipment's form: its request schema's fields.
+pub(super) struct Shipments;
 
-/// A shipment's form: empty for a new one, else its values; an error of the API's beside the
-/// field it names, or above the form.
-fn form(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> Markup {
-    let specs = forms::fields(SCHEMA);
-    let named = error.and_then(|e| forms::field_error(specs, e));
-    FORM.form(m, id, error, named.is_some(), forms::inputs(m.lang, specs, typed, named.as_ref()), &FORM.at(id))
-}
+impl Drafted for Shipments {
+    type Id = CargoId;
+    const FORM: FormPage = FormPage { path: "/cargo", new: Msg::NewCargo, edit: Msg::EditCargo };
+    const API: &'static str = "/portal/cargo";
+    const API_ONE: &'static str = "/portal/cargo/{id}";
 
-fn form_page(m: &Member<JourneysWrite>, id: Option<i64>, typed: &Typed, error: Option<&ApiError>) -> String {
-    FORM.page(m, id, form(m, id, typed, error))
-}
-
-/// `GET /cargo/new`.
-pub(super) async fn new(m: Member<JourneysWrite>) -> Html<String> {
-    Html(form_page(&m, None, &Typed::new(), None))
-}
-
-/// `GET /cargo/{id}/edit`: the form with the shipment's values.
-pub(super) async fn edit(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    Path(id): Path<CargoId>,
-) -> Result<Html<String>, PortalError> {
-    let c = api::load(&st, m.org(), id).await?;
-    Ok(Html(form_page(&m, Some(id.get()), &form_values(SCHEMA, &CargoIn::from(&c.shipment)), None)))
-}
-
-/// Whether an API error is the member's to put right in the form (a field, a rule across
-/// fields, a vehicle or driver the organization does not have).
-fn correctable(e: &ApiError) -> bool {
-    matches!(e, ApiError::Validation { .. } | ApiError::Conflict(..) | ApiError::BadRequest(..) | ApiError::NotFound(_))
-}
-
-/// Saved: the shipment's page; or the form again with what was typed and why it was refused.
-fn answer(
-    m: &Member<JourneysWrite>,
-    headers: &HeaderMap,
-    id: Option<i64>,
-    typed: &Typed,
-    outcome: Result<Cargo, ApiError>,
-) -> Result<Response, PortalError> {
-    match outcome {
-        Ok(c) => Ok(go(&format!("/cargo/{}?done=saved", c.id), headers)),
-        Err(e) if correctable(&e) => Ok(FORM.refused(m, headers, id, e.status(), form(m, id, typed, Some(&e)))),
-        Err(e) => Err(e.into()),
+    async fn stored(st: &AppState, org: OrgId, id: CargoId) -> Result<Typed, ApiError> {
+        let c = api::load(st, org, id).await?;
+        Ok(form_values(SCHEMA, &CargoIn::from(&c.shipment)))
     }
-}
 
-/// `POST /cargo`: create, as `POST /api/v1/portal/cargo`.
-pub(super) async fn create(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Form(pairs): Form<Vec<(String, String)>>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::POST, "/portal/cargo").await?;
-    let specs = forms::fields(SCHEMA);
-    let typed = forms::typed(specs, pairs);
-    let outcome = match parse_value::<CargoIn>(forms::json(specs, &typed, false)) {
-        Ok(input) => api::create_shipment(&st, m.principal(), input).await,
-        Err(e) => Err(e),
-    };
-    answer(&m, &headers, None, &typed, outcome)
-}
+    async fn form(
+        _: &AppState,
+        m: &Member<JourneysWrite>,
+        id: Option<i64>,
+        typed: &Typed,
+        error: Option<&ApiError>,
+    ) -> Result<Markup, PortalError> {
+        let specs = forms::fields(SCHEMA);
+        let named = error.and_then(|e| forms::field_error(specs, e));
+        let fields = forms::inputs(m.lang, specs, typed, named.as_ref());
+        Ok(Self::FORM.form(m, id, error, named.is_some(), fields, &Self::FORM.at(id)))
+    }
 
-/// `POST /cargo/{id}`: change a draft, as `PUT /api/v1/portal/cargo/{id}` with the whole form
-/// (optional fields left empty are removed).
-pub(super) async fn update(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<CargoId>,
-    Form(pairs): Form<Vec<(String, String)>>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::PUT, "/portal/cargo/{id}").await?;
-    let specs = forms::fields(SCHEMA);
-    let typed = forms::typed(specs, pairs);
-    let outcome = api::update_shipment(&st, m.principal(), id, &forms::json(specs, &typed, true)).await;
-    answer(&m, &headers, Some(id.get()), &typed, outcome)
-}
+    fn typed(pairs: Vec<(String, String)>) -> Typed {
+        forms::typed(forms::fields(SCHEMA), pairs)
+    }
 
-/// `POST /cargo/{id}/delete`: delete a draft, as `DELETE /api/v1/portal/cargo/{id}`.
-pub(super) async fn delete(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<CargoId>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::DELETE, "/portal/cargo/{id}").await?;
-    delete_draft(&st.db, Target::Cargo(id), m.principal()).await?;
-    Ok(go("/cargo?done=deleted", &headers))
+    /// Optional fields left empty are removed by an update.
+    fn body(typed: &Typed, clear: bool) -> Value {
+        forms::json(forms::fields(SCHEMA), typed, clear)
+    }
+
+    async fn create(st: &AppState, p: &Principal, body: Value) -> Result<i64, ApiError> {
+        Ok(api::create_shipment(st, p, parse_value::<CargoIn>(body)?).await?.id.get())
+    }
+
+    async fn update(st: &AppState, p: &Principal, id: CargoId, body: &Value) -> Result<(), ApiError> {
+        api::update_shipment(st, p, id, body).await.map(drop)
+    }
+
+    /// A field, a rule across fields, a vehicle or driver the organization does not have.
+    fn correctable(e: &ApiError) -> bool {
+        matches!(
+            e,
+            ApiError::Validation { .. } | ApiError::Conflict(..) | ApiError::BadRequest(..) | ApiError::NotFound(_)
+        )
+    }
 }
 
 /// `GET /cargo/{id}`: the shipment, its actions, and the live status of its latest submission.
 pub(super) async fn show(
-    State(st): State<AppState>,
-    m: Member<JourneysRead>,
-    Path(id): Path<CargoId>,
+    Acting { st, m, id, .. }: Acting<JourneysRead, CargoId>,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, PortalError> {
     let lang = m.lang;

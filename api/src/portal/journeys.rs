@@ -12,7 +12,7 @@ use std::{
 use tns_core::ids::{JourneyId, OrgId, PassengerId};
 
 use axum::{
-    extract::{Multipart, Path, RawQuery, State},
+    extract::{Multipart, RawQuery},
     http::{HeaderMap, Method, StatusCode},
     response::{Html, IntoResponse, Response},
     Form,
@@ -39,10 +39,11 @@ use tns_store::{
 };
 
 use super::{
+    drafts::Drafted,
     format,
     forms::{self, FieldSpec, Kind, Typed},
     i18n::{field_label, Lang, Msg},
-    member::{admit, Member},
+    member::{admit, Acting, Member, Viewing},
     page::{flash, go, page, urlencode, PortalError, Shell},
     records::{confirmed, delete_form, shown, status_label, FormPage},
     submissions::{status, FINAL_EVENT},
@@ -64,13 +65,11 @@ use crate::{
             vehicles::Vehicles,
         },
         openapi_document, registry,
-        resource::{delete_draft, ListQuery},
+        resource::ListQuery,
     },
 };
 
 const PATH: &str = "/journeys";
-/// The journey's form page.
-const FORM: FormPage = FormPage { path: PATH, new: Msg::JNew, edit: Msg::JEdit };
 
 // ---- the journey's form -------------------------------------------------------------------
 
@@ -369,115 +368,69 @@ fn journey_form(
             }
         }
     };
-    FORM.form(m, id, error, named.is_some(), fields, &FORM.at(id))
+    Journeys::FORM.form(m, id, error, named.is_some(), fields, &Journeys::FORM.at(id))
 }
 
-fn form_page(
-    m: &Member<JourneysWrite>,
-    choices: &Choices,
-    id: Option<i64>,
-    typed: &Typed,
-    error: Option<&ApiError>,
-) -> String {
-    FORM.page(m, id, journey_form(m, choices, id, typed, error))
-}
+/// The journey's form: `JourneyIn`'s fields, the vehicle and crew chosen from the
+/// organization's own.
+pub(super) struct Journeys;
 
-/// Whether an API error is the member's to put right in the form.
-fn correctable(e: &ApiError) -> bool {
-    match e {
-        ApiError::Validation { .. } | ApiError::Conflict(..) | ApiError::BadRequest(..) => true,
-        // A vehicle or crew member the organization does not have: named by its field.
-        ApiError::NotFound(d) => d.contains(": "),
-        _ => false,
+impl Drafted for Journeys {
+    type Id = JourneyId;
+    const FORM: FormPage = FormPage { path: PATH, new: Msg::JNew, edit: Msg::JEdit };
+    const API: &'static str = "/portal/journeys";
+    const API_ONE: &'static str = "/portal/journeys/{id}";
+
+    /// A new journey is an unscheduled one until chosen otherwise.
+    fn blank() -> Typed {
+        Typed::from([("trip_kind".to_string(), "tarifesiz".to_string())])
     }
-}
 
-/// `GET /journeys/new`.
-pub(super) async fn new(State(st): State<AppState>, m: Member<JourneysWrite>) -> Result<Html<String>, PortalError> {
-    let choices = choices(&st, m.principal()).await?;
-    let mut typed = Typed::new();
-    typed.insert("trip_kind".into(), "tarifesiz".into());
-    Ok(Html(form_page(&m, &choices, None, &typed, None)))
-}
+    async fn stored(st: &AppState, org: OrgId, id: JourneyId) -> Result<Typed, ApiError> {
+        Ok(journey_values(&api::load(st, org, id).await?))
+    }
 
-/// `GET /journeys/{id}/edit`.
-pub(super) async fn edit(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    Path(id): Path<JourneyId>,
-) -> Result<Html<String>, PortalError> {
-    let j = api::load(&st, m.org(), id).await?;
-    let choices = choices(&st, m.principal()).await?;
-    Ok(Html(form_page(&m, &choices, Some(id.get()), &journey_values(&j), None)))
-}
+    async fn form(
+        st: &AppState,
+        m: &Member<JourneysWrite>,
+        id: Option<i64>,
+        typed: &Typed,
+        error: Option<&ApiError>,
+    ) -> Result<Markup, PortalError> {
+        let choices = choices(st, m.principal()).await?;
+        Ok(journey_form(m, &choices, id, typed, error))
+    }
 
-async fn answer_form(
-    st: &AppState,
-    m: &Member<JourneysWrite>,
-    headers: &HeaderMap,
-    id: Option<i64>,
-    typed: &Typed,
-    outcome: Result<Journey, ApiError>,
-) -> Result<Response, PortalError> {
-    match outcome {
-        Ok(j) => Ok(go(&format!("{PATH}/{}?done=saved", j.id), headers)),
-        Err(e) if correctable(&e) => {
-            let choices = choices(st, m.principal()).await?;
-            Ok(FORM.refused(m, headers, id, e.status(), journey_form(m, &choices, id, typed, Some(&e))))
+    fn typed(pairs: Vec<(String, String)>) -> Typed {
+        journey_typed(pairs)
+    }
+
+    fn body(typed: &Typed, clear: bool) -> Value {
+        journey_json(typed, clear)
+    }
+
+    async fn create(st: &AppState, p: &Principal, body: Value) -> Result<i64, ApiError> {
+        Ok(api::create_journey(st, p, parse_value::<JourneyIn>(body)?).await?.id.get())
+    }
+
+    async fn update(st: &AppState, p: &Principal, id: JourneyId, body: &Value) -> Result<(), ApiError> {
+        api::update_journey(st, p, id, body).await.map(drop)
+    }
+
+    fn correctable(e: &ApiError) -> bool {
+        match e {
+            ApiError::Validation { .. } | ApiError::Conflict(..) | ApiError::BadRequest(..) => true,
+            // A vehicle or crew member the organization does not have: named by its field.
+            ApiError::NotFound(d) => d.contains(": "),
+            _ => false,
         }
-        Err(e) => Err(e.into()),
     }
-}
-
-/// `POST /journeys`: create, as `POST /api/v1/portal/journeys`.
-pub(super) async fn create(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Form(pairs): Form<Vec<(String, String)>>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::POST, "/portal/journeys").await?;
-    let typed = journey_typed(pairs);
-    let outcome = match parse_value::<JourneyIn>(journey_json(&typed, false)) {
-        Ok(input) => api::create_journey(&st, m.principal(), input).await,
-        Err(e) => Err(e),
-    };
-    answer_form(&st, &m, &headers, None, &typed, outcome).await
-}
-
-/// `POST /journeys/{id}`: change, as `PUT /api/v1/portal/journeys/{id}` with the whole form.
-pub(super) async fn update(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<JourneyId>,
-    Form(pairs): Form<Vec<(String, String)>>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::PUT, "/portal/journeys/{id}").await?;
-    let typed = journey_typed(pairs);
-    let outcome = api::update_journey(&st, m.principal(), id, &journey_json(&typed, true)).await;
-    answer_form(&st, &m, &headers, Some(id.get()), &typed, outcome).await
-}
-
-/// `POST /journeys/{id}/delete`: a draft deleted, as `DELETE /api/v1/portal/journeys/{id}`.
-pub(super) async fn delete(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<JourneyId>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::DELETE, "/portal/journeys/{id}").await?;
-    delete_draft(&st.db, Target::Journey(id), m.principal()).await?;
-    Ok(go(&format!("{PATH}?done=deleted"), &headers))
 }
 
 /// `POST /journeys/{id}/cancel`: a delivered journey cancelled downstream, as
 /// `POST /api/v1/portal/journeys/{id}/cancel`.
 pub(super) async fn cancel_journey(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<JourneyId>,
+    Acting { st, m, headers, id }: Acting<JourneysWrite, JourneyId>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/cancel").await?;
@@ -491,10 +444,7 @@ pub(super) async fn cancel_journey(
 /// /api/v1/portal/journeys/{id}/passengers/{passenger_id}/no-show` (the table's other fields,
 /// sent along by the button, are not read).
 pub(super) async fn report_no_show(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path((id, passenger)): Path<(JourneyId, PassengerId)>,
+    Acting { st, m, headers, id: (id, passenger) }: Acting<JourneysWrite, (JourneyId, PassengerId)>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::POST, "/portal/journeys/{id}/passengers/{passenger_id}/no-show").await?;
     no_show(&st, m.org(), id, passenger, None, &m.principal().credential_id()).await?;
@@ -520,16 +470,8 @@ const FILTERS: [&str; 4] = ["departure_from", "departure_to", "status", "vehicle
 
 /// `GET /journeys`: the organization's journeys, newest first, filtered as the API filters
 /// them (the same query parsed by the same parser), a page at a time.
-pub(super) async fn list(
-    State(st): State<AppState>,
-    m: Member<JourneysRead>,
-    RawQuery(raw): RawQuery,
-) -> Result<Response, PortalError> {
+pub(super) async fn list(Viewing { st, m, query: pairs }: Viewing<JourneysRead>) -> Result<Response, PortalError> {
     let lang = m.lang;
-    let pairs: Vec<(String, String)> = form_urlencoded::parse(raw.unwrap_or_default().as_bytes())
-        .map(|(k, v)| (k.into_owned(), v.trim().to_string()))
-        .filter(|(_, v)| !v.is_empty())
-        .collect();
     let get = |k: &str| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let api_pairs: Vec<&(String, String)> =
         pairs.iter().filter(|(k, _)| FILTERS.contains(&k.as_str()) || k == "cursor").collect();
@@ -930,10 +872,7 @@ async fn saved_or_page(
 
 /// `POST /journeys/{id}/passengers`: the passenger table saved (or a row added).
 pub(super) async fn passengers(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<JourneyId>,
+    Acting { st, m, headers, id }: Acting<JourneysWrite, JourneyId>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     let mut ed = editor_of(&pairs);
@@ -949,10 +888,7 @@ pub(super) async fn passengers(
 
 /// `POST /journeys/{id}/passengers/paste`: rows pasted from a spreadsheet.
 pub(super) async fn paste(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<JourneyId>,
+    Acting { st, m, headers, id }: Acting<JourneysWrite, JourneyId>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
     let text = pairs.into_iter().find(|(k, _)| k == "rows").map(|(_, v)| v).unwrap_or_default();
@@ -966,10 +902,7 @@ pub(super) async fn paste(
 /// `POST /journeys/{id}/passengers/upload`: a CSV or `.xlsx` file (at most the API's body
 /// size).
 pub(super) async fn upload(
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<JourneyId>,
+    Acting { st, m, headers, id }: Acting<JourneysWrite, JourneyId>,
     mut form: Multipart,
 ) -> Result<Response, PortalError> {
     let unreadable = |e: String| PortalError::Api(ApiError::validation("file", e));
@@ -1228,9 +1161,7 @@ async fn journey_page(
 
 /// `GET /journeys/{id}`.
 pub(super) async fn show(
-    State(st): State<AppState>,
-    m: Member<JourneysRead>,
-    Path(id): Path<JourneyId>,
+    Acting { st, m, id, .. }: Acting<JourneysRead, JourneyId>,
     RawQuery(raw): RawQuery,
 ) -> Result<Html<String>, PortalError> {
     let q: HashMap<String, String> = form_urlencoded::parse(raw.unwrap_or_default().as_bytes()).into_owned().collect();

@@ -9,10 +9,12 @@ use tns_core::ids::OrgId;
 
 use axum::{
     body::Body,
-    extract::{FromRequestParts, Request},
-    http::{header, request::Parts, Method},
+    extract::{FromRequest, FromRequestParts, Path, Request},
+    http::{header, request::Parts, HeaderMap, Method},
+    response::{IntoResponse, Response},
 };
 use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
 use subtle::ConstantTimeEq;
 use tns_core::scopes::Needed;
 
@@ -117,6 +119,47 @@ impl<S: Needed> FromRequestParts<AppState> for Member<S> {
     }
 }
 
+/// A member's action on one record: the state, the member with scope `S`, the request's
+/// headers (an htmx request is answered differently) and the record's id `I` from the path.
+pub(super) struct Acting<S: Needed, I> {
+    pub st: AppState,
+    pub m: Member<S>,
+    pub headers: HeaderMap,
+    pub id: I,
+}
+
+impl<S: Needed, I: DeserializeOwned + Send> FromRequestParts<AppState> for Acting<S, I> {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, Response> {
+        let m = Member::<S>::from_request_parts(parts, st).await.map_err(IntoResponse::into_response)?;
+        let Path(id) = Path::<I>::from_request_parts(parts, st).await.map_err(IntoResponse::into_response)?;
+        Ok(Acting { st: st.clone(), m, headers: parts.headers.clone(), id })
+    }
+}
+
+/// A member's look at a page: the state, the member with scope `S`, and the page's query as
+/// the pairs that say something (trimmed, empty ones left out), in order (a list's filters,
+/// the `done` an action sends its page back with).
+pub(super) struct Viewing<S: Needed> {
+    pub st: AppState,
+    pub m: Member<S>,
+    pub query: Vec<(String, String)>,
+}
+
+impl<S: Needed> FromRequestParts<AppState> for Viewing<S> {
+    type Rejection = PortalError;
+
+    async fn from_request_parts(parts: &mut Parts, st: &AppState) -> Result<Self, PortalError> {
+        let m = Member::<S>::from_request_parts(parts, st).await?;
+        let query = form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes())
+            .map(|(k, v)| (k.into_owned(), v.trim().to_string()))
+            .filter(|(_, v)| !v.is_empty())
+            .collect();
+        Ok(Viewing { st: st.clone(), m, query })
+    }
+}
+
 /// Any signed-in member, whatever their role (their own password, say).
 pub(super) struct Me {
     pub signed_in: SignedIn,
@@ -155,24 +198,31 @@ pub(super) async fn admit(st: &AppState, member: &Principal, method: Method, rou
     }
 }
 
-/// An anonymous form (sign-in, registration, a forgotten password) read, then admitted by the
-/// per-address limit the API's unauthenticated routes have; `what` names the requests in the
-/// refusal ("sign-ins", "requests").
-pub(super) async fn limited_form<T: serde::de::DeserializeOwned>(
-    st: &AppState,
-    req: Request,
-    what: &str,
-) -> Result<T, PortalError> {
-    let ip = st.throttle.client_ip(&req);
-    let axum::Form(form) = <axum::Form<T> as axum::extract::FromRequest<AppState>>::from_request(req, st)
-        .await
-        .map_err(|e| PortalError::Api(ApiError::BadRequest(Code::BadRequest, e.body_text())))?;
-    if !st.throttle.hit(&st.redis, ip).await.admitted {
-        return Err(PortalError::Api(ApiError::TooManyRequests {
-            code: Code::RateLimited,
-            detail: format!("too many {what} from this address; wait a minute"),
-            retry_after_secs: 60,
-        }));
+/// An anonymous form (sign-in, registration, a forgotten password): read, then admitted by
+/// the per-address limit the API's unauthenticated routes have; with the request's language
+/// and headers (its form-token cookie).
+pub(super) struct Anonymous<T> {
+    pub form: T,
+    pub lang: Lang,
+    pub headers: HeaderMap,
+}
+
+impl<T: DeserializeOwned + Send> FromRequest<AppState> for Anonymous<T> {
+    type Rejection = PortalError;
+
+    async fn from_request(req: Request, st: &AppState) -> Result<Self, PortalError> {
+        let ip = st.throttle.client_ip(&req);
+        let headers = req.headers().clone();
+        let axum::Form(form) = <axum::Form<T> as FromRequest<AppState>>::from_request(req, st)
+            .await
+            .map_err(|e| PortalError::Api(ApiError::BadRequest(Code::BadRequest, e.body_text())))?;
+        if !st.throttle.hit(&st.redis, ip).await.admitted {
+            return Err(PortalError::Api(ApiError::TooManyRequests {
+                code: Code::RateLimited,
+                detail: "too many requests from this address; wait a minute".into(),
+                retry_after_secs: 60,
+            }));
+        }
+        Ok(Anonymous { form, lang: Lang::of(&headers), headers })
     }
-    Ok(form)
 }

@@ -10,6 +10,7 @@
 pub mod assets;
 mod cargo;
 mod dashboard;
+mod drafts;
 pub mod format;
 mod forms;
 pub mod i18n;
@@ -38,6 +39,8 @@ use crate::{
     state::AppState,
     v1::endpoints::{personnel::Personnel, vehicles::Vehicles},
 };
+use cargo::Shipments;
+use journeys::Journeys;
 use records::Pages;
 use submitting::Record;
 
@@ -58,11 +61,11 @@ pub fn router(state: AppState) -> Router {
         .route("/account/password", get(password::change_form).post(password::change))
         .route("/password/forgot", get(password::forgot_form).post(password::forgot))
         .route("/password/reset/{token}", get(password::reset_form).post(password::reset))
-        .route("/journeys", get(journeys::list).post(journeys::create))
-        .route("/journeys/new", get(journeys::new))
-        .route("/journeys/{id}", get(journeys::show).post(journeys::update))
-        .route("/journeys/{id}/edit", get(journeys::edit))
-        .route("/journeys/{id}/delete", post(journeys::delete))
+        .route("/journeys", get(journeys::list).post(drafts::create::<Journeys>))
+        .route("/journeys/new", get(drafts::new::<Journeys>))
+        .route("/journeys/{id}", get(journeys::show).post(drafts::update::<Journeys>))
+        .route("/journeys/{id}/edit", get(drafts::edit::<Journeys>))
+        .route("/journeys/{id}/delete", post(drafts::delete::<Journeys>))
         .route("/journeys/{id}/cancel", post(journeys::cancel_journey))
         .route("/journeys/{id}/passengers/{passenger}/no-show", post(journeys::report_no_show))
         .route("/journeys/{id}/passengers", post(journeys::passengers))
@@ -96,11 +99,11 @@ pub fn router(state: AppState) -> Router {
         .route("/submissions/{id}/retry", post(submissions::retry))
         .route("/submissions/{id}/cancel", post(submissions::cancel))
         .route("/reference/places", get(places::places))
-        .route("/cargo", get(cargo::list).post(cargo::create))
-        .route("/cargo/new", get(cargo::new))
-        .route("/cargo/{id}", get(cargo::show).post(cargo::update))
-        .route("/cargo/{id}/edit", get(cargo::edit))
-        .route("/cargo/{id}/delete", post(cargo::delete))
+        .route("/cargo", get(cargo::list).post(drafts::create::<Shipments>))
+        .route("/cargo/new", get(drafts::new::<Shipments>))
+        .route("/cargo/{id}", get(cargo::show).post(drafts::update::<Shipments>))
+        .route("/cargo/{id}/edit", get(drafts::edit::<Shipments>))
+        .route("/cargo/{id}/delete", post(drafts::delete::<Shipments>))
         .merge(Record::Journey.routes())
         .merge(Record::Cargo.routes())
         // Registration.

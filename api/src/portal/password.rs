@@ -4,7 +4,7 @@
 //! has an account, and is limited per client like signing in.
 
 use axum::{
-    extract::{Path, Request, State},
+    extract::{Path, State},
     http::{HeaderMap, StatusCode},
     response::{Html, IntoResponse, Redirect, Response},
     Form,
@@ -17,7 +17,7 @@ use tns_store::members;
 
 use super::{
     i18n::{Lang, Msg},
-    member::{limited_form, Me},
+    member::{Anonymous, Me},
     page::{card_page, flash, page, PortalError, Shell},
 };
 use crate::{auth::password, error::ApiError, state::AppState};
@@ -119,13 +119,8 @@ pub(super) struct ForgotForm {
 
 /// `POST /password/forgot`: a link e-mailed to the address if it has an account; the same
 /// answer either way.
-pub(super) async fn forgot(
-    State(st): State<AppState>,
-    headers: HeaderMap,
-    req: Request,
-) -> Result<Response, PortalError> {
-    let lang = Lang::of(&headers);
-    let f: ForgotForm = limited_form(&st, req, "requests").await?;
+pub(super) async fn forgot(State(st): State<AppState>, a: Anonymous<ForgotForm>) -> Result<Response, PortalError> {
+    let (lang, f) = (a.lang, a.form);
     let (Some(base), true) = (&st.cfg.public_url, st.cfg.mailer.sends()) else {
         return Ok(
             (StatusCode::SERVICE_UNAVAILABLE, Html(forgot_page(lang, Some(lang.t(Msg::NoResetHere))))).into_response()

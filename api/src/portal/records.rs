@@ -149,24 +149,27 @@ pub(super) fn delete_form(lang: Lang, csrf: &str, action: &str) -> Markup {
     confirmed(action, lang.t(Msg::ConfirmDelete), csrf, html! { button.danger type="submit" { (lang.t(Msg::Delete)) } })
 }
 
-impl Pages for Vehicles {
-    const PATH: &'static str = "/vehicles";
-    const API: &'static str = "/portal/vehicles";
-    const SCHEMA: &'static str = "VehicleIn";
-    const TITLE: Msg = Msg::Vehicles;
-    const NEW: Msg = Msg::NewVehicle;
-    const EDIT: Msg = Msg::EditVehicle;
-    const COLUMNS: &'static [&'static str] = &["plate", "vehicle_type", "brand", "model", "capacity"];
+/// Each registry's [`Pages`], one line each: its path (the API's route is the same under
+/// `/portal`), its request schema, its titles (list, new, edit) and the columns its list shows.
+macro_rules! registry_pages {
+    ($($registry:ty: $path:literal, $schema:literal, [$title:ident, $new:ident, $edit:ident], [$($column:literal),*];)*) => {$(
+        impl Pages for $registry {
+            const PATH: &'static str = $path;
+            const API: &'static str = concat!("/portal", $path);
+            const SCHEMA: &'static str = $schema;
+            const TITLE: Msg = Msg::$title;
+            const NEW: Msg = Msg::$new;
+            const EDIT: Msg = Msg::$edit;
+            const COLUMNS: &'static [&'static str] = &[$($column),*];
+        }
+    )*};
 }
 
-impl Pages for Personnel {
-    const PATH: &'static str = "/personnel";
-    const API: &'static str = "/portal/personnel";
-    const SCHEMA: &'static str = "PersonIn";
-    const TITLE: Msg = Msg::Personnel;
-    const NEW: Msg = Msg::NewPerson;
-    const EDIT: Msg = Msg::EditPerson;
-    const COLUMNS: &'static [&'static str] = &["first_name", "last_name", "identity_number", "role_type", "phone"];
+registry_pages! {
+    Vehicles: "/vehicles", "VehicleIn", [Vehicles, NewVehicle, EditVehicle],
+        ["plate", "vehicle_type", "brand", "model", "capacity"];
+    Personnel: "/personnel", "PersonIn", [Personnel, NewPerson, EditPerson],
+        ["first_name", "last_name", "identity_number", "role_type", "phone"];
 }
 
 /// A record's fields as the list and the edit form show them.

@@ -5,7 +5,7 @@
 //! can register a visitor and sign them in to an account of its choosing.
 
 use axum::{
-    extract::{Request, State},
+    extract::State,
     http::{HeaderMap, StatusCode},
     response::{Html, IntoResponse, Response},
 };
@@ -14,7 +14,7 @@ use maud::{html, Markup};
 use super::{
     forms::{self, FieldSpec, Typed},
     i18n::{Lang, Msg},
-    member::limited_form,
+    member::Anonymous,
     page::{card_page, flash, PortalError},
     signin::{open_session, with_form_token},
 };
@@ -114,11 +114,9 @@ pub(super) async fn form(State(st): State<AppState>, headers: HeaderMap) -> Resp
 /// password) and the API's reason beside its field, otherwise.
 pub(super) async fn submit(
     State(st): State<AppState>,
-    headers: HeaderMap,
-    req: Request,
+    a: Anonymous<Vec<(String, String)>>,
 ) -> Result<Response, PortalError> {
-    let lang = Lang::of(&headers);
-    let pairs: Vec<(String, String)> = limited_form(&st, req, "requests").await?;
+    let (lang, headers, pairs) = (a.lang, a.headers, a.form);
     let sent_token = pairs.iter().find(|(k, _)| k == "token").map(|(_, v)| v.clone()).unwrap_or_default();
     // A password is taken as typed (spaces are characters of it); the rest trimmed, as forms are.
     let password = pairs.iter().find(|(k, _)| k == "password").map(|(_, v)| v.clone()).filter(|p| !p.is_empty());

@@ -14,7 +14,7 @@ use tns_core::ids::OrgId;
 
 use super::{
     i18n::{Lang, Msg, LANG_COOKIE},
-    member::{limited_form, SignedIn},
+    member::{Anonymous, SignedIn},
     page::{card_page, flash, PortalError},
 };
 use crate::{
@@ -118,13 +118,8 @@ pub(super) struct SignInForm {
 
 /// `POST /login`: a session, and back where the member was going; the form again, with what
 /// was typed (but the password) and why, otherwise.
-pub(super) async fn submit(
-    State(st): State<AppState>,
-    headers: HeaderMap,
-    req: Request,
-) -> Result<Response, PortalError> {
-    let lang = Lang::of(&headers);
-    let f: SignInForm = limited_form(&st, req, "sign-ins").await?;
+pub(super) async fn submit(State(st): State<AppState>, a: Anonymous<SignInForm>) -> Result<Response, PortalError> {
+    let (lang, headers, f) = (a.lang, a.headers, a.form);
     let next = local(f.next.as_deref()).to_string();
     let again = |message: &str, status: StatusCode| {
         with_form_token(&st, FORM_COOKIE, "/login", status, |token| render(lang, &next, token, &f.email, Some(message)))

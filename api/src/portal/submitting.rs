@@ -3,8 +3,7 @@
 //! admitted as the API call it mirrors and done by the API's own service function.
 
 use axum::{
-    extract::{Path, State},
-    http::{HeaderMap, Method},
+    http::Method,
     response::{Html, IntoResponse, Redirect, Response},
     routing::{get, post},
     Router,
@@ -18,7 +17,7 @@ use tns_store::submissions::Target;
 
 use super::{
     i18n::{Lang, Msg},
-    member::{admit, Member},
+    member::{admit, Acting},
     page::{go, PortalError},
     records::confirmed,
     submissions::status,
@@ -97,68 +96,38 @@ impl Record {
     pub(super) fn routes(self) -> Router<AppState> {
         let p = self.path();
         Router::new()
-            .route(
-                &format!("{p}/{{id}}/submit"),
-                post(move |st: State<AppState>, m: Member<JourneysWrite>, headers: HeaderMap, id: Path<i64>| {
-                    submit(self, st, m, headers, id)
-                }),
-            )
-            .route(
-                &format!("{p}/{{id}}/reactivate"),
-                post(move |st: State<AppState>, m: Member<JourneysWrite>, headers: HeaderMap, id: Path<i64>| {
-                    reactivate(self, st, m, headers, id)
-                }),
-            )
-            .route(
-                &format!("{p}/{{id}}/report"),
-                get(move |st: State<AppState>, m: Member<JourneysRead>, id: Path<i64>| report(self, st, m, id)),
-            )
+            .route(&format!("{p}/{{id}}/submit"), post(move |a| submit(self, a)))
+            .route(&format!("{p}/{{id}}/reactivate"), post(move |a| reactivate(self, a)))
+            .route(&format!("{p}/{{id}}/report"), get(move |a| report(self, a)))
     }
 }
 
 /// Submit, as the API's submit route: for htmx the submission's live status (which then
 /// follows itself until it is final), else back to the record's page.
-async fn submit(
-    record: Record,
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<i64>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::POST, record.api_routes().0).await?;
-    let s = queue(&st, m.org(), record.target(id), &m.principal().credential_id()).await?;
-    if headers.contains_key("hx-request") {
-        return Ok(Html(status(m.lang, &s).into_string()).into_response());
+async fn submit(record: Record, a: Acting<JourneysWrite, i64>) -> Result<Response, PortalError> {
+    admit(&a.st, a.m.principal(), Method::POST, record.api_routes().0).await?;
+    let s = queue(&a.st, a.m.org(), record.target(a.id), &a.m.principal().credential_id()).await?;
+    if a.headers.contains_key("hx-request") {
+        return Ok(Html(status(a.m.lang, &s).into_string()).into_response());
     }
-    Ok(Redirect::to(&format!("{}/{id}?done=submitted", record.path())).into_response())
+    Ok(Redirect::to(&format!("{}/{}?done=submitted", record.path(), a.id)).into_response())
 }
 
 /// Re-activate a cancelled record, as the API's re-activate route; back to the record's page.
-async fn reactivate(
-    record: Record,
-    State(st): State<AppState>,
-    m: Member<JourneysWrite>,
-    headers: HeaderMap,
-    Path(id): Path<i64>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::POST, record.api_routes().2).await?;
-    let by = m.principal().credential_id();
-    again(&st, m.org(), record.target(id), DEFAULT_REACTIVATION_REASON, &by).await?;
-    Ok(go(&format!("{}/{id}?done=submitted", record.path()), &headers))
+async fn reactivate(record: Record, a: Acting<JourneysWrite, i64>) -> Result<Response, PortalError> {
+    admit(&a.st, a.m.principal(), Method::POST, record.api_routes().2).await?;
+    let by = a.m.principal().credential_id();
+    again(&a.st, a.m.org(), record.target(a.id), DEFAULT_REACTIVATION_REASON, &by).await?;
+    Ok(go(&format!("{}/{}?done=submitted", record.path(), a.id), &a.headers))
 }
 
 /// The downstream's PDF of a delivered record, as the API's report route serves it (admitted
 /// as that call: it asks the downstream, it is no page view).
-async fn report(
-    record: Record,
-    State(st): State<AppState>,
-    m: Member<JourneysRead>,
-    Path(id): Path<i64>,
-) -> Result<Response, PortalError> {
-    admit(&st, m.principal(), Method::GET, record.api_routes().1).await?;
-    let pdf = match record.target(id) {
-        Target::Journey(id) => reports::journey_report(&st, m.org(), id).await,
-        Target::Cargo(id) => reports::cargo_report(&st, m.org(), id).await,
+async fn report(record: Record, a: Acting<JourneysRead, i64>) -> Result<Response, PortalError> {
+    admit(&a.st, a.m.principal(), Method::GET, record.api_routes().1).await?;
+    let pdf = match record.target(a.id) {
+        Target::Journey(id) => reports::journey_report(&a.st, a.m.org(), id).await,
+        Target::Cargo(id) => reports::cargo_report(&a.st, a.m.org(), id).await,
     };
     Ok(pdf?)
 }

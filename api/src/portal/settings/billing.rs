@@ -29,11 +29,7 @@ fn quota_text(lang: Lang, q: i64) -> String {
 }
 
 /// `GET /settings/billing`.
-pub(crate) async fn show(
-    State(st): State<AppState>,
-    m: Member<AccountRead>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Result<Html<String>, PortalError> {
+pub(crate) async fn show(Viewing { st, m, query: q }: Viewing<AccountRead>) -> Result<Html<String>, PortalError> {
     let lang = m.lang;
     let org = m.org();
     let current = match api::current_plan(&st, org).await {

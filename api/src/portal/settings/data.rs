@@ -129,14 +129,10 @@ pub(crate) async fn ask(
     headers: HeaderMap,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::POST, "/portal/exports").await?;
-    match api::request(&st, m.principal()).await {
-        Ok(_) => Ok(go(&format!("{PATH}?done=asked"), &headers)),
-        Err(e) if correctable(&e) => {
-            let page = render(&st, m.lang, &m.signed_in, Some(Failed::Export(&e)), None).await?;
-            Ok(shown_again(&e, page))
-        }
-        Err(e) => Err(e.into()),
-    }
+    changed(api::request(&st, m.principal()).await, &format!("{PATH}?done=asked"), &headers, async |e| {
+        render(&st, m.lang, &m.signed_in, Some(Failed::Export(e)), None).await
+    })
+    .await
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -176,14 +172,10 @@ async fn closure_answer(
     outcome: Result<(), ApiError>,
     done: &str,
 ) -> Result<Response, PortalError> {
-    match outcome {
-        Ok(()) => Ok(go(&format!("{PATH}?done={done}#closure-h"), headers)),
-        Err(e) if correctable(&e) => {
-            let page = render(st, m.lang, &m.signed_in, Some(Failed::Closure(&e)), None).await?;
-            Ok(shown_again(&e, page))
-        }
-        Err(e) => Err(e.into()),
-    }
+    changed(outcome, &format!("{PATH}?done={done}#closure-h"), headers, async |e| {
+        render(st, m.lang, &m.signed_in, Some(Failed::Closure(e)), None).await
+    })
+    .await
 }
 
 /// `GET /settings/data/{id}/download`: as `GET /api/v1/portal/exports/{id}/download`.

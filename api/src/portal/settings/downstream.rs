@@ -148,11 +148,7 @@ fn render(
 }
 
 /// `GET /settings/downstream`.
-pub(crate) async fn show(
-    State(st): State<AppState>,
-    m: Member<AccountRead>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Result<Html<String>, PortalError> {
+pub(crate) async fn show(Viewing { st, m, query: q }: Viewing<AccountRead>) -> Result<Html<String>, PortalError> {
     let current = api::current(&st, m.org()).await?;
     let saved = done_is(&q, "saved");
     let adapters = st.downstreams.registry().descriptions();
@@ -184,13 +180,9 @@ pub(crate) async fn save(
         Ok(input) => api::set(&st, m.principal(), input).await,
         Err(e) => Err(e),
     };
-    match outcome {
-        Ok(_) => Ok(go(&format!("{PATH}?done=saved"), &headers)),
-        Err(e) if correctable(&e) => {
-            let current = api::current(&st, m.org()).await?;
-            let page = render(m.lang, &m.signed_in, &adapters, &current, Some(&f), Some(&e), false);
-            Ok(shown_again(&e, page))
-        }
-        Err(e) => Err(e.into()),
-    }
+    changed(outcome, &format!("{PATH}?done=saved"), &headers, async |e| {
+        let current = api::current(&st, m.org()).await?;
+        Ok(render(m.lang, &m.signed_in, &adapters, &current, Some(&f), Some(e), false))
+    })
+    .await
 }

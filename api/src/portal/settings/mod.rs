@@ -12,10 +12,8 @@ mod prelude;
 pub(super) mod support;
 pub(super) mod webhooks;
 
-use std::collections::HashMap;
-
 use axum::{
-    http::StatusCode,
+    http::{HeaderMap, StatusCode},
     response::{Html, IntoResponse, Response},
 };
 use maud::{html, Markup};
@@ -24,7 +22,7 @@ use tns_core::scopes::{Scope, Scopes};
 use super::{
     i18n::{Lang, Msg},
     member::SignedIn,
-    page::{flash, page, Shell},
+    page::{flash, go, page, PortalError, Shell},
 };
 use crate::error::ApiError;
 
@@ -141,7 +139,22 @@ fn shown_again(e: &ApiError, page: String) -> Response {
     (e.status(), Html(page)).into_response()
 }
 
+/// A change's answer: on to `to` (the page, saying what was done) once made; the page again
+/// from `again`, with the API's reason, when the member can put it right; else the failure.
+async fn changed<T>(
+    outcome: Result<T, ApiError>,
+    to: &str,
+    headers: &HeaderMap,
+    again: impl AsyncFnOnce(&ApiError) -> Result<String, PortalError>,
+) -> Result<Response, PortalError> {
+    match outcome {
+        Ok(_) => Ok(go(to, headers)),
+        Err(e) if correctable(&e) => Ok(shown_again(&e, again(&e).await?)),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Whether the page was sent back with `?done={what}` after a change.
-fn done_is(q: &HashMap<String, String>, what: &str) -> bool {
-    q.get("done").is_some_and(|d| d == what)
+fn done_is(query: &[(String, String)], what: &str) -> bool {
+    query.iter().any(|(k, v)| k == "done" && v == what)
 }

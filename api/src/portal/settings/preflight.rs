@@ -63,11 +63,7 @@ fn render(lang: Lang, signed_in: &SignedIn, current: &Preflight, error: Option<&
 }
 
 /// `GET /settings/downstream/preflight`.
-pub(crate) async fn show(
-    State(st): State<AppState>,
-    m: Member<AccountRead>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Result<Html<String>, PortalError> {
+pub(crate) async fn show(Viewing { st, m, query: q }: Viewing<AccountRead>) -> Result<Html<String>, PortalError> {
     let current = api::current(&st, m.org()).await?;
     let saved = done_is(&q, "saved");
     Ok(Html(render(m.lang, &m.signed_in, &current, None, saved)))
@@ -88,12 +84,9 @@ pub(crate) async fn save(
         Ok(input) => api::set(&st, m.principal(), input).await,
         Err(e) => Err(e),
     };
-    match outcome {
-        Ok(_) => Ok(go(&format!("{PATH}?done=saved"), &headers)),
-        Err(e) if correctable(&e) => {
-            let current = api::current(&st, m.org()).await?;
-            Ok(shown_again(&e, render(m.lang, &m.signed_in, &current, Some(&e), false)))
-        }
-        Err(e) => Err(e.into()),
-    }
+    changed(outcome, &format!("{PATH}?done=saved"), &headers, async |e| {
+        let current = api::current(&st, m.org()).await?;
+        Ok(render(m.lang, &m.signed_in, &current, Some(e), false))
+    })
+    .await
 }

@@ -19,7 +19,7 @@ pub(super) use tns_core::scopes::{
 };
 
 pub(super) use super::{
-    alert, correctable, done_is, field_error, form_alert, new_entry_form, settings_page, shown_again,
+    alert, changed, correctable, done_is, field_error, form_alert, new_entry_form, settings_page, shown_again,
 };
 pub(super) use crate::{
     error::ApiError,
@@ -27,7 +27,7 @@ pub(super) use crate::{
     portal::{
         format,
         i18n::{Lang, Msg},
-        member::{admit, Member, SignedIn},
+        member::{admit, Member, SignedIn, Viewing},
         page::{flash, go, table, PortalError},
     },
     state::AppState,

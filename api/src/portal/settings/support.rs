@@ -80,11 +80,7 @@ async fn render(
 }
 
 /// `GET /settings/support`.
-pub(crate) async fn show(
-    State(st): State<AppState>,
-    m: Member<AccountRead>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Result<Html<String>, PortalError> {
+pub(crate) async fn show(Viewing { st, m, query: q }: Viewing<AccountRead>) -> Result<Html<String>, PortalError> {
     let opened = done_is(&q, "opened");
     Ok(Html(render(&st, m.lang, &m.signed_in, &TicketForm::default(), None, opened).await?))
 }
@@ -101,12 +97,8 @@ pub(crate) async fn open(
         Ok(input) => api::open_ticket(&st, m.principal(), input).await,
         Err(e) => Err(e),
     };
-    match outcome {
-        Ok(_) => Ok(go(&format!("{PATH}?done=opened"), &headers)),
-        Err(e) if correctable(&e) => {
-            let page = render(&st, m.lang, &m.signed_in, &f, Some(&e), false).await?;
-            Ok(shown_again(&e, page))
-        }
-        Err(e) => Err(e.into()),
-    }
+    changed(outcome, &format!("{PATH}?done=opened"), &headers, async |e| {
+        render(&st, m.lang, &m.signed_in, &f, Some(e), false).await
+    })
+    .await
 }
