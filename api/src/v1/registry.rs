@@ -108,21 +108,18 @@ macro_rules! registry_store {
 pub(crate) use registry_store;
 
 /// A registry's five handlers (create, list, get, update, delete) and its `routes()`: the same
-/// extractors, scopes and answers for every registry, told apart by paths, operation ids, tag,
-/// types, the 409 descriptions and doc text.
+/// extractors, scopes, answers and words for every registry, told apart by its types, its tag
+/// (the collection's name, which is also its path under `/portal` and in its operation ids),
+/// what one record is called (`$one`) and what makes two the same (`$unique`).
 macro_rules! registry_endpoints {
     (
-        registry: $registry:ident, answer: $answer:ident, input: $input:ident, patch: $patch:ident, tag: $tag:literal,
-        path: $path:literal, one: $one:literal;
-        $(#[$create_doc:meta])* create: $create_id:literal, duplicate: $create_duplicate:literal;
-        $(#[$list_doc:meta])* list: $list_id:literal;
-        $(#[$get_doc:meta])* get: $get_id:literal;
-        $(#[$update_doc:meta])* update: $update_id:literal, duplicate: $update_duplicate:literal;
-        $(#[$delete_doc:meta])* delete: $delete_id:literal;
+        registry: $registry:ident, answer: $answer:ident, input: $input:ident, patch: $patch:ident,
+        tag: $tag:literal, one: $one:literal, unique: $unique:literal
     ) => {
-        $(#[$create_doc])*
-        #[utoipa::path(post, path = $path, operation_id = $create_id, tag = $tag, request_body = $input,
-            responses((status = 201, body = $answer), (status = 409, description = $create_duplicate, body = $crate::error::ErrorBody)),
+        #[utoipa::path(post, path = concat!("/portal/", $tag), operation_id = concat!("create_", $one), tag = $tag,
+            summary = concat!("Register a ", $one, ". Scope `journeys:write`."), request_body = $input,
+            responses((status = 201, body = $answer),
+                (status = 409, description = concat!($unique, " already registered"), body = $crate::error::ErrorBody)),
             security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
         pub async fn create(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
@@ -133,8 +130,8 @@ macro_rules! registry_endpoints {
             Ok((status, axum::Json(row.into())))
         }
 
-        $(#[$list_doc])*
-        #[utoipa::path(get, path = $path, operation_id = $list_id, tag = $tag, params($crate::v1::resource::ListQuery),
+        #[utoipa::path(get, path = concat!("/portal/", $tag), operation_id = concat!("list_", $tag), tag = $tag,
+            summary = concat!("Active ", $tag, ", newest first. Scope `journeys:read`."), params($crate::v1::resource::ListQuery),
             responses((status = 200, body = tns_store::pagination::Paged<$answer>)),
             security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
         pub async fn list(
@@ -145,8 +142,9 @@ macro_rules! registry_endpoints {
             $crate::v1::registry::list::<$registry>(&st, &p, &q).await.map(axum::Json)
         }
 
-        $(#[$get_doc])*
-        #[utoipa::path(get, path = $one, operation_id = $get_id, tag = $tag, params(("id" = i64, Path)),
+        #[utoipa::path(get, path = concat!("/portal/", $tag, "/{id}"), operation_id = concat!("get_", $one), tag = $tag,
+            summary = concat!("One ", $one, " (also a retired one, status `inactive`). Scope `journeys:read`."),
+            params(("id" = i64, Path)),
             responses((status = 200, body = $answer)),
             security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
         pub async fn get(
@@ -157,10 +155,11 @@ macro_rules! registry_endpoints {
             $crate::v1::registry::get::<$registry>(&st, &p, id).await.map(|r| axum::Json(r.into()))
         }
 
-        $(#[$update_doc])*
-        #[utoipa::path(put, path = $one, operation_id = $update_id, tag = $tag, params(("id" = i64, Path)),
-            request_body = $patch,
-            responses((status = 200, body = $answer), (status = 409, body = $crate::error::ErrorBody, description = $update_duplicate)),
+        #[utoipa::path(put, path = concat!("/portal/", $tag, "/{id}"), operation_id = concat!("update_", $one), tag = $tag,
+            summary = "Change any subset of fields (`null` clears an optional one); answers the whole record. Scope `journeys:write`.",
+            params(("id" = i64, Path)), request_body = $patch,
+            responses((status = 200, body = $answer), (status = 409, body = $crate::error::ErrorBody,
+                description = concat!("Another active ", $one, " has this ", $unique))),
             security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
         pub async fn update(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
@@ -171,8 +170,9 @@ macro_rules! registry_endpoints {
             $crate::v1::registry::update::<$registry>(&st, &p, id, &patch).await.map(|r| axum::Json(r.into()))
         }
 
-        $(#[$delete_doc])*
-        #[utoipa::path(delete, path = $one, operation_id = $delete_id, tag = $tag, params(("id" = i64, Path)),
+        #[utoipa::path(delete, path = concat!("/portal/", $tag, "/{id}"), operation_id = concat!("delete_", $one), tag = $tag,
+            summary = concat!("Delete a ", $one, "; one that journeys or cargo refer to is kept as `inactive` and leaves the list. Scope `journeys:write`."),
+            params(("id" = i64, Path)),
             responses((status = 200, body = $crate::v1::Ok)),
             security(("bearer" = ["journeys:write"]), ("session" = ["journeys:write"])))]
         pub async fn delete(
@@ -191,6 +191,47 @@ macro_rules! registry_endpoints {
     };
 }
 pub(crate) use registry_endpoints;
+
+/// A registry: its type, its `Registry` impl and its endpoints, from what is its own — its
+/// types (id, row → answer, input / patch → parsed value), its names, its unique key (the
+/// index, and what it is called), its store module, how a record of it is retired, how its
+/// input is parsed and what a duplicate's 409 says. Its rows' `status` says whether it is active.
+macro_rules! registry {
+    (
+        $registry:ident: $id:ty, $record:ty => $answer:ident, $input:ident / $patch:ident => $value:ty;
+        tag: $tag:literal, one: $one:literal, unique: $key:path, called $unique:literal;
+        store: $store:path, retired: $retired:path;
+        parse($in:ident) $parse:block
+        duplicate($f:ident) $duplicate:block
+    ) => {
+        pub struct $registry;
+
+        impl $crate::v1::registry::Registry for $registry {
+            type Id = $id;
+            type Record = $record;
+            type Answer = $answer;
+            type Input = $input;
+            type Value = $value;
+            const KIND: &'static str = $one;
+            const UNIQUE_KEY: &'static str = $key;
+
+            fn retirable(id: $id) -> tns_store::retire::Retirable {
+                $retired(id)
+            }
+            fn parse($in: $input) -> Result<$value, tns_core::domain::Invalid> $parse
+            fn duplicate($f: &$value) -> String $duplicate
+            fn is_active(r: &$record) -> bool {
+                r.status == tns_core::domain::kinds::RegistryStatus::Active
+            }
+            $crate::v1::registry::registry_store!($store, $id, $record, $value);
+        }
+
+        $crate::v1::registry::registry_endpoints! {
+            registry: $registry, answer: $answer, input: $input, patch: $patch, tag: $tag, one: $one, unique: $unique
+        }
+    };
+}
+pub(crate) use registry;
 
 pub async fn create<R: Registry>(st: &AppState, p: &Principal, input: R::Input) -> ApiResult<Created<R::Record>> {
     let f = R::parse(input)?;
