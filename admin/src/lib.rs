@@ -22,6 +22,7 @@
 //!
 //! Output is one JSON object per line.
 
+pub mod answers;
 pub mod http;
 pub mod ops;
 
@@ -36,9 +37,12 @@ use tns_core::{
         kinds::{InvoiceStatus, OrgStatus},
     },
     env::RedisSettings,
+    ids::OperatorTokenId,
     scopes::operator::OperatorScope,
 };
 use tns_store::{audit::Actor, submissions::resolve::Resolution};
+
+use answers::{LoggedOut, OperatorTokenOut, OrgSummaryOut};
 
 /// Why operators may not close an organization: closing starts its erasure, which is the
 /// owner's decision (an operator suspends instead; setting another status reopens a closed one).
@@ -114,7 +118,7 @@ pub enum Command {
     },
     TokenList,
     TokenRevoke {
-        id: i64,
+        id: OperatorTokenId,
         operator: String,
     },
     /// `--help` for a command: its help, printed.
@@ -359,7 +363,7 @@ impl Command {
             }
             Cmd::Token(TokenCmd::List) => Command::TokenList,
             Cmd::Token(TokenCmd::Revoke { id, operator: given }) => {
-                Command::TokenRevoke { id, operator: operator(given)? }
+                Command::TokenRevoke { id: OperatorTokenId(id), operator: operator(given)? }
             }
         })
     }
@@ -372,7 +376,7 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
         Command::Help(text) => write!(out, "{text}")?,
         Command::Orgs { search, status, limit } => {
             for org in tns_store::accounts::search(db, search.as_deref(), status, limit).await? {
-                writeln!(out, "{}", serde_json::to_string(&org)?)?;
+                writeln!(out, "{}", serde_json::to_string(&OrgSummaryOut::from(org))?)?;
             }
         }
         Command::SetStatus { org, to, reason, operator } => {
@@ -415,26 +419,26 @@ pub async fn run(command: Command, db: &PgPool, redis: &RedisSettings, out: &mut
         }
         Command::Audit { org, limit } => {
             for entry in tns_store::audit::list(db, org, limit).await? {
-                writeln!(out, "{}", serde_json::to_string(&entry)?)?;
+                writeln!(out, "{}", serde_json::to_string(&LoggedOut::from(entry))?)?;
             }
         }
         Command::TokenCreate { name, scopes, operator } => {
             let (token, secret) =
                 tns_store::operator_tokens::create(db, &Actor::Operator(operator), &name, &scopes).await?;
-            let mut shown = serde_json::to_value(&token)?;
+            let mut shown = serde_json::to_value(OperatorTokenOut::from(token))?;
             // The only time the token is shown: nothing keeps it.
             shown["token"] = secret.into();
             writeln!(out, "{shown}")?;
         }
         Command::TokenList => {
             for token in tns_store::operator_tokens::list(db).await? {
-                writeln!(out, "{}", serde_json::to_string(&token)?)?;
+                writeln!(out, "{}", serde_json::to_string(&OperatorTokenOut::from(token))?)?;
             }
         }
         Command::TokenRevoke { id, operator } => {
             let token = tns_store::operator_tokens::revoke(db, &Actor::Operator(operator), id).await?;
             let token = token.ok_or_else(|| anyhow!("no operator token {id}"))?;
-            writeln!(out, "{}", serde_json::to_string(&token)?)?;
+            writeln!(out, "{}", serde_json::to_string(&OperatorTokenOut::from(token))?)?;
         }
     }
     Ok(())
@@ -500,7 +504,7 @@ mod tests {
         assert!(matches!(parse("orgs --help", None).unwrap(), Command::Help(h) if h.contains("--search <TEXT>")));
         assert_eq!(
             parse("token revoke 3", Some("ayse")).unwrap(),
-            Command::TokenRevoke { id: 3, operator: "ayse".into() }
+            Command::TokenRevoke { id: OperatorTokenId(3), operator: "ayse".into() }
         );
         for (bad, says) in [
             ("set-status 7 suspended", "--reason"),

@@ -1,7 +1,7 @@
 //! Shared state of the API role: one clone per request, everything behind an `Arc`.
 
 use std::{ops::Deref, sync::Arc};
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, UserId};
 
 use sqlx::PgPool;
 
@@ -45,7 +45,7 @@ pub struct Inner {
     pub signins: AccountBackoff,
     pub metrics: Arc<Metrics>,
     /// `GET /portal/me` answers by (organization, user), kept as long as API keys.
-    pub profiles: TtlMap<(OrgId, i64), Profile>,
+    pub profiles: TtlMap<(OrgId, UserId), Profile>,
     /// Provinces and districts, loaded once at start-up (the process's installed copy).
     pub refdata: &'static RefData,
     pub journeys: JourneyWriter,

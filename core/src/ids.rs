@@ -86,6 +86,18 @@ record_ids! {
     CargoId;
     /// A submission of a journey or a shipment to its downstream.
     SubmissionId;
+    /// An organization's API key.
+    KeyId;
+    /// A user: a member of an organization (its owner or one they invited). The one id looked
+    /// up without its organization, by a session, which then checks the organization it found.
+    UserId;
+    /// A webhook subscription (an endpoint and the event type it receives), not the
+    /// organization's subscription to a plan.
+    WebhookSubscriptionId;
+    /// A data export of an organization.
+    ExportId;
+    /// An operator token of the admin API (operators belong to no organization).
+    OperatorTokenId;
 }
 
 /// A record a submission is of: a journey or a cargo shipment.

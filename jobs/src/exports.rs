@@ -34,7 +34,7 @@ pub async fn run(db: &PgPool) -> anyhow::Result<u64> {
     while let Some((id, org, attempts)) = store::claim(db, LEASE).await? {
         if attempts > MAX_ATTEMPTS {
             tracing::error!(
-                export = id,
+                export = id.get(),
                 org = org.get(),
                 "data export abandoned after {MAX_ATTEMPTS} builds that did not finish"
             );
@@ -47,7 +47,7 @@ pub async fn run(db: &PgPool) -> anyhow::Result<u64> {
             Err(e) => {
                 // What failed is ours to fix, and its words may quote data: the log has it, the
                 // organization gets a plain reason.
-                tracing::error!(export = id, org = org.get(), error = %format!("{e:#}"), "data export failed");
+                tracing::error!(export = id.get(), org = org.get(), error = %format!("{e:#}"), "data export failed");
                 store::fail(db, id, "the export could not be built; ask support to look at it").await?;
             }
         }

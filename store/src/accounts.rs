@@ -2,38 +2,31 @@
 
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
-use tns_core::ids::OrgId;
-use utoipa::ToSchema;
+use tns_core::ids::{OrgId, UserId};
 
 use crate::billing::plans::{Subscription, SUBSCRIPTION_COLUMNS};
 use tns_core::domain::{kinds::OrgStatus, Email, TaxNumber};
 
 /// A user of an organization (its owner: one per organization).
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct User {
-    pub user_id: i64,
-    #[schema(value_type = i64)]
+    pub user_id: UserId,
     pub organization_id: OrgId,
     pub email: String,
     pub full_name: String,
-    /// `owner` for the registering user.
     pub role: String,
 }
 
 /// An organization: one tenant.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone)]
 pub struct Organization {
-    #[schema(value_type = i64)]
     pub id: OrgId,
     pub name: String,
     pub tax_number: String,
-    /// `trial`, `active`, `suspended` or `closed` (README.md says what each allows).
     pub status: String,
-    /// Why the organization is in its status (set with a suspension or reactivation).
     pub status_reason: Option<String>,
-    /// When a trial ends (then, without a paid plan, the organization is suspended).
     pub trial_ends_at: Option<chrono::DateTime<chrono::Utc>>,
-    /// Calls per month of the current plan; -1 means unlimited.
+    /// Of the current plan; -1 means unlimited.
     pub monthly_quota: i64,
     pub ws_username: Option<String>,
 }
@@ -69,7 +62,7 @@ pub async fn insert_organization(
     .await
 }
 
-/// An organization's standing.
+/// An organization's standing (serialized as the audit log records a change of it).
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct Standing {
     pub status: OrgStatus,
@@ -103,20 +96,17 @@ pub async fn tax_number(db: &PgPool, org: OrgId) -> sqlx::Result<Option<String>>
 }
 
 /// One organization as operators list them.
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct OrgSummary {
-    pub id: i64,
+    pub id: OrgId,
     pub name: String,
     pub tax_number: String,
     pub status: OrgStatus,
     pub status_reason: Option<String>,
     pub plan_code: String,
-    /// Calls this month as last persisted (the API processes persist every few seconds).
+    /// As last persisted (the API processes persist every few seconds).
     pub calls_this_month: i64,
-    /// Submissions waiting to go downstream.
     pub queued: i64,
-    /// Another organization has the same tax number (registered before the rule of one per
-    /// company): to be settled by an operator.
     pub shares_tax_number: bool,
 }
 
@@ -197,17 +187,16 @@ pub async fn by_email(db: &PgPool, email: &str) -> sqlx::Result<Option<(User, St
     Ok(row.map(|r| (r.user, r.password_hash)))
 }
 
-/// The caller's user, organization and subscription in one round trip (`GET /portal/me`).
-/// Who a credential acts for: its user, organization and subscription (`GET /portal/me`).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-#[schema(as = MeOut)]
+/// Who a credential acts for: its user, organization and subscription, read in one round trip
+/// (`GET /portal/me`).
+#[derive(Debug, Clone)]
 pub struct Profile {
     pub user: User,
     pub organization: Organization,
     pub subscription: Subscription,
 }
 
-pub async fn profile(db: &PgPool, org: OrgId, user_id: i64) -> sqlx::Result<Option<Profile>> {
+pub async fn profile(db: &PgPool, org: OrgId, user_id: UserId) -> sqlx::Result<Option<Profile>> {
     #[derive(sqlx::FromRow)]
     struct Row {
         #[sqlx(flatten)]

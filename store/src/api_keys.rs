@@ -1,9 +1,7 @@
 //! API key rows. Every query is scoped by organization.
 
-use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
-use tns_core::ids::OrgId;
-use utoipa::ToSchema;
+use tns_core::ids::{KeyId, OrgId, UserId};
 
 use tns_core::keys;
 use tns_core::scopes::Scopes;
@@ -12,38 +10,32 @@ use tns_core::scopes::Scopes;
 pub const MAX_ACTIVE_KEYS: i64 = 100;
 
 /// An entry of the key list (the key itself is never shown again).
-#[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, sqlx::FromRow)]
 pub struct ApiKeyInfo {
-    pub id: i64,
+    pub id: KeyId,
     pub name: String,
-    /// The leading characters of the key, to tell keys apart.
     pub api_key_prefix: String,
     pub scopes: Vec<String>,
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
-/// A freshly created key: the only time the full key is returned.
-#[derive(Debug, Serialize, ToSchema)]
+/// A freshly created key: its entry and the full key, which nothing keeps.
+#[derive(Debug)]
 pub struct CreatedKey {
-    pub id: i64,
-    pub name: String,
-    pub scopes: Vec<String>,
-    /// The full key. Shown once; store it now.
+    pub info: ApiKeyInfo,
     pub api_key: String,
-    pub api_key_prefix: String,
-    pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
 pub async fn insert(
     tx: &mut PgConnection,
     org: OrgId,
-    user: i64,
+    user: UserId,
     name: &str,
     scopes: Scopes,
 ) -> sqlx::Result<CreatedKey> {
     let key = keys::generate();
     let names = scopes.names();
-    let (id, created_at): (i64, chrono::DateTime<chrono::Utc>) = sqlx::query_as(
+    let (id, created_at): (KeyId, chrono::DateTime<chrono::Utc>) = sqlx::query_as(
         "INSERT INTO api_keys (org_id, created_by, name, prefix, key_hash, scopes)
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING id, created_at",
     )
@@ -55,14 +47,8 @@ pub async fn insert(
     .bind(&names)
     .fetch_one(tx)
     .await?;
-    Ok(CreatedKey {
-        id,
-        name: name.to_string(),
-        scopes: names,
-        api_key: key.secret,
-        api_key_prefix: key.display_prefix,
-        created_at,
-    })
+    let info = ApiKeyInfo { id, name: name.to_string(), api_key_prefix: key.display_prefix, scopes: names, created_at };
+    Ok(CreatedKey { info, api_key: key.secret })
 }
 
 /// Lock the organization's key set and count its active keys (serializes concurrent creates).
@@ -85,7 +71,7 @@ pub async fn list(db: &PgPool, org: OrgId) -> sqlx::Result<Vec<ApiKeyInfo>> {
 }
 
 /// Revoke; false when the organization has no such active key.
-pub async fn revoke(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<bool> {
+pub async fn revoke(db: &PgPool, org: OrgId, id: KeyId) -> sqlx::Result<bool> {
     let r = sqlx::query("UPDATE api_keys SET revoked_at = now() WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL")
         .bind(org)
         .bind(id)
@@ -95,7 +81,7 @@ pub async fn revoke(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<bool> {
 }
 
 /// Revoke every active key member `user` of `org` made (they are leaving); the keys' ids.
-pub async fn revoke_made_by(tx: &mut PgConnection, org: OrgId, user: i64) -> sqlx::Result<Vec<i64>> {
+pub async fn revoke_made_by(tx: &mut PgConnection, org: OrgId, user: UserId) -> sqlx::Result<Vec<KeyId>> {
     sqlx::query_scalar(
         "UPDATE api_keys SET revoked_at = now() WHERE org_id = $1 AND created_by = $2 AND revoked_at IS NULL RETURNING id",
     )
@@ -108,18 +94,18 @@ pub async fn revoke_made_by(tx: &mut PgConnection, org: OrgId, user: i64) -> sql
 /// An API key as authentication needs it.
 #[derive(Debug, Clone)]
 pub struct KeyRecord {
-    pub id: i64,
+    pub id: KeyId,
     pub org_id: OrgId,
-    pub user_id: i64,
+    pub user_id: UserId,
     pub scopes: Scopes,
     pub revoked: bool,
 }
 
 #[derive(sqlx::FromRow)]
 struct KeyRow {
-    id: i64,
+    id: KeyId,
     org_id: OrgId,
-    created_by: i64,
+    created_by: UserId,
     scopes: Vec<String>,
     revoked: bool,
 }
@@ -145,7 +131,7 @@ pub async fn by_hash(db: &PgPool, hash: &[u8; 32]) -> sqlx::Result<Option<KeyRec
     Ok(row.map(KeyRecord::from))
 }
 
-pub async fn by_id(db: &PgPool, id: i64) -> sqlx::Result<Option<KeyRecord>> {
+pub async fn by_id(db: &PgPool, id: KeyId) -> sqlx::Result<Option<KeyRecord>> {
     let row: Option<KeyRow> =
         sqlx::query_as(&format!("{KEY_COLUMNS} WHERE id = $1")).bind(id).fetch_optional(db).await?;
     Ok(row.map(KeyRecord::from))

@@ -2,11 +2,9 @@
 //! state before and after. Rows are only inserted, each in the transaction of the change it
 //! describes, so the log never shows a change that did not happen or misses one that did.
 
-use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::AuditAction;
-use tns_core::ids::OrgId;
-use utoipa::ToSchema;
+use tns_core::ids::{KeyId, OperatorTokenId, OrgId, UserId};
 
 /// Who acted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,9 +12,9 @@ pub enum Actor {
     /// An operator at the command line, by the name given (`--operator`, else `$USER`).
     Operator(String),
     /// An operator over the admin API, by the token it authenticated with.
-    OperatorToken { id: i64, name: String },
+    OperatorToken { id: OperatorTokenId, name: String },
     /// The organization itself: a user (signed in to the portal) or an API key (and its tokens).
-    Tenant { user: i64, key: Option<i64> },
+    Tenant { user: UserId, key: Option<KeyId> },
     /// The periodic jobs.
     Jobs,
 }
@@ -58,7 +56,7 @@ impl Actor {
         }
     }
 
-    fn token(&self) -> Option<i64> {
+    fn token(&self) -> Option<OperatorTokenId> {
         match self {
             Actor::OperatorToken { id, .. } => Some(*id),
             _ => None,
@@ -94,17 +92,15 @@ pub async fn record(tx: &mut PgConnection, e: Entry<'_>) -> sqlx::Result<()> {
 }
 
 /// One row of the log as operators read it.
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Logged {
     pub id: i64,
     pub at: chrono::DateTime<chrono::Utc>,
-    /// `operator:<name>` for an operator, `tenant:user:<id>` or `tenant:key:<id>` for the
-    /// organization's own user or API key, `jobs` for the periodic jobs.
+    /// As [`Actor::as_text`] names it.
     pub actor: String,
-    /// The operator token an admin API change was made with (names may repeat; ids do not).
-    pub operator_token_id: Option<i64>,
+    pub operator_token_id: Option<OperatorTokenId>,
     pub action: AuditAction,
-    pub org_id: Option<i64>,
+    pub org_id: Option<OrgId>,
     pub before: Option<serde_json::Value>,
     pub after: Option<serde_json::Value>,
     pub reason: Option<String>,

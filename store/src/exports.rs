@@ -2,30 +2,24 @@
 //! organization, table by table, as JSON objects (secrets and queue bookkeeping left out).
 
 use std::time::Duration;
-use tns_core::ids::OrgId;
+use tns_core::ids::{ExportId, OrgId, UserId};
 
 use chrono::{DateTime, Utc};
 use futures::stream::BoxStream;
-use serde::Serialize;
 use sqlx::PgPool;
 use tns_core::domain::kinds::{AuditAction, ExportState};
-use utoipa::ToSchema;
 
 use crate::audit::{self, Actor, Entry};
 
-/// An export request, as the API shows it (the archive itself is downloaded apart).
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+/// An export request, without its archive.
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Export {
-    pub id: i64,
+    pub id: ExportId,
     pub state: ExportState,
     pub created_at: DateTime<Utc>,
-    /// When the archive was ready.
     pub ready_at: Option<DateTime<Utc>>,
-    /// When the archive is dropped (7 days after it was ready).
     pub expires_at: Option<DateTime<Utc>>,
-    /// The archive's size in bytes, once ready.
     pub size_bytes: Option<i64>,
-    /// Why it failed.
     pub error: Option<String>,
 }
 
@@ -38,20 +32,20 @@ pub const PER_DAY: i64 = 3;
 pub enum Requested {
     Queued(Export),
     /// One is being built already (its id).
-    Busy(i64),
+    Busy(ExportId),
     /// [`PER_DAY`] were asked for in the last 24 hours.
     TooMany,
 }
 
 /// Ask for an export of `org` for member `user`, audited in the same transaction.
-pub async fn request(db: &PgPool, org: OrgId, user: i64, actor: &Actor) -> sqlx::Result<Requested> {
+pub async fn request(db: &PgPool, org: OrgId, user: UserId, actor: &Actor) -> sqlx::Result<Requested> {
     let mut tx = db.begin().await?;
     // One request at a time per organization, so the count and the pending check hold.
     sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('tns-export:' || $1::text, 0))")
         .bind(org)
         .execute(&mut *tx)
         .await?;
-    let pending: Option<i64> =
+    let pending: Option<ExportId> =
         sqlx::query_scalar("SELECT id FROM data_exports WHERE org_id = $1 AND state = 'pending'")
             .bind(org)
             .fetch_optional(&mut *tx)
@@ -87,7 +81,7 @@ pub async fn request(db: &PgPool, org: OrgId, user: i64, actor: &Actor) -> sqlx:
     Ok(Requested::Queued(export))
 }
 
-pub async fn get(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<Export>> {
+pub async fn get(db: &PgPool, org: OrgId, id: ExportId) -> sqlx::Result<Option<Export>> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM data_exports WHERE org_id = $1 AND id = $2"))
         .bind(org)
         .bind(id)
@@ -105,7 +99,7 @@ pub async fn list(db: &PgPool, org: OrgId) -> sqlx::Result<Vec<Export>> {
 
 /// A ready export's archive, its download audited (it holds personal data in the clear);
 /// `None` when there is no such export, or it is not ready.
-pub async fn download(db: &PgPool, org: OrgId, id: i64, actor: &Actor) -> sqlx::Result<Option<Vec<u8>>> {
+pub async fn download(db: &PgPool, org: OrgId, id: ExportId, actor: &Actor) -> sqlx::Result<Option<Vec<u8>>> {
     let mut tx = db.begin().await?;
     let archive: Option<Vec<u8>> = sqlx::query_scalar(
         "SELECT archive FROM data_exports WHERE org_id = $1 AND id = $2 AND state = 'ready' AND expires_at > now()",
@@ -132,7 +126,7 @@ pub async fn download(db: &PgPool, org: OrgId, id: i64, actor: &Actor) -> sqlx::
 
 /// Take the oldest pending export to build for `lease` (one that a stopped builder held is
 /// taken again once its lease ran out): its id, organization and builds started so far.
-pub async fn claim(db: &PgPool, lease: Duration) -> sqlx::Result<Option<(i64, OrgId, i32)>> {
+pub async fn claim(db: &PgPool, lease: Duration) -> sqlx::Result<Option<(ExportId, OrgId, i32)>> {
     sqlx::query_as(
         "UPDATE data_exports SET leased_until = now() + make_interval(secs => $1), attempts = attempts + 1
           WHERE id = (SELECT id FROM data_exports
@@ -146,7 +140,7 @@ pub async fn claim(db: &PgPool, lease: Duration) -> sqlx::Result<Option<(i64, Or
 }
 
 /// Store a built archive, ready for `keep`.
-pub async fn finish(db: &PgPool, id: i64, archive: &[u8], keep: Duration) -> sqlx::Result<()> {
+pub async fn finish(db: &PgPool, id: ExportId, archive: &[u8], keep: Duration) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE data_exports SET state = 'ready', archive = $2, size_bytes = $3, ready_at = now(),
                 expires_at = now() + make_interval(secs => $4), leased_until = NULL
@@ -161,7 +155,7 @@ pub async fn finish(db: &PgPool, id: i64, archive: &[u8], keep: Duration) -> sql
     Ok(())
 }
 
-pub async fn fail(db: &PgPool, id: i64, error: &str) -> sqlx::Result<()> {
+pub async fn fail(db: &PgPool, id: ExportId, error: &str) -> sqlx::Result<()> {
     sqlx::query("UPDATE data_exports SET state = 'failed', error = left($2, 2000), leased_until = NULL WHERE id = $1 AND state = 'pending'")
         .bind(id)
         .bind(error)

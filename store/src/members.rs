@@ -5,9 +5,8 @@
 //! stored.
 
 use chrono::{DateTime, Duration, Utc};
-use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
-use tns_core::ids::OrgId;
+use tns_core::ids::{KeyId, OrgId, UserId};
 use tns_core::{
     domain::{
         kinds::{AuditAction, Role},
@@ -19,9 +18,9 @@ use tns_core::{
 use crate::audit::{self, Actor, Entry};
 
 /// A member as the team page lists them.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Member {
-    pub user_id: i64,
+    pub user_id: UserId,
     pub email: String,
     pub full_name: String,
     pub role: Role,
@@ -42,7 +41,7 @@ pub struct Standing {
 /// member is found by their id alone, because a session names its organization only as a
 /// number. Whoever acts for an organization matches it against `org_id` (the API's
 /// `KeyStore::member_of`).
-pub async fn standing(db: &PgPool, user: i64) -> sqlx::Result<Option<Standing>> {
+pub async fn standing(db: &PgPool, user: UserId) -> sqlx::Result<Option<Standing>> {
     sqlx::query_as("SELECT org_id, role, sessions_valid_after FROM users WHERE id = $1 AND removed_at IS NULL")
         .bind(user)
         .fetch_optional(db)
@@ -62,7 +61,7 @@ pub async fn list(db: &PgPool, org: OrgId) -> sqlx::Result<Vec<Member>> {
 }
 
 /// An invitation not accepted, revoked or expired, as the team page lists it.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Invitation {
     pub id: i64,
     pub email: String,
@@ -89,7 +88,7 @@ pub enum NotInvited {
     HasAccount,
 }
 
-fn member_actor(user: i64) -> Actor {
+fn member_actor(user: UserId) -> Actor {
     Actor::Tenant { user, key: None }
 }
 
@@ -98,7 +97,7 @@ fn member_actor(user: i64) -> Actor {
 pub async fn invite(
     db: &PgPool,
     org: OrgId,
-    by: i64,
+    by: UserId,
     email: &Email,
     role: Role,
     valid_for: Duration,
@@ -147,7 +146,7 @@ pub async fn invite(
 }
 
 /// Revoke `org`'s open invitation `id`, by member `by`; whether there was one.
-pub async fn revoke_invitation(db: &PgPool, org: OrgId, by: i64, id: i64) -> sqlx::Result<bool> {
+pub async fn revoke_invitation(db: &PgPool, org: OrgId, by: UserId, id: i64) -> sqlx::Result<bool> {
     let mut tx = db.begin().await?;
     let email: Option<String> = sqlx::query_scalar(
         "UPDATE invitations SET revoked_at = now()
@@ -207,14 +206,14 @@ pub async fn accept(
     token: &str,
     full_name: &str,
     password_hash: &str,
-) -> sqlx::Result<Result<(OrgId, i64), NotAccepted>> {
+) -> sqlx::Result<Result<(OrgId, UserId), NotAccepted>> {
     let mut tx = db.begin().await?;
     let found: Option<Welcome> = sqlx::query_as(&format!("{WELCOME} FOR UPDATE OF i"))
         .bind(&keys::hash(token)[..])
         .fetch_optional(&mut *tx)
         .await?;
     let Some(w) = found else { return Ok(Err(NotAccepted::Gone)) };
-    let inserted: Result<i64, sqlx::Error> = sqlx::query_scalar(
+    let inserted: Result<UserId, sqlx::Error> = sqlx::query_scalar(
         "INSERT INTO users (org_id, email, full_name, password_hash, role, invited_by)
          SELECT org_id, email, $2, $3, role, invited_by FROM invitations WHERE id = $1 RETURNING id",
     )
@@ -253,22 +252,33 @@ pub enum NotChanged {
 }
 
 /// Lock `user` of `org` (not removed) and check that member `by` may change them.
-async fn managed(tx: &mut PgConnection, org: OrgId, by: i64, user: i64) -> sqlx::Result<Result<Role, NotChanged>> {
-    let roles: Vec<(i64, Role)> = sqlx::query_as(
+async fn managed(
+    tx: &mut PgConnection,
+    org: OrgId,
+    by: UserId,
+    user: UserId,
+) -> sqlx::Result<Result<Role, NotChanged>> {
+    let roles: Vec<(UserId, Role)> = sqlx::query_as(
         "SELECT id, role FROM users WHERE org_id = $1 AND id = ANY($2) AND removed_at IS NULL ORDER BY id FOR UPDATE",
     )
     .bind(org)
     .bind([by, user])
     .fetch_all(&mut *tx)
     .await?;
-    let role_of = |id: i64| roles.iter().find(|(u, _)| *u == id).map(|(_, r)| *r);
+    let role_of = |id: UserId| roles.iter().find(|(u, _)| *u == id).map(|(_, r)| *r);
     let (Some(mine), Some(theirs)) = (role_of(by), role_of(user)) else { return Ok(Err(NotChanged::NoSuchMember)) };
     Ok(if by != user && mine.manages(theirs) { Ok(theirs) } else { Err(NotChanged::NotYours) })
 }
 
 /// Give member `user` of `org` the role `to`, by member `by` (who must manage both the old role
 /// and the new one).
-pub async fn set_role(db: &PgPool, org: OrgId, by: i64, user: i64, to: Role) -> sqlx::Result<Result<(), NotChanged>> {
+pub async fn set_role(
+    db: &PgPool,
+    org: OrgId,
+    by: UserId,
+    user: UserId,
+    to: Role,
+) -> sqlx::Result<Result<(), NotChanged>> {
     let mut tx = db.begin().await?;
     let before = match managed(&mut tx, org, by, user).await? {
         Ok(before) => before,
@@ -298,10 +308,10 @@ pub async fn set_role(db: &PgPool, org: OrgId, by: i64, user: i64, to: Role) -> 
 pub async fn remove(
     db: &PgPool,
     org: OrgId,
-    by: i64,
-    user: i64,
+    by: UserId,
+    user: UserId,
     now: DateTime<Utc>,
-) -> sqlx::Result<Result<Vec<i64>, NotChanged>> {
+) -> sqlx::Result<Result<Vec<KeyId>, NotChanged>> {
     let mut tx = db.begin().await?;
     let role = match managed(&mut tx, org, by, user).await? {
         Ok(role) => role,
@@ -328,7 +338,7 @@ pub async fn remove(
 
 /// Set `user`'s password (its hash) and end every session they opened before `now` (the
 /// application's clock, which dates sessions).
-pub async fn set_password(db: &PgPool, user: i64, password_hash: &str, now: DateTime<Utc>) -> sqlx::Result<()> {
+pub async fn set_password(db: &PgPool, user: UserId, password_hash: &str, now: DateTime<Utc>) -> sqlx::Result<()> {
     sqlx::query("UPDATE users SET password_hash = $2, sessions_valid_after = $3 WHERE id = $1")
         .bind(user)
         .bind(password_hash)
@@ -346,7 +356,7 @@ pub async fn start_reset(
     valid_for: Duration,
 ) -> sqlx::Result<Option<(String, String, String)>> {
     let mut tx = db.begin().await?;
-    let who: Option<(i64, String, String)> =
+    let who: Option<(UserId, String, String)> =
         sqlx::query_as("SELECT id, full_name, email FROM users WHERE lower(email) = lower($1) AND removed_at IS NULL")
             .bind(email)
             .fetch_optional(&mut *tx)
@@ -385,9 +395,9 @@ pub async fn finish_reset(
     token: &str,
     password_hash: &str,
     now: DateTime<Utc>,
-) -> sqlx::Result<Option<i64>> {
+) -> sqlx::Result<Option<UserId>> {
     let mut tx = db.begin().await?;
-    let user: Option<i64> = sqlx::query_scalar(
+    let user: Option<UserId> = sqlx::query_scalar(
         "UPDATE password_resets r SET used_at = now() FROM users u
           WHERE r.token_hash = $1 AND r.used_at IS NULL AND r.expires_at > now()
             AND u.id = r.user_id AND u.removed_at IS NULL

@@ -2,18 +2,15 @@
 //! here and returned once; only its SHA-256 is stored. Creating and revoking one are audited in
 //! their own transaction, like every operator action.
 
-use serde::Serialize;
 use sqlx::PgPool;
-use tns_core::{domain::kinds::AuditAction, keys, scopes::operator::OperatorScope};
-use utoipa::ToSchema;
+use tns_core::{domain::kinds::AuditAction, ids::OperatorTokenId, keys, scopes::operator::OperatorScope};
 
 use crate::audit::{self, Actor, Entry};
 
 /// A token as operators list it: never its hash.
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct OperatorToken {
-    pub id: i64,
-    /// The operator it belongs to (the audit log says `operator:<name>`).
+    pub id: OperatorTokenId,
     pub name: String,
     pub scopes: Vec<OperatorScope>,
     pub created_at: chrono::DateTime<chrono::Utc>,
@@ -26,7 +23,7 @@ const COLUMNS: &str = "id, name, scopes, created_at, revoked_at, last_used_at";
 /// Who a token authenticates, when it is not revoked.
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Bearer {
-    pub id: i64,
+    pub id: OperatorTokenId,
     pub name: String,
     pub scopes: Vec<OperatorScope>,
     pub revoked: bool,
@@ -69,7 +66,7 @@ pub async fn list(db: &PgPool) -> sqlx::Result<Vec<OperatorToken>> {
 }
 
 /// Revoke token `id` (audited the first time); the token, `None` for no such token.
-pub async fn revoke(db: &PgPool, actor: &Actor, id: i64) -> sqlx::Result<Option<OperatorToken>> {
+pub async fn revoke(db: &PgPool, actor: &Actor, id: OperatorTokenId) -> sqlx::Result<Option<OperatorToken>> {
     let mut tx = db.begin().await?;
     let token: Option<OperatorToken> = sqlx::query_as(&format!(
         "UPDATE operator_tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING {COLUMNS}"

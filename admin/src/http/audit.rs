@@ -3,14 +3,14 @@
 use axum::{extract::State, Json};
 use serde::Serialize;
 use tns_core::scopes::operator::need::Read;
-use tns_store::audit::Logged;
 use utoipa::ToSchema;
 
 use super::{auth::Operator, error::AdminResult, extract::Params, AdminState};
+use crate::answers::LoggedOut;
 
 #[derive(Serialize, ToSchema)]
 pub struct AuditLog {
-    data: Vec<Logged>,
+    data: Vec<LoggedOut>,
 }
 
 /// The audit log, newest first: who (`operator:<name>` or `jobs`), what, on which
@@ -26,5 +26,6 @@ pub async fn list(State(st): State<AdminState>, _: Operator<Read>, mut q: Params
     let org = q.take("org", |v| v.parse::<i64>().map_err(|_| "must be an organization id".to_string()))?;
     let limit = q.take("limit", crate::parse_limit)?.unwrap_or(crate::DEFAULT_LIMIT);
     q.done()?;
-    Ok(Json(AuditLog { data: tns_store::audit::list(&st.db, org, limit).await? }))
+    let entries = tns_store::audit::list(&st.db, org, limit).await?;
+    Ok(Json(AuditLog { data: entries.into_iter().map(LoggedOut::from).collect() }))
 }

@@ -20,6 +20,7 @@ use axum::{
 use tns_core::{
     client::client_key,
     env::AuthRate,
+    ids::OperatorTokenId,
     keys,
     scopes::operator::{Needed, OperatorScope},
 };
@@ -34,7 +35,7 @@ use super::{
 #[derive(Debug, Clone)]
 pub struct Identity {
     /// The token's id.
-    pub token_id: i64,
+    pub token_id: OperatorTokenId,
     /// The operator's name, as the audit log shows it (`operator:<name>`).
     pub name: String,
     pub scopes: Vec<OperatorScope>,
@@ -135,7 +136,7 @@ pub const RATE_WINDOW: Duration = Duration::from_secs(60);
 /// needs no Redis to defend itself.
 pub struct Limits {
     /// Requests per operator token.
-    per_token: Throttle<i64>,
+    per_token: Throttle<OperatorTokenId>,
     /// Refused tokens per client (`TNS_AUTH_RATE_LIMIT` per `TNS_AUTH_RATE_WINDOW_SECS`):
     /// beyond it, a token is answered 429 without being looked up.
     refused: Throttle<String>,

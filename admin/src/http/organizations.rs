@@ -10,10 +10,7 @@ use tns_core::{
     },
     scopes::operator::need::{PersonalData, Read, Write},
 };
-use tns_store::{
-    accounts::OrgSummary,
-    submissions::resolve::{NotResolved, Resolution, Resolved},
-};
+use tns_store::submissions::resolve::{NotResolved, Resolution, Resolved};
 use utoipa::ToSchema;
 
 use super::{
@@ -22,11 +19,14 @@ use super::{
     extract::{ApiJson, ApiPath, Params},
     AdminState,
 };
-use crate::ops::{self, Changed, RequeuedAll, Sent};
+use crate::{
+    answers::OrgSummaryOut,
+    ops::{self, Changed, RequeuedAll, Sent},
+};
 
 #[derive(Serialize, ToSchema)]
 pub struct OrganizationList {
-    data: Vec<OrgSummary>,
+    data: Vec<OrgSummaryOut>,
 }
 
 /// Longest search text.
@@ -56,7 +56,8 @@ pub async fn list(
         q.take("status", |v| OrgStatus::parse(v).ok_or("must be trial, active, suspended or closed".into()))?;
     let limit = q.take("limit", crate::parse_limit)?.unwrap_or(crate::DEFAULT_LIMIT);
     q.done()?;
-    Ok(Json(OrganizationList { data: tns_store::accounts::search(&st.db, search.as_deref(), status, limit).await? }))
+    let found = tns_store::accounts::search(&st.db, search.as_deref(), status, limit).await?;
+    Ok(Json(OrganizationList { data: found.into_iter().map(OrgSummaryOut::from).collect() }))
 }
 
 #[derive(Deserialize, ToSchema)]

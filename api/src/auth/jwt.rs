@@ -3,7 +3,10 @@
 use jsonwebtoken::{decode, encode, Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
 
-use tns_core::scopes::Scopes;
+use tns_core::{
+    ids::{KeyId, UserId},
+    scopes::Scopes,
+};
 
 pub const TOKEN_TTL_SECS: i64 = 86_400;
 const ISSUER: &str = "tns";
@@ -35,12 +38,12 @@ impl Jwt {
         Jwt { enc: EncodingKey::from_secret(secret), dec: DecodingKey::from_secret(secret), validation }
     }
 
-    pub fn mint(&self, user_id: i64, org_id: i64, key_id: i64, scopes: Scopes) -> anyhow::Result<String> {
+    pub fn mint(&self, user_id: UserId, org_id: i64, key_id: KeyId, scopes: Scopes) -> anyhow::Result<String> {
         let now = chrono::Utc::now().timestamp();
         let claims = Claims {
             sub: user_id.to_string(),
             org: org_id,
-            kid: key_id,
+            kid: key_id.get(),
             scope: scopes.to_string(),
             iat: now,
             exp: now + TOKEN_TTL_SECS,
@@ -61,7 +64,7 @@ mod tests {
     #[test]
     fn round_trip_and_wrong_secret() {
         let a = Jwt::new(&[7u8; 32]);
-        let t = a.mint(1, 2, 3, Scopes::all()).unwrap();
+        let t = a.mint(UserId(1), 2, KeyId(3), Scopes::all()).unwrap();
         let c = a.verify(&t).unwrap();
         assert_eq!((c.org, c.kid, c.exp - c.iat), (2, 3, TOKEN_TTL_SECS));
         assert!(Jwt::new(&[8u8; 32]).verify(&t).is_none());

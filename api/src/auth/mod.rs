@@ -6,7 +6,7 @@ pub mod password;
 pub mod session;
 
 use std::time::Duration;
-use tns_core::ids::OrgId;
+use tns_core::ids::{KeyId, OrgId, UserId};
 
 use axum::{
     extract::FromRequestParts,
@@ -33,10 +33,10 @@ pub struct KeyStore {
     /// Counts the lookups that reach the database.
     lookups: prometheus::IntCounter,
     by_hash: TtlMap<[u8; 32], Option<KeyRecord>>,
-    by_id: TtlMap<i64, Option<KeyRecord>>,
+    by_id: TtlMap<KeyId, Option<KeyRecord>>,
     /// A session's member: their role, and whether their sessions were ended; `None` once they
     /// are removed (or never belonged).
-    members: TtlMap<i64, Option<tns_store::members::Standing>>,
+    members: TtlMap<UserId, Option<tns_store::members::Standing>>,
 }
 
 impl KeyStore {
@@ -51,7 +51,7 @@ impl KeyStore {
 
     /// Member `user` and the organization they belong to, as a session needs them: a session
     /// outlives nothing it was made for.
-    async fn member(&self, db: &PgPool, user: i64) -> sqlx::Result<Option<tns_store::members::Standing>> {
+    async fn member(&self, db: &PgPool, user: UserId) -> sqlx::Result<Option<tns_store::members::Standing>> {
         if let Some(hit) = self.members.get(&user) {
             return Ok(hit);
         }
@@ -65,13 +65,13 @@ impl KeyStore {
         &self,
         db: &PgPool,
         org: OrgId,
-        user: i64,
+        user: UserId,
     ) -> sqlx::Result<Option<tns_store::members::Standing>> {
         Ok(self.member(db, user).await?.filter(|m| m.org_id == org))
     }
 
     /// Forget what this process knows of member `user` (their role or sessions changed here).
-    pub fn forget_member(&self, user: i64) {
+    pub fn forget_member(&self, user: UserId) {
         self.members.remove_where(|k, _| *k == user);
     }
 
@@ -85,7 +85,7 @@ impl KeyStore {
         Ok(rec)
     }
 
-    pub async fn by_id(&self, db: &PgPool, id: i64) -> sqlx::Result<Option<KeyRecord>> {
+    pub async fn by_id(&self, db: &PgPool, id: KeyId) -> sqlx::Result<Option<KeyRecord>> {
         if let Some(hit) = self.by_id.get(&id) {
             return Ok(hit);
         }
@@ -101,7 +101,7 @@ impl KeyStore {
     }
 
     /// Drop a revoked key from this process's cache at once.
-    pub fn forget(&self, id: i64) {
+    pub fn forget(&self, id: KeyId) {
         self.by_id.remove_where(|k, _| *k == id);
         self.by_hash.remove_where(|_, v| v.as_ref().is_some_and(|r| r.id == id));
     }
@@ -118,9 +118,9 @@ pub enum Credential {
 #[derive(Debug, Clone)]
 pub struct Principal {
     pub org_id: OrgId,
-    pub user_id: i64,
+    pub user_id: UserId,
     /// The key behind an API key or token; `None` for a portal session.
-    pub key_id: Option<i64>,
+    pub key_id: Option<KeyId>,
     pub scopes: Scopes,
     pub credential: Credential,
 }
@@ -251,7 +251,7 @@ async fn bearer_principal(st: &AppState, bearer: &str) -> Result<Principal, ApiE
     }
     let claims =
         st.jwt.verify(bearer).ok_or_else(|| ApiError::Unauthorized("invalid or expired access token".into()))?;
-    let key = st.keys.by_id(&st.db, claims.kid).await?;
+    let key = st.keys.by_id(&st.db, KeyId(claims.kid)).await?;
     match key {
         Some(k) if !k.revoked && k.org_id.get() == claims.org => Ok(Principal {
             org_id: k.org_id,

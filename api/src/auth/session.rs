@@ -3,7 +3,7 @@
 //! a readable cookie; unsafe methods on cookie auth must echo it in `X-CSRF-Token`.
 
 use std::time::Duration;
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, UserId};
 
 use axum::http::{header, HeaderMap, HeaderValue};
 use redis::AsyncCommands;
@@ -18,7 +18,7 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Session {
-    pub user_id: i64,
+    pub user_id: UserId,
     pub org_id: i64,
     pub csrf: String,
     /// When it ends (Unix time), for the portal to show; sessions made before it was kept
@@ -49,7 +49,7 @@ fn redis_key(store: &RedisStore, token: &str) -> String {
 pub async fn create(
     store: &RedisStore,
     ttl: Duration,
-    user_id: i64,
+    user_id: UserId,
     org_id: OrgId,
 ) -> Result<(String, Session), RedisDown> {
     let token = random_token();

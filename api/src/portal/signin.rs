@@ -10,7 +10,7 @@ use axum::{
 };
 use maud::{html, Markup};
 use serde::Deserialize;
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, UserId};
 
 use super::{
     i18n::{Lang, Msg, LANG_COOKIE},
@@ -145,7 +145,12 @@ pub(super) fn with_session(st: &AppState, token: &str, sess: &Session, mut res: 
 
 /// `res` with a new session for `user` of `org` (who just joined, or whose other sessions just
 /// ended).
-pub(super) async fn open_session(st: &AppState, user: i64, org: OrgId, res: Response) -> Result<Response, PortalError> {
+pub(super) async fn open_session(
+    st: &AppState,
+    user: UserId,
+    org: OrgId,
+    res: Response,
+) -> Result<Response, PortalError> {
     let (token, sess) = crate::auth::session::create(&st.redis, st.cfg.session_ttl, user, org).await.map_err(|_| {
         PortalError::Api(ApiError::Unavailable("the session store is unavailable; sign in shortly".into()))
     })?;

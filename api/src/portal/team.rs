@@ -14,6 +14,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use tns_core::{
     domain::{kinds::Role, Email, Password},
+    ids::UserId,
     scopes::need::AccountWrite,
 };
 use tns_store::members::{self, NotAccepted, NotChanged, NotInvited};
@@ -207,7 +208,7 @@ fn not_changed(e: NotChanged) -> PortalError {
 pub(super) async fn set_role(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
-    Path(user): Path<i64>,
+    Path(user): Path<UserId>,
     Form(f): Form<RoleForm>,
 ) -> Result<Response, PortalError> {
     st.quota.refuse_if_suspended(m.org()).await?;
@@ -221,7 +222,7 @@ pub(super) async fn set_role(
 pub(super) async fn remove(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
-    Path(user): Path<i64>,
+    Path(user): Path<UserId>,
 ) -> Result<Response, PortalError> {
     let revoked = members::remove(&st.db, m.org(), m.principal().user_id, user, chrono::Utc::now())
         .await?

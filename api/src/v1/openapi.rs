@@ -94,7 +94,7 @@ back as `warnings`, never as a refusal.";
         tns_core::domain::fields::Day, tns_core::domain::fields::MonthField, tns_core::domain::national::CityId,
         tns_core::domain::fields::RecordId, tns_core::domain::kinds::RecordStatus, tns_core::domain::kinds::SubmissionState,
         tns_core::domain::kinds::TargetType, tns_core::domain::kinds::DeliveryStatus, tns_core::domain::kinds::AnyEventType,
-        db::webhooks::TestEventData)),
+        crate::v1::answers::TestEventData)),
     tags((name = "auth"), (name = "account"), (name = "billing"), (name = "journeys"), (name = "vehicles"),
          (name = "personnel"), (name = "cargo"), (name = "submissions"), (name = "reference"), (name = "support"),
          (name = "webhooks"), (name = "meta"))
@@ -433,7 +433,7 @@ fn escape(path: &str) -> String {
 fn webhooks(doc: &mut Value) {
     let journey = <crate::v1::answers::JourneyOut as ToSchema>::name();
     let submission = <db::submissions::Submission as ToSchema>::name();
-    let test_data = reference(&<db::webhooks::TestEventData as ToSchema>::name());
+    let test_data = reference(&<crate::v1::answers::TestEventData as ToSchema>::name());
     let events = [
         ("journey.created", "A journey was created.", reference(&journey)),
         ("submission.delivered", "A submission reached `delivered`.", reference(&submission)),

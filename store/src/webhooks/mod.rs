@@ -7,8 +7,7 @@ pub mod queue;
 
 use serde::Serialize;
 use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
-use tns_core::ids::OrgId;
-use utoipa::ToSchema;
+use tns_core::ids::{OrgId, WebhookSubscriptionId};
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::kinds::{AnyEventType, DeliveryStatus, EventType};
@@ -16,22 +15,18 @@ use tns_core::domain::kinds::{AnyEventType, DeliveryStatus, EventType};
 /// Subscriptions an organization may keep (deleted ones do not count).
 pub const MAX_SUBSCRIPTIONS: i64 = 50;
 
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
-#[schema(as = WebhookSubscription)]
+/// A subscription, not deleted (its secrets are never read back).
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Subscription {
-    pub id: i64,
+    pub id: WebhookSubscriptionId,
     pub event_type: EventType,
     pub endpoint_url: String,
-    /// 1 while deliveries are made, 0 when deactivated.
-    #[schema(minimum = 0, maximum = 1)]
+    /// 1 or 0, as the API has always shown it.
     pub active: i32,
-    /// Why it is inactive: `by request`, or `failing` (no successful delivery for 5 days).
     pub inactive_reason: Option<String>,
-    /// The first failed attempt since the last success.
     pub failing_since: Option<chrono::DateTime<chrono::Utc>>,
     pub last_success_at: Option<chrono::DateTime<chrono::Utc>>,
-    /// After a secret rotation: until when the previous secret still signs deliveries beside
-    /// the new one (`webhook-signature` carries both).
+    /// Only while the previous secret still signs.
     pub previous_secret_expires_at: Option<chrono::DateTime<chrono::Utc>>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
@@ -39,7 +34,7 @@ pub struct Subscription {
 
 impl Keyed for Subscription {
     fn key(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -86,7 +81,7 @@ pub async fn insert(
 pub async fn rotate_secret(
     db: impl sqlx::PgExecutor<'_>,
     org: OrgId,
-    id: i64,
+    id: WebhookSubscriptionId,
     secret_sealed: &[u8],
 ) -> sqlx::Result<Option<Subscription>> {
     sqlx::query_as(&format!(
@@ -114,7 +109,11 @@ pub async fn list(db: &PgPool, org: OrgId, page: &Page) -> sqlx::Result<Vec<Subs
     qb.build_query_as().fetch_all(db).await
 }
 
-pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Result<Option<Subscription>> {
+pub async fn get(
+    db: impl sqlx::PgExecutor<'_>,
+    org: OrgId,
+    id: WebhookSubscriptionId,
+) -> sqlx::Result<Option<Subscription>> {
     sqlx::query_as(&format!(
         "SELECT {SUB_COLUMNS} FROM webhook_subscriptions WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL"
     ))
@@ -130,7 +129,7 @@ pub async fn get(db: impl sqlx::PgExecutor<'_>, org: OrgId, id: i64) -> sqlx::Re
 pub async fn update(
     tx: &mut PgConnection,
     org: OrgId,
-    id: i64,
+    id: WebhookSubscriptionId,
     event_type: Option<EventType>,
     endpoint_url: Option<&str>,
     active: Option<bool>,
@@ -153,14 +152,14 @@ pub async fn update(
     .fetch_optional(&mut *tx)
     .await?;
     if sub.as_ref().is_some_and(|s| s.active == 0) {
-        queue::fail_inactive(&mut *tx, &[id]).await?;
+        queue::fail_inactive(&mut *tx, &[id.get()]).await?;
     }
     Ok(sub)
 }
 
 /// Delete a subscription: it stops at once and its waiting deliveries fail; the row stays
 /// (inactive, hidden) so delivery records still name it.
-pub async fn delete(tx: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<bool> {
+pub async fn delete(tx: &mut PgConnection, org: OrgId, id: WebhookSubscriptionId) -> sqlx::Result<bool> {
     let deleted = sqlx::query(
         "UPDATE webhook_subscriptions SET deleted_at = now(), active = false, inactive_reason = 'deleted',
                 updated_at = now()
@@ -173,27 +172,19 @@ pub async fn delete(tx: &mut PgConnection, org: OrgId, id: i64) -> sqlx::Result<
     .rows_affected()
         == 1;
     if deleted {
-        queue::fail_inactive(&mut *tx, &[id]).await?;
+        queue::fail_inactive(&mut *tx, &[id.get()]).await?;
     }
     Ok(deleted)
 }
 
-/// The `data` of a `test` event.
-#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
-pub struct TestEventData {
-    pub message: &'static str,
-    /// The subscription asked for, or null for all.
-    #[schema(required = true)]
-    pub subscription_id: Option<i64>,
-}
-
-/// Emit a `test` event to one subscription, or to every active one of the organization.
-/// Returns the number of deliveries created.
-pub async fn emit_test(db: &PgPool, org: OrgId, subscription: Option<i64>) -> sqlx::Result<i32> {
-    let data = TestEventData {
-        message: "A test event from TNS: your endpoint receives and verifies deliveries.",
-        subscription_id: subscription,
-    };
+/// Emit a `test` event with `data` to one subscription, or to every active one of the
+/// organization. Returns the number of deliveries created.
+pub async fn emit_test(
+    db: &PgPool,
+    org: OrgId,
+    subscription: Option<WebhookSubscriptionId>,
+    data: &impl Serialize,
+) -> sqlx::Result<i32> {
     let data = serde_json::to_value(data).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
     sqlx::query_scalar("SELECT webhook_emit(ARRAY[$1::bigint], ARRAY['test'], ARRAY[$2::jsonb], ARRAY[$3::bigint])")
         .bind(org)
@@ -204,22 +195,17 @@ pub async fn emit_test(db: &PgPool, org: OrgId, subscription: Option<i64>) -> sq
 }
 
 /// One event on its way to one subscription.
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DeliveryRecord {
     pub id: i64,
-    /// The event's id: the `X-Webhook-Id` header and the payload's `id`, the same on every
-    /// attempt (receivers dedupe on it).
     pub event_id: i64,
     pub event_type: AnyEventType,
-    pub subscription_id: i64,
-    /// `pending`, `delivered` or `failed`.
+    pub subscription_id: WebhookSubscriptionId,
     pub delivery_status: DeliveryStatus,
-    /// Attempts made so far.
     pub attempts: i32,
-    /// The HTTP status of the last attempt's answer, if one came.
     pub last_response_status: Option<i32>,
     pub last_error: Option<String>,
-    /// When a pending delivery is next tried.
+    /// Only while pending.
     pub next_attempt_at: Option<chrono::DateTime<chrono::Utc>>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
@@ -239,7 +225,7 @@ const DELIVERY_COLUMNS: &str = "d.id, d.event_id, d.event_type, d.subscription_i
 pub struct DeliveryFilter {
     pub delivery_status: Option<DeliveryStatus>,
     pub event_type: Option<AnyEventType>,
-    pub subscription_id: Option<i64>,
+    pub subscription_id: Option<WebhookSubscriptionId>,
 }
 
 pub async fn deliveries(db: &PgPool, org: OrgId, f: &DeliveryFilter, page: &Page) -> sqlx::Result<Vec<DeliveryRecord>> {
@@ -279,13 +265,10 @@ pub async fn delivery(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<D
 }
 
 /// One attempt of a delivery.
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct DeliveryAttempt {
     pub started_at: chrono::DateTime<chrono::Utc>,
     pub duration_ms: Option<i32>,
-    /// `delivered` (2xx), `rejected` (another status), `timeout`, `unreachable`, `refused`
-    /// (the address is not allowed), `abandoned` (the scheduler sending it stopped) or
-    /// `skipped` (the subscription was no longer active).
     pub outcome: String,
     pub response_status: Option<i32>,
     pub error: Option<String>,

@@ -3,7 +3,10 @@
 //! organization (erased after the grace period) or reopens it. Other members see why they
 //! cannot.
 
-use tns_core::domain::kinds::{ExportState, OrgStatus};
+use tns_core::{
+    domain::kinds::{ExportState, OrgStatus},
+    ids::ExportId,
+};
 use tns_store as db;
 
 use super::prelude::*;
@@ -182,7 +185,7 @@ async fn closure_answer(
 pub(crate) async fn download(
     State(st): State<AppState>,
     m: Member<AccountRead>,
-    Path(id): Path<i64>,
+    Path(id): Path<ExportId>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::GET, "/portal/exports/{id}/download").await?;
     Ok(api::archive(&st, m.principal(), id).await?)

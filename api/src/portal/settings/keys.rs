@@ -2,6 +2,7 @@
 //! member's own scopes (its secret on the answering page only, never in a cookie or a URL),
 //! and keys revoked.
 
+use tns_core::ids::KeyId;
 use tns_store::api_keys;
 
 use super::prelude::*;
@@ -135,7 +136,7 @@ pub(crate) async fn revoke(
     State(st): State<AppState>,
     m: Member<AccountWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<KeyId>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::DELETE, "/portal/api-keys/{id}").await?;
     api::revoke_key(&st, m.principal(), id).await?;

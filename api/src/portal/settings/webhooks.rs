@@ -4,6 +4,7 @@
 
 use tns_core::{
     domain::webhooks::{RotateSecretIn, SubscriptionIn, TestEventIn},
+    ids::WebhookSubscriptionId,
     scopes::need::{WebhooksRead, WebhooksWrite},
 };
 use tns_store::{
@@ -14,7 +15,7 @@ use tns_store::{
 use super::prelude::*;
 use crate::{
     portal::forms::{self, FieldSpec, Typed},
-    v1::endpoints::webhooks::{self as api, CreatedSubscription},
+    v1::endpoints::webhooks as api,
 };
 
 const PATH: &str = "/settings/webhooks";
@@ -35,11 +36,11 @@ fn state_of(lang: Lang, s: &Subscription) -> String {
     }
 }
 
-fn secret_notice(lang: Lang, made: &CreatedSubscription) -> Markup {
+fn secret_notice(lang: Lang, secret: &str) -> Markup {
     html! {
         div.flash.ok.secret role="status" {
             p { (lang.t(Msg::SecretMade)) }
-            p { code #new-secret { (made.secret) } }
+            p { code #new-secret { (secret) } }
         }
     }
 }
@@ -93,9 +94,9 @@ pub(crate) async fn create(
         Err(e) => Err(e),
     };
     match outcome {
-        Ok(made) => {
-            let notice = secret_notice(m.lang, &made);
-            Ok(Html(detail_page(&st, m.lang, &m.signed_in, &made.subscription, Some(notice)).await?).into_response())
+        Ok((made, secret)) => {
+            let notice = secret_notice(m.lang, &secret);
+            Ok(Html(detail_page(&st, m.lang, &m.signed_in, &made, Some(notice)).await?).into_response())
         }
         Err(e) if correctable(&e) => {
             let page = list_page(&st, m.lang, &m.signed_in, &typed, Some(&e)).await?;
@@ -159,7 +160,7 @@ async fn detail_page(
 pub(crate) async fn show(
     State(st): State<AppState>,
     m: Member<WebhooksRead>,
-    Path(id): Path<i64>,
+    Path(id): Path<WebhookSubscriptionId>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Result<Html<String>, PortalError> {
     let s = api::subscription(&st, m.org(), id).await?;
@@ -172,12 +173,12 @@ pub(crate) async fn show(
 pub(crate) async fn rotate(
     State(st): State<AppState>,
     m: Member<WebhooksWrite>,
-    Path(id): Path<i64>,
+    Path(id): Path<WebhookSubscriptionId>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::POST, "/portal/webhooks/{id}/rotate-secret").await?;
-    let made = api::rotate(&st, m.principal(), id, RotateSecretIn::default()).await?;
-    let notice = secret_notice(m.lang, &made);
-    Ok(Html(detail_page(&st, m.lang, &m.signed_in, &made.subscription, Some(notice)).await?).into_response())
+    let (made, secret) = api::rotate(&st, m.principal(), id, RotateSecretIn::default()).await?;
+    let notice = secret_notice(m.lang, &secret);
+    Ok(Html(detail_page(&st, m.lang, &m.signed_in, &made, Some(notice)).await?).into_response())
 }
 
 /// `POST /settings/webhooks/{id}/test`: as `POST /api/v1/portal/webhooks/test-event` for this
@@ -186,7 +187,7 @@ pub(crate) async fn test_event(
     State(st): State<AppState>,
     m: Member<WebhooksWrite>,
     headers: HeaderMap,
-    Path(id): Path<i64>,
+    Path(id): Path<WebhookSubscriptionId>,
 ) -> Result<Response, PortalError> {
     admit(&st, m.principal(), Method::POST, "/portal/webhooks/test-event").await?;
     let input: TestEventIn = parse_value(json!({ "subscription_id": id }))?;

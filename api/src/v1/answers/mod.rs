@@ -9,6 +9,10 @@
 //!
 //! [`Stamp`]: tns_core::domain::stamp::Stamp
 
+mod identity;
+mod integration;
 mod records;
 
+pub use identity::*;
+pub use integration::*;
 pub use records::*;

@@ -1,9 +1,6 @@
 //! The records an organization writes: the registries', journeys' with their passengers, and
 //! shipments'.
 
-use serde::Serialize;
-use utoipa::ToSchema;
-
 use tns_core::domain::{
     cargo::CargoFields,
     journey::StoredJourney,
@@ -17,27 +14,21 @@ use tns_core::ids::{CargoId, JourneyId, PassengerId, PersonId, VehicleId};
 use tns_store::{cargo::Cargo, journeys::Journey, passengers::Passenger, personnel::Person, vehicles::Vehicle};
 
 /// A record's answer: its id, the stored value (flattened, under the field names a request
-/// uses), what else its row shows, and its stamp; built from the row field by field.
+/// uses), what else its row shows, and its stamp.
 macro_rules! record_answer {
     ($(#[$doc:meta])* $out:ident as $schema:ident from $row:ident($id:ty) {
         $value:ident: $value_ty:ty, $($(#[$field_doc:meta])* $field:ident: $ty:ty,)*
     }) => {
-        $(#[$doc])*
-        #[derive(Serialize, ToSchema)]
-        #[schema(as = $schema)]
-        pub struct $out {
-            #[schema(value_type = i64)]
-            pub id: $id,
-            #[serde(flatten)]
-            pub $value: $value_ty,
-            $($(#[$field_doc])* pub $field: $ty,)*
-            #[serde(flatten)]
-            pub stamp: Stamp,
-        }
-
-        impl From<$row> for $out {
-            fn from(r: $row) -> Self {
-                $out { id: r.id, $value: r.$value, $($field: r.$field,)* stamp: r.stamp }
+        tns_http::answer! {
+            $(#[$doc])*
+            $out as $schema from $row {
+                #[schema(value_type = i64)]
+                id: $id,
+                #[serde(flatten)]
+                $value: $value_ty,
+                $($(#[$field_doc])* $field: $ty,)*
+                #[serde(flatten)]
+                stamp: Stamp,
             }
         }
     };

@@ -10,10 +10,14 @@ use crate::{
     extract::{ApiJson, ApiPath},
     idempotency::NoReplay,
     state::AppState,
-    v1::Ok as OkBody,
+    v1::{
+        answers::{CreatedKeyOut, KeyOut},
+        Ok as OkBody,
+    },
 };
 use tns_core::{
     domain::fields::Text100,
+    ids::KeyId,
     scopes::{
         need::{AccountRead, AccountWrite},
         Scope, Scopes,
@@ -21,13 +25,13 @@ use tns_core::{
 };
 use tns_store::{
     self as db,
-    api_keys::{ApiKeyInfo, CreatedKey, MAX_ACTIVE_KEYS},
+    api_keys::{CreatedKey, MAX_ACTIVE_KEYS},
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Serialize, ToSchema)]
 pub struct KeyList {
-    data: Vec<ApiKeyInfo>,
+    data: Vec<KeyOut>,
 }
 
 /// Active API keys of the organization, newest first. Scope `account:read`.
@@ -35,7 +39,8 @@ pub struct KeyList {
     responses((status = 200, body = KeyList), (status = 401, body = ErrorBody), (status = 403, body = ErrorBody)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn list(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<KeyList>> {
-    Ok(Json(KeyList { data: db::api_keys::list(&st.db, p.org_id).await? }))
+    let keys = db::api_keys::list(&st.db, p.org_id).await?;
+    Ok(Json(KeyList { data: keys.into_iter().map(KeyOut::from).collect() }))
 }
 
 /// Scopes one key may list.
@@ -51,16 +56,16 @@ pub struct CreateKeyIn {
 
 /// Create an API key with a subset of the caller's scopes. Scope `account:write`.
 #[utoipa::path(post, path = "/portal/api-keys", operation_id = "create_api_key", tag = "account", request_body = CreateKeyIn,
-    responses((status = 201, body = CreatedKey), (status = 403, body = ErrorBody, description = "A scope the calling credential does not hold"), (status = 409, body = ErrorBody, description = "The organization holds the most active keys it may")),
+    responses((status = 201, body = CreatedKeyOut), (status = 403, body = ErrorBody, description = "A scope the calling credential does not hold"), (status = 409, body = ErrorBody, description = "The organization holds the most active keys it may")),
     security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
 pub async fn create(
     State(st): State<AppState>,
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<CreateKeyIn>,
-) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedKey>)> {
+) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedKeyOut>)> {
     let key = create_key(&st, &p, input).await?;
     // The key is shown once: an Idempotency-Key repeat must not store or replay it.
-    Ok((StatusCode::CREATED, Extension(NoReplay), Json(key)))
+    Ok((StatusCode::CREATED, Extension(NoReplay), Json(key.into())))
 }
 
 /// Create a key for `p`'s organization with a subset of `p`'s scopes (what `POST
@@ -97,19 +102,19 @@ pub async fn create_key(st: &AppState, p: &Principal, input: CreateKeyIn) -> Api
 pub async fn revoke(
     State(st): State<AppState>,
     p: Caller<AccountWrite>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<KeyId>,
 ) -> ApiResult<Json<OkBody>> {
     revoke_key(&st, &p, id).await?;
     Ok(Json(OkBody::default()))
 }
 
 /// Revoke key `id` of `p`'s organization (what `DELETE /portal/api-keys/{id}` does).
-pub async fn revoke_key(st: &AppState, p: &Principal, id: i64) -> ApiResult<()> {
+pub async fn revoke_key(st: &AppState, p: &Principal, id: KeyId) -> ApiResult<()> {
     if !db::api_keys::revoke(&st.db, p.org_id, id).await? {
         return Err(ApiError::NotFound(format!("no API key with id {id}")));
     }
     st.keys.forget(id);
-    tracing::info!(org = p.org_id.get(), key = id, "api key revoked");
+    tracing::info!(org = p.org_id.get(), key = id.get(), "api key revoked");
     Ok(())
 }
 

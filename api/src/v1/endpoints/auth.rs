@@ -9,7 +9,7 @@ use axum::{
     Json,
 };
 use serde::{Deserialize, Serialize};
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, UserId};
 use utoipa::ToSchema;
 
 use crate::{
@@ -18,6 +18,7 @@ use crate::{
     extract::ApiJson,
     state::AppState,
     throttle::Account,
+    v1::answers::UserOut,
 };
 use tns_core::keys;
 use tns_core::{
@@ -48,7 +49,8 @@ pub struct RegisterOut {
     ok: bool,
     #[schema(value_type = i64)]
     pub organization_id: OrgId,
-    pub user_id: i64,
+    #[schema(value_type = i64)]
+    pub user_id: UserId,
     /// The first API key (all scopes). Shown once.
     pub api_key: String,
     api_key_prefix: String,
@@ -95,14 +97,14 @@ pub async fn register_organization(st: &AppState, input: RegisterIn) -> ApiResul
     db::accounts::insert_subscription(&mut tx, org, DEFAULT_PLAN).await?;
     let key = db::api_keys::insert(&mut tx, org, user.user_id, "default", Scopes::all()).await?;
     tx.commit().await?;
-    tracing::info!(org = org.get(), user = user.user_id, "organization registered");
+    tracing::info!(org = org.get(), user = user.user_id.get(), "organization registered");
 
     let out = RegisterOut {
         ok: true,
         organization_id: org,
         user_id: user.user_id,
         api_key: key.api_key,
-        api_key_prefix: key.api_key_prefix,
+        api_key_prefix: key.info.api_key_prefix,
     };
     Ok(out)
 }
@@ -153,7 +155,7 @@ pub struct LoginIn {
 #[derive(Serialize, ToSchema)]
 pub struct LoginOut {
     ok: bool,
-    user: db::accounts::User,
+    user: UserOut,
     /// Send back as `X-CSRF-Token` on POST/PUT/DELETE made with the session cookie
     /// (also set as the readable `tns_csrf` cookie).
     csrf_token: String,
@@ -166,7 +168,7 @@ pub struct LoginOut {
 pub async fn login(State(st): State<AppState>, ApiJson(input): ApiJson<LoginIn>) -> ApiResult<impl IntoResponse> {
     let (user, token, sess) = sign_in(&st, input.email.as_str(), input.password.into_inner()).await?;
     let [c1, c2] = session::cookies(&token, &sess, st.cfg.session_ttl, st.cfg.cookie_secure);
-    let mut res = Json(LoginOut { ok: true, user, csrf_token: sess.csrf }).into_response();
+    let mut res = Json(LoginOut { ok: true, user: user.into(), csrf_token: sess.csrf }).into_response();
     res.headers_mut().append(header::SET_COOKIE, c1);
     res.headers_mut().append(header::SET_COOKIE, c2);
     Ok(res)
@@ -196,7 +198,7 @@ pub async fn check_password(st: &AppState, email: &str, password: String) -> Api
     // this, whatever the per-address limit lets through: each attempt is counted before the
     // password is checked.
     let account = match &found {
-        Some((u, _)) => Account::User(u.user_id),
+        Some((u, _)) => Account::User(u.user_id.get()),
         None => Account::Unknown(email),
     };
     st.signins.reserve(&st.redis, &account).await?;

@@ -7,14 +7,14 @@ use axum::{
     response::{IntoResponse, Response},
     Json,
 };
-use tns_core::ids::OrgId;
+use tns_core::ids::{ExportId, OrgId};
 
 use crate::{
     auth::{Caller, Principal},
     error::{ApiError, ApiResult, Code, ErrorBody},
     extract::ApiPath,
     state::AppState,
-    v1::endpoints::reports::Binary,
+    v1::{answers::ExportOut, endpoints::reports::Binary},
 };
 use tns_core::{
     domain::kinds::{ExportState, Role},
@@ -39,11 +39,11 @@ pub async fn owner(st: &AppState, p: &Principal) -> ApiResult<()> {
 /// is `pending` until the archive is built (poll `GET /portal/exports/{id}`). One at a time
 /// (409 while one is being built), three a day (429). The owner only; scope `account:write`.
 #[utoipa::path(post, path = "/portal/exports", operation_id = "create_export", tag = "account",
-    responses((status = 202, body = Export), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
+    responses((status = 202, body = ExportOut), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
         (status = 429, body = ErrorBody)),
     security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
-pub async fn create(State(st): State<AppState>, p: Caller<AccountWrite>) -> ApiResult<(StatusCode, Json<Export>)> {
-    Ok((StatusCode::ACCEPTED, Json(request(&st, &p).await?)))
+pub async fn create(State(st): State<AppState>, p: Caller<AccountWrite>) -> ApiResult<(StatusCode, Json<ExportOut>)> {
+    Ok((StatusCode::ACCEPTED, Json(request(&st, &p).await?.into())))
 }
 
 /// Ask for an export for `p` (what `POST /portal/exports` does; the portal's button too).
@@ -67,27 +67,27 @@ pub async fn request(st: &AppState, p: &Principal) -> ApiResult<Export> {
 
 /// The organization's exports, newest first. The owner only; scope `account:read`.
 #[utoipa::path(get, path = "/portal/exports", operation_id = "list_exports", tag = "account",
-    responses((status = 200, body = Vec<Export>), (status = 403, body = ErrorBody)),
+    responses((status = 200, body = Vec<ExportOut>), (status = 403, body = ErrorBody)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
-pub async fn list(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<Vec<Export>>> {
+pub async fn list(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<Vec<ExportOut>>> {
     owner(&st, &p).await?;
-    Ok(Json(db::exports::list(&st.db, p.org_id).await?))
+    Ok(Json(db::exports::list(&st.db, p.org_id).await?.into_iter().map(ExportOut::from).collect()))
 }
 
 /// One export. The owner only; scope `account:read`.
 #[utoipa::path(get, path = "/portal/exports/{id}", operation_id = "get_export", tag = "account", params(("id" = i64, Path)),
-    responses((status = 200, body = Export), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = ExportOut), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn get(
     State(st): State<AppState>,
     p: Caller<AccountRead>,
-    ApiPath(id): ApiPath<i64>,
-) -> ApiResult<Json<Export>> {
+    ApiPath(id): ApiPath<ExportId>,
+) -> ApiResult<Json<ExportOut>> {
     owner(&st, &p).await?;
-    Ok(Json(find(&st, p.org_id, id).await?))
+    Ok(Json(find(&st, p.org_id, id).await?.into()))
 }
 
-async fn find(st: &AppState, org: OrgId, id: i64) -> ApiResult<Export> {
+async fn find(st: &AppState, org: OrgId, id: ExportId) -> ApiResult<Export> {
     db::exports::get(&st.db, org, id).await?.ok_or_else(|| ApiError::not_found("export", id))
 }
 
@@ -101,7 +101,7 @@ async fn find(st: &AppState, org: OrgId, id: i64) -> ApiResult<Export> {
 pub async fn download(
     State(st): State<AppState>,
     p: Caller<AccountRead>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<ExportId>,
 ) -> ApiResult<Response> {
     archive(&st, &p, id).await
 }
@@ -110,7 +110,7 @@ pub async fn download(
 static DOWNLOADS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(4);
 
 /// Export `id`'s archive as a download for `p` (the API's route and the portal's link).
-pub async fn archive(st: &AppState, p: &Principal, id: i64) -> ApiResult<Response> {
+pub async fn archive(st: &AppState, p: &Principal, id: ExportId) -> ApiResult<Response> {
     owner(st, p).await?;
     let Ok(_serving) = DOWNLOADS.try_acquire() else {
         return Err(ApiError::TooManyRequests {

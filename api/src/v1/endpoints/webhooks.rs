@@ -4,7 +4,7 @@
 
 use axum::{body::Bytes, extract::State, http::StatusCode, Extension, Json};
 use serde::{Deserialize, Serialize};
-use tns_core::ids::OrgId;
+use tns_core::ids::{OrgId, WebhookSubscriptionId};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::{
@@ -14,6 +14,7 @@ use crate::{
     idempotency::NoReplay,
     state::AppState,
     v1::{
+        answers::{DeliveryAttemptOut, DeliveryRecordOut, SubscriptionOut, TestEventData},
         resource::{missing_reference, not_found, ListQuery},
         Ok as OkBody,
     },
@@ -21,7 +22,7 @@ use crate::{
 pub use tns_core::domain::webhooks::{RotateSecretIn, SubscriptionIn, SubscriptionPatch, TestEventIn};
 use tns_core::{
     domain::{
-        fields::{Cursor, Int, Limit, RecordId},
+        fields::{Cursor, Limit, RecordId},
         kinds::{AnyEventType, DeliveryStatus},
         personal::mask_personal,
         webhooks::WebhookSecret,
@@ -34,18 +35,25 @@ use tns_core::{
 use tns_store::{
     self as db,
     pagination::{Page, Paged},
-    webhooks::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, Subscription, MAX_SUBSCRIPTIONS},
+    webhooks::{DeliveryFilter, Subscription, MAX_SUBSCRIPTIONS},
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 /// A subscription with its signing secret, shown this once.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct CreatedSubscription {
     #[serde(flatten)]
-    pub subscription: Subscription,
+    pub subscription: SubscriptionOut,
     /// Signs every delivery: `X-Webhook-Signature` (hex HMAC-SHA256 of the body keyed with the
     /// whole secret) and `webhook-signature` (Standard Webhooks). Not shown again.
     pub secret: String,
+}
+
+impl CreatedSubscription {
+    /// The answer for a subscription made or given a new secret, with that secret.
+    fn new((subscription, secret): (Subscription, String)) -> CreatedSubscription {
+        CreatedSubscription { subscription: subscription.into(), secret }
+    }
 }
 
 /// Subscribe an endpoint to an event type. The answer carries the signing secret once (an
@@ -59,12 +67,13 @@ pub async fn create(
     p: Caller<WebhooksWrite>,
     ApiJson(input): ApiJson<SubscriptionIn>,
 ) -> ApiResult<(StatusCode, Extension<NoReplay>, Json<CreatedSubscription>)> {
-    Ok((StatusCode::CREATED, Extension(NoReplay), Json(subscribe(&st, &p, input).await?)))
+    let made = subscribe(&st, &p, input).await?;
+    Ok((StatusCode::CREATED, Extension(NoReplay), Json(CreatedSubscription::new(made))))
 }
 
 /// Subscribe for `p`'s organization (what `POST /portal/webhooks` does; the portal's page
-/// calls it too).
-pub async fn subscribe(st: &AppState, p: &Principal, input: SubscriptionIn) -> ApiResult<CreatedSubscription> {
+/// calls it too): the subscription and its secret.
+pub async fn subscribe(st: &AppState, p: &Principal, input: SubscriptionIn) -> ApiResult<(Subscription, String)> {
     let url = input.endpoint_url.admit(st.cfg.webhook_policy).await?;
     let secret = WebhookSecret::or_generated(input.secret);
     let sealed = st.cfg.data_key.seal(p.org_id, secret.as_bytes());
@@ -75,51 +84,52 @@ pub async fn subscribe(st: &AppState, p: &Principal, input: SubscriptionIn) -> A
                 format!("an organization keeps at most {MAX_SUBSCRIPTIONS} subscriptions"),
             )
         })?;
-    Ok(CreatedSubscription { subscription, secret })
+    Ok((subscription, secret))
 }
 
 /// The organization's subscriptions, newest first (secrets are never shown again).
 /// Scope `webhooks:read`.
 #[utoipa::path(get, path = "/portal/webhooks", operation_id = "list_webhooks", tag = "webhooks", params(ListQuery),
-    responses((status = 200, body = Paged<Subscription>)),
+    responses((status = 200, body = Paged<SubscriptionOut>)),
     security(("bearer" = ["webhooks:read"]), ("session" = ["webhooks:read"])))]
 pub async fn list(
     State(st): State<AppState>,
     p: Caller<WebhooksRead>,
     ApiQuery(q): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Paged<Subscription>>> {
+) -> ApiResult<Json<Paged<SubscriptionOut>>> {
     let page = q.page();
-    Ok(Json(Paged::from_rows(db::webhooks::list(&st.db, p.org_id, &page).await?, &page)))
+    let rows = db::webhooks::list(&st.db, p.org_id, &page).await?;
+    Ok(Json(Paged::from_rows(rows, &page).map(SubscriptionOut::from)))
 }
 
 /// One subscription. Scope `webhooks:read`.
 #[utoipa::path(get, path = "/portal/webhooks/{id}", operation_id = "get_webhook", tag = "webhooks", params(("id" = i64, Path)),
-    responses((status = 200, body = Subscription)),
+    responses((status = 200, body = SubscriptionOut)),
     security(("bearer" = ["webhooks:read"]), ("session" = ["webhooks:read"])))]
 pub async fn get(
     State(st): State<AppState>,
     p: Caller<WebhooksRead>,
-    ApiPath(id): ApiPath<i64>,
-) -> ApiResult<Json<Subscription>> {
-    Ok(Json(subscription(&st, p.org_id, id).await?))
+    ApiPath(id): ApiPath<WebhookSubscriptionId>,
+) -> ApiResult<Json<SubscriptionOut>> {
+    Ok(Json(subscription(&st, p.org_id, id).await?.into()))
 }
 
 /// Subscription `id` of `org`, or a 404.
-pub async fn subscription(st: &AppState, org: OrgId, id: i64) -> ApiResult<Subscription> {
+pub async fn subscription(st: &AppState, org: OrgId, id: WebhookSubscriptionId) -> ApiResult<Subscription> {
     db::webhooks::get(&st.db, org, id).await?.ok_or_else(|| not_found("webhook subscription", id))
 }
 
 /// Change a subscription: any of `active`, `event_type`, `endpoint_url`. Answers the whole
 /// record. Scope `webhooks:write`.
 #[utoipa::path(put, path = "/portal/webhooks/{id}", operation_id = "update_webhook", tag = "webhooks", params(("id" = i64, Path)), request_body = SubscriptionPatch,
-    responses((status = 200, body = Subscription)),
+    responses((status = 200, body = SubscriptionOut)),
     security(("bearer" = ["webhooks:write"]), ("session" = ["webhooks:write"])))]
 pub async fn update(
     State(st): State<AppState>,
     p: Caller<WebhooksWrite>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<WebhookSubscriptionId>,
     ApiJson(patch): ApiJson<SubscriptionPatch>,
-) -> ApiResult<Json<Subscription>> {
+) -> ApiResult<Json<SubscriptionOut>> {
     let active = patch.active.map(|f| f.0);
     let url = match &patch.endpoint_url {
         Some(u) => Some(u.admit(st.cfg.webhook_policy).await?),
@@ -130,7 +140,7 @@ pub async fn update(
         .await?
         .ok_or_else(|| not_found("webhook subscription", id))?;
     tx.commit().await?;
-    Ok(Json(updated))
+    Ok(Json(updated.into()))
 }
 
 /// Replace a subscription's signing secret (optional body `{"secret"}`; generated when left
@@ -146,23 +156,28 @@ pub async fn update(
 pub async fn rotate_secret(
     State(st): State<AppState>,
     p: Caller<WebhooksWrite>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<WebhookSubscriptionId>,
     body: Bytes,
 ) -> ApiResult<(Extension<NoReplay>, Json<CreatedSubscription>)> {
     // The body is optional: empty (or `null`) means "generate one".
     let input: RotateSecretIn = optional_json(&body)?.unwrap_or_default();
-    Ok((Extension(NoReplay), Json(rotate(&st, &p, id, input).await?)))
+    Ok((Extension(NoReplay), Json(CreatedSubscription::new(rotate(&st, &p, id, input).await?))))
 }
 
 /// Replace subscription `id`'s signing secret (what `POST /portal/webhooks/{id}/rotate-secret`
-/// does; the portal's page calls it too).
-pub async fn rotate(st: &AppState, p: &Principal, id: i64, input: RotateSecretIn) -> ApiResult<CreatedSubscription> {
+/// does; the portal's page calls it too): the subscription and its new secret.
+pub async fn rotate(
+    st: &AppState,
+    p: &Principal,
+    id: WebhookSubscriptionId,
+    input: RotateSecretIn,
+) -> ApiResult<(Subscription, String)> {
     let secret = WebhookSecret::or_generated(input.secret);
     let sealed = st.cfg.data_key.seal(p.org_id, secret.as_bytes());
     let subscription = db::webhooks::rotate_secret(&st.db, p.org_id, id, &sealed)
         .await?
         .ok_or_else(|| not_found("webhook subscription", id))?;
-    Ok(CreatedSubscription { subscription, secret })
+    Ok((subscription, secret))
 }
 
 /// Delete a subscription: deliveries stop at once (waiting ones fail); its delivery records
@@ -173,7 +188,7 @@ pub async fn rotate(st: &AppState, p: &Principal, id: i64, input: RotateSecretIn
 pub async fn delete(
     State(st): State<AppState>,
     p: Caller<WebhooksWrite>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<WebhookSubscriptionId>,
 ) -> ApiResult<Json<OkBody>> {
     let mut tx = st.db.begin().await?;
     if !db::webhooks::delete(&mut tx, p.org_id, id).await? {
@@ -198,32 +213,33 @@ pub struct DeliveriesQuery {
 /// Delivery records (one per event and subscription), newest first, with filters.
 /// Scope `webhooks:read`.
 #[utoipa::path(get, path = "/portal/webhooks/events", operation_id = "list_webhook_events", tag = "webhooks", params(DeliveriesQuery),
-    responses((status = 200, body = Paged<DeliveryRecord>)),
+    responses((status = 200, body = Paged<DeliveryRecordOut>)),
     security(("bearer" = ["webhooks:read"]), ("session" = ["webhooks:read"])))]
 pub async fn deliveries(
     State(st): State<AppState>,
     p: Caller<WebhooksRead>,
     ApiQuery(q): ApiQuery<DeliveriesQuery>,
-) -> ApiResult<Json<Paged<DeliveryRecord>>> {
+) -> ApiResult<Json<Paged<DeliveryRecordOut>>> {
     let page = Page::new(q.limit, q.cursor);
     let filter = DeliveryFilter {
         delivery_status: q.delivery_status,
         event_type: q.event_type,
-        subscription_id: q.subscription_id.map(Int::get),
+        subscription_id: q.subscription_id.map(|id| WebhookSubscriptionId(id.get())),
     };
-    Ok(Json(Paged::from_rows(db::webhooks::deliveries(&st.db, p.org_id, &filter, &page).await?, &page)))
+    let rows = db::webhooks::deliveries(&st.db, p.org_id, &filter, &page).await?;
+    Ok(Json(Paged::from_rows(rows, &page).map(DeliveryRecordOut::from)))
 }
 
 /// A delivery record with the exact payload sent and every attempt.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct DeliveryDetail {
     #[serde(flatten)]
-    pub record: DeliveryRecord,
+    pub record: DeliveryRecordOut,
     /// The body POSTed, byte for byte as signed: `{"id", "type", "created_at", "data"}`. To a
     /// credential without `journeys:read`, any personal field in it comes masked.
     pub payload: String,
     /// Attempts, oldest first.
-    pub history: Vec<DeliveryAttempt>,
+    pub history: Vec<DeliveryAttemptOut>,
 }
 
 /// One delivery record with its payload and attempts. Scope `webhooks:read`.
@@ -247,7 +263,8 @@ pub async fn delivery_detail(st: &AppState, p: &Principal, id: i64) -> ApiResult
     let d = db::webhooks::delivery(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("webhook delivery", id))?;
     let history = db::webhooks::delivery_attempts(&st.db, p.org_id, id).await?;
     let payload = if p.scopes.allows(Scope::JourneysRead) { d.body } else { masked(d.body) };
-    Ok(DeliveryDetail { record: d.record, payload, history })
+    let history = history.into_iter().map(DeliveryAttemptOut::from).collect();
+    Ok(DeliveryDetail { record: d.record.into(), payload, history })
 }
 
 /// Today's events carry record ids, never people; masking what a credential without
@@ -285,9 +302,12 @@ pub async fn test_event(
     Ok(Json(send_test(&st, &p, input).await?))
 }
 
+/// What a `test` event says.
+const TEST_MESSAGE: &str = "A test event from TNS: your endpoint receives and verifies deliveries.";
+
 /// Send a `test` event for `p`'s organization (what `POST /portal/webhooks/test-event` does).
 pub async fn send_test(st: &AppState, p: &Principal, input: TestEventIn) -> ApiResult<TestEventOut> {
-    let target = input.subscription_id.map(Int::get);
+    let target = input.subscription_id.map(|id| WebhookSubscriptionId(id.get()));
     if let Some(id) = target {
         let sub = db::webhooks::get(&st.db, p.org_id, id)
             .await?
@@ -299,7 +319,8 @@ pub async fn send_test(st: &AppState, p: &Principal, input: TestEventIn) -> ApiR
             ));
         }
     }
-    let deliveries = db::webhooks::emit_test(&st.db, p.org_id, target).await?;
+    let data = TestEventData { message: TEST_MESSAGE, subscription_id: target };
+    let deliveries = db::webhooks::emit_test(&st.db, p.org_id, target, &data).await?;
     Ok(TestEventOut { ok: true, deliveries })
 }
 
