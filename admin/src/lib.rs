@@ -36,6 +36,7 @@ use tns_core::{
         kinds::{InvoiceStatus, OrgStatus},
     },
     env::RedisSettings,
+    ids::InvoiceId,
     scopes::operator::OperatorScope,
 };
 use tns_store::{audit::Actor, submissions::resolve::Resolution};
@@ -98,7 +99,7 @@ pub enum Command {
         operator: String,
     },
     Invoice {
-        id: i64,
+        id: InvoiceId,
         to: InvoiceStatus,
         reason: String,
         operator: String,
@@ -351,7 +352,7 @@ impl Command {
                     Settle::Paid => InvoiceStatus::Paid,
                     Settle::Void => InvoiceStatus::Void,
                 };
-                Command::Invoice { id, to, operator: operator(why.operator)?, reason: why.reason }
+                Command::Invoice { id: InvoiceId(id), to, operator: operator(why.operator)?, reason: why.reason }
             }
             Cmd::Audit { org, limit } => Command::Audit { org, limit },
             Cmd::Token(TokenCmd::Create { name, scope, operator: given }) => {

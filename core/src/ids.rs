@@ -86,6 +86,10 @@ record_ids! {
     CargoId;
     /// A submission of a journey or a shipment to its downstream.
     SubmissionId;
+    /// An invoice issued to an organization.
+    InvoiceId;
+    /// A support ticket an organization opened.
+    TicketId;
 }
 
 /// A record a submission is of: a journey or a cargo shipment.

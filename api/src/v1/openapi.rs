@@ -432,7 +432,7 @@ fn escape(path: &str) -> String {
 /// delivery carries.
 fn webhooks(doc: &mut Value) {
     let journey = <crate::v1::answers::JourneyOut as ToSchema>::name();
-    let submission = <db::submissions::Submission as ToSchema>::name();
+    let submission = <tns_http::wire::SubmissionOut as ToSchema>::name();
     let test_data = reference(&<db::webhooks::TestEventData as ToSchema>::name());
     let events = [
         ("journey.created", "A journey was created.", reference(&journey)),

@@ -9,6 +9,12 @@
 //!
 //! [`Stamp`]: tns_core::domain::stamp::Stamp
 
+mod billing;
+mod closure;
 mod records;
+mod support;
 
+pub use billing::*;
+pub use closure::*;
 pub use records::*;
+pub use support::*;

@@ -31,9 +31,10 @@ use tns_core::{
         Scope,
     },
 };
+use tns_http::wire::Paged;
 use tns_store::{
     self as db,
-    pagination::{Page, Paged},
+    pagination::Page,
     webhooks::{DeliveryAttempt, DeliveryFilter, DeliveryRecord, Subscription, MAX_SUBSCRIPTIONS},
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
