@@ -37,7 +37,7 @@ use tns_core::{
         kinds::{InvoiceStatus, OrgStatus},
     },
     env::RedisSettings,
-    ids::OperatorTokenId,
+    ids::{InvoiceId, OperatorTokenId},
     scopes::operator::OperatorScope,
 };
 use tns_store::{audit::Actor, submissions::resolve::Resolution};
@@ -102,7 +102,7 @@ pub enum Command {
         operator: String,
     },
     Invoice {
-        id: i64,
+        id: InvoiceId,
         to: InvoiceStatus,
         reason: String,
         operator: String,
@@ -355,7 +355,7 @@ impl Command {
                     Settle::Paid => InvoiceStatus::Paid,
                     Settle::Void => InvoiceStatus::Void,
                 };
-                Command::Invoice { id, to, operator: operator(why.operator)?, reason: why.reason }
+                Command::Invoice { id: InvoiceId(id), to, operator: operator(why.operator)?, reason: why.reason }
             }
             Cmd::Audit { org, limit } => Command::Audit { org, limit },
             Cmd::Token(TokenCmd::Create { name, scope, operator: given }) => {

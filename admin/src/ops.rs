@@ -5,10 +5,14 @@
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::PgPool;
-use tns_core::ids::{OrgId, SubmissionId};
+use tns_core::ids::{InvoiceId, OrgId, SubmissionId};
 use tns_core::{
-    domain::kinds::{InvoiceStatus, OrgStatus},
+    domain::kinds::{InvoiceStatus, OrgStatus, SubmissionState},
     env::RedisSettings,
+};
+use tns_http::{
+    answer,
+    wire::{each, AttemptOut, SubmissionOut},
 };
 use tns_store::{
     audit::Actor,
@@ -16,7 +20,6 @@ use tns_store::{
     submissions::{
         requeue::Requeued,
         resolve::{NotResolved, Resolution, Resolved},
-        Attempt, Submission,
     },
 };
 use utoipa::ToSchema;
@@ -92,12 +95,12 @@ pub const UNPUBLISHED: &str =
 /// A submission as it was sent, personal data unmasked, with its attempts.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Sent {
-    pub submission: Submission,
+    pub submission: SubmissionOut,
     /// The snapshot sent downstream, exactly (identity numbers and names unmasked).
     pub sent: serde_json::Value,
     /// Each passenger's outcome, once delivered.
     pub passenger_results: Option<serde_json::Value>,
-    pub attempts: Vec<Attempt>,
+    pub attempts: Vec<AttemptOut>,
 }
 
 /// Submission `id` of `org` as it was sent, the look audited with `reason`; `None` when the
@@ -118,10 +121,10 @@ pub async fn submission_sent(
     tns_store::billing::standing::viewed_submission(db, actor, org, id, reason).await?;
     let attempts = tns_store::submissions::attempts(db, org, id).await?;
     Ok(Some(Sent {
-        submission: found.submission,
+        submission: found.submission.into(),
         sent: found.snapshot.0,
         passenger_results: found.passenger_results.and_then(|r| serde_json::to_value(r.0).ok()),
-        attempts,
+        attempts: each(attempts),
     }))
 }
 
@@ -134,11 +137,38 @@ pub async fn resolve(
     id: i64,
     resolution: &Resolution,
     reason: &str,
-) -> sqlx::Result<Result<Resolved, NotResolved>> {
+) -> sqlx::Result<Result<ResolvedOut, NotResolved>> {
     let Some(found) = organization(db, org).await? else {
         return Ok(Err(NotResolved::NoSuchSubmission { org, id: SubmissionId(id) }));
     };
-    tns_store::submissions::resolve::resolve(db, actor, found, SubmissionId(id), resolution, reason).await
+    let resolved = tns_store::submissions::resolve::resolve(db, actor, found, SubmissionId(id), resolution, reason);
+    Ok(resolved.await?.map(ResolvedOut::from))
+}
+
+answer! {
+    /// The submission as it goes back to the queue.
+    #[derive(Debug, Clone)]
+    ResolvedOut as Resolved from Resolved {
+        #[schema(value_type = i64)]
+        organization: OrgId,
+        #[schema(value_type = i64)]
+        submission_id: SubmissionId,
+        /// `found` or `absent`.
+        resolution: &'static str,
+        downstream_reference: Option<String>,
+        state: SubmissionState,
+    }
+}
+
+answer! {
+    /// A failed submission and the one queued in its place.
+    #[derive(Debug, Clone)]
+    RequeuedOut as Requeued from Requeued {
+        #[schema(value_type = i64)]
+        failed_id: SubmissionId,
+        #[schema(value_type = i64)]
+        submission_id: SubmissionId,
+    }
 }
 
 /// What a re-queue did.
@@ -151,7 +181,7 @@ pub struct RequeuedAll {
     #[schema(value_type = Vec<i64>)]
     pub submission_ids: Vec<SubmissionId>,
     /// Each failed submission and the one queued in its place.
-    pub requeued: Vec<Requeued>,
+    pub requeued: Vec<RequeuedOut>,
 }
 
 /// Queue `org`'s failed submissions again, as they were sent (see
@@ -162,14 +192,15 @@ pub async fn requeue(db: &PgPool, actor: &Actor, org: i64, reason: &str) -> sqlx
     Ok(requeued.map(|requeued| RequeuedAll {
         organization: org,
         submission_ids: requeued.iter().map(|r| r.submission_id).collect(),
-        requeued,
+        requeued: each(requeued),
     }))
 }
 
 /// An invoice recorded as paid or void.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct InvoiceSettled {
-    pub invoice: i64,
+    #[schema(value_type = i64)]
+    pub invoice: InvoiceId,
     #[schema(value_type = i64)]
     pub organization: OrgId,
     pub status: InvoiceStatus,
@@ -202,7 +233,7 @@ pub async fn settle_invoice(
     db: &PgPool,
     redis: &RedisSettings,
     actor: &Actor,
-    id: i64,
+    id: InvoiceId,
     to: InvoiceStatus,
     reason: &str,
 ) -> sqlx::Result<Result<InvoiceSettled, NotSettled>> {

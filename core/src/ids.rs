@@ -98,6 +98,10 @@ record_ids! {
     ExportId;
     /// An operator token of the admin API (operators belong to no organization).
     OperatorTokenId;
+    /// An invoice issued to an organization.
+    InvoiceId;
+    /// A support ticket an organization opened.
+    TicketId;
 }
 
 /// A record a submission is of: a journey or a cargo shipment.

@@ -25,6 +25,7 @@ use tns_core::{
     env::{ConfigError, Vars},
     sealing::DataKey,
 };
+use tns_http::wire::SubmissionOut;
 use tns_store::submissions::drift::{self as store, Candidate, Recorded};
 
 /// Checks in flight at once.
@@ -203,7 +204,7 @@ impl DriftCheck {
             }
             Ok(Some(found)) => {
                 let differences = expected.facts.differences(&facts(found));
-                Ok(match store::record(db, c, differences).await? {
+                Ok(match store::record::<SubmissionOut>(db, c, differences).await? {
                     Recorded::InStep => Outcome::InStep,
                     Recorded::Drifted => Outcome::Drifted,
                     Recorded::Unchanged => Outcome::StillDrifted,

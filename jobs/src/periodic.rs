@@ -106,7 +106,7 @@ impl Job {
                 let today = tns_store::billing::terms::today_settled(db, SETTLE).await?;
                 let issued = tns_store::billing::invoices::issue_due(db, today, *terms).await?;
                 for id in &issued {
-                    tracing::info!(invoice = id, "invoice issued");
+                    tracing::info!(invoice = id.get(), "invoice issued");
                 }
                 Ok(issued.len() as u64)
             }

@@ -8,24 +8,21 @@ use std::collections::BTreeMap;
 use tns_core::ids::OrgId;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use sqlx::PgPool;
 use tns_core::domain::kinds::{AuditAction, OrgStatus};
-use utoipa::ToSchema;
 
 use crate::{
     audit::{self, Actor, Entry},
     billing::{self, Hold},
 };
 
-/// An organization's closure, as the API shows it.
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+/// An organization's closure columns.
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Closure {
-    /// The organization's status: `closed` while it waits for erasure.
     pub status: OrgStatus,
-    /// When the owner closed it (`null` unless closed).
+    /// `None` unless closed.
     pub closed_at: Option<DateTime<Utc>>,
-    /// From when it may be erased: until then the owner may reopen it (`null` unless closed).
+    /// Until then the owner may reopen it; `None` unless closed.
     pub erase_after: Option<DateTime<Utc>>,
 }
 

@@ -1,9 +1,7 @@
 //! Keyset pagination shared by every list: newest first by id, `limit` (default 50, max
-//! 200), an opaque `next_cursor`, and `has_more`.
+//! 200), an opaque `next_cursor`, and `has_more` (the envelope is `tns_http::wire::Paged`).
 
-use serde::Serialize;
 use sqlx::{Postgres, QueryBuilder};
-use utoipa::ToSchema;
 
 use tns_core::domain::fields::{Cursor, Int, Limit};
 
@@ -53,53 +51,14 @@ pub trait Keyed {
     fn key(&self) -> i64;
 }
 
-/// One page of a list.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Paged<T> {
-    pub data: Vec<T>,
-    /// Pass as `cursor` for the next page; null on the last page.
-    #[schema(value_type = Option<Cursor>)]
-    pub next_cursor: Option<String>,
-    pub has_more: bool,
-}
-
-impl<T: Keyed> Paged<T> {
-    /// From rows fetched with [`Page::push`] (at most `limit + 1`).
-    pub fn from_rows(mut rows: Vec<T>, page: &Page) -> Paged<T> {
-        let has_more = rows.len() as i64 > page.limit;
-        rows.truncate(page.limit as usize);
-        let next_cursor = if has_more { rows.last().map(|r| Cursor::encode(r.key())) } else { None };
-        Paged { data: rows, next_cursor, has_more }
-    }
-}
-
-impl<T> Paged<T> {
-    /// The same page, each entry turned into `U` (a row into its answer).
-    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Paged<U> {
-        Paged { data: self.data.into_iter().map(f).collect(), next_cursor: self.next_cursor, has_more: self.has_more }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    struct Row(i64);
-    impl Keyed for Row {
-        fn key(&self) -> i64 {
-            self.0
-        }
-    }
-
     #[test]
-    fn pages_and_cursors() {
+    fn a_page_from_its_parameters() {
         let p = Page::new(None, Some(Cursor::parse(&Cursor::encode(7)).unwrap()));
         assert_eq!((p.limit, p.before), (50, Some(7)));
-        let page = Page::new(Some(Int::new(2).unwrap()), None);
-        let paged = Paged::from_rows(vec![Row(9), Row(8), Row(7)], &page);
-        assert!(paged.has_more);
-        assert_eq!(paged.data.len(), 2);
-        assert_eq!(Cursor::parse(paged.next_cursor.as_deref().unwrap()).unwrap().0, 8);
-        assert!(Paged::from_rows(vec![Row(1)], &page).next_cursor.is_none());
+        assert_eq!(Page::new(Some(Int::new(2).unwrap()), None).limit, 2);
     }
 }

@@ -1,29 +1,26 @@
 //! Support ticket rows, scoped by organization.
 
-use serde::Serialize;
 use sqlx::{PgPool, Postgres, QueryBuilder};
-use tns_core::ids::OrgId;
-use utoipa::ToSchema;
+use tns_core::ids::{OrgId, TicketId};
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::kinds::{Priority, TicketStatus};
 
-#[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
+/// A support ticket row.
+#[derive(Debug, sqlx::FromRow)]
 pub struct Ticket {
-    pub id: i64,
+    pub id: TicketId,
     pub subject: String,
-    /// Present on the created record; lists leave it out.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Read when the ticket is created; lists do not read it.
     pub body: Option<String>,
     pub priority: Priority,
-    /// `open` when created.
     pub status: TicketStatus,
     pub created_at: chrono::DateTime<chrono::Utc>,
 }
 
 impl Keyed for Ticket {
     fn key(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 

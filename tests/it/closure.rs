@@ -7,7 +7,7 @@ use chrono::{Days, NaiveDate};
 use reqwest::Method;
 use serde_json::{json, Value};
 use sqlx::PgPool;
-use tns_core::{domain::billing::TaxRate, env::RedisSettings};
+use tns_core::{domain::billing::TaxRate, env::RedisSettings, ids::InvoiceId};
 use tns_jobs::periodic::Job;
 use tns_store::billing::invoices::{issue_due, Terms};
 
@@ -30,7 +30,7 @@ async fn today(db: &PgPool) -> NaiveDate {
 
 /// Invoice everything due up to tomorrow (a closing's credit is due once its term has ended,
 /// today or tomorrow by which plan keeps the day).
-async fn invoice(db: &PgPool) -> Vec<i64> {
+async fn invoice(db: &PgPool) -> Vec<InvoiceId> {
     let terms = Terms { tax_rate: TaxRate::percent(20.into()).unwrap(), due_days: 14 };
     issue_due(db, today(db).await + Days::new(1), terms).await.unwrap()
 }

@@ -5,9 +5,11 @@ use axum::{extract::State, Json};
 use serde::{Deserialize, Serialize};
 use tns_core::{
     domain::{fields::Text500, kinds::InvoiceStatus},
+    ids::InvoiceId,
     scopes::operator::need::{Read, Write},
 };
-use tns_store::{billing::invoices::Invoice, pagination::Page};
+use tns_http::wire::{each, InvoiceOut};
+use tns_store::pagination::Page;
 use utoipa::ToSchema;
 
 use super::{
@@ -21,7 +23,7 @@ use crate::ops::{self, InvoiceSettled, NotSettled};
 
 #[derive(Serialize, ToSchema)]
 pub struct InvoiceList {
-    data: Vec<Invoice>,
+    data: Vec<InvoiceOut>,
 }
 
 /// An organization's invoices, newest first (amounts exact, KDV included in `total_amount`).
@@ -42,9 +44,9 @@ pub async fn list(
     q.done()?;
     let page = Page { limit, before: None };
     let found = crate::ops::organization(&st.db, org).await?.ok_or_else(|| no_organization(org))?;
-    let mut data = tns_store::billing::invoices::list(&st.db, found, &page).await?;
-    data.truncate(limit as usize);
-    Ok(Json(InvoiceList { data }))
+    let mut rows = tns_store::billing::invoices::list(&st.db, found, &page).await?;
+    rows.truncate(limit as usize);
+    Ok(Json(InvoiceList { data: each(rows) }))
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -63,7 +65,7 @@ pub struct SettleIn {
 pub async fn paid(
     State(st): State<AdminState>,
     op: Operator<Write>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<InvoiceId>,
     ApiJson(input): ApiJson<SettleIn>,
 ) -> AdminResult<Json<InvoiceSettled>> {
     settle(&st, &op, id, InvoiceStatus::Paid, input).await
@@ -78,7 +80,7 @@ pub async fn paid(
 pub async fn void(
     State(st): State<AdminState>,
     op: Operator<Write>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<InvoiceId>,
     ApiJson(input): ApiJson<SettleIn>,
 ) -> AdminResult<Json<InvoiceSettled>> {
     settle(&st, &op, id, InvoiceStatus::Void, input).await
@@ -87,7 +89,7 @@ pub async fn void(
 async fn settle(
     st: &AdminState,
     op: &Operator<Write>,
-    id: i64,
+    id: InvoiceId,
     to: InvoiceStatus,
     input: SettleIn,
 ) -> AdminResult<Json<InvoiceSettled>> {

@@ -10,7 +10,7 @@ use tns_core::{
     },
     scopes::operator::need::{PersonalData, Read, Write},
 };
-use tns_store::submissions::resolve::{NotResolved, Resolution, Resolved};
+use tns_store::submissions::resolve::{NotResolved, Resolution};
 use utoipa::ToSchema;
 
 use super::{
@@ -21,7 +21,7 @@ use super::{
 };
 use crate::{
     answers::OrgSummaryOut,
-    ops::{self, Changed, RequeuedAll, Sent},
+    ops::{self, Changed, RequeuedAll, ResolvedOut, Sent},
 };
 
 #[derive(Serialize, ToSchema)]
@@ -189,14 +189,14 @@ enum ResolutionKind {
 #[utoipa::path(post, path = "/organizations/{id}/submissions/{submission_id}/resolve",
     operation_id = "resolve_unknown_submission", tag = "organizations",
     params(("id" = i64, Path, description = "The organization."), ("submission_id" = i64, Path, description = "The submission.")),
-    request_body = ResolveIn, responses((status = 200, body = Resolved)),
+    request_body = ResolveIn, responses((status = 200, body = ResolvedOut)),
     security(("operator_token" = ["write"])))]
 pub async fn resolve(
     State(st): State<AdminState>,
     op: Operator<Write>,
     ApiPath((org, id)): ApiPath<(i64, i64)>,
     ApiJson(input): ApiJson<ResolveIn>,
-) -> AdminResult<Json<Resolved>> {
+) -> AdminResult<Json<ResolvedOut>> {
     let resolution = match (input.resolution, input.downstream_reference) {
         (ResolutionKind::Found, Some(r)) => Resolution::Found(r.into_inner()),
         (ResolutionKind::Found, None) => {

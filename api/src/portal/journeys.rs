@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use tns_core::{
     domain::{
         journey::Place,
-        kinds::{RecordStatus, TargetType},
+        kinds::RecordStatus,
         passenger::{BulkIn, Manifest, NewPassenger, PassengerIn},
         personal::mask_personal,
     },
@@ -1003,8 +1003,7 @@ async fn latest_submission(
     journey: JourneyId,
     p: &Principal,
 ) -> Result<Option<Submission>, PortalError> {
-    let filter =
-        subs::Filter { target_type: Some(TargetType::Journey), target_id: Some(journey.get()), ..Default::default() };
+    let filter = subs::Filter { of: Some(subs::Of::Record(Target::Journey(journey))), ..Default::default() };
     let mut s = subs::list(&st.db, org, &filter, &Page { limit: 1, before: None }).await?.into_iter().next();
     // As the API's submission reads: a downstream message may quote a person's number.
     if !p.scopes.allows(Scope::JourneysRead) {

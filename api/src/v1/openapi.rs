@@ -15,7 +15,6 @@ use utoipa::{
 };
 
 use crate::{admission, error::ErrorBody, limits::MAX_BODY_BYTES};
-use tns_store as db;
 
 /// Declare the schema of a partial update (`PUT` with any subset of fields) of `$input`: a
 /// marker component the finishing pass replaces with `$input`'s schema made partial.
@@ -432,7 +431,7 @@ fn escape(path: &str) -> String {
 /// delivery carries.
 fn webhooks(doc: &mut Value) {
     let journey = <crate::v1::answers::JourneyOut as ToSchema>::name();
-    let submission = <db::submissions::Submission as ToSchema>::name();
+    let submission = <tns_http::wire::SubmissionOut as ToSchema>::name();
     let test_data = reference(&<crate::v1::answers::TestEventData as ToSchema>::name());
     let events = [
         ("journey.created", "A journey was created.", reference(&journey)),

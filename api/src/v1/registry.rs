@@ -17,8 +17,9 @@ use crate::{
     v1::resource::{conflict_on, created, merged_conflict, not_found, patched, Created, ListQuery},
 };
 use tns_core::domain::Invalid;
+use tns_http::wire::Paged;
 use tns_store::{
-    pagination::{Keyed, Page, Paged},
+    pagination::{Keyed, Page},
     retire::{retire, Retirable},
 };
 
@@ -132,13 +133,13 @@ macro_rules! registry_endpoints {
 
         #[utoipa::path(get, path = concat!("/portal/", $tag), operation_id = concat!("list_", $tag), tag = $tag,
             summary = concat!("Active ", $tag, ", newest first. Scope `journeys:read`."), params($crate::v1::resource::ListQuery),
-            responses((status = 200, body = tns_store::pagination::Paged<$answer>)),
+            responses((status = 200, body = tns_http::wire::Paged<$answer>)),
             security(("bearer" = ["journeys:read"]), ("session" = ["journeys:read"])))]
         pub async fn list(
             axum::extract::State(st): axum::extract::State<$crate::state::AppState>,
             p: $crate::auth::Caller<tns_core::scopes::need::JourneysRead>,
             $crate::extract::ApiQuery(q): $crate::extract::ApiQuery<$crate::v1::resource::ListQuery>,
-        ) -> $crate::error::ApiResult<axum::Json<tns_store::pagination::Paged<$answer>>> {
+        ) -> $crate::error::ApiResult<axum::Json<tns_http::wire::Paged<$answer>>> {
             $crate::v1::registry::list::<$registry>(&st, &p, &q).await.map(axum::Json)
         }
 

@@ -299,6 +299,13 @@ str_enum! {
 }
 
 str_enum! {
+    /// Amounts are in Turkish lira.
+    pub enum Currency {
+        Try = "TRY",
+    }
+}
+
+str_enum! {
     /// What a submission sends: a whole journey, the changes to a delivered one, a shipment, the
     /// cancellation of a delivered journey or shipment, the re-activation of a cancelled journey,
     /// or a passenger's no-show.

@@ -10,10 +10,8 @@
 //! left; a runner killed mid-way leaves nothing behind.
 
 use chrono::{Days, NaiveDate};
-use serde::Serialize;
 use sqlx::{PgConnection, PgPool, Postgres, QueryBuilder};
-use tns_core::ids::OrgId;
-use utoipa::ToSchema;
+use tns_core::ids::{InvoiceId, OrgId};
 
 use super::terms;
 use crate::{
@@ -23,68 +21,46 @@ use crate::{
 use tns_core::{
     domain::{
         billing::{self, Billed, Draft, Held, TaxRate},
-        kinds::{InvoiceLineKind, InvoiceStatus},
+        kinds::{Currency, InvoiceLineKind, InvoiceStatus},
         money::Money,
         month::Month,
     },
     env::{ConfigError, Vars},
 };
 
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+/// An invoice row.
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Invoice {
-    pub id: i64,
-    /// The first day the invoice covers.
+    pub id: InvoiceId,
     pub period_start: NaiveDate,
-    /// The last day it covers (inclusive).
+    /// Inclusive.
     pub period_end: NaiveDate,
-    /// In Turkish lira, KDV included: `subtotal + tax_amount`.
+    /// KDV included.
     pub total_amount: Money,
     pub status: InvoiceStatus,
     pub created_at: chrono::DateTime<chrono::Utc>,
-    /// The lines before KDV.
     pub subtotal: Money,
-    /// KDV in percent.
-    #[schema(value_type = f64)]
+    /// In percent.
     pub tax_rate: Money,
     pub tax_amount: Money,
-    /// Unpaid past this day, the organization is suspended.
     pub due_on: NaiveDate,
     pub currency: Currency,
-    /// The organization's name as it was when the invoice was issued.
+    /// The organization's name and tax number when the invoice was issued.
     pub billed_name: String,
-    /// Its tax number then.
     pub billed_tax_number: String,
 }
 
-/// Amounts are in Turkish lira.
-#[derive(Debug, Clone, Copy, Serialize, ToSchema, sqlx::Type)]
-#[sqlx(type_name = "text")]
-pub enum Currency {
-    #[serde(rename = "TRY")]
-    #[sqlx(rename = "TRY")]
-    Try,
-}
-
-/// One line of an invoice.
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+/// One line of an invoice, as stored.
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct InvoiceLine {
     pub kind: InvoiceLineKind,
     pub description: String,
-    /// Days on the plan (charged or credited), calls beyond the quota, or 1 for a balance or
-    /// the tax.
     pub quantity: i64,
-    /// The plan's price for a full period, the price of one call, the credit moved, or the
-    /// taxed sum.
     pub unit_price: Money,
-    /// Plan and credit lines: the days of the full period `quantity` counts against.
     pub period_days: Option<i32>,
-    /// Overage lines: the month of the calls.
     pub usage_month: Option<NaiveDate>,
-    /// The first day the line is for (plan, credit and overage lines).
     pub covers_from: Option<NaiveDate>,
-    /// The last day it is for.
     pub covers_to: Option<NaiveDate>,
-    /// Negative for a credit, or credit used.
     pub amount: Money,
 }
 
@@ -105,16 +81,15 @@ impl From<&billing::Line> for InvoiceLine {
 }
 
 /// An invoice with its lines.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone)]
 pub struct InvoiceDetail {
-    #[serde(flatten)]
     pub invoice: Invoice,
     pub lines: Vec<InvoiceLine>,
 }
 
 impl Keyed for Invoice {
     fn key(&self) -> i64 {
-        self.id
+        self.id.get()
     }
 }
 
@@ -129,7 +104,7 @@ pub async fn list(db: &PgPool, org: OrgId, page: &Page) -> sqlx::Result<Vec<Invo
 }
 
 /// Invoice `id` of `org` with its lines.
-pub async fn get(db: &PgPool, org: OrgId, id: i64) -> sqlx::Result<Option<InvoiceDetail>> {
+pub async fn get(db: &PgPool, org: OrgId, id: InvoiceId) -> sqlx::Result<Option<InvoiceDetail>> {
     let invoice: Option<Invoice> =
         sqlx::query_as(&format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND id = $2"))
             .bind(org)
@@ -176,7 +151,7 @@ const BATCH: i64 = 500;
 /// Issue every invoice due by `today` (the first day not over): each organization's charges
 /// for periods begun, credits for terms cut short and overage of months over, in one invoice.
 /// The invoices issued.
-pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms) -> sqlx::Result<Vec<i64>> {
+pub async fn issue_due(db: &PgPool, today: NaiveDate, terms: Terms) -> sqlx::Result<Vec<InvoiceId>> {
     let mut issued = vec![];
     // Organizations with a term due, then those with overage only (the first pass billed the
     // overage of the others along with their terms).
@@ -225,7 +200,7 @@ pub(crate) async fn lock_invoicing(tx: &mut sqlx::PgConnection, org: OrgId) -> s
 }
 
 /// Issue what `org` owes by `today`, if anything: the invoice's id.
-async fn issue_for(db: &PgPool, org: OrgId, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<i64>> {
+async fn issue_for(db: &PgPool, org: OrgId, today: NaiveDate, terms: Terms) -> sqlx::Result<Option<InvoiceId>> {
     let mut tx = db.begin().await?;
     // The organization before its terms, the order an operator's status or plan change locks
     // them in (the invoice's reference to the organization would otherwise take its lock last,
@@ -296,23 +271,21 @@ async fn set_balance(tx: &mut PgConnection, org: OrgId, amount: Money) -> sqlx::
 }
 
 /// The invoice TNS would issue next, as it stands now.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone)]
 pub struct UpcomingInvoice {
-    /// The day it would be issued: today when something is due now (the jobs issue it within
-    /// minutes), else the first day of the next period.
+    /// Today when something is due now, else the first day of the next period.
     pub issue_on: NaiveDate,
-    /// The plan billed from then on (`null` when billing stops).
+    /// `None` when billing stops.
     pub plan_code: Option<String>,
     pub period_start: NaiveDate,
     pub period_end: NaiveDate,
     pub subtotal: Money,
-    /// KDV in percent.
-    #[schema(value_type = f64)]
+    /// In percent.
     pub tax_rate: Money,
     pub tax_amount: Money,
     pub total_amount: Money,
     pub currency: Currency,
-    /// The organization's credit (before KDV) once it is issued.
+    /// Before KDV, once it is issued.
     pub credit_balance: Money,
     pub lines: Vec<InvoiceLine>,
 }
@@ -354,10 +327,10 @@ pub async fn upcoming(
     }))
 }
 
-async fn insert(tx: &mut PgConnection, org: OrgId, draft: &Draft, due_on: NaiveDate) -> sqlx::Result<i64> {
+async fn insert(tx: &mut PgConnection, org: OrgId, draft: &Draft, due_on: NaiveDate) -> sqlx::Result<InvoiceId> {
     // Nothing to pay (credits cover it): issued settled, never chased.
     let status = if draft.total.is_zero() { InvoiceStatus::Paid } else { InvoiceStatus::Open };
-    let id: i64 = sqlx::query_scalar(
+    let id: InvoiceId = sqlx::query_scalar(
         "INSERT INTO invoices (org_id, period_start, period_end, subtotal, tax_rate, tax_amount, total_amount, due_on,
                                status, billed_name, billed_tax_number)
          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, name, tax_number FROM organizations WHERE id = $1
@@ -396,17 +369,17 @@ async fn insert(tx: &mut PgConnection, org: OrgId, draft: &Draft, due_on: NaiveD
 }
 
 /// The organization invoice `id` is addressed to (an invoice never changes organization).
-pub async fn org_of(tx: &mut PgConnection, id: i64) -> sqlx::Result<Option<OrgId>> {
+pub async fn org_of(tx: &mut PgConnection, id: InvoiceId) -> sqlx::Result<Option<OrgId>> {
     sqlx::query_scalar("SELECT org_id FROM invoices WHERE id = $1").bind(id).fetch_optional(tx).await
 }
 
 /// Invoice `id` as it stands, locked for a change of status: (organization, status).
-pub async fn lock(tx: &mut PgConnection, id: i64) -> sqlx::Result<Option<(OrgId, InvoiceStatus)>> {
+pub async fn lock(tx: &mut PgConnection, id: InvoiceId) -> sqlx::Result<Option<(OrgId, InvoiceStatus)>> {
     sqlx::query_as("SELECT org_id, status FROM invoices WHERE id = $1 FOR UPDATE").bind(id).fetch_optional(tx).await
 }
 
 /// Settle an open invoice: `paid` or `void`.
-pub async fn set_status(tx: &mut PgConnection, id: i64, to: InvoiceStatus) -> sqlx::Result<()> {
+pub async fn set_status(tx: &mut PgConnection, id: InvoiceId, to: InvoiceStatus) -> sqlx::Result<()> {
     sqlx::query("UPDATE invoices SET status = $2, status_changed_at = now() WHERE id = $1 AND status = 'open'")
         .bind(id)
         .bind(to)
@@ -417,7 +390,7 @@ pub async fn set_status(tx: &mut PgConnection, id: i64, to: InvoiceStatus) -> sq
 
 /// Organizations not suspended (nor closed) yet with an open invoice due before `today`, each with its
 /// oldest such invoice.
-pub async fn overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<(OrgId, i64)>> {
+pub async fn overdue(db: &PgPool, today: NaiveDate) -> sqlx::Result<Vec<(OrgId, InvoiceId)>> {
     sqlx::query_as(
         "SELECT DISTINCT ON (i.org_id) i.org_id, i.id FROM invoices i JOIN organizations o ON o.id = i.org_id
           WHERE i.status = 'open' AND i.due_on < $1 AND o.status IN ('trial', 'active')

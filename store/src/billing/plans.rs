@@ -1,6 +1,5 @@
 //! Plans and subscriptions.
 
-use serde::Serialize;
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::{
     billing::Price,
@@ -10,26 +9,22 @@ use tns_core::domain::{
 use tns_core::ids::OrgId;
 
 use crate::accounts::Standing;
-use utoipa::ToSchema;
 
-/// A plan as the plan list shows it. `monthly_quota` is -1 for unlimited.
-#[derive(Debug, Serialize, ToSchema, sqlx::FromRow)]
+/// A plan row. `monthly_quota` is -1 for unlimited.
+#[derive(Debug, sqlx::FromRow)]
 pub struct Plan {
     pub code: String,
     pub name: String,
-    /// Calls per month; -1 means unlimited.
     pub monthly_quota: i64,
-    /// For one billing period, tax (KDV) not included.
+    /// KDV not included.
     pub price_try: Money,
-    /// The period `price_try` pays for.
     pub billing_period: BillingCycle,
-    /// Price per call beyond the quota; `null` for plans that answer 429 instead.
+    /// `None` for plans that refuse calls beyond the quota.
     pub overage_unit_try: Option<Money>,
 }
 
 /// The organization's current subscription (its plan).
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
-#[schema(as = PlanSubscription)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Subscription {
     pub code: String,
     pub name: String,

@@ -3,7 +3,7 @@
 use chrono::NaiveDate;
 use sqlx::{PgConnection, PgPool};
 use tns_core::domain::kinds::{AuditAction, InvoiceStatus, OrgStatus};
-use tns_core::ids::{OrgId, SubmissionId};
+use tns_core::ids::{InvoiceId, OrgId, SubmissionId};
 
 use super::{lock_org, plans::Switched, Hold};
 use crate::{
@@ -188,7 +188,7 @@ pub enum Settled {
 pub async fn settle_invoice(
     db: &PgPool,
     actor: &Actor,
-    id: i64,
+    id: InvoiceId,
     to: InvoiceStatus,
     reason: &str,
     today: NaiveDate,

@@ -186,7 +186,14 @@ pub async fn due_in(db: &PgPool, c: &Candidate, interval: Duration, after: Durat
 /// are not the last check's. Nothing is recorded when a newer submission of the record
 /// appeared meanwhile (the check compared against what is no longer the latest): the record
 /// is held first, so one being queued now is waited for and seen.
-pub async fn record(db: &PgPool, c: &Candidate, differences: Vec<Difference>) -> sqlx::Result<Recorded> {
+///
+/// The event's data is the submission as the APIs answer it, `E` (the store has no answer
+/// types: their shape is the HTTP crate's).
+pub async fn record<E: From<Submission> + serde::Serialize>(
+    db: &PgPool,
+    c: &Candidate,
+    differences: Vec<Difference>,
+) -> sqlx::Result<Recorded> {
     let mut tx = db.begin().await?;
     if !crate::records::hold(&mut tx, c.target(), c.org_id).await? {
         return Ok(Recorded::Superseded);
@@ -216,7 +223,7 @@ pub async fn record(db: &PgPool, c: &Candidate, differences: Vec<Difference>) ->
     .fetch_one(&mut *tx)
     .await?;
     if new {
-        let data = serde_json::to_value(&sub).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
+        let data = serde_json::to_value(E::from(sub)).map_err(|e| sqlx::Error::Encode(Box::new(e)))?;
         sqlx::query("SELECT webhook_emit(ARRAY[$1::bigint], ARRAY[$2::text], ARRAY[$3::jsonb])")
             .bind(c.org_id)
             .bind(EventType::SubmissionDrifted.as_str())

@@ -1,11 +1,9 @@
 //! Submission rows as the API reads and creates them (the scheduler's claim and complete
 //! statements live in `tns-scheduler`), and the per-organization downstream setting.
 
-use serde::Serialize;
 use sqlx::{types::Json, PgConnection, PgPool, Postgres, QueryBuilder};
 use tns_adapter::PassengerResult;
 use tns_core::ids::{CargoId, JourneyId, OrgId, SubmissionId};
-use utoipa::ToSchema;
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::{
@@ -33,40 +31,27 @@ pub use queue::{DONE_CHANNEL, QUEUE_CHANNEL};
 /// What the record is: a journey or a cargo shipment, by id.
 pub use tns_core::ids::Target;
 
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+/// A submission row (`next_attempt_at` is its `run_at` while it waits for another attempt).
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Submission {
-    #[schema(value_type = i64)]
     pub id: SubmissionId,
     pub target_type: TargetType,
     pub target_id: i64,
-    /// `journey` (a full notification), `amendment` (trip fields, crew or passengers changed
-    /// since the journey's last delivery), `cargo`, or `cancel` (withdrawing a delivered journey
-    /// or shipment).
     pub operation: Operation,
-    /// The adapter it goes to (a loaded plugin's name).
     pub adapter: String,
     pub state: SubmissionState,
     pub downstream_reference: Option<String>,
     pub error_message: Option<String>,
-    /// Attempts made so far.
     pub attempts: i32,
-    /// When a pending submission is next tried.
     pub next_attempt_at: Option<chrono::DateTime<chrono::Utc>>,
     pub created_at: chrono::DateTime<chrono::Utc>,
     pub finished_at: Option<chrono::DateTime<chrono::Utc>>,
-    /// What the downstream will want but the record lacked when it was submitted; never a
-    /// refusal.
     #[sqlx(json)]
     pub warnings: Vec<Warning>,
-    /// Who queued it: `user:<id>` (a member in the portal, or with a session on the API),
-    /// `key:<id>` (an API key or its tokens), `operator:<name>` (re-queued by an operator);
-    /// `null` for submissions older than this field.
+    /// `user:<id>`, `key:<id>` or `operator:<name>`; `None` for submissions older than the column.
     pub submitted_by: Option<String>,
-    /// What the downstream holds now that differs from what was delivered (cancelled or edited
-    /// outside TNS), as the last drift check found it; absent while nothing differs. Only on
-    /// the record's latest submission (no-show reports aside); cleared when another is queued.
+    /// What the last drift check found changed downstream; `None` while nothing differs.
     #[sqlx(json(nullable))]
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
 }
 
@@ -93,16 +78,12 @@ const COLUMNS: &str = "id, target_type, target_id, operation, adapter, state, do
      attempts, CASE WHEN state IN ('pending', 'unknown') THEN run_at END AS next_attempt_at, created_at, finished_at, warnings, \
      submitted_by, drift";
 
-/// One attempt of a submission.
-#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+/// A submission attempt row.
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Attempt {
     pub started_at: chrono::DateTime<chrono::Utc>,
     pub finished_at: chrono::DateTime<chrono::Utc>,
-    /// `delivered`, `partial` (some passengers refused), `found` (an earlier attempt had
-    /// delivered it, learned by lookup), `transient`, `timeout`, `permanent`, `configuration`,
-    /// `abandoned` (the scheduler holding it stopped; looked up before sending again) or
-    /// `given_back` (its lease would have ended before the next call could finish; the next
-    /// claim goes on from the calls already made).
+    /// An `AttemptOutcome`'s text.
     pub outcome: String,
     pub error: Option<String>,
     pub downstream_reference: Option<String>,
@@ -360,14 +341,37 @@ pub async fn is_final(db: &PgPool, id: SubmissionId) -> sqlx::Result<bool> {
 #[derive(Debug, Default)]
 pub struct Filter {
     pub state: Option<SubmissionState>,
-    pub target_type: Option<TargetType>,
-    pub target_id: Option<i64>,
+    pub of: Option<Of>,
     /// Created on this day or later, on Europe/Istanbul's calendar (the portal's).
     pub created_from: Option<chrono::NaiveDate>,
     /// Created on this day or earlier, on Europe/Istanbul's calendar.
     pub created_to: Option<chrono::NaiveDate>,
     /// Only those a drift check found changed outside TNS (`true`), or only the others.
     pub drifted: Option<bool>,
+}
+
+/// Whose submissions a list holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Of {
+    /// Every journey's, or every shipment's.
+    Kind(TargetType),
+    /// One record's.
+    Record(Target),
+    /// Those of the journey and of the shipment with this number: a `target_id` given without
+    /// its `target_type` names no one record.
+    Numbered(i64),
+}
+
+impl Of {
+    /// From a list's `target_type` and `target_id`, each optional.
+    pub fn from_parts(kind: Option<TargetType>, id: Option<i64>) -> Option<Of> {
+        match (kind, id) {
+            (Some(kind), Some(id)) => Some(Of::Record(Target::of(kind, id))),
+            (Some(kind), None) => Some(Of::Kind(kind)),
+            (None, Some(id)) => Some(Of::Numbered(id)),
+            (None, None) => None,
+        }
+    }
 }
 
 pub async fn list(db: &PgPool, org: OrgId, filter: &Filter, page: &Page) -> sqlx::Result<Vec<Submission>> {
@@ -377,12 +381,14 @@ pub async fn list(db: &PgPool, org: OrgId, filter: &Filter, page: &Page) -> sqlx
     if let Some(s) = &filter.state {
         qb.push(" AND state = ").push_bind(*s);
     }
-    if let Some(t) = &filter.target_type {
-        qb.push(" AND target_type = ").push_bind(*t);
-    }
-    if let Some(id) = filter.target_id {
-        qb.push(" AND target_id = ").push_bind(id);
-    }
+    match filter.of {
+        Some(Of::Kind(kind)) => qb.push(" AND target_type = ").push_bind(kind),
+        Some(Of::Record(target)) => {
+            qb.push(" AND target_type = ").push_bind(target.kind()).push(" AND target_id = ").push_bind(target.id())
+        }
+        Some(Of::Numbered(id)) => qb.push(" AND target_id = ").push_bind(id),
+        None => &mut qb,
+    };
     // Bounds on the instant (not on a computed day) so the primary key's order stays usable.
     if let Some(d) = filter.created_from {
         qb.push(" AND created_at >= (").push_bind(d).push("::timestamp AT TIME ZONE 'Europe/Istanbul')");

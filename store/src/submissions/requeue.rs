@@ -5,14 +5,12 @@
 //! One whose personal data was erased past retention is passed by: it would send the erased
 //! form.
 
-use serde::Serialize;
 use sqlx::{types::Json, PgConnection, PgPool};
 use tns_core::domain::{
     kinds::{AuditAction, Operation, TargetType},
     warnings::Warning,
 };
 use tns_core::ids::{OrgId, SubmissionId};
-use utoipa::ToSchema;
 
 use super::{enqueue, Queued, Target};
 use crate::{
@@ -22,11 +20,9 @@ use crate::{
 };
 
 /// A failed submission and the one queued in its place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Requeued {
-    #[schema(value_type = i64)]
     pub failed_id: SubmissionId,
-    #[schema(value_type = i64)]
     pub submission_id: SubmissionId,
 }
 

@@ -10,11 +10,9 @@
 //!
 //! The change and its audit entry are one transaction; the schedulers are woken.
 
-use serde::Serialize;
 use sqlx::PgPool;
 use tns_core::domain::kinds::{AuditAction, SubmissionState};
 use tns_core::ids::{OrgId, SubmissionId};
-use utoipa::ToSchema;
 
 use super::QUEUE_CHANNEL;
 use crate::audit::{self, Actor, Entry};
@@ -45,11 +43,9 @@ pub enum NotResolved {
 }
 
 /// The submission as it goes back to the queue.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone)]
 pub struct Resolved {
-    #[schema(value_type = i64)]
     pub organization: OrgId,
-    #[schema(value_type = i64)]
     pub submission_id: SubmissionId,
     /// `found` or `absent`.
     pub resolution: &'static str,

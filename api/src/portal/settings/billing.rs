@@ -2,7 +2,7 @@
 //! plan that first shows the invoice it would issue (the API's own preview) and happens only
 //! once confirmed, and the invoices with their PDF documents.
 
-use tns_core::domain::kinds::BillingCycle;
+use tns_core::{domain::kinds::BillingCycle, ids::InvoiceId};
 use tns_store::{self as db, pagination::Page};
 
 use super::prelude::*;
@@ -201,7 +201,7 @@ pub(crate) async fn change(
 pub(crate) async fn pdf(
     State(st): State<AppState>,
     m: Member<AccountRead>,
-    Path(id): Path<i64>,
+    Path(id): Path<InvoiceId>,
 ) -> Result<Response, PortalError> {
     Ok(api::invoice_document(&st, m.org(), id).await?)
 }

@@ -5,8 +5,9 @@ use tns_http::answer;
 use tns_store::{
     accounts::{Organization, Profile, User},
     api_keys::{ApiKeyInfo, CreatedKey},
-    billing::plans::Subscription,
 };
+
+use super::SubscriptionOut;
 
 answer! {
     /// A user of an organization.
@@ -46,7 +47,7 @@ answer! {
     MeOut as MeOut from Profile {
         user: UserOut,
         organization: OrganizationOut,
-        subscription: Subscription,
+        subscription: SubscriptionOut,
     }
 }
 

@@ -16,7 +16,7 @@ use tns_store::{
 
 answer! {
     /// An endpoint subscribed to an event type.
-    SubscriptionOut as WebhookSubscription from Subscription {
+    WebhookSubscriptionOut as WebhookSubscription from Subscription {
         #[schema(value_type = i64)]
         id: WebhookSubscriptionId,
         event_type: EventType,

@@ -11,8 +11,14 @@
 
 mod identity;
 mod integration;
+mod billing;
+mod closure;
 mod records;
+mod support;
 
 pub use identity::*;
 pub use integration::*;
+pub use billing::*;
+pub use closure::*;
 pub use records::*;
+pub use support::*;

@@ -12,6 +12,7 @@ use crate::{
     pdf::{self, Line},
     state::AppState,
     v1::{
+        answers::{InvoiceDetailOut, PlanOut, SubscriptionOut, UpcomingInvoiceOut},
         endpoints::reports::{pdf_response, Binary},
         resource::ListQuery,
         Ok as OkBody,
@@ -19,33 +20,30 @@ use crate::{
 };
 use tns_core::{
     domain::{billing::Price, fields::Opaque64},
+    ids::InvoiceId,
     scopes::need::{AccountRead, AccountWrite},
 };
-use tns_store::{
-    self as db,
-    billing::invoices::{Invoice, InvoiceDetail, UpcomingInvoice},
-    billing::plans::{Plan, Subscription},
-    pagination::Paged,
-};
+use tns_http::wire::{each, InvoiceOut, Paged};
+use tns_store::{self as db, billing::invoices::InvoiceDetail, billing::plans::Subscription};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Serialize, ToSchema)]
 pub struct PlanList {
-    data: Vec<Plan>,
+    data: Vec<PlanOut>,
 }
 
 /// Every plan. Public: no credentials needed.
 #[utoipa::path(get, path = "/portal/billing/plans", operation_id = "list_plans", tag = "billing", responses((status = 200, body = PlanList)), security(()))]
 pub async fn plans(State(st): State<AppState>) -> ApiResult<Json<PlanList>> {
-    Ok(Json(PlanList { data: db::billing::plans::list(&st.db).await? }))
+    Ok(Json(PlanList { data: each(db::billing::plans::list(&st.db).await?) }))
 }
 
 /// The organization's current plan. Scope `account:read`.
 #[utoipa::path(get, path = "/portal/billing/subscription", operation_id = "get_subscription", tag = "billing",
-    responses((status = 200, body = Subscription)),
+    responses((status = 200, body = SubscriptionOut)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
-pub async fn subscription(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<Subscription>> {
-    Ok(Json(current_plan(&st, p.org_id).await?))
+pub async fn subscription(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<SubscriptionOut>> {
+    Ok(Json(current_plan(&st, p.org_id).await?.into()))
 }
 
 /// `org`'s current plan (what `GET /portal/billing/subscription` answers).
@@ -113,20 +111,24 @@ pub struct UpcomingQuery {
 /// for a dearer plan, tomorrow for a cheaper one. Lines, KDV and total as an issued invoice has
 /// them. Scope `account:read`; never refused for quota.
 #[utoipa::path(get, path = "/portal/billing/invoices/upcoming", operation_id = "get_upcoming_invoice", tag = "billing", params(UpcomingQuery),
-    responses((status = 200, body = UpcomingInvoice),
+    responses((status = 200, body = UpcomingInvoiceOut),
         (status = 404, description = "no plan with that `plan_code`, or nothing would be invoiced (a trial, a free plan)", body = ErrorBody)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn upcoming(
     State(st): State<AppState>,
     p: Caller<AccountRead>,
     ApiQuery(q): ApiQuery<UpcomingQuery>,
-) -> ApiResult<Json<UpcomingInvoice>> {
-    Ok(Json(upcoming_invoice(&st, p.org_id, &q).await?))
+) -> ApiResult<Json<UpcomingInvoiceOut>> {
+    Ok(Json(upcoming_invoice(&st, p.org_id, &q).await?.into()))
 }
 
 /// The next invoice of `org`, or with `plan_code` the one a change to that plan would issue
 /// (what `GET /portal/billing/invoices/upcoming` answers; the portal's page shows it too).
-pub async fn upcoming_invoice(st: &AppState, org: OrgId, q: &UpcomingQuery) -> ApiResult<UpcomingInvoice> {
+pub async fn upcoming_invoice(
+    st: &AppState,
+    org: OrgId,
+    q: &UpcomingQuery,
+) -> ApiResult<db::billing::invoices::UpcomingInvoice> {
     let change = match &q.plan_code {
         Some(code) => Some(plan(st, code.as_str()).await?),
         None => None,
@@ -144,28 +146,28 @@ pub async fn upcoming_invoice(st: &AppState, org: OrgId, q: &UpcomingQuery) -> A
 /// change's credit and charge at the change, overage once its month is over. Scope
 /// `account:read`; never refused for quota.
 #[utoipa::path(get, path = "/portal/billing/invoices", operation_id = "list_invoices", tag = "billing", params(ListQuery),
-    responses((status = 200, body = Paged<Invoice>)),
+    responses((status = 200, body = Paged<InvoiceOut>)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn invoices(
     State(st): State<AppState>,
     p: Caller<AccountRead>,
     ApiQuery(q): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Paged<Invoice>>> {
+) -> ApiResult<Json<Paged<InvoiceOut>>> {
     let page = q.page();
-    Ok(Json(Paged::from_rows(db::billing::invoices::list(&st.db, p.org_id, &page).await?, &page)))
+    Ok(Json(Paged::from_rows(db::billing::invoices::list(&st.db, p.org_id, &page).await?, &page).map(InvoiceOut::from)))
 }
 
 /// One invoice with its lines: the plan's days charged, unused days credited, calls beyond a
 /// soft quota, credit moved, and KDV. Scope `account:read`; never refused for quota.
 #[utoipa::path(get, path = "/portal/billing/invoices/{id}", operation_id = "get_invoice", tag = "billing", params(("id" = i64, Path)),
-    responses((status = 200, body = InvoiceDetail), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = InvoiceDetailOut), (status = 404, body = ErrorBody)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn invoice(
     State(st): State<AppState>,
     p: Caller<AccountRead>,
-    ApiPath(id): ApiPath<i64>,
-) -> ApiResult<Json<InvoiceDetail>> {
-    Ok(Json(find(&st, p.org_id, id).await?))
+    ApiPath(id): ApiPath<InvoiceId>,
+) -> ApiResult<Json<InvoiceDetailOut>> {
+    Ok(Json(find(&st, p.org_id, id).await?.into()))
 }
 
 /// The invoice as a PDF document. Scope `account:read`; never refused for quota.
@@ -175,19 +177,19 @@ pub async fn invoice(
 pub async fn invoice_pdf(
     State(st): State<AppState>,
     p: Caller<AccountRead>,
-    ApiPath(id): ApiPath<i64>,
+    ApiPath(id): ApiPath<InvoiceId>,
 ) -> ApiResult<Response> {
     invoice_document(&st, p.org_id, id).await
 }
 
 /// Invoice `id` of `org` as a PDF response (what `GET /portal/billing/invoices/{id}/pdf`
 /// answers; the portal's link serves it too).
-pub async fn invoice_document(st: &AppState, org: OrgId, id: i64) -> ApiResult<Response> {
+pub async fn invoice_document(st: &AppState, org: OrgId, id: InvoiceId) -> ApiResult<Response> {
     let detail = find(st, org, id).await?;
     Ok(pdf_response(render(&detail), &format!("tns-invoice-{id}.pdf")))
 }
 
-async fn find(st: &AppState, org: OrgId, id: i64) -> ApiResult<InvoiceDetail> {
+async fn find(st: &AppState, org: OrgId, id: InvoiceId) -> ApiResult<InvoiceDetail> {
     db::billing::invoices::get(&st.db, org, id).await?.ok_or_else(|| ApiError::not_found("invoice", id))
 }
 

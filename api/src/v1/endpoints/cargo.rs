@@ -15,11 +15,8 @@ use tns_core::domain::{
     fields::{Cursor, Limit},
     kinds::{RecordStatus, RegistryStatus},
 };
-use tns_store::{
-    self as db,
-    cargo::Cargo,
-    pagination::{Page, Paged},
-};
+use tns_http::wire::Paged;
+use tns_store::{self as db, cargo::Cargo, pagination::Page};
 
 patch_schema!(CargoPatch, CargoIn);
 

@@ -12,7 +12,7 @@ use crate::{
     error::{ApiError, ApiResult, Code, ErrorBody},
     extract::ApiJson,
     state::AppState,
-    v1::endpoints::exports::owner,
+    v1::{answers::ClosureOut, endpoints::exports::owner},
 };
 use tns_core::{
     domain::fields::Text50,
@@ -34,11 +34,11 @@ pub struct CloseIn {
 /// The organization's closure: `status` is `closed` while it waits for erasure after
 /// `erase_after`. The owner only; scope `account:read`.
 #[utoipa::path(get, path = "/portal/closure", operation_id = "get_closure", tag = "account",
-    responses((status = 200, body = Closure), (status = 403, body = ErrorBody)),
+    responses((status = 200, body = ClosureOut), (status = 403, body = ErrorBody)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
-pub async fn get(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<Closure>> {
+pub async fn get(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResult<Json<ClosureOut>> {
     owner(&st, &p).await?;
-    Ok(Json(current(&st, p.org_id).await?))
+    Ok(Json(current(&st, p.org_id).await?.into()))
 }
 
 /// Close the organization: from now on it reads and exports its data, and billing and support
@@ -49,15 +49,15 @@ pub async fn get(State(st): State<AppState>, p: Caller<AccountRead>) -> ApiResul
 /// `202`; 409 when it is closed already; 422 unless `confirm` is its tax number. The owner only;
 /// scope `account:write`.
 #[utoipa::path(post, path = "/portal/closure", operation_id = "close_organization", tag = "account", request_body = CloseIn,
-    responses((status = 202, body = Closure), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
+    responses((status = 202, body = ClosureOut), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
         (status = 422, body = ErrorBody)),
     security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
 pub async fn close(
     State(st): State<AppState>,
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<CloseIn>,
-) -> ApiResult<(StatusCode, Json<Closure>)> {
-    Ok((StatusCode::ACCEPTED, Json(close_for(&st, &p, input.confirm.as_str()).await?)))
+) -> ApiResult<(StatusCode, Json<ClosureOut>)> {
+    Ok((StatusCode::ACCEPTED, Json(close_for(&st, &p, input.confirm.as_str()).await?.into())))
 }
 
 /// Close `p`'s organization once `confirm` is its tax number (the API's route and the portal's
@@ -88,10 +88,10 @@ pub async fn close_for(st: &AppState, p: &Principal, confirm: &str) -> ApiResult
 /// (an active one is billed again from today). 409 unless it is closed. The owner only; scope
 /// `account:write`.
 #[utoipa::path(delete, path = "/portal/closure", operation_id = "reopen_organization", tag = "account",
-    responses((status = 200, body = Closure), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)),
+    responses((status = 200, body = ClosureOut), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)),
     security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
-pub async fn reopen(State(st): State<AppState>, p: Caller<AccountWrite>) -> ApiResult<Json<Closure>> {
-    Ok(Json(reopen_for(&st, &p).await?))
+pub async fn reopen(State(st): State<AppState>, p: Caller<AccountWrite>) -> ApiResult<Json<ClosureOut>> {
+    Ok(Json(reopen_for(&st, &p).await?.into()))
 }
 
 /// Reopen `p`'s organization (the API's route and the portal's button).

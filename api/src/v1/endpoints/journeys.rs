@@ -18,10 +18,11 @@ use tns_core::domain::{
     journey::NewJourney,
     kinds::{RecordStatus, TripKind},
 };
+use tns_http::wire::Paged;
 use tns_store::{
     self as db,
     journeys::{Filter, Journey, JourneyFields},
-    pagination::{Page, Paged},
+    pagination::Page,
 };
 
 patch_schema!(JourneyPatch, JourneyIn);

@@ -16,7 +16,8 @@ use tns_core::domain::{
     national::{baggage_rule, identity_rule},
     passenger::{Manifest, NewPassenger},
 };
-use tns_store::{self as db, pagination::Paged, passengers::MAX_PER_JOURNEY};
+use tns_http::wire::Paged;
+use tns_store::{self as db, passengers::MAX_PER_JOURNEY};
 
 patch_schema!(PassengerPatch, PassengerIn);
 

@@ -36,10 +36,14 @@ use tns_core::{
         Scope,
     },
 };
+use tns_http::{
+    answer,
+    wire::{each, AttemptOut, Paged, SubmissionOut},
+};
 use tns_store::{
     self as db,
-    pagination::{Page, Paged},
-    submissions::{Attempt, Filter, Submission, Target},
+    pagination::Page,
+    submissions::{Attempt, Filter, Of, Submission, Target},
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -53,7 +57,7 @@ pub struct SubmitOut {
     pub status: SubmissionState,
     /// What the downstream will want but the record lacks (the submission's own warnings).
     pub warnings: Vec<Warning>,
-    pub submission: Submission,
+    pub submission: SubmissionOut,
 }
 
 /// The `wait` preference of RFC 7240 (`Prefer: wait=N`), capped at 30 s; other preferences
@@ -101,7 +105,12 @@ async fn answer(
     Ok((
         StatusCode::ACCEPTED,
         out_headers,
-        Json(SubmitOut { submission_id: sub.id, status: sub.state, warnings: sub.warnings.clone(), submission: sub }),
+        Json(SubmitOut {
+            submission_id: sub.id,
+            status: sub.state,
+            warnings: sub.warnings.clone(),
+            submission: sub.into(),
+        }),
     ))
 }
 
@@ -352,8 +361,7 @@ pub async fn list_page(st: &AppState, p: &Principal, q: &SubmissionsQuery) -> Ap
     let page = Page::new(q.limit, q.cursor);
     let filter = Filter {
         state: q.state,
-        target_type: q.target_type,
-        target_id: q.target_id.map(Int::get),
+        of: Of::from_parts(q.target_type, q.target_id.map(Int::get)),
         created_from: q.created_from.map(|d| d.0),
         created_to: q.created_to.map(|d| d.0),
         drifted: q.drifted,
@@ -370,14 +378,14 @@ pub async fn one(st: &AppState, p: &Principal, id: SubmissionId) -> ApiResult<Su
 
 /// Submissions, newest first, with filters. Scope `submissions:read`.
 #[utoipa::path(get, path = "/portal/submissions", operation_id = "list_submissions", tag = "submissions", params(SubmissionsQuery),
-    responses((status = 200, body = Paged<Submission>)),
+    responses((status = 200, body = Paged<SubmissionOut>)),
     security(("bearer" = ["submissions:read"]), ("session" = ["submissions:read"])))]
 pub async fn list(
     State(st): State<AppState>,
     p: Caller<SubmissionsRead>,
     ApiQuery(q): ApiQuery<SubmissionsQuery>,
-) -> ApiResult<Json<Paged<Submission>>> {
-    list_page(&st, &p, &q).await.map(Json)
+) -> ApiResult<Json<Paged<SubmissionOut>>> {
+    Ok(Json(list_page(&st, &p, &q).await?.map(SubmissionOut::from)))
 }
 
 /// One passenger's outcome downstream (the adapter contract's `PassengerResult`, described here:
@@ -392,38 +400,49 @@ pub struct PassengerOutcome {
     pub error: Option<String>,
 }
 
-/// A submission with what it sent, each passenger's outcome and every attempt.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct SubmissionDetail {
-    #[serde(flatten)]
+/// A submission with what it sent, each passenger's outcome and every attempt, as a credential
+/// may read them (what the portal's page shows, and the API answers as [`SubmissionDetailOut`]).
+#[derive(Debug)]
+pub struct Detail {
     pub submission: Submission,
-    /// Attempts, oldest first.
     pub history: Vec<Attempt>,
-    /// Per-passenger outcomes of the delivering attempt (`key` is the passenger id; `error`
-    /// set for a passenger the downstream refused).
-    #[schema(value_type = Vec<PassengerOutcome>)]
     pub passengers: Vec<tns_adapter::PassengerResult>,
-    /// What was sent, frozen at submit: the journey with crew and passengers, the amendment,
-    /// the shipment, or the cancellation. Identity and tax numbers, names and phones are masked
-    /// for a credential without `journeys:read`.
-    #[schema(value_type = Object)]
     pub snapshot: serde_json::Value,
+}
+
+answer! {
+    /// A submission with what it sent, each passenger's outcome and every attempt.
+    SubmissionDetailOut as SubmissionDetail from Detail {
+        #[serde(flatten)]
+        submission: SubmissionOut,
+        /// Attempts, oldest first.
+        history: Vec<AttemptOut> = each,
+        /// Per-passenger outcomes of the delivering attempt (`key` is the passenger id; `error`
+        /// set for a passenger the downstream refused).
+        #[schema(value_type = Vec<PassengerOutcome>)]
+        passengers: Vec<tns_adapter::PassengerResult>,
+        /// What was sent, frozen at submit: the journey with crew and passengers, the amendment,
+        /// the shipment, or the cancellation. Identity and tax numbers, names and phones are masked
+        /// for a credential without `journeys:read`.
+        #[schema(value_type = Object)]
+        snapshot: serde_json::Value,
+    }
 }
 
 /// One submission with its attempt history. Scope `submissions:read`.
 #[utoipa::path(get, path = "/portal/submissions/{id}", operation_id = "get_submission", tag = "submissions", params(("id" = i64, Path)),
-    responses((status = 200, body = SubmissionDetail)),
+    responses((status = 200, body = SubmissionDetailOut)),
     security(("bearer" = ["submissions:read"]), ("session" = ["submissions:read"])))]
 pub async fn get(
     State(st): State<AppState>,
     p: Caller<SubmissionsRead>,
     ApiPath(id): ApiPath<SubmissionId>,
-) -> ApiResult<Json<SubmissionDetail>> {
-    detail(&st, &p, id).await.map(Json)
+) -> ApiResult<Json<SubmissionDetailOut>> {
+    Ok(Json(detail(&st, &p, id).await?.into()))
 }
 
 /// One submission with what it sent and its attempts, as `p` may read them.
-pub async fn detail(st: &AppState, p: &Principal, id: SubmissionId) -> ApiResult<SubmissionDetail> {
+pub async fn detail(st: &AppState, p: &Principal, id: SubmissionId) -> ApiResult<Detail> {
     // The submission first, then its attempts (recorded in the same statement as its change):
     // read concurrently, a final submission could come with its last attempt missing.
     let d = db::submissions::detail(&st.db, p.org_id, id).await?.ok_or_else(|| not_found("submission", id))?;
@@ -441,7 +460,7 @@ pub async fn detail(st: &AppState, p: &Principal, id: SubmissionId) -> ApiResult
             r.error = r.error.as_deref().map(mask_numbers);
         }
     }
-    Ok(SubmissionDetail { submission, history, passengers, snapshot })
+    Ok(Detail { submission, history, passengers, snapshot })
 }
 
 /// This module's routes, with their OpenAPI operations.

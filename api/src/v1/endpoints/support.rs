@@ -9,7 +9,10 @@ use crate::{
     error::ApiResult,
     extract::{ApiJson, ApiQuery},
     state::AppState,
-    v1::resource::{created, Created, ListQuery},
+    v1::{
+        answers::TicketOut,
+        resource::{created, Created, ListQuery},
+    },
 };
 use tns_core::{
     domain::{
@@ -18,7 +21,8 @@ use tns_core::{
     },
     scopes::need::{AccountRead, AccountWrite},
 };
-use tns_store::{self as db, pagination::Paged, tickets::Ticket};
+use tns_http::wire::Paged;
+use tns_store::{self as db, tickets::Ticket};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -32,14 +36,14 @@ pub struct TicketIn {
 
 /// Open a support ticket (status `open`). Scope `account:write`.
 #[utoipa::path(post, path = "/portal/support/tickets", operation_id = "create_ticket", tag = "support", request_body = TicketIn,
-    responses((status = 201, body = Ticket)),
+    responses((status = 201, body = TicketOut)),
     security(("bearer" = ["account:write"]), ("session" = ["account:write"])))]
 pub async fn create(
     State(st): State<AppState>,
     p: Caller<AccountWrite>,
     ApiJson(input): ApiJson<TicketIn>,
-) -> ApiResult<Created<Ticket>> {
-    Ok(created(open_ticket(&st, &p, input).await?))
+) -> ApiResult<Created<TicketOut>> {
+    Ok(created(open_ticket(&st, &p, input).await?.into()))
 }
 
 /// Open a ticket for `p`'s organization (what `POST /portal/support/tickets` does; the
@@ -51,15 +55,15 @@ pub async fn open_ticket(st: &AppState, p: &Principal, input: TicketIn) -> ApiRe
 
 /// The organization's tickets, newest first. Scope `account:read`.
 #[utoipa::path(get, path = "/portal/support/tickets", operation_id = "list_tickets", tag = "support", params(ListQuery),
-    responses((status = 200, body = Paged<Ticket>)),
+    responses((status = 200, body = Paged<TicketOut>)),
     security(("bearer" = ["account:read"]), ("session" = ["account:read"])))]
 pub async fn list(
     State(st): State<AppState>,
     p: Caller<AccountRead>,
     ApiQuery(q): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Paged<Ticket>>> {
+) -> ApiResult<Json<Paged<TicketOut>>> {
     let page = q.page();
-    Ok(Json(Paged::from_rows(db::tickets::list(&st.db, p.org_id, &page).await?, &page)))
+    Ok(Json(Paged::from_rows(db::tickets::list(&st.db, p.org_id, &page).await?, &page).map(TicketOut::from)))
 }
 
 /// This module's routes, with their OpenAPI operations.

@@ -14,7 +14,7 @@ use crate::{
     idempotency::NoReplay,
     state::AppState,
     v1::{
-        answers::{DeliveryAttemptOut, DeliveryRecordOut, SubscriptionOut, TestEventData},
+        answers::{DeliveryAttemptOut, DeliveryRecordOut, WebhookSubscriptionOut, TestEventData},
         resource::{missing_reference, not_found, ListQuery},
         Ok as OkBody,
     },
@@ -32,9 +32,10 @@ use tns_core::{
         Scope,
     },
 };
+use tns_http::wire::Paged;
 use tns_store::{
     self as db,
-    pagination::{Page, Paged},
+    pagination::Page,
     webhooks::{DeliveryFilter, Subscription, MAX_SUBSCRIPTIONS},
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -43,7 +44,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 #[derive(Serialize, ToSchema)]
 pub struct CreatedSubscription {
     #[serde(flatten)]
-    pub subscription: SubscriptionOut,
+    pub subscription: WebhookSubscriptionOut,
     /// Signs every delivery: `X-Webhook-Signature` (hex HMAC-SHA256 of the body keyed with the
     /// whole secret) and `webhook-signature` (Standard Webhooks). Not shown again.
     pub secret: String,
@@ -90,27 +91,27 @@ pub async fn subscribe(st: &AppState, p: &Principal, input: SubscriptionIn) -> A
 /// The organization's subscriptions, newest first (secrets are never shown again).
 /// Scope `webhooks:read`.
 #[utoipa::path(get, path = "/portal/webhooks", operation_id = "list_webhooks", tag = "webhooks", params(ListQuery),
-    responses((status = 200, body = Paged<SubscriptionOut>)),
+    responses((status = 200, body = Paged<WebhookSubscriptionOut>)),
     security(("bearer" = ["webhooks:read"]), ("session" = ["webhooks:read"])))]
 pub async fn list(
     State(st): State<AppState>,
     p: Caller<WebhooksRead>,
     ApiQuery(q): ApiQuery<ListQuery>,
-) -> ApiResult<Json<Paged<SubscriptionOut>>> {
+) -> ApiResult<Json<Paged<WebhookSubscriptionOut>>> {
     let page = q.page();
     let rows = db::webhooks::list(&st.db, p.org_id, &page).await?;
-    Ok(Json(Paged::from_rows(rows, &page).map(SubscriptionOut::from)))
+    Ok(Json(Paged::from_rows(rows, &page).map(WebhookSubscriptionOut::from)))
 }
 
 /// One subscription. Scope `webhooks:read`.
 #[utoipa::path(get, path = "/portal/webhooks/{id}", operation_id = "get_webhook", tag = "webhooks", params(("id" = i64, Path)),
-    responses((status = 200, body = SubscriptionOut)),
+    responses((status = 200, body = WebhookSubscriptionOut)),
     security(("bearer" = ["webhooks:read"]), ("session" = ["webhooks:read"])))]
 pub async fn get(
     State(st): State<AppState>,
     p: Caller<WebhooksRead>,
     ApiPath(id): ApiPath<WebhookSubscriptionId>,
-) -> ApiResult<Json<SubscriptionOut>> {
+) -> ApiResult<Json<WebhookSubscriptionOut>> {
     Ok(Json(subscription(&st, p.org_id, id).await?.into()))
 }
 
@@ -122,14 +123,14 @@ pub async fn subscription(st: &AppState, org: OrgId, id: WebhookSubscriptionId) 
 /// Change a subscription: any of `active`, `event_type`, `endpoint_url`. Answers the whole
 /// record. Scope `webhooks:write`.
 #[utoipa::path(put, path = "/portal/webhooks/{id}", operation_id = "update_webhook", tag = "webhooks", params(("id" = i64, Path)), request_body = SubscriptionPatch,
-    responses((status = 200, body = SubscriptionOut)),
+    responses((status = 200, body = WebhookSubscriptionOut)),
     security(("bearer" = ["webhooks:write"]), ("session" = ["webhooks:write"])))]
 pub async fn update(
     State(st): State<AppState>,
     p: Caller<WebhooksWrite>,
     ApiPath(id): ApiPath<WebhookSubscriptionId>,
     ApiJson(patch): ApiJson<SubscriptionPatch>,
-) -> ApiResult<Json<SubscriptionOut>> {
+) -> ApiResult<Json<WebhookSubscriptionOut>> {
     let active = patch.active.map(|f| f.0);
     let url = match &patch.endpoint_url {
         Some(u) => Some(u.admit(st.cfg.webhook_policy).await?),
