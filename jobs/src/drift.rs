@@ -18,10 +18,10 @@ use std::{
 use futures::StreamExt;
 use prometheus::{IntCounterVec, Opts, Registry as Metrics};
 use sqlx::PgPool;
-use tns_adapter::{Adapter, AdapterError, InspectRequest, Observed};
+use tns_adapter::{Adapter, AdapterError, InspectRequest};
 use tns_adapter_host::Plugins;
 use tns_core::{
-    domain::drift::Facts,
+    domain::drift,
     env::{ConfigError, Vars},
     sealing::DataKey,
 };
@@ -203,7 +203,7 @@ impl DriftCheck {
                 Ok(Outcome::NotAsked)
             }
             Ok(Some(found)) => {
-                let differences = expected.facts.differences(&facts(found));
+                let differences = drift::differences(&expected.facts, &found);
                 Ok(match store::record::<SubmissionOut>(db, c, differences).await? {
                     Recorded::InStep => Outcome::InStep,
                     Recorded::Drifted => Outcome::Drifted,
@@ -222,16 +222,5 @@ impl DriftCheck {
                 Ok(Outcome::Refused)
             }
         }
-    }
-}
-
-fn facts(o: Observed) -> Facts {
-    Facts {
-        cancelled: o.cancelled,
-        plate: o.plate,
-        departure_date: o.departure_date,
-        departure_time: o.departure_time,
-        passengers: o.passengers,
-        crew: o.crew,
     }
 }

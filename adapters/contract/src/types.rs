@@ -787,7 +787,7 @@ pub struct InspectRequest {
 }
 
 /// What the downstream holds of a notification, in the fields TNS compares with what it
-/// delivered; `None` where the downstream does not say.
+/// delivered (which TNS states in this shape too); `None` where the downstream does not say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Observed {
     pub cancelled: bool,

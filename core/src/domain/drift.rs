@@ -4,6 +4,7 @@
 //! latest submission, shown there and told by a `submission.drifted` webhook.
 
 use serde::{Deserialize, Serialize};
+use tns_adapter::Observed;
 use utoipa::ToSchema;
 
 use super::fields::str_enum;
@@ -40,66 +41,54 @@ pub struct Drift {
     pub differences: Vec<Difference>,
 }
 
-/// The facts compared: what TNS delivered, or what the downstream holds (`None` where it does
-/// not say).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Facts {
-    pub cancelled: bool,
-    pub plate: Option<String>,
-    pub departure_date: Option<String>,
-    pub departure_time: Option<String>,
-    pub passengers: Option<u32>,
-    pub crew: Option<u32>,
-}
-
-impl Facts {
-    /// The facts that differ, in a fixed order; only facts both sides state are compared.
-    /// Plates compare without spaces or case, times by their `HH:MM`.
-    pub fn differences(&self, found: &Facts) -> Vec<Difference> {
-        fn state(cancelled: bool) -> String {
-            if cancelled { "cancelled" } else { "active" }.to_string()
-        }
-        let plate = |p: &String| p.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_uppercase();
-        let time = |t: &String| t.trim().chars().take(5).collect::<String>();
-        let date = |d: &String| d.trim().to_string();
-        let count = |n: &u32| n.to_string();
-        let mut out = vec![];
-        if self.cancelled != found.cancelled {
-            out.push(Difference {
-                field: DriftField::State,
-                expected: state(self.cancelled),
-                found: state(found.cancelled),
-            });
-        }
-        fn compare<T>(
-            out: &mut Vec<Difference>,
-            field: DriftField,
-            ours: &Option<T>,
-            theirs: &Option<T>,
-            norm: impl Fn(&T) -> String,
-        ) {
-            if let (Some(a), Some(b)) = (ours, theirs) {
-                let (a, b) = (norm(a), norm(b));
-                if a != b {
-                    out.push(Difference { field, expected: a, found: b });
-                }
+/// The facts that differ between what TNS delivered and what the downstream holds (`found`,
+/// as a plugin observes it; what was delivered is stated in the same fields), in a fixed
+/// order; only facts both sides state are compared. Plates compare without spaces or case,
+/// times by their `HH:MM`.
+pub fn differences(delivered: &Observed, found: &Observed) -> Vec<Difference> {
+    fn state(cancelled: bool) -> String {
+        if cancelled { "cancelled" } else { "active" }.to_string()
+    }
+    let plate = |p: &String| p.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_uppercase();
+    let time = |t: &String| t.trim().chars().take(5).collect::<String>();
+    let date = |d: &String| d.trim().to_string();
+    let count = |n: &u32| n.to_string();
+    let mut out = vec![];
+    if delivered.cancelled != found.cancelled {
+        out.push(Difference {
+            field: DriftField::State,
+            expected: state(delivered.cancelled),
+            found: state(found.cancelled),
+        });
+    }
+    fn compare<T>(
+        out: &mut Vec<Difference>,
+        field: DriftField,
+        ours: &Option<T>,
+        theirs: &Option<T>,
+        norm: impl Fn(&T) -> String,
+    ) {
+        if let (Some(a), Some(b)) = (ours, theirs) {
+            let (a, b) = (norm(a), norm(b));
+            if a != b {
+                out.push(Difference { field, expected: a, found: b });
             }
         }
-        compare(&mut out, DriftField::Plate, &self.plate, &found.plate, plate);
-        compare(&mut out, DriftField::DepartureDate, &self.departure_date, &found.departure_date, date);
-        compare(&mut out, DriftField::DepartureTime, &self.departure_time, &found.departure_time, time);
-        compare(&mut out, DriftField::Passengers, &self.passengers, &found.passengers, count);
-        compare(&mut out, DriftField::Crew, &self.crew, &found.crew, count);
-        out
     }
+    compare(&mut out, DriftField::Plate, &delivered.plate, &found.plate, plate);
+    compare(&mut out, DriftField::DepartureDate, &delivered.departure_date, &found.departure_date, date);
+    compare(&mut out, DriftField::DepartureTime, &delivered.departure_time, &found.departure_time, time);
+    compare(&mut out, DriftField::Passengers, &delivered.passengers, &found.passengers, count);
+    compare(&mut out, DriftField::Crew, &delivered.crew, &found.crew, count);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn facts() -> Facts {
-        Facts {
+    fn facts() -> Observed {
+        Observed {
             cancelled: false,
             plate: Some("34ABC123".into()),
             departure_date: Some("2026-12-01".into()),
@@ -111,23 +100,23 @@ mod tests {
 
     #[test]
     fn the_same_trip_in_other_spellings_does_not_drift() {
-        let found = Facts { plate: Some("34 abc 123".into()), departure_time: Some("08:00:00".into()), ..facts() };
-        assert!(facts().differences(&found).is_empty());
+        let found = Observed { plate: Some("34 abc 123".into()), departure_time: Some("08:00:00".into()), ..facts() };
+        assert!(differences(&facts(), &found).is_empty());
         // What the downstream does not say is not compared.
-        let silent = Facts { plate: None, passengers: None, crew: None, ..facts() };
-        assert!(facts().differences(&silent).is_empty());
+        let silent = Observed { plate: None, passengers: None, crew: None, ..facts() };
+        assert!(differences(&facts(), &silent).is_empty());
     }
 
     #[test]
     fn each_changed_fact_is_named_with_both_values() {
-        let found = Facts {
+        let found = Observed {
             cancelled: true,
             plate: Some("06XYZ99".into()),
             departure_time: Some("09:30".into()),
             passengers: Some(2),
             ..facts()
         };
-        let d = facts().differences(&found);
+        let d = differences(&facts(), &found);
         let fields: Vec<_> = d.iter().map(|d| d.field).collect();
         assert_eq!(fields, [DriftField::State, DriftField::Plate, DriftField::DepartureTime, DriftField::Passengers]);
         assert_eq!((d[0].expected.as_str(), d[0].found.as_str()), ("active", "cancelled"));

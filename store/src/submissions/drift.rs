@@ -11,9 +11,9 @@ use std::time::Duration;
 use tns_core::ids::OrgId;
 
 use sqlx::{types::Json, PgPool};
-use tns_adapter::Kind;
+use tns_adapter::{Kind, Observed};
 use tns_core::domain::{
-    drift::{Difference, Drift, Facts},
+    drift::{Difference, Drift},
     kinds::{EventType, RecordStatus, TargetType},
 };
 
@@ -46,7 +46,8 @@ pub struct Expected {
     /// Our references of the record's submissions (`tns-<id>`, and those they continued): the
     /// downstream's trip must carry one of them as its tag.
     pub references: Vec<String>,
-    pub facts: Facts,
+    /// What TNS delivered, in the fields the downstream's answer is compared in.
+    pub facts: Observed,
 }
 
 /// What recording a check did.
@@ -133,7 +134,7 @@ pub async fn expected(db: &PgPool, c: &Candidate) -> anyhow::Result<Option<Expec
                 kind: d.kind,
                 downstream_state: state.0,
                 references,
-                facts: Facts {
+                facts: Observed {
                     cancelled,
                     plate: Some(trip.plate.clone()),
                     departure_date: Some(trip.departure.date.clone()),
@@ -147,7 +148,7 @@ pub async fn expected(db: &PgPool, c: &Candidate) -> anyhow::Result<Option<Expec
             kind: Kind::Goods,
             downstream_state: state.0,
             references,
-            facts: Facts {
+            facts: Observed {
                 cancelled,
                 plate: Some(d.held.plate),
                 departure_date: Some(d.held.loading.date),

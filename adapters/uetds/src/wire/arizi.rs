@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{messages, op, GenelIslemSonuc, GenelPdfSonuc, Operation, Reply, WsUser};
+use super::{messages, op, operations, GenelIslemSonuc, GenelPdfSonuc, Operation, Reply, WsUser};
 
 // ---- requests ----
 
@@ -408,107 +408,40 @@ messages! {
 
 // ---- operations (soapAction from the WSDL binding) ----
 
-op!(KullaniciKontrol, "kullaniciKontrol", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/kullaniciKontrol", FirmaSonuc);
-op!(SeferEkle, "seferEkle", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferEkle", AriziSeferBildirSonuc);
-op!(
-    SeferGuncelle,
-    "seferGuncelle",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferGuncelle",
-    TarifeliSeferBildirSonuc
-);
-op!(SeferIptal, "seferIptal", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferIptal", GenelIslemSonuc);
-op!(
-    YolcuGelmeyenBildir,
-    "yolcuGelmeyenBildir",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuGelmeyenBildir",
-    GenelIslemSonuc
-);
-op!(YolcuBagajEkle, "yolcuBagajEkle", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuBagajEkle", GenelIslemSonuc);
-op!(
-    YolcuBagajIptal,
-    "yolcuBagajIptal",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuBagajIptal",
-    GenelIslemSonuc
-);
-op!(
-    AracMuayeneSorgula,
-    "aracMuayeneSorgula",
-    "http://uetds.unetws.udhb.gov.tr/uetdsyts/aracMuayeneSorgula",
-    MuayeneSorguSonuc
-);
-op!(
-    YetkiBelgesiKontrol,
-    "yetkiBelgesiKontrol",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yetkiBelgesiKontrol",
-    FirmaSonuc
-);
-op!(
-    MeslekiYeterlilikSorgula,
-    "meslekiYeterlilikSorgula",
-    "http://uetds.unetws.udhb.gov.tr/uetdsyts/meslekiYeterlilikSorgula",
-    MesSorguSonuc
-);
-op!(
-    KimlikDogrulama,
-    "kimlikDogrulama",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/kimlikDogrulama",
-    KimlikDogrulaSonuc
-);
-op!(
-    SeyahatIzinKontrol,
-    "seyahatIzinKontrol",
-    "http://uetds.unetws.udhb.gov.tr/uetdsyts/seyahatIzinKontrol",
-    SeyahatIzinKontrolSonuc
-);
-op!(IpTanimla, "ipTanimla", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/ipTanimla", GenelIslemSonuc);
-op!(IpListele, "ipListele", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/ipListele", IpListeleSonuc);
-op!(IpSil, "ipSil", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/ipSil", GenelIslemSonuc);
-op!(SeferAktif, "seferAktif", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferAktif", GenelIslemSonuc);
-op!(
-    SeferPlakaDegistir,
-    "seferPlakaDegistir",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferPlakaDegistir",
-    GenelIslemSonuc
-);
-op!(
-    SeferBildirimListele,
-    "seferBildirimListele",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferBildirimListele",
-    AriziSeferAraSonuc
-);
-op!(SeferGrupEkle, "seferGrupEkle", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferGrupEkle", AriziGrupIslemSonuc);
-op!(
-    SeferGrupGuncelle,
-    "seferGrupGuncelle",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferGrupGuncelle",
-    AriziGrupIslemSonuc
-);
-op!(
-    SeferGrupListesi,
-    "seferGrupListesi",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/seferGrupListesi",
-    AriziGrupIslemSonuc
-);
-op!(PersonelEkle, "personelEkle", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/personelEkle", GenelIslemSonuc);
-op!(PersonelIptal, "personelIptal", "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/personelIptal", GenelIslemSonuc);
-op!(
-    YolcuEkleCoklu,
-    "yolcuEkleCoklu",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuEkleCoklu",
-    YtsYolcuCokluSonuc
-);
-op!(
-    YolcuIptalUetdsYolcuRefNoIle,
-    "yolcuIptalUetdsYolcuRefNoIle",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/yolcuIptalUetdsYolcuRefNoIle",
-    GenelIslemSonuc
-);
-op!(
-    BildirimOzeti,
-    "bildirimOzeti",
-    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/bildirimOzeti",
-    AriziSeferBildirimOzetSonuc
-);
+operations! {
+    "http://uetds.unetws.udhb.gov.tr/uetdsytsarizi/" {
+        KullaniciKontrol "kullaniciKontrol" -> FirmaSonuc,
+        SeferEkle "seferEkle" -> AriziSeferBildirSonuc,
+        SeferGuncelle "seferGuncelle" -> TarifeliSeferBildirSonuc,
+        SeferIptal "seferIptal" -> GenelIslemSonuc,
+        YolcuGelmeyenBildir "yolcuGelmeyenBildir" -> GenelIslemSonuc,
+        YolcuBagajEkle "yolcuBagajEkle" -> GenelIslemSonuc,
+        YolcuBagajIptal "yolcuBagajIptal" -> GenelIslemSonuc,
+        YetkiBelgesiKontrol "yetkiBelgesiKontrol" -> FirmaSonuc,
+        KimlikDogrulama "kimlikDogrulama" -> KimlikDogrulaSonuc,
+        IpTanimla "ipTanimla" -> GenelIslemSonuc,
+        IpListele "ipListele" -> IpListeleSonuc,
+        IpSil "ipSil" -> GenelIslemSonuc,
+        SeferAktif "seferAktif" -> GenelIslemSonuc,
+        SeferPlakaDegistir "seferPlakaDegistir" -> GenelIslemSonuc,
+        SeferBildirimListele "seferBildirimListele" -> AriziSeferAraSonuc,
+        SeferGrupEkle "seferGrupEkle" -> AriziGrupIslemSonuc,
+        SeferGrupGuncelle "seferGrupGuncelle" -> AriziGrupIslemSonuc,
+        SeferGrupListesi "seferGrupListesi" -> AriziGrupIslemSonuc,
+        PersonelEkle "personelEkle" -> GenelIslemSonuc,
+        PersonelIptal "personelIptal" -> GenelIslemSonuc,
+        YolcuEkleCoklu "yolcuEkleCoklu" -> YtsYolcuCokluSonuc,
+        YolcuIptalUetdsYolcuRefNoIle "yolcuIptalUetdsYolcuRefNoIle" -> GenelIslemSonuc,
+        BildirimOzeti "bildirimOzeti" -> AriziSeferBildirimOzetSonuc,
+    }
+    // Operations both passenger services have keep the scheduled service's path here.
+    "http://uetds.unetws.udhb.gov.tr/uetdsyts/" {
+        AracMuayeneSorgula "aracMuayeneSorgula" -> MuayeneSorguSonuc,
+        MeslekiYeterlilikSorgula "meslekiYeterlilikSorgula" -> MesSorguSonuc,
+        SeyahatIzinKontrol "seyahatIzinKontrol" -> SeyahatIzinKontrolSonuc,
+    }
+}
+
 // The WSDL binding gives this one an empty soapAction.
 op!(SeferDetayCiktisiAl, "seferDetayCiktisiAl", "", GenelPdfSonuc);
 

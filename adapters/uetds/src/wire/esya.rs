@@ -6,7 +6,7 @@
 //! and MERNIS numbers included; dates are `dd/MM/yyyy`, hours `HH:mm`. The V3 result types
 //! extend `uetdsGenelIslemSonuc`, so `sonucKodu` and `sonucMesaji` come first in them.
 
-use super::{messages, op, GenelIslemSonuc, GenelPdfSonuc, WsUser};
+use super::{messages, op, operations, GenelIslemSonuc, GenelPdfSonuc, WsUser};
 
 // ---- requests ----
 
@@ -201,63 +201,28 @@ messages! {
 
 // ---- operations (soapAction from the WSDL binding) ----
 
-op!(
-    YeniSeferEkleV3,
-    "yeniSeferEkleV3",
-    "http://uetds.unetws.udhb.gov.tr/uetdsesya/yeniSeferEkleV3",
-    EsyaSeferEkleSonucV3
-);
-op!(
-    SefereYukEkleV3,
-    "sefereYukEkleV3",
-    "http://uetds.unetws.udhb.gov.tr/uetdsesya/sefereYukEkleV3",
-    EsyaYeniYukEkleSonucV3
-);
-op!(SeferIptalEtV3, "seferIptalEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferIptalEtV3", GenelIslemSonuc);
-op!(SeferDuzenleV3, "seferDuzenleV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferDuzenleV3", GenelIslemSonuc);
-op!(YukDuzenleV3, "yukDuzenleV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/yukDuzenleV3", GenelIslemSonuc);
-op!(SeferAktifEtV3, "seferAktifEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferAktifEtV3", GenelIslemSonuc);
-op!(YukIptalEtV3, "yukIptalEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/yukIptalEtV3", GenelIslemSonuc);
-op!(YukAktifEtV3, "yukAktifEtV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/yukAktifEtV3", GenelIslemSonuc);
-op!(SeferDetayiV3, "seferDetayiV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferDetayiV3", EsyaSeferDetayiSonucV3);
-op!(
-    SeferListesiV3,
-    "seferListesiV3",
-    "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferListesiV3",
-    EsyaSeferListesiSonucV3
-);
-op!(SeferRaporuV3, "seferRaporuV3", "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferRaporuV3", GenelPdfSonuc);
-op!(
-    SeferIptalTurleri,
-    "seferIptalTurleri",
-    "http://uetds.unetws.udhb.gov.tr/uetdsesya/seferIptalTurleri",
-    EsyaParamIptalTuruSonuc
-);
-op!(IptalTurleri, "iptalTurleri", "http://uetds.unetws.udhb.gov.tr/uetdsesya/iptalTurleri", EsyaParamIptalTuruSonuc);
-op!(
-    ParamTasimaTurleri,
-    "paramTasimaTurleri",
-    "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramTasimaTurleri",
-    EsyaParamTasimaTuruSonuc
-);
-op!(
-    ParamTehlikeliMaddeTasimaSekli,
-    "paramTehlikeliMaddeTasimaSekli",
-    "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramTehlikeliMaddeTasimaSekli",
-    EsyaParamTehlikeliMaddeTasimaSekliSonuc
-);
-op!(
-    ParamTehlikeMaddeMuafiyetTurleri,
-    "paramTehlikeMaddeMuafiyetTurleri",
-    "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramTehlikeMaddeMuafiyetTurleri",
-    EsyaParamMuafiyetTuruSonuc
-);
-op!(ParamYukTuru, "paramYukTuru", "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramYukTuru", EsyaParamEsyaTurSonuc);
-op!(
-    ParamYukBirimi,
-    "paramYukBirimi",
-    "http://uetds.unetws.udhb.gov.tr/uetdsesya/paramYukBirimi",
-    EsyaParamYukBirimiSonuc
-);
+operations! {
+    "http://uetds.unetws.udhb.gov.tr/uetdsesya/" {
+        YeniSeferEkleV3 "yeniSeferEkleV3" -> EsyaSeferEkleSonucV3,
+        SefereYukEkleV3 "sefereYukEkleV3" -> EsyaYeniYukEkleSonucV3,
+        SeferIptalEtV3 "seferIptalEtV3" -> GenelIslemSonuc,
+        SeferDuzenleV3 "seferDuzenleV3" -> GenelIslemSonuc,
+        YukDuzenleV3 "yukDuzenleV3" -> GenelIslemSonuc,
+        SeferAktifEtV3 "seferAktifEtV3" -> GenelIslemSonuc,
+        YukIptalEtV3 "yukIptalEtV3" -> GenelIslemSonuc,
+        YukAktifEtV3 "yukAktifEtV3" -> GenelIslemSonuc,
+        SeferDetayiV3 "seferDetayiV3" -> EsyaSeferDetayiSonucV3,
+        SeferListesiV3 "seferListesiV3" -> EsyaSeferListesiSonucV3,
+        SeferRaporuV3 "seferRaporuV3" -> GenelPdfSonuc,
+        SeferIptalTurleri "seferIptalTurleri" -> EsyaParamIptalTuruSonuc,
+        IptalTurleri "iptalTurleri" -> EsyaParamIptalTuruSonuc,
+        ParamTasimaTurleri "paramTasimaTurleri" -> EsyaParamTasimaTuruSonuc,
+        ParamTehlikeliMaddeTasimaSekli "paramTehlikeliMaddeTasimaSekli" -> EsyaParamTehlikeliMaddeTasimaSekliSonuc,
+        ParamTehlikeMaddeMuafiyetTurleri "paramTehlikeMaddeMuafiyetTurleri" -> EsyaParamMuafiyetTuruSonuc,
+        ParamYukTuru "paramYukTuru" -> EsyaParamEsyaTurSonuc,
+        ParamYukBirimi "paramYukBirimi" -> EsyaParamYukBirimiSonuc,
+    }
+}
+
 // The WSDL binding gives this one an empty soapAction.
 op!(ServisTest, "servisTest", "", String);

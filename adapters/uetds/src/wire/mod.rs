@@ -94,7 +94,7 @@ messages! {
 
 /// `impl Operation` for request structs: `op!(Struct, "element", "action", Return)`.
 macro_rules! op {
-    ($ty:ty, $name:literal, $action:literal, $ret:ty) => {
+    ($ty:ty, $name:literal, $action:expr, $ret:ty) => {
         impl $crate::wire::Operation for $ty {
             const NAME: &'static str = $name;
             const ACTION: &'static str = $action;
@@ -103,6 +103,15 @@ macro_rules! op {
     };
 }
 use op;
+
+/// [`op!`] for the operations whose SOAPAction is a path followed by the element name (the WSDL
+/// bindings' rule): each path once, then one `Struct "element" -> Return,` per operation.
+macro_rules! operations {
+    ($($path:literal { $($ty:ident $name:literal -> $ret:ty),* $(,)? })*) => {
+        $($($crate::wire::op!($ty, $name, concat!($path, $name), $ret);)*)*
+    };
+}
+use operations;
 
 /// The message types, each written as `Name { field: Type, … }` (or `Name: Default { … }` to
 /// derive `Default` too): a `pub struct` with `pub` fields in the order given (the XSD's),
