@@ -9,16 +9,16 @@
 //!
 //! [`Stamp`]: tns_core::domain::stamp::Stamp
 
-mod identity;
-mod integration;
 mod billing;
 mod closure;
+mod identity;
+mod integration;
 mod records;
 mod support;
 
-pub use identity::*;
-pub use integration::*;
 pub use billing::*;
 pub use closure::*;
+pub use identity::*;
+pub use integration::*;
 pub use records::*;
 pub use support::*;

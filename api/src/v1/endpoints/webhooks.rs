@@ -14,7 +14,7 @@ use crate::{
     idempotency::NoReplay,
     state::AppState,
     v1::{
-        answers::{DeliveryAttemptOut, DeliveryRecordOut, WebhookSubscriptionOut, TestEventData},
+        answers::{DeliveryAttemptOut, DeliveryRecordOut, TestEventData, WebhookSubscriptionOut},
         resource::{missing_reference, not_found, ListQuery},
         Ok as OkBody,
     },
