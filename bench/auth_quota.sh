@@ -9,11 +9,8 @@
 #
 # Needs wrk (apt-get install wrk), PostgreSQL and Redis on their default local ports.
 # Usage: bench/auth_quota.sh [duration-seconds] [connections]   (TNS_BENCH_SMOKE=1: see bench/lib.sh)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-. bench/lib.sh
-DURATION=${1:-10}
-CONNS=${2:-32}
+. "$(dirname "$0")/lib.sh"
+load_args 10 32 "$@"
 WARMUP=2
 [ "$SMOKE" = 1 ] && { DURATION=1; CONNS=4; WARMUP=1; }
 DB=tns_bench_auth

@@ -1,8 +1,13 @@
-# Sourced by the benchmark scripts: the build to measure, and the smoke mode.
+# Sourced by the benchmark scripts (`. "$(dirname "$0")/lib.sh"`): strict mode and the
+# repository's root as the directory, the build to measure, and the smoke mode.
 #
 # TNS_BENCH_SMOKE=1 runs a benchmark for seconds on tiny sizes with the debug build the tests
 # already made, so CI notices a benchmark that no longer runs (bench/smoke.sh runs them all).
 # Its figures mean nothing; no benchmark asserts a figure either way.
+
+# Strict, and run from the repository's root whatever the caller's directory.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 SMOKE=${TNS_BENCH_SMOKE:-0}
 if [ "$SMOKE" = 1 ]; then
@@ -124,4 +129,11 @@ wrk_check() {
     echo "note: $(grep -o 'timeout [0-9]*' "$f") in $f" >&2
   fi
   return 0
+}
+
+# load_args SECONDS CONNECTIONS "$@": a load benchmark's DURATION and CONNS, its first two
+# arguments or these defaults.
+load_args() {
+  DURATION=${3:-$1}
+  CONNS=${4:-$2}
 }

@@ -11,11 +11,8 @@
 # Needs wrk and pgbench (apt-get install wrk postgresql-contrib), PostgreSQL and Redis on their
 # default local ports. Usage: bench/operations.sh [duration-seconds] [connections]
 # (TNS_BENCH_SMOKE=1: see bench/lib.sh; the tables then hold 200 and 2000 journeys.)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-. bench/lib.sh
-DURATION=${1:-10}
-CONNS=${2:-16}
+. "$(dirname "$0")/lib.sh"
+load_args 10 16 "$@"
 ROUNDS=20
 SMALL=10000
 BIG=1000000

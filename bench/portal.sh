@@ -14,9 +14,7 @@
 # Lighthouse from the npm registry once under ${TNS_BENCH_TOOLS:-/tmp/tns-bench-tools}.
 # Usage: bench/portal.sh [runs]   (TNS_BENCH_SMOKE=1: the dashboard and the journey
 # editor, one run each; see bench/lib.sh)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 RUNS=${1:-3}
 PAGES=(/dashboard /vehicles/new /journeys/new /journeys/JOURNEY)
 if [ "$SMOKE" = 1 ]; then

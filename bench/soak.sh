@@ -27,11 +27,8 @@
 # Needs wrk and python3, PostgreSQL and Redis on their default local ports.
 # Usage: bench/soak.sh [seconds, default 600] [connections, default 16]
 # (TNS_BENCH_SMOKE=1: see bench/lib.sh; 10 s in 2 s windows.)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-. bench/lib.sh
-DURATION=${1:-600}
-CONNS=${2:-16}
+. "$(dirname "$0")/lib.sh"
+load_args 600 16 "$@"
 CAPACITY=10
 WARMUP=3
 DRAIN_TIMEOUT=300

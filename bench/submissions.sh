@@ -4,7 +4,5 @@
 # Needs PostgreSQL and Redis on their default local ports.
 # Usage: bench/submissions.sh [submissions, default 20000] [latency samples, default 200]
 # (TNS_BENCH_SMOKE=1: see bench/lib.sh; 300 submissions, 5 samples.)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 bench_rust submissions "300 5" "$@"

@@ -4,9 +4,7 @@
 # journey. See bench/uetds.rs. Needs PostgreSQL and Redis on their default local ports.
 # Usage: bench/uetds.sh [journeys, default 5000] [adapter concurrency, default 64]
 # (TNS_BENCH_SMOKE=1: see bench/lib.sh; 100 journeys, concurrency 16.)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 ARGS=("$@")
 [ "$SMOKE" = 1 ] && ARGS=(100 16)
 # The plugins and the fake U-ETDS must sit next to the benchmark binary.

@@ -3,7 +3,5 @@
 # reqwest loop posting the same bodies. See bench/webhooks.rs. Needs PostgreSQL locally.
 # Usage: bench/webhooks.sh [events per round, default 20000] [rounds, default 9]
 # (TNS_BENCH_SMOKE=1: see bench/lib.sh; one round of 300 events.)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-. bench/lib.sh
+. "$(dirname "$0")/lib.sh"
 bench_rust webhooks "300 1" "$@"

@@ -52,15 +52,7 @@ fn uetds_credentials(user: &str, password: &str) -> Credentials {
 }
 
 fn person(id: &str) -> Person {
-    Person {
-        role: "passenger".into(),
-        identity_number: id.into(),
-        first_name: "Ali".into(),
-        last_name: "Kaya".into(),
-        gender: "E".into(),
-        nationality: None,
-        phone: None,
-    }
+    Person::new("passenger", id, "Ali", "Kaya", "E")
 }
 
 fn stop(date: &str) -> Stop {

@@ -321,6 +321,19 @@ pub struct Person {
 }
 
 impl Person {
+    /// A person of `role` with no nationality given (so `TR`) and no phone.
+    pub fn new(role: &str, identity_number: &str, first_name: &str, last_name: &str, gender: &str) -> Person {
+        Person {
+            role: role.into(),
+            identity_number: identity_number.into(),
+            first_name: first_name.into(),
+            last_name: last_name.into(),
+            gender: gender.into(),
+            nationality: None,
+            phone: None,
+        }
+    }
+
     /// The nationality as the downstream wants it: `TR` when none was given.
     pub fn country(&self) -> &str {
         self.nationality.as_deref().unwrap_or("TR")

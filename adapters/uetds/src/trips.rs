@@ -362,15 +362,7 @@ pub(crate) fn advance_journey(svc: &impl TripService, j: &Journey, progress: &Va
 
 /// A crew member known only by identity number (all a withdrawal sends).
 fn blank(identity: &str) -> Person {
-    Person {
-        role: "other".into(),
-        identity_number: identity.into(),
-        first_name: String::new(),
-        last_name: String::new(),
-        gender: String::new(),
-        nationality: None,
-        phone: None,
-    }
+    Person::new("other", identity, "", "", "")
 }
 
 /// Withdraw a crew member; a refusal because U-ETDS no longer holds them is done.

@@ -188,15 +188,7 @@ mod tests {
     fn pax(key: &str, id: &str, seat: &str) -> Passenger {
         Passenger {
             key: key.into(),
-            person: Person {
-                role: "passenger".into(),
-                identity_number: id.into(),
-                first_name: "Ali".into(),
-                last_name: "Kaya".into(),
-                gender: "E".into(),
-                nationality: None,
-                phone: None,
-            },
+            person: Person::new("passenger", id, "Ali", "Kaya", "E"),
             boarding_place_code: 1421,
             destination_place_code: 1219,
             seat_no: Some(seat.into()),
