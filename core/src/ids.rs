@@ -39,8 +39,9 @@ impl OrgId {
 
 /// Record ids, one type per kind of record, so that a journey's id cannot be passed where a
 /// shipment's or a vehicle's is meant. Unlike [`OrgId`] they come from requests too (a path, a
-/// body's reference): every query that takes one also takes the [`OrgId`], which is what keeps
-/// tenants apart. They serialize and deserialize as the plain number; a field of one is
+/// body's reference): a query that reads tenant data by one also takes the [`OrgId`], which is
+/// what keeps tenants apart. The few look-ups by id alone are named in ARCHITECTURE.md's
+/// invariants, each with what makes it safe. They serialize and deserialize as the plain number; a field of one is
 /// documented as `#[schema(value_type = i64)]`.
 macro_rules! record_ids {
     ($($(#[$doc:meta])* $name:ident;)*) => {$(

@@ -1,7 +1,7 @@
 //! Support ticket rows, scoped by organization.
 
 use sqlx::{PgPool, Postgres, QueryBuilder};
-use tns_core::ids::{OrgId, TicketId};
+use tns_core::ids::{OrgId, TicketId, UserId};
 
 use crate::pagination::{Keyed, Page};
 use tns_core::domain::kinds::{Priority, TicketStatus};
@@ -27,7 +27,7 @@ impl Keyed for Ticket {
 pub async fn insert(
     db: &PgPool,
     org: OrgId,
-    user: i64,
+    user: UserId,
     subject: &str,
     body: &str,
     priority: Priority,

@@ -50,7 +50,7 @@ pub async fn create(
 /// portal's page calls it too).
 pub async fn open_ticket(st: &AppState, p: &Principal, input: TicketIn) -> ApiResult<Ticket> {
     let (subject, body) = (input.subject.into_inner(), input.body.into_inner());
-    Ok(db::tickets::insert(&st.db, p.org_id, p.user_id.get(), &subject, &body, input.priority).await?)
+    Ok(db::tickets::insert(&st.db, p.org_id, p.user_id, &subject, &body, input.priority).await?)
 }
 
 /// The organization's tickets, newest first. Scope `account:read`.
