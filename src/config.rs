@@ -5,6 +5,7 @@
 
 use tns_adapter_host::AdapterSettings;
 use tns_core::{
+    basis::Basis,
     env::{ConfigError, Listen, Profile, RedisSettings, Vars},
     guard::Policy,
     sealing::DataKey,
@@ -110,14 +111,17 @@ impl Config {
         // The API seals webhook secrets and downstream passwords, the scheduler and the jobs
         // (drift checks) open them: all need the same key. `tns dev` uses a fixed, public one (its data is not secret, and a
         // dev database must stay readable across restarts).
-        let data_key = || {
+        let basis = || -> Result<Basis, ConfigError> {
             let fallback = (profile == Profile::Dev).then(|| DataKey::new(*b"tns dev data key: not a secret!!"));
-            DataKey::from_vars(&vars, fallback)
+            Ok(Basis {
+                profile,
+                data_key: DataKey::from_vars(&vars, fallback)?,
+                call_timeout: adapters.call_timeout,
+                policy: Policy::from_vars(&vars, profile)?,
+            })
         };
         let api = match role.runs_api() {
-            true => {
-                Some(tns_api::settings::ApiSettings::from_vars(&vars, profile, data_key()?, adapters.call_timeout)?)
-            }
+            true => Some(tns_api::settings::ApiSettings::from_vars(&vars, &basis()?)?),
             false => None,
         };
         let admin = match role.runs_api() {
@@ -125,16 +129,11 @@ impl Config {
             false => None,
         };
         let scheduler = match role.runs_scheduler() {
-            true => Some(tns_scheduler::SchedulerSettings::from_vars(
-                &vars,
-                adapters.call_timeout,
-                data_key()?,
-                Policy::from_vars(&vars, profile)?,
-            )?),
+            true => Some(tns_scheduler::SchedulerSettings::from_vars(&vars, &basis()?)?),
             false => None,
         };
         let jobs = match role.runs_jobs() {
-            true => Some(tns_jobs::JobsSettings::from_vars(&vars, profile, data_key()?)?),
+            true => Some(tns_jobs::JobsSettings::from_vars(&vars, &basis()?)?),
             false => None,
         };
         Ok(Config {

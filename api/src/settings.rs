@@ -4,7 +4,8 @@
 use std::{fmt, time::Duration};
 
 use tns_core::{
-    env::{AuthRate, ConfigError, Profile, RedisSettings, Vars},
+    basis::Basis,
+    env::{AuthRate, ConfigError, RedisSettings, Vars},
     guard::Policy,
     sealing::DataKey,
 };
@@ -97,12 +98,8 @@ impl fmt::Debug for ApiSettings {
 
 impl ApiSettings {
     /// Outside `tns dev` the signing secret is required; `tns dev` gets a throw-away one.
-    pub fn from_vars(
-        vars: &Vars<'_>,
-        profile: Profile,
-        data_key: DataKey,
-        adapter_call_timeout: Duration,
-    ) -> Result<ApiSettings, ConfigError> {
+    pub fn from_vars(vars: &Vars<'_>, basis: &Basis) -> Result<ApiSettings, ConfigError> {
+        let profile = basis.profile;
         let dev = profile.is_dev();
         let signing_secret = match vars.get("TNS_SIGNING_SECRET") {
             Some(s) if s.len() >= MIN_SECRET_BYTES => s.into_bytes(),
@@ -136,9 +133,9 @@ impl ApiSettings {
             mailer: crate::mail::Mailer::from_vars(vars, profile)?,
             public_url: public_url(vars, dev)?,
             signing_secret,
-            data_key,
-            webhook_policy: Policy::from_vars(vars, profile)?,
-            adapter_call_timeout,
+            data_key: basis.data_key.clone(),
+            webhook_policy: basis.policy,
+            adapter_call_timeout: basis.call_timeout,
             cookie_secure: vars.parse_bool("TNS_COOKIE_SECURE", !dev)?,
             quota: QuotaSettings::from_vars(vars)?,
             auth_rate_limit: auth_rate.limit,

@@ -5,7 +5,7 @@
 use tns_adapter::{Cargo, DangerousGoods, Journey, Load, Party, Passenger, Person, Stop, Tarifeli};
 
 use tns_core::{
-    domain::{cargo::CargoFields, fields::Time, journey::Place, kinds::DangerousPackaging},
+    domain::{cargo::CargoFields, fields::Time, journey::Place, kinds::DangerousPackaging, national::Individual},
     refdata::RefData,
 };
 use tns_store as db;
@@ -33,31 +33,28 @@ fn journey_stop(refdata: &RefData, s: &db::journeys::Stop) -> Stop {
     }
 }
 
-/// The contract's person, in `role`, from a stored crew member or passenger: distinct types
-/// with the same fields naming who they are.
-macro_rules! person {
-    ($p:expr, $role:expr) => {
-        Person {
-            role: $role,
-            identity_number: $p.identity.number().to_owned(),
-            first_name: $p.first_name.clone(),
-            last_name: $p.last_name.clone(),
-            gender: $p.gender.as_str().to_string(),
-            nationality: $p.identity.nationality().map(str::to_owned),
-            phone: $p.phone.clone(),
-        }
-    };
+/// The contract's person, in `role`, from who a stored crew member or passenger is.
+fn person(who: &Individual, role: String, phone: &Option<String>) -> Person {
+    Person {
+        role,
+        identity_number: who.identity.number().to_owned(),
+        first_name: who.first_name.clone(),
+        last_name: who.last_name.clone(),
+        gender: who.gender.as_str().to_string(),
+        nationality: who.identity.nationality().map(str::to_owned),
+        phone: phone.clone(),
+    }
 }
 
 pub fn crew_member(p: &db::personnel::Person) -> Person {
-    person!(p.person, p.person.role_type.as_str().to_string())
+    person(&p.person.who, p.person.role_type.as_str().to_string(), &p.person.phone)
 }
 
 pub fn passenger(row: &db::passengers::Passenger) -> Passenger {
     let p = &row.passenger;
     Passenger {
         key: row.id.to_string(),
-        person: person!(p, "passenger".into()),
+        person: person(&p.who, "passenger".into(), &p.phone),
         boarding_place_code: p.boarding_place_code,
         destination_place_code: p.destination_place_code,
         seat_no: p.seat_no.clone(),

@@ -261,21 +261,15 @@ mod tests {
     use crate::settings::ApiSettings;
     use tns_core::refdata::RefData;
     use tns_core::{
+        basis::Basis,
         env::{Profile, Vars},
-        sealing::DataKey,
     };
     use tower::ServiceExt;
 
     #[tokio::test]
     async fn a_panicking_handler_answers_a_plain_json_500() {
         let vars = |_: &str| None;
-        let cfg = ApiSettings::from_vars(
-            &Vars::new(&vars),
-            Profile::Dev,
-            DataKey::new([0; 32]),
-            std::time::Duration::from_secs(1),
-        )
-        .unwrap();
+        let cfg = ApiSettings::from_vars(&Vars::new(&vars), &Basis::for_tests(Profile::Dev)).unwrap();
         // Lazy pool and Redis client: nothing here touches either.
         let db = sqlx::postgres::PgPoolOptions::new().connect_lazy("postgres://127.0.0.1/unused").unwrap();
         let redis = RedisStore::new(&cfg.redis.url, "unit:").unwrap();

@@ -290,7 +290,7 @@ pub async fn no_show(
         downstream_reference: reference,
         downstream_state: state.0,
         key,
-        identity_number: p.passenger.identity.number().to_owned(),
+        identity_number: p.passenger.who.identity.number().to_owned(),
         seat_no,
         note,
     };

@@ -4,6 +4,7 @@
 //! configuration parsing, logging set-up). Nothing here talks to a database or a network
 //! service except the guard's DNS lookup.
 
+pub mod basis;
 pub mod client;
 pub mod domain;
 pub mod env;

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use tns_core::{
-    env::{ConfigError, Profile, RedisSettings, Vars},
+    basis::Basis,
+    env::{ConfigError, RedisSettings, Vars},
     sealing::DataKey,
 };
 use tns_store::billing::invoices::Terms;
@@ -49,7 +50,8 @@ const PERSONAL_DATA_RETENTION_DAYS: u64 = 730;
 const NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
 impl JobsSettings {
-    pub fn from_vars(vars: &Vars<'_>, profile: Profile, data_key: DataKey) -> Result<JobsSettings, ConfigError> {
+    pub fn from_vars(vars: &Vars<'_>, basis: &Basis) -> Result<JobsSettings, ConfigError> {
+        let profile = basis.profile;
         // Inside a cluster the kubelet sets KUBERNETES_SERVICE_HOST for every pod (`tns dev`
         // leads through PostgreSQL wherever it runs, unless told otherwise).
         let in_cluster = vars.get("KUBERNETES_SERVICE_HOST").is_some() && !profile.is_dev();
@@ -91,7 +93,7 @@ impl JobsSettings {
             )? as u32,
             redis: RedisSettings::from_vars(vars)?,
             invoices: Terms::from_vars(vars)?,
-            data_key,
+            data_key: basis.data_key.clone(),
             drift: crate::drift::DriftSettings::from_vars(vars)?,
             reference_org: match vars.get("TNS_REFERENCE_ORG") {
                 None => None,
@@ -127,12 +129,13 @@ impl JobsSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tns_core::env::Profile;
 
     fn settings(pairs: &[(&str, &str)]) -> Result<JobsSettings, ConfigError> {
         let map: std::collections::HashMap<String, String> =
             pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         let lookup = move |k: &str| map.get(k).cloned();
-        JobsSettings::from_vars(&Vars::new(&lookup), Profile::Deployed, DataKey::new([0; 32]))
+        JobsSettings::from_vars(&Vars::new(&lookup), &Basis::for_tests(Profile::Deployed))
     }
 
     #[test]

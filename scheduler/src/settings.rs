@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use tns_core::{
+    basis::Basis,
     env::{ConfigError, Vars},
     guard::Policy,
     sealing::DataKey,
@@ -37,15 +38,10 @@ pub struct SchedulerSettings {
 }
 
 impl SchedulerSettings {
-    /// The scheduler's variables. `call_timeout` is the adapters' (`TNS_ADAPTER_TIMEOUT_SECS`);
-    /// the data key unseals webhook secrets and downstream passwords, the policy is the SSRF
-    /// guard's.
-    pub fn from_vars(
-        vars: &Vars<'_>,
-        call_timeout: Duration,
-        data_key: DataKey,
-        policy: Policy,
-    ) -> Result<SchedulerSettings, ConfigError> {
+    /// The scheduler's variables, on the basis the binary read once (the adapters' timeout,
+    /// the data key that unseals webhook secrets and downstream passwords, the SSRF policy).
+    pub fn from_vars(vars: &Vars<'_>, basis: &Basis) -> Result<SchedulerSettings, ConfigError> {
+        let call_timeout = basis.call_timeout;
         let ms = Duration::from_millis;
         let lease = vars.parse_secs("TNS_SCHEDULER_LEASE_SECS", 300, 2, 7200)?;
         // A call starts only if it can end, and be recorded, inside the lease; a lease shorter
@@ -70,7 +66,7 @@ impl SchedulerSettings {
             },
             shutdown_grace: vars.parse_secs("TNS_SCHEDULER_SHUTDOWN_GRACE_SECS", 25, 0, 3600)?,
             db_connections: vars.parse_int("TNS_SCHEDULER_DB_CONNECTIONS", 4, 1, 100)? as u32,
-            webhooks: WebhookSettings::from_vars(vars, data_key, policy)?,
+            webhooks: WebhookSettings::from_vars(vars, basis.data_key.clone(), basis.policy)?,
         })
     }
 }

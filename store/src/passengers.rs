@@ -40,11 +40,11 @@ impl From<&Passenger> for PassengerIn {
     fn from(r: &Passenger) -> Self {
         let p = &r.passenger;
         PassengerIn {
-            first_name: Text::stored(p.first_name.clone()),
-            last_name: Text::stored(p.last_name.clone()),
-            identity_number: IdentityNumber::stored(p.identity.number().to_owned()),
-            gender: p.gender,
-            nationality: p.identity.nationality().map(|n| Nationality::stored(n.to_owned())),
+            first_name: Text::stored(p.who.first_name.clone()),
+            last_name: Text::stored(p.who.last_name.clone()),
+            identity_number: IdentityNumber::stored(p.who.identity.number().to_owned()),
+            gender: p.who.gender,
+            nationality: p.who.identity.nationality().map(|n| Nationality::stored(n.to_owned())),
             boarding_place_code: PlaceId(p.boarding_place_code),
             destination_place_code: PlaceId(p.destination_place_code),
             ticket_serial_no: p.ticket_serial_no.clone().map(Text::stored),
@@ -83,11 +83,11 @@ impl Columns {
     fn of(rows: &[NewPassenger]) -> Columns {
         let mut c = Columns::default();
         for p in rows {
-            c.first_name.push(p.first_name.clone());
-            c.last_name.push(p.last_name.clone());
-            c.identity_number.push(p.identity.number().to_owned());
-            c.gender.push(p.gender);
-            c.nationality.push(p.identity.nationality().map(str::to_owned));
+            c.first_name.push(p.who.first_name.clone());
+            c.last_name.push(p.who.last_name.clone());
+            c.identity_number.push(p.who.identity.number().to_owned());
+            c.gender.push(p.who.gender);
+            c.nationality.push(p.who.identity.nationality().map(str::to_owned));
             c.boarding.push(p.boarding_place_code);
             c.destination.push(p.destination_place_code);
             c.ticket_serial_no.push(p.ticket_serial_no.clone());
@@ -206,11 +206,11 @@ pub async fn update(
     .bind(org)
     .bind(journey)
     .bind(id)
-    .bind(&p.first_name)
-    .bind(&p.last_name)
-    .bind(p.identity.number())
-    .bind(p.gender)
-    .bind(p.identity.nationality())
+    .bind(&p.who.first_name)
+    .bind(&p.who.last_name)
+    .bind(p.who.identity.number())
+    .bind(p.who.gender)
+    .bind(p.who.identity.nationality())
     .bind(p.boarding_place_code)
     .bind(p.destination_place_code)
     .bind(&p.ticket_serial_no)

@@ -36,11 +36,11 @@ impl From<&Person> for PersonIn {
     fn from(r: &Person) -> Self {
         let p = &r.person;
         PersonIn {
-            identity_number: IdentityNumber::stored(p.identity.number().to_owned()),
-            first_name: Text::stored(p.first_name.clone()),
-            last_name: Text::stored(p.last_name.clone()),
-            gender: p.gender,
-            nationality: p.identity.nationality().map(|n| Nationality::stored(n.to_owned())),
+            identity_number: IdentityNumber::stored(p.who.identity.number().to_owned()),
+            first_name: Text::stored(p.who.first_name.clone()),
+            last_name: Text::stored(p.who.last_name.clone()),
+            gender: p.who.gender,
+            nationality: p.who.identity.nationality().map(|n| Nationality::stored(n.to_owned())),
             role_type: p.role_type,
             phone: p.phone.clone().map(Phone::stored),
             address: p.address.clone().map(Text::stored),
@@ -55,11 +55,11 @@ pub const IDENTITY_KEY: &str = "personnel_org_identity_key";
 
 /// The person's fields, in the order of the insert's and the update's parameters.
 fn bind_fields<'q>(q: crate::RowQuery<'q, Person>, p: &'q NewPerson) -> crate::RowQuery<'q, Person> {
-    q.bind(p.identity.number())
-        .bind(&p.first_name)
-        .bind(&p.last_name)
-        .bind(p.gender)
-        .bind(p.identity.nationality())
+    q.bind(p.who.identity.number())
+        .bind(&p.who.first_name)
+        .bind(&p.who.last_name)
+        .bind(p.who.gender)
+        .bind(p.who.identity.nationality())
         .bind(p.role_type)
         .bind(&p.phone)
         .bind(&p.address)

@@ -818,7 +818,7 @@ async fn save(
         tns_store::passengers::all_of(&mut conn, m.org(), journey)
             .await?
             .into_iter()
-            .map(|p| (p.id, p.passenger.identity.number().to_owned()))
+            .map(|p| (p.id, p.passenger.who.identity.number().to_owned()))
             .collect()
     };
     let kept: Vec<PassengerId> = ed

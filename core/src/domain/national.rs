@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use utoipa::ToSchema;
 
 use super::fields::{as_given, bounds, field_impls, pattern, string_field, upper, Field, Text};
-use super::Invalid;
+use super::{kinds::Gender, Invalid};
 use crate::{ids::VehicleId, refdata};
 
 pub const NAME_MAX: usize = 50;
@@ -159,6 +159,38 @@ impl Identity {
 impl std::fmt::Debug for Identity {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Identity").field("number", &"***").field("nationality", &self.nationality).finish()
+    }
+}
+
+/// Who a crew member or passenger is: their [`Identity`], names and gender, the part both
+/// registries keep alike and U-ETDS names them by. Personal data, so not `Debug`.
+#[derive(Clone, Serialize, ToSchema, sqlx::FromRow)]
+#[schema(description = "Who a person is: identity, names and gender.")]
+pub struct Individual {
+    #[serde(flatten)]
+    #[sqlx(flatten)]
+    pub identity: Identity,
+    pub first_name: String,
+    pub last_name: String,
+    pub gender: Gender,
+}
+
+impl Individual {
+    /// Each field as its request parsed it; `Err` when the identity's rule fails
+    /// ([`Identity::parse`]).
+    pub fn parse(
+        identity_number: IdentityNumber,
+        nationality: Option<Nationality>,
+        first_name: PersonName,
+        last_name: PersonName,
+        gender: Gender,
+    ) -> Result<Individual, Invalid> {
+        Ok(Individual {
+            identity: Identity::parse(identity_number, nationality)?,
+            first_name: first_name.into_inner(),
+            last_name: last_name.into_inner(),
+            gender,
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use super::{
     fields::{ceiling, Amount, Day, Text},
     kinds::Gender,
     national::{
-        Barcode, Identity, IdentityNumber, Nationality, PersonName, Phone, PlaceId, SeatNo, TicketSerial, BAGGAGE_MAX,
+        Barcode, IdentityNumber, Individual, Nationality, PersonName, Phone, PlaceId, SeatNo, TicketSerial, BAGGAGE_MAX,
     },
     Invalid,
 };
@@ -66,10 +66,7 @@ pub struct PassengerIn {
 pub struct NewPassenger {
     #[serde(flatten)]
     #[sqlx(flatten)]
-    pub identity: Identity,
-    pub first_name: String,
-    pub last_name: String,
-    pub gender: Gender,
+    pub who: Individual,
     pub boarding_place_code: i32,
     pub destination_place_code: i32,
     pub ticket_serial_no: Option<String>,
@@ -101,10 +98,7 @@ impl TryFrom<PassengerIn> for NewPassenger {
             return Err(Invalid::new("baggage", "needs the passenger's `seat_no`: U-ETDS knows baggage by seat"));
         }
         Ok(NewPassenger {
-            identity: Identity::parse(p.identity_number, p.nationality)?,
-            first_name: p.first_name.into_inner(),
-            last_name: p.last_name.into_inner(),
-            gender: p.gender,
+            who: Individual::parse(p.identity_number, p.nationality, p.first_name, p.last_name, p.gender)?,
             boarding_place_code: p.boarding_place_code.0,
             destination_place_code: p.destination_place_code.0,
             ticket_serial_no: p.ticket_serial_no.map(Text::into_inner),
@@ -161,10 +155,10 @@ impl TryFrom<BulkIn> for Manifest {
         for (i, passenger) in input.passengers.into_iter().enumerate() {
             let p = NewPassenger::try_from(passenger)
                 .map_err(|e| Invalid::new(format!("passengers[{i}].{}", e.field), e.reason))?;
-            match manifest.position.get(p.identity.number()) {
+            match manifest.position.get(p.who.identity.number()) {
                 Some(&at) => manifest.entries[at] = p,
                 None => {
-                    manifest.position.insert(p.identity.number().to_owned(), manifest.entries.len());
+                    manifest.position.insert(p.who.identity.number().to_owned(), manifest.entries.len());
                     manifest.entries.push(p);
                 }
             }
@@ -206,7 +200,7 @@ mod tests {
             ],
         };
         let m = Manifest::try_from(input).unwrap();
-        let names: Vec<&str> = m.entries().iter().map(|p| p.first_name.as_str()).collect();
+        let names: Vec<&str> = m.entries().iter().map(|p| p.who.first_name.as_str()).collect();
         assert_eq!(names, ["Ayşe", "Veli"]);
         assert_eq!((m.position("U1"), m.position("U2"), m.position("X")), (0, 1, usize::MAX));
     }

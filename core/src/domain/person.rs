@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 use super::{
     fields::Text,
     kinds::{Gender, RoleType},
-    national::{Address, HesCode, Identity, IdentityNumber, Nationality, PersonName, Phone},
+    national::{Address, HesCode, IdentityNumber, Individual, Nationality, PersonName, Phone},
     Invalid,
 };
 
@@ -42,10 +42,7 @@ pub struct PersonIn {
 pub struct NewPerson {
     #[serde(flatten)]
     #[sqlx(flatten)]
-    pub identity: Identity,
-    pub first_name: String,
-    pub last_name: String,
-    pub gender: Gender,
+    pub who: Individual,
     pub role_type: RoleType,
     pub phone: Option<String>,
     pub address: Option<String>,
@@ -57,10 +54,7 @@ impl TryFrom<PersonIn> for NewPerson {
 
     fn try_from(p: PersonIn) -> Result<NewPerson, Invalid> {
         Ok(NewPerson {
-            identity: Identity::parse(p.identity_number, p.nationality)?,
-            first_name: p.first_name.into_inner(),
-            last_name: p.last_name.into_inner(),
-            gender: p.gender,
+            who: Individual::parse(p.identity_number, p.nationality, p.first_name, p.last_name, p.gender)?,
             role_type: p.role_type,
             phone: p.phone.map(Phone::into_inner),
             address: p.address.map(Text::into_inner),

@@ -94,7 +94,9 @@ pub async fn create(
     let mut rows =
         db::passengers::write(&mut tx, p.org_id, journey, std::slice::from_ref(&passenger), false, &p.credential_id())
             .await
-            .map_err(|e| conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(passenger.identity.number())))?;
+            .map_err(|e| {
+                conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(passenger.who.identity.number()))
+            })?;
     check_capacity(&mut tx, journey).await?;
     check_baggage(&mut tx, journey).await?;
     tx.commit().await?;
@@ -143,7 +145,7 @@ pub async fn update(
     lock_journey(&mut tx, p.org_id, journey).await?;
     let row = db::passengers::update(&mut *tx, p.org_id, journey, id, &passenger, &p.credential_id())
         .await
-        .map_err(|e| conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(passenger.identity.number())))?
+        .map_err(|e| conflict_on(e, db::passengers::IDENTITY_KEY, identity_taken(passenger.who.identity.number())))?
         .ok_or_else(|| not_found("passenger", id))?;
     check_baggage(&mut tx, journey).await?;
     tx.commit().await?;
@@ -219,7 +221,7 @@ pub async fn upsert(
     check_baggage(&mut tx, journey).await?;
     tx.commit().await?;
     if let Some(m) = manifest {
-        rows.sort_by_key(|r| m.position(r.passenger.passenger.identity.number()));
+        rows.sort_by_key(|r| m.position(r.passenger.passenger.who.identity.number()));
     }
     let created = rows.iter().filter(|r| r.inserted).count();
     Ok(BulkOut { created, updated: rows.len() - created, data: rows.into_iter().map(|r| r.passenger.into()).collect() })

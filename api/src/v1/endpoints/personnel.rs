@@ -23,5 +23,5 @@ registry! {
     tag: "personnel", one: "person", unique: db::personnel::IDENTITY_KEY, called "identity number";
     store: db::personnel, retired: Retirable::Person;
     parse(input) { input.try_into() }
-    duplicate(f) { format!("an active person with identity number {} already exists", f.identity.number()) }
+    duplicate(f) { format!("an active person with identity number {} already exists", f.who.identity.number()) }
 }
