@@ -3,6 +3,14 @@
 //! process runs and wires them to the shared parts (configuration, the database, the adapter
 //! plugins).
 
+/// Every process this crate composes (the binary, the benchmarks, the integration tests)
+/// allocates through mimalloc: its per-thread heaps serve a request's many small, short-lived
+/// allocations without the locking and trimming glibc's allocator spends time on under load
+/// (bench/README.md has the figures). Plugins keep their own allocator: each side of the
+/// adapter ABI frees only what it allocated.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod config;
 pub mod probes;
 pub mod roles;
