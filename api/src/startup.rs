@@ -10,7 +10,7 @@ use std::{
 
 use anyhow::Context;
 use axum::{
-    extract::{Request, State},
+    extract::Request,
     http::{header, StatusCode},
     middleware::{from_fn, from_fn_with_state, Next},
     response::{IntoResponse, Response},
@@ -20,6 +20,7 @@ use axum::{
 use sqlx::PgPool;
 use tns_adapter_host::Plugins;
 use tokio::net::TcpListener;
+use tower::ServiceBuilder;
 use tower_http::{catch_panic::CatchPanicLayer, limit::RequestBodyLimitLayer, timeout::TimeoutLayer};
 
 use crate::{
@@ -44,9 +45,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .with_state(state.clone());
-    let api = Router::new()
-        .nest("/api/v1", v1::router(state.clone()))
-        .layer(from_fn_with_state(state.clone(), database_gate));
+    let api = Router::new().nest("/api/v1", v1::router(state.clone()));
     let everything = probes
         .merge(api)
         .merge(portal::router(state.clone()))
@@ -61,26 +60,17 @@ pub fn app(state: AppState) -> Router {
     with_platform_layers(everything, state)
 }
 
-/// While the database is known down, a request is answered 503 at once instead of waiting the
-/// pool's acquire timeout for a connection that will not come (the OpenAPI document needs none).
-async fn database_gate(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    if st.db_health.is_down() && req.uri().path() != "/api/v1/openapi.json" {
-        let mut res = ApiError::DatabaseUnavailable.into_response();
-        // As every `/api/v1` answer (the admission layer says so for those it makes).
-        res.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-store"));
-        return res;
-    }
-    next.run(req).await
-}
-
 /// What every route gets: the body limit, panics turned into a plain 500, JSON error
 /// bodies, and request metrics.
 fn with_platform_layers(routes: Router, state: AppState) -> Router {
     // A slow client or a stuck dependency holds a request no longer than this.
     let timeout = TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, state.cfg.request_timeout);
-    let routes = routes
-        .layer(timeout)
-        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+    // One layer, outermost first: `Router::layer` boxes each route once per call, and a boxed
+    // route is cloned, box by box, for every request it serves.
+    let layers = ServiceBuilder::new()
+        .layer(from_fn(metrics::known_methods))
+        .layer(from_fn_with_state(state, metrics::observe))
+        .layer(from_fn(json_errors))
         .layer(CatchPanicLayer::custom(|panic: Box<dyn std::any::Any + Send>| {
             let msg = panic
                 .downcast_ref::<String>()
@@ -95,10 +85,9 @@ fn with_platform_layers(routes: Router, state: AppState) -> Router {
                 None,
             )
         }))
-        .layer(from_fn(json_errors))
-        .layer(from_fn_with_state(state, metrics::observe))
-        .layer(from_fn(metrics::known_methods));
-    tns_http::request_id::traced(routes)
+        .layer(RequestBodyLimitLayer::new(MAX_BODY_BYTES))
+        .layer(timeout);
+    tns_http::request_id::traced(routes.layer(layers))
 }
 
 /// Any error answer that is not already JSON (axum's own 405, the body limit's 413, …)

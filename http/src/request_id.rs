@@ -20,6 +20,7 @@ use tns_core::{
     error_body::{status_name, Code},
     telemetry::{self, RequestContext},
 };
+use tower::ServiceBuilder;
 use tower_http::trace::TraceLayer;
 use tracing::{field::Empty, Span};
 
@@ -72,7 +73,9 @@ pub fn traced<S: Clone + Send + Sync + 'static>(routes: Router<S>) -> Router<S> 
             span.record("latency_ms", latency.as_secs_f64() * 1000.0);
             tracing::debug!("answered");
         });
-    routes.layer(from_fn(serve_in_context)).layer(trace).layer(from_fn(assign))
+    // One layer of three: `Router::layer` boxes each route once per call, and a boxed route is
+    // cloned, box by box, for every request it serves.
+    routes.layer(ServiceBuilder::new().layer(from_fn(assign)).layer(trace).layer(from_fn(serve_in_context)))
 }
 
 /// Inside the request's span: the request's ID and trace are the task's, for what it queues.

@@ -8,8 +8,15 @@ pub mod resource;
 
 use std::sync::OnceLock;
 
-use axum::{http::header, middleware::from_fn_with_state, response::IntoResponse, Router};
+use axum::{
+    extract::{MatchedPath, Request, State},
+    http::{header, HeaderValue},
+    middleware::{from_fn_with_state, Next},
+    response::{IntoResponse, Response},
+    Router,
+};
 use serde::Serialize;
+use tower::ServiceBuilder;
 use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
@@ -73,7 +80,25 @@ pub fn router(state: AppState) -> Router {
     let (router, _) = build();
     router
         .fallback(|| async { ApiError::NotFound("no such endpoint; see /api/v1/openapi.json".into()) })
-        .layer(from_fn_with_state(state.clone(), idempotency))
-        .layer(from_fn_with_state(state.clone(), admission))
+        // One layer, outermost first (see `startup::with_platform_layers`).
+        .layer(
+            ServiceBuilder::new()
+                .layer(from_fn_with_state(state.clone(), database_gate))
+                .layer(from_fn_with_state(state.clone(), admission))
+                .layer(from_fn_with_state(state.clone(), idempotency)),
+        )
         .with_state(state)
+}
+
+/// While the database is known down, a request is answered 503 at once instead of waiting the
+/// pool's acquire timeout for a connection that will not come (the OpenAPI document needs none).
+async fn database_gate(State(st): State<AppState>, req: Request, next: Next) -> Response {
+    let route = req.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
+    if st.db_health.is_down() && route != Some("/api/v1/openapi.json") {
+        let mut res = ApiError::DatabaseUnavailable.into_response();
+        // As every `/api/v1` answer (the admission layer says so for those it makes).
+        res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        return res;
+    }
+    next.run(req).await
 }
