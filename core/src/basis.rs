@@ -1,6 +1,6 @@
 //! What the roles' settings start from. The API seals what the scheduler and the jobs open, and
-//! both sides apply one SSRF policy and one adapter timeout, so the binary reads these once and
-//! hands the same [`Basis`] to each role's `from_vars`; no role reads them itself.
+//! both sides apply one SSRF policy and one adapter timeout, so the binary reads these into a
+//! [`Basis`] and hands it to each role's `from_vars`; no role reads them itself.
 
 use std::time::Duration;
 

@@ -20,7 +20,12 @@ use tower::ServiceBuilder;
 use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use crate::{admission::admission, error::ApiError, idempotency::idempotency, state::AppState};
+use crate::{
+    admission::{admission, API_PREFIX},
+    error::ApiError,
+    idempotency::idempotency,
+    state::AppState,
+};
 use endpoints::{cargo, downstream, journeys, passengers, personnel};
 
 /// `{"ok": true}`: the answer of deletes and actions.
@@ -93,8 +98,8 @@ pub fn router(state: AppState) -> Router {
 /// While the database is known down, a request is answered 503 at once instead of waiting the
 /// pool's acquire timeout for a connection that will not come (the OpenAPI document needs none).
 async fn database_gate(State(st): State<AppState>, req: Request, next: Next) -> Response {
-    let route = req.extensions().get::<MatchedPath>().map(MatchedPath::as_str);
-    if st.db_health.is_down() && route != Some("/api/v1/openapi.json") {
+    let route = req.extensions().get::<MatchedPath>().and_then(|m| m.as_str().strip_prefix(API_PREFIX));
+    if st.db_health.is_down() && route != Some("/openapi.json") {
         let mut res = ApiError::DatabaseUnavailable.into_response();
         // As every `/api/v1` answer (the admission layer says so for those it makes).
         res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
