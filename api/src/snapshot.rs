@@ -34,7 +34,7 @@ fn journey_stop(refdata: &RefData, s: &db::journeys::Stop) -> Stop {
 }
 
 /// The contract's person, in `role`, from who a stored crew member or passenger is.
-fn person(who: &Individual, role: String, phone: &Option<String>) -> Person {
+fn person(who: &Individual, role: String, phone: Option<&str>) -> Person {
     Person {
         role,
         identity_number: who.identity.number().to_owned(),
@@ -42,19 +42,19 @@ fn person(who: &Individual, role: String, phone: &Option<String>) -> Person {
         last_name: who.last_name.clone(),
         gender: who.gender.as_str().to_string(),
         nationality: who.identity.nationality().map(str::to_owned),
-        phone: phone.clone(),
+        phone: phone.map(str::to_owned),
     }
 }
 
 pub fn crew_member(p: &db::personnel::Person) -> Person {
-    person(&p.person.who, p.person.role_type.as_str().to_string(), &p.person.phone)
+    person(&p.person.who, p.person.role_type.as_str().to_string(), p.person.phone.as_deref())
 }
 
 pub fn passenger(row: &db::passengers::Passenger) -> Passenger {
     let p = &row.passenger;
     Passenger {
         key: row.id.to_string(),
-        person: person(&p.who, "passenger".into(), &p.phone),
+        person: person(&p.who, "passenger".into(), p.phone.as_deref()),
         boarding_place_code: p.boarding_place_code,
         destination_place_code: p.destination_place_code,
         seat_no: p.seat_no.clone(),

@@ -38,7 +38,7 @@ pub struct SchedulerSettings {
 }
 
 impl SchedulerSettings {
-    /// The scheduler's variables, on the basis the binary read once (the adapters' timeout,
+    /// The scheduler's variables, on the basis the binary read (the adapters' timeout,
     /// the data key that unseals webhook secrets and downstream passwords, the SSRF policy).
     pub fn from_vars(vars: &Vars<'_>, basis: &Basis) -> Result<SchedulerSettings, ConfigError> {
         let call_timeout = basis.call_timeout;
