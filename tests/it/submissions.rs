@@ -616,6 +616,12 @@ async fn the_sandbox_answers_pre_flight_checks_by_its_magic_values() {
     let _scheduler = InProcessScheduler::start(&env).await;
     let f = Fleet::new(&app).await;
     let key = f.key();
+    // More checks than there are kinds is refused, naming the field, and changes nothing.
+    let twice =
+        json!({"mode": "refuse", "checks": ["identity", "identity", "identity", "identity", "identity", "identity"]});
+    let refused = error_body(app.put("/portal/downstream/preflight", key, twice).await, 422).await;
+    assert!(refused["detail"].as_str().unwrap().contains("checks"), "{refused}");
+    assert_eq!(app.get_ok("/portal/downstream/preflight", key).await["mode"], "off");
     app.put("/portal/downstream/preflight", key, json!({"mode": "warn"})).await.error_for_status().unwrap();
     let mut odd = passenger(71);
     odd["last_name"] = json!("Mismatch");

@@ -60,6 +60,9 @@ pub struct PreflightIn {
 }
 
 impl PreflightIn {
+    /// `checks` holds at most this many entries (one of each kind).
+    pub const MAX_CHOSEN: usize = 5;
+
     /// The checks chosen, each once, in the order given.
     pub fn chosen(&self) -> Vec<CheckKind> {
         let mut out: Vec<CheckKind> = vec![];

@@ -21,7 +21,7 @@ use utoipa::ToSchema;
 
 use crate::{
     auth::{Caller, Principal},
-    error::{ApiResult, ErrorBody},
+    error::{ApiError, ApiResult, ErrorBody},
     extract::ApiJson,
     state::AppState,
 };
@@ -79,6 +79,14 @@ pub async fn put(
 /// Set `p`'s organization's policy, audited as the member or key that set it (what `PUT
 /// /portal/downstream/preflight` does; the portal's page calls it too).
 pub async fn set(st: &AppState, p: &Principal, input: PreflightIn) -> ApiResult<Preflight> {
+    // The document's bound (one of each kind): a longer list is a client's mistake, not a
+    // list to shorten quietly.
+    if input.checks.as_ref().is_some_and(|c| c.len() > PreflightIn::MAX_CHOSEN) {
+        return Err(ApiError::Validation {
+            field: "checks".into(),
+            reason: format!("names at most {} checks, each once", PreflightIn::MAX_CHOSEN),
+        });
+    }
     let before = db::preflight::policy(&st.db, p.org_id).await?;
     let mut tx = st.db.begin().await?;
     let now = db::preflight::set_policy(&mut tx, p.org_id, input.mode, &input.chosen()).await?;
