@@ -17,6 +17,7 @@ pub mod portal;
 pub mod preflight;
 pub mod quota;
 pub mod quota_batch;
+pub mod quota_lease;
 pub mod redis_store;
 pub mod serve;
 pub mod settings;

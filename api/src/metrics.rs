@@ -19,6 +19,9 @@ pub struct Metrics {
     pub http_duration: HistogramVec,
     pub quota_rejections: IntCounterVec,
     pub redis_fallback: IntCounter,
+    /// Leases of call numbers granted to this process, and the calls admitted from them.
+    pub quota_leases: IntCounter,
+    pub quota_leased_calls: IntCounter,
     /// API keys looked up in the database (cache misses, invented keys included).
     pub key_lookups: IntCounter,
     pg_pool_size: IntGauge,
@@ -57,6 +60,14 @@ impl Metrics {
         let redis_fallback =
             IntCounter::new("tns_quota_redis_fallback_total", "Requests metered locally because Redis was unreachable")
                 .expect("valid metric");
+        let quota_leases = IntCounter::new(
+            "tns_quota_leases_total",
+            "Blocks of call numbers this process leased from Redis to admit calls without a round trip",
+        )
+        .expect("valid metric");
+        let quota_leased_calls =
+            IntCounter::new("tns_quota_leased_calls_total", "Requests admitted from a lease (no Redis round trip)")
+                .expect("valid metric");
         let key_lookups = IntCounter::new(
             "tns_auth_key_lookups_total",
             "API keys looked up in PostgreSQL (not in this process's cache)",
@@ -77,12 +88,16 @@ impl Metrics {
             http_duration,
             quota_rejections,
             redis_fallback,
+            quota_leases,
+            quota_leased_calls,
         };
         for c in [
             Box::new(m.http_requests.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(m.http_duration.clone()),
             Box::new(m.quota_rejections.clone()),
             Box::new(m.redis_fallback.clone()),
+            Box::new(m.quota_leases.clone()),
+            Box::new(m.quota_leased_calls.clone()),
             Box::new(m.key_lookups.clone()),
             Box::new(m.pg_pool_size.clone()),
             Box::new(m.pg_pool_idle.clone()),

@@ -5,7 +5,10 @@
 //! organization's limit (`limit:{org}` = `"<quota>:<soft>"`, quota -1 = unlimited). One Lua
 //! script checks and counts atomically, so all API processes share one exact count; the calls
 //! of an organization-month that arrive together are counted by one run of it
-//! ([`crate::quota_batch`]).
+//! ([`crate::quota_batch`]). Each admitted call gets its own number (`X-RateLimit-Remaining` is
+//! the quota less it). A busy organization-month's calls are admitted from blocks of numbers
+//! this process leased ([`crate::quota_lease`]), counted in Redis's copy when the lease is given
+//! back; a usage read, a plan change and a suspension recall the leases first.
 //!
 //! PostgreSQL is the ledger (`tns_store::usage`): each process adds the calls *it* admitted
 //! every `TNS_USAGE_FLUSH_SECS`, however they were counted, so what Redis loses the ledger
@@ -39,7 +42,7 @@ use sqlx::PgPool;
 pub use tns_core::domain::month::Month;
 use tns_core::{
     domain::kinds::OrgStatus,
-    env::{limit_key_suffix, usage_key_suffix},
+    env::{lease_key_suffix, limit_key_suffix, usage_key_suffix},
 };
 use tns_store::usage::{self, EndpointUsage, MonthCounts, OVERAGE_FIELD};
 
@@ -48,6 +51,7 @@ use crate::{
     error::{ApiError, Code},
     metrics::Metrics,
     quota_batch::{self, Batches, NotCounted},
+    quota_lease::Leases,
     redis_store::{RedisDown, RedisStore},
     settings::{FailMode, QuotaSettings},
 };
@@ -98,7 +102,13 @@ for g = 1, tonumber(ARGV[2]) do
   end
 end
 if #adds == 0 or redis.call('HSETNX', KEYS[1], 'p|' .. ARGV[1], 1) == 0 then return 0 end
-for j = 1, #adds, 2 do redis.call('HINCRBY', KEYS[1], adds[j], adds[j + 1]) end
+for j = 1, #adds, 2 do
+  redis.call('HINCRBY', KEYS[1], adds[j], adds[j + 1])
+  -- Calls counted elsewhere take numbers too, so the quota still holds them.
+  if adds[j] == 'total' and redis.call('HEXISTS', KEYS[1], 'f') == 1 then
+    redis.call('HINCRBY', KEYS[1], 'f', adds[j + 1])
+  end
+end
 return 1
 "#;
 
@@ -122,8 +132,8 @@ pub struct Decision {
     pub remaining: i64,
     /// Unix time the window resets.
     pub reset: i64,
-    /// The calls counted, this one included, are beyond the limit (served only on a soft
-    /// quota, or on a route spared it).
+    /// The call's number is beyond the limit (served only on a soft quota, or on a route
+    /// spared it).
     pub over: bool,
 }
 
@@ -160,6 +170,8 @@ impl Counts {
         }
     }
 }
+
+type RecallGate = Arc<tokio::sync::Mutex<Option<tokio::time::Instant>>>;
 
 /// This process's counts of one organization-month by the copy they were counted in.
 type Groups = HashMap<Counted, Counts>;
@@ -211,6 +223,10 @@ pub struct Quota {
     metrics: Arc<Metrics>,
     settings: QuotaSettings,
     batches: Arc<Batches>,
+    leases: Arc<Leases>,
+    /// Per organization at its quota: when its last recall ended, behind the lock its next
+    /// recall is made under.
+    recalled: Mutex<HashMap<OrgId, RecallGate>>,
     seed: Script,
     add: Script,
     push: Script,
@@ -258,6 +274,8 @@ impl Quota {
     pub fn new(store: Arc<RedisStore>, db: PgPool, metrics: Arc<Metrics>, settings: QuotaSettings) -> Quota {
         Quota {
             batches: Batches::new(Arc::clone(&store)),
+            leases: Leases::new(Arc::clone(&store), Arc::clone(&metrics), settings.lease),
+            recalled: Mutex::new(HashMap::new()),
             store,
             db,
             metrics,
@@ -294,10 +312,18 @@ impl Quota {
             return Ok(Decision { admitted: true, limit: -1, remaining: -1, reset: month.reset_at(), over: false });
         }
         let field = format!("t|{endpoint}");
+        if let Some((decision, copy)) = self.leases.take(org, month, &field) {
+            self.metrics.quota_leased_calls.inc();
+            self.count(org, month, Some(copy), &[("total", 1), (&field, 1)]);
+            return Ok(decision);
+        }
         let (decision, counted) = match self.admit_redis(org, month, &field, exempt).await {
-            Ok((d, v)) => {
+            Ok((d, v, crowded)) => {
                 if self.counting_locally.load(Ordering::Relaxed) {
                     self.stop_counting_locally();
+                }
+                if d.admitted && crowded {
+                    self.leases.ask(org, month);
                 }
                 (d, Some(v))
             }
@@ -340,31 +366,42 @@ impl Quota {
         self.counting_locally.store(false, Ordering::Relaxed);
     }
 
-    /// The decision, and the id of the copy that counted the call.
+    /// The decision, the id of the copy that counted the call, and whether other calls of the
+    /// month were counted with it.
     async fn admit_redis(
         &self,
         org: OrgId,
         month: Month,
         field: &str,
         exempt: Exempt,
-    ) -> Result<(Decision, i64), Failure> {
-        let keys = (self.usage_key(org, month), self.limit_key(org));
-        for _ in 0..3 {
+    ) -> Result<(Decision, i64, bool), Failure> {
+        let keys = (self.usage_key(org, month), self.limit_key(org), self.store.key(&lease_key_suffix(org, month)));
+        for attempt in 0..4 {
             let counted = self.batches.count(org, month, &keys, field.to_string(), exempt).await;
             match counted {
                 Ok(quota_batch::Counted::NoLimit) => self.seed_limit(org).await?,
                 Ok(quota_batch::Counted::NoMonth) => self.seed_month(org, month).await?,
                 Ok(quota_batch::Counted::Suspended) => return Err(Failure::Suspended),
-                Ok(quota_batch::Counted::Done { admitted, total, quota, copy }) => {
-                    let remaining = if quota < 0 { -1 } else { (quota - total).max(0) };
+                // At the quota with leases out: have them given back, then ask again. Should
+                // that fail, or leases still be out after three recalls, the call is refused,
+                // which never admits one past the quota.
+                Ok(quota_batch::Counted::Recall) if attempt < 3 && self.recall_at_quota(org).await => {}
+                Ok(quota_batch::Counted::Recall) => {
+                    let limit = self.cached_limit(org).await?.quota.unwrap_or(-1);
+                    let decision =
+                        Decision { admitted: false, limit, remaining: 0, reset: month.reset_at(), over: true };
+                    return Ok((decision, -1, false));
+                }
+                Ok(quota_batch::Counted::Done { admitted, number, quota, copy, crowded }) => {
+                    let remaining = if quota < 0 { -1 } else { (quota - number).max(0) };
                     let decision = Decision {
                         admitted,
                         limit: quota,
                         remaining,
                         reset: month.reset_at(),
-                        over: quota >= 0 && total > quota,
+                        over: quota >= 0 && number > quota,
                     };
-                    return Ok((decision, copy));
+                    return Ok((decision, copy, crowded));
                 }
                 Err(NotCounted::Redis(e)) => return Err(Failure::Redis(RedisDown(e))),
                 Err(NotCounted::Unexpected(e)) => return Err(Failure::Api(anyhow::anyhow!(e).into())),
@@ -471,8 +508,47 @@ impl Quota {
             // Other processes pick the plan up when their Redis-less limit cache expires (5 s)
             // or when the key's TTL runs out; log so operators know.
             tracing::warn!(org = org.get(), error = %e, "could not publish the new limit to redis");
+        } else if let Err(e) = self.recall(org).await {
+            // Leases against the old limit are used until they expire (TNS_QUOTA_LEASE_MS).
+            tracing::warn!(org = org.get(), error = %e.0, "could not recall the organization's quota leases");
         }
         Ok(())
+    }
+
+    /// A recall for calls at the quota; the calls that arrive while one is made wait for it
+    /// rather than each making their own. Whether the leases were given back.
+    async fn recall_at_quota(&self, org: OrgId) -> bool {
+        let asked = tokio::time::Instant::now();
+        let gate = Arc::clone(self.recalled.lock().unwrap_or_else(|p| p.into_inner()).entry(org).or_default());
+        let recalled = {
+            let mut done = gate.lock().await;
+            if done.is_some_and(|at| at > asked) {
+                return true;
+            }
+            let recalled = self.recall(org).await;
+            *done = Some(tokio::time::Instant::now());
+            recalled
+        };
+        drop(gate);
+        // Gates nobody waits at are forgotten.
+        self.recalled.lock().unwrap_or_else(|p| p.into_inner()).retain(|_, g| Arc::strong_count(g) > 1);
+        if let Err(e) = &recalled {
+            tracing::warn!(org = org.get(), error = %e.0, "quota leases not recalled for a call at the quota; refused");
+        }
+        recalled.is_ok()
+    }
+
+    /// Have every process give back its leases on `org`'s numbers, and wait until they have.
+    async fn recall(&self, org: OrgId) -> Result<(), RedisDown> {
+        let mut conn = self.store.call(|c| async move { Ok(c) }).await?;
+        tns_store::published::recall_leases(&mut conn, self.store.prefix(), org)
+            .await
+            .map_err(|e| RedisDown(format!("{e:#}")))
+    }
+
+    /// This process's leases, for the role's background tasks.
+    pub fn leases(&self) -> &Arc<Leases> {
+        &self.leases
     }
 
     async fn persisted(&self, org: OrgId, month: Month) -> sqlx::Result<MonthCounts> {
@@ -562,8 +638,17 @@ impl Quota {
     /// The month's usage: Redis's copy and what this process counted that the copy lacks, else
     /// the ledger and what this process has not added to it yet.
     pub async fn usage(&self, org: OrgId, month: Month) -> Result<Vec<EndpointUsage>, ApiError> {
+        // What leases admitted reaches Redis's copy when they are given back.
+        if let Err(e) = self.recall(org).await {
+            tracing::debug!(org = org.get(), error = %e.0, "quota leases not recalled before a usage read");
+        }
         let key = self.usage_key(org, month);
-        let live: Result<HashMap<String, i64>, _> = self.store.call(|mut c| async move { c.hgetall(key).await }).await;
+        // Numeric fields only: the hash also holds the holes between numbers (`h`).
+        let live: Result<HashMap<String, i64>, _> = self
+            .store
+            .call(|mut c| async move { c.hgetall::<_, HashMap<String, String>>(key).await })
+            .await
+            .map(|h| h.into_iter().filter_map(|(f, v)| Some((f, v.parse().ok()?))).collect());
         let mut fields = Counts::default();
         let lacks: Box<dyn Fn(Counted, Option<i64>) -> bool> = match live {
             Ok(h) if !h.is_empty() => {
@@ -630,6 +715,10 @@ impl Quota {
                 }
             }
         }
+        // Leases first: one given back after a push that raised the last number would leave
+        // its unused numbers as a hole below it (still counted exactly, but `Remaining` would
+        // read lower than it is until the hole is taken near the quota).
+        self.leases.tick().await;
         let pending = self.unpushed.lock().unwrap_or_else(|p| p.into_inner()).len();
         for _ in 0..pending {
             let Some(u) = self.unpushed.lock().unwrap_or_else(|p| p.into_inner()).pop_front() else { break };
@@ -669,6 +758,7 @@ impl Quota {
 
     /// The last flush at shutdown (what cannot reach the ledger now is logged as lost).
     pub async fn flush_on_shutdown(&self) {
+        self.leases.give_back_on_shutdown().await;
         self.flush().await;
         let lost = self.unflushed.lock().unwrap_or_else(|p| p.into_inner()).len();
         if lost > 0 {

@@ -16,6 +16,7 @@ use std::{
 
 use redis::Script;
 use tns_core::ids::OrgId;
+use tns_store::published::LEASE_GRACE_MS;
 use tokio::sync::oneshot;
 
 use crate::{
@@ -28,13 +29,22 @@ use crate::{
 /// the processes' fallback (the ledger counts each once), so the bound also bounds that.
 const MAX_RUN: usize = 64;
 
-/// Counts each call of ARGV (groups of three: the endpoint's field, whether the route is spared
-/// the quota, whether it is spared suspension) in turn. Returns {-2} when the limit is unknown
-/// and {-3} when the month is not seeded (nothing counted), else {quota, soft, c} followed by
-/// two numbers per call: 1 admitted, 0 refused for quota or -4 refused for suspension (nothing
-/// counted), and the month's total after it. `c` is the copy's id (-1 for a copy made before
-/// ids). A call served beyond a soft quota also counts in `overage` (never one of a route
-/// spared the quota). The limit is `<quota>:<soft 0|1>:<suspended 0|1>`.
+/// Counts each call of ARGV[2..] (groups of three: the endpoint's field, whether the route is
+/// spared the quota, whether it is spared suspension) in turn. Returns {-2} when the limit is
+/// unknown and {-3} when the month is not seeded (nothing counted), else {quota, soft, c}
+/// followed by two numbers per call: 1 admitted, 0 refused for quota, -4 refused for suspension
+/// or -5 not decided while leases are out (nothing counted for either), and the call's number
+/// (for a refused one, the last number handed out). `c` is the copy's id (-1 for a copy made
+/// before ids). The limit is `<quota>:<soft 0|1>:<suspended 0|1>`.
+///
+/// Every admitted call has its own number, so `X-RateLimit-Remaining` (the quota less the
+/// number) is never handed out twice. Numbers go up from `f` (the last handed out, `total` in a
+/// copy that has no `f` yet); a process may lease a block of them ([`crate::quota_lease`]) and
+/// give back what it did not use as a hole (`h`, `<first>-<last>` pairs). Past the quota a call
+/// takes the lowest hole; with none left it is refused, unless leases are out (KEYS[3], live
+/// until expiry + ARGV[1] ms): they may give numbers back, so the call waits for a recall
+/// (-5) instead. A call numbered beyond a soft quota also counts in `overage` (never one of a
+/// route spared the quota).
 const ADMIT_LUA: &str = r#"
 local lim = redis.call('GET', KEYS[2])
 if not lim then return {-2} end
@@ -43,27 +53,80 @@ local f = {}
 for part in string.gmatch(lim, '[^:]+') do f[#f + 1] = part end
 local quota, soft, suspended = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
 local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
+local last = tonumber(redis.call('HGET', KEYS[1], 'f') or total)
 local out = {quota, soft, tonumber(redis.call('HGET', KEYS[1], 'c') or '-1')}
+local holes, leased = nil, nil
+local function hole()
+  if not holes then
+    holes = {}
+    for a, b in string.gmatch(redis.call('HGET', KEYS[1], 'h') or '', '(%d+)-(%d+)') do
+      holes[#holes + 1] = {tonumber(a), tonumber(b)}
+    end
+  end
+  local h = holes[1]
+  if not h or (quota >= 0 and h[1] > quota) then return nil end
+  local n = h[1]
+  if h[1] == h[2] then table.remove(holes, 1) else h[1] = h[1] + 1 end
+  return n
+end
+local function leases_out()
+  if leased == nil then
+    leased = false
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local recs = redis.call('HVALS', KEYS[3])
+    for i = 1, #recs do
+      if tonumber(string.match(recs[i], ':(%d+)$')) + tonumber(ARGV[1]) > now then leased = true end
+    end
+  end
+  return leased
+end
 local fields, added, overage = {}, 0, 0
-for i = 1, #ARGV, 3 do
+for i = 2, #ARGV, 3 do
   local spared_quota = ARGV[i + 1] == '1'
+  local n = nil
   if suspended == 1 and ARGV[i + 2] == '0' then
     out[#out + 1] = -4
-  elseif quota >= 0 and total >= quota and soft == 0 and not spared_quota then
-    out[#out + 1] = 0
+  elseif quota < 0 or last < quota then
+    last = last + 1
+    n = last
   else
+    n = hole()
+    if not n then
+      if spared_quota then
+        last = last + 1
+        n = last
+      elseif leases_out() then
+        out[#out + 1] = -5
+      elseif soft == 1 then
+        last = last + 1
+        n = last
+      else
+        out[#out + 1] = 0
+      end
+    end
+  end
+  if n then
     total = total + 1
     added = added + 1
     fields[ARGV[i]] = (fields[ARGV[i]] or 0) + 1
-    if soft == 1 and quota >= 0 and total > quota and not spared_quota then overage = overage + 1 end
+    if soft == 1 and quota >= 0 and n > quota and not spared_quota then overage = overage + 1 end
     out[#out + 1] = 1
+    out[#out + 1] = n
+  else
+    out[#out + 1] = last
   end
-  out[#out + 1] = total
 end
 if added > 0 then
   redis.call('HINCRBY', KEYS[1], 'total', added)
+  redis.call('HSET', KEYS[1], 'f', last)
   for field, n in pairs(fields) do redis.call('HINCRBY', KEYS[1], field, n) end
   if overage > 0 then redis.call('HINCRBY', KEYS[1], 'overage', overage) end
+  if holes then
+    local parts = {}
+    for _, h in ipairs(holes) do parts[#parts + 1] = h[1] .. '-' .. h[2] end
+    redis.call('HSET', KEYS[1], 'h', table.concat(parts, ','))
+  end
 end
 return out
 "#;
@@ -71,9 +134,13 @@ return out
 /// What the script answered for one call.
 #[derive(Debug, Clone, Copy)]
 pub enum Counted {
-    /// Admitted (`admitted`) or refused for quota, with the month's total after it, the quota
-    /// (-1 unlimited) and the id of the copy that counted it.
-    Done { admitted: bool, total: i64, quota: i64, copy: i64 },
+    /// Admitted (`admitted`, with its number) or refused for quota (with the last number
+    /// handed out), the quota (-1 unlimited) and the id of the copy that counted it.
+    /// `crowded`: other calls of the organization-month were counted in the same run (they
+    /// arrived while the run before was in flight).
+    Done { admitted: bool, number: i64, quota: i64, copy: i64, crowded: bool },
+    /// Refused unless leases are given back: recall them and ask again.
+    Recall,
     /// The organization is suspended and the route is not spared: nothing counted.
     Suspended,
     /// The limit is not in Redis: seed it and ask again.
@@ -90,6 +157,9 @@ pub enum NotCounted {
 }
 
 type Reply = Result<Counted, NotCounted>;
+
+/// A month's usage key, its organization's limit key and the month's lease key.
+pub type Keys = (String, String, String);
 
 struct Waiting {
     field: String,
@@ -137,7 +207,7 @@ impl Batches {
         self: &Arc<Self>,
         org: OrgId,
         month: Month,
-        keys: &(String, String),
+        keys: &Keys,
         field: String,
         exempt: Exempt,
     ) -> Reply {
@@ -156,7 +226,7 @@ impl Batches {
     }
 
     /// Run the month's waiting calls until none is left (then the next call starts a task).
-    async fn run_all(&self, org: OrgId, month: Month, keys: (String, String)) {
+    async fn run_all(&self, org: OrgId, month: Month, keys: Keys) {
         let mut ending = Ending { batches: self, key: (org, month), done: false };
         loop {
             let calls = {
@@ -174,9 +244,9 @@ impl Batches {
         ending.done = true;
     }
 
-    async fn run(&self, (usage_key, limit_key): &(String, String), calls: Vec<Waiting>) {
+    async fn run(&self, (usage_key, limit_key, lease_key): &Keys, calls: Vec<Waiting>) {
         let mut inv = self.script.key(usage_key);
-        inv.key(limit_key);
+        inv.key(limit_key).key(lease_key).arg(LEASE_GRACE_MS);
         for c in &calls {
             inv.arg(&c.field).arg(c.exempt.quota as u8).arg(c.exempt.suspension as u8);
         }
@@ -187,17 +257,24 @@ impl Batches {
             Ok(r) => match r.as_slice() {
                 [-2] => vec![Ok(Counted::NoLimit); calls.len()],
                 [-3] => vec![Ok(Counted::NoMonth); calls.len()],
-                [quota, _soft, copy, each @ ..] if each.len() == 2 * calls.len() => each
-                    .chunks(2)
-                    .map(|c| {
-                        Ok(match c[0] {
-                            -4 => Counted::Suspended,
-                            admitted => {
-                                Counted::Done { admitted: admitted == 1, total: c[1], quota: *quota, copy: *copy }
-                            }
+                [quota, _soft, copy, each @ ..] if each.len() == 2 * calls.len() => {
+                    let crowded = calls.len() > 1;
+                    each.chunks(2)
+                        .map(|c| {
+                            Ok(match c[0] {
+                                -4 => Counted::Suspended,
+                                -5 => Counted::Recall,
+                                admitted => Counted::Done {
+                                    admitted: admitted == 1,
+                                    number: c[1],
+                                    quota: *quota,
+                                    copy: *copy,
+                                    crowded,
+                                },
+                            })
                         })
-                    })
-                    .collect(),
+                        .collect()
+                }
                 other => {
                     vec![Err(NotCounted::Unexpected(format!("unexpected quota script reply {other:?}"))); calls.len()]
                 }

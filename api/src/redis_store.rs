@@ -30,6 +30,8 @@ pub struct RedisStore {
     shared: Mutex<Option<MultiplexedConnection>>,
     prefix: String,
     open_until_ms: AtomicI64,
+    /// For subscriptions, which need a connection of their own.
+    client: redis::Client,
 }
 
 impl RedisStore {
@@ -45,7 +47,18 @@ impl RedisStore {
             ..Default::default()
         });
         let pool = cfg.create_pool(Some(Runtime::Tokio1))?;
-        Ok(RedisStore { pool, shared: Mutex::new(None), prefix: prefix.to_string(), open_until_ms: AtomicI64::new(0) })
+        let client = redis::Client::open(url)?;
+        Ok(RedisStore {
+            pool,
+            shared: Mutex::new(None),
+            prefix: prefix.to_string(),
+            open_until_ms: AtomicI64::new(0),
+            client,
+        })
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     pub fn key(&self, rest: &str) -> String {
@@ -89,6 +102,20 @@ impl RedisStore {
         let conn = deadpool_redis::Connection::take(fresh);
         *self.shared.lock().unwrap_or_else(|p| p.into_inner()) = Some(conn.clone());
         Ok(conn)
+    }
+
+    /// The messages published on `channel` from now on, on a connection of their own; the
+    /// stream ends when the connection does.
+    pub async fn subscribe(&self, channel: &str) -> Result<redis::aio::PubSubStream, RedisDown> {
+        let subscribed = tokio::time::timeout(CALL_TIMEOUT, async {
+            let mut sub = self.client.get_async_pubsub().await?;
+            sub.subscribe(channel).await?;
+            redis::RedisResult::Ok(sub.into_on_message())
+        });
+        match subscribed.await {
+            Ok(r) => r.map_err(|e| RedisDown(e.to_string())),
+            Err(_) => Err(RedisDown("timed out".into())),
+        }
     }
 
     /// A PING on a fresh pool checkout, bypassing the breaker (readiness must see the truth).

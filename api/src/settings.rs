@@ -27,6 +27,7 @@ pub struct QuotaSettings {
     /// Fail-open: calls one process admits per organization and month beyond the last persisted
     /// total while Redis is unreachable.
     pub fail_open_allowance: i64,
+    pub lease: crate::quota_lease::LeaseSettings,
 }
 
 impl QuotaSettings {
@@ -34,6 +35,10 @@ impl QuotaSettings {
         Ok(QuotaSettings {
             enabled: vars.parse_bool("TNS_QUOTA_ENABLED", true)?,
             fail_open_allowance: vars.parse_int("TNS_QUOTA_FAIL_OPEN_ALLOWANCE", 200, 0, 1_000_000)? as i64,
+            lease: crate::quota_lease::LeaseSettings {
+                max: vars.parse_int("TNS_QUOTA_LEASE_MAX", 256, 0, 100_000)? as i64,
+                life: Duration::from_millis(vars.parse_int("TNS_QUOTA_LEASE_MS", 1000, 50, 5000)?),
+            },
             fail_mode: match vars.get("TNS_QUOTA_FAIL_MODE").as_deref() {
                 None | Some("open") => FailMode::Open,
                 Some("closed") => FailMode::Closed,

@@ -204,6 +204,7 @@ impl Application {
                 }
             }
         });
+        background.spawn("quota leases", state.quota.leases().clone().run());
         background.spawn("journey writers", self.journey_writers.run());
         background.spawn("submission listener", {
             let state = state.clone();

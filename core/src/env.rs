@@ -55,6 +55,8 @@ pub const VARIABLES: &[&str] = &[
     "TNS_QUOTA_ENABLED",
     "TNS_QUOTA_FAIL_MODE",
     "TNS_QUOTA_FAIL_OPEN_ALLOWANCE",
+    "TNS_QUOTA_LEASE_MAX",
+    "TNS_QUOTA_LEASE_MS",
     "TNS_REDIS_PREFIX",
     "TNS_REFERENCE_ORG",
     "TNS_REDIS_URL",
@@ -207,6 +209,16 @@ pub fn limit_key_suffix(org: OrgId) -> String {
 pub fn usage_key_suffix(org: OrgId, month: crate::domain::month::Month) -> String {
     format!("usage:{org}:{month}")
 }
+
+/// The key (without the prefix) of the leases API processes hold on an organization-month's
+/// call numbers (see `tns_store::published`).
+pub fn lease_key_suffix(org: OrgId, month: crate::domain::month::Month) -> String {
+    format!("lease:{org}:{month}")
+}
+
+/// The channel (after the prefix) on which an organization's leases are recalled; the message
+/// is the organization's id.
+pub const LEASE_RECALL_CHANNEL: &str = "quota:recall";
 
 /// `TNS_AUTH_RATE_LIMIT` per `TNS_AUTH_RATE_WINDOW_SECS`: the unauthenticated requests a client
 /// may send to the API, and, counted apart, the refused credentials it may send to the API or

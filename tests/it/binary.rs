@@ -237,3 +237,160 @@ async fn quota_is_exact_across_two_processes() {
     .await;
     assert_eq!(persisted, Some(300));
 }
+
+/// The calls a process admitted from leases, from its metrics.
+async fn leased_calls(p: &Proc) -> i64 {
+    let metrics = p.metrics().await;
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("tns_quota_leased_calls_total "))
+        .map(|n| n.trim().parse().unwrap())
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn quota_stays_exact_when_processes_admit_from_leases() {
+    // Small leases, so both processes lease many times before the quota's margin (2 × 16).
+    let env = Env::new().await.with(&[("TNS_USAGE_FLUSH_SECS", "1"), ("TNS_QUOTA_LEASE_MAX", "16")]);
+    let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
+    let org = a.register().await;
+    set_custom_plan(&env.pool().await, org.id, "it-1000", Some(1000), None).await;
+
+    let outcomes: Vec<(u16, Option<i64>)> = stream::iter(0..1300)
+        .map(|i| {
+            let api = if i % 2 == 0 { &a.api } else { &b.api };
+            let key = org.key.clone();
+            async move {
+                let res = api.get("/portal/me", &key).await;
+                let status = res.status().as_u16();
+                (status, (status == 200).then(|| header_i64(&res, "x-ratelimit-remaining")))
+            }
+        })
+        .buffer_unordered(64)
+        .collect()
+        .await;
+
+    let (leased_a, leased_b) = (leased_calls(&a).await, leased_calls(&b).await);
+    assert!(leased_a > 0 && leased_b > 0, "both processes admitted from leases: {leased_a}, {leased_b}");
+    let admitted: Vec<i64> = outcomes.iter().filter_map(|(_, r)| *r).collect();
+    assert_eq!(admitted.len(), 1000, "exactly the quota is admitted");
+    assert_eq!(outcomes.iter().filter(|(s, _)| *s == 429).count(), 300);
+    let unique: HashSet<i64> = admitted.iter().copied().collect();
+    assert_eq!(unique, (0..1000).collect::<HashSet<i64>>(), "every Remaining value handed out once");
+
+    // Read at once, on either process: what the leases admitted is there.
+    let usage: Value = a.usage(&org.key).await;
+    let me = usage["by_endpoint"].as_array().unwrap().iter().find(|e| e["endpoint"] == "GET /portal/me").unwrap();
+    assert_eq!(me["total_calls"], 1000);
+    assert_eq!(usage["monthly_total"], 1001, "the 1000 calls plus this usage call");
+
+    let db = env.pool().await;
+    let persisted = eventually(Duration::from_secs(10), || async {
+        let n: Option<i64> = sqlx::query_scalar(
+            "SELECT total_calls FROM usage_monthly WHERE org_id = $1 AND endpoint = 'GET /portal/me'",
+        )
+        .bind(org.id)
+        .fetch_optional(&db)
+        .await
+        .unwrap();
+        n.filter(|n| *n == 1000)
+    })
+    .await;
+    assert_eq!(persisted, Some(1000), "the ledger counts each call once");
+}
+
+/// Keeps both processes busy with `org`'s calls until each admits from a lease, then runs
+/// `change` while they are still busy, and answers what it answered (None: no lease in 20 s).
+async fn while_leasing<T, F: std::future::Future<Output = T>>(a: &Proc, b: &Proc, key: &str, change: F) -> Option<T> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let busy = AtomicBool::new(true);
+    let load = stream::iter(0..).take_while(|_| std::future::ready(busy.load(Ordering::Relaxed))).for_each_concurrent(
+        16,
+        |i| async move {
+            (if i % 2 == 0 { a } else { b }).get("/portal/me", key).await;
+        },
+    );
+    let changed = async {
+        let leasing = eventually(Duration::from_secs(20), || async {
+            (leased_calls(a).await > 0 && leased_calls(b).await > 0).then_some(())
+        })
+        .await;
+        let out = match leasing {
+            Some(()) => Some(change.await),
+            None => None,
+        };
+        busy.store(false, Ordering::Relaxed);
+        out
+    };
+    tokio::join!(changed, load).0
+}
+
+#[tokio::test]
+async fn a_suspension_holds_at_once_on_processes_holding_leases() {
+    let env = Env::new().await;
+    let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
+    let org = a.register().await;
+    set_custom_plan(&env.pool().await, org.id, "it-unlimited", None, None).await;
+
+    let refused = while_leasing(&a, &b, &org.key, async {
+        let id = org.id.to_string();
+        tns_admin(&env, &["set-status", &id, "suspended", "--reason", "abuse", "--operator", "deniz"]).await.unwrap();
+        // The command has returned: no process admits a change from a lease any more.
+        let mut refused = Vec::new();
+        for (i, p) in [&a, &b].into_iter().enumerate() {
+            let res =
+                p.post("/portal/vehicles", Some(&org.key), crate::fixtures::vehicle(&format!("34SUS{i:03}"))).await;
+            refused.push(res.status().as_u16());
+        }
+        refused
+    })
+    .await
+    .expect("both processes leased under load");
+    assert_eq!(refused, [403, 403], "the suspension held at once on both processes");
+}
+
+#[tokio::test]
+async fn a_plan_change_holds_at_once_on_processes_holding_leases() {
+    let env = Env::new().await;
+    let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
+    let org = a.register().await;
+    set_custom_plan(&env.pool().await, org.id, "it-unlimited", None, None).await;
+
+    let limits = while_leasing(&a, &b, &org.key, async {
+        let change = serde_json::json!({"plan_code": "Y-25"});
+        let res = a.post("/portal/billing/subscription/change", Some(&org.key), change).await;
+        assert_eq!(res.status(), 200);
+        let mut limits = Vec::new();
+        for p in [&b, &a] {
+            limits.push(header_i64(&p.get("/portal/me", &org.key).await, "x-ratelimit-limit"));
+        }
+        limits
+    })
+    .await
+    .expect("both processes leased under load");
+    assert_eq!(limits, [2500, 2500], "the new quota held at once on both processes");
+}
+
+#[tokio::test]
+async fn usage_read_at_once_counts_what_leases_admitted() {
+    let env = Env::new().await;
+    let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
+    let org = a.register().await;
+    set_custom_plan(&env.pool().await, org.id, "it-unlimited", None, None).await;
+    let statuses: Vec<u16> = stream::iter(0..2000)
+        .map(|i| {
+            let (api, key) = (if i % 2 == 0 { &a.api } else { &b.api }, org.key.clone());
+            async move { api.get("/portal/me", &key).await.status().as_u16() }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    assert!(statuses.iter().all(|s| *s == 200));
+    let (leased_a, leased_b) = (leased_calls(&a).await, leased_calls(&b).await);
+    assert!(leased_a > 0 && leased_b > 0, "both processes admitted from leases: {leased_a}, {leased_b}");
+    // Far from any quota, the leases are still held when usage is read, on either process.
+    let usage: Value = b.usage(&org.key).await;
+    let me = usage["by_endpoint"].as_array().unwrap().iter().find(|e| e["endpoint"] == "GET /portal/me").unwrap();
+    assert_eq!(me["total_calls"], 2000, "{usage}");
+    assert_eq!(usage["monthly_total"], 2001);
+}
