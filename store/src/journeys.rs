@@ -335,6 +335,11 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
                                           'created_at', j.created_at, 'updated_at', j.updated_at,
                                           'created_by', j.created_by, 'changed_by', j.changed_by))) AS deliveries
               FROM j
+             -- Only for organizations something receives it from (webhook_emit's own match for
+             -- this type): the event is not built, nor the function run, for the others, which
+             -- was most of a create's time in PostgreSQL.
+             WHERE EXISTS (SELECT 1 FROM webhook_subscriptions s
+                            WHERE s.org_id = j.org_id AND s.active AND s.event_type = 'journey.created')
          )
          SELECT v.n AS ordinal, j.id, j.vehicle_ref, j.plate, j.vehicle_record_id, j.departure_date, j.departure_time,
                 j.departure_district_id, j.departure_country, j.departure_place, j.arrival_date, j.arrival_time,
