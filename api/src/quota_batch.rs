@@ -53,7 +53,8 @@ local f = {}
 for part in string.gmatch(lim, '[^:]+') do f[#f + 1] = part end
 local quota, soft, suspended = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
 local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
-local last = tonumber(redis.call('HGET', KEYS[1], 'f') or total)
+-- Never below the total: a process of the version before numbers counts only the total.
+local last = math.max(tonumber(redis.call('HGET', KEYS[1], 'f') or total), total)
 local out = {quota, soft, tonumber(redis.call('HGET', KEYS[1], 'c') or '-1')}
 local holes, leased = nil, nil
 local function hole()

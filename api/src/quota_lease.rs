@@ -79,7 +79,8 @@ local p = {}
 for part in string.gmatch(lim, '[^:]+') do p[#p + 1] = part end
 local quota, suspended = tonumber(p[1]), tonumber(p[3] or '0')
 if suspended == 1 then return {-4} end
-local last = tonumber(redis.call('HGET', KEYS[1], 'f') or redis.call('HGET', KEYS[1], 'total') or '0')
+local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
+local last = math.max(tonumber(redis.call('HGET', KEYS[1], 'f') or total), total)
 local holes = {}
 for a, b in string.gmatch(redis.call('HGET', KEYS[1], 'h') or '', '(%d+)-(%d+)') do
   holes[#holes + 1] = {tonumber(a), tonumber(b)}

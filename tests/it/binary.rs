@@ -189,14 +189,16 @@ async fn revoked_key_and_its_tokens_die_on_every_process_within_five_seconds() {
     assert_eq!(b.get("/portal/me", &org.key).await.status(), 200);
 }
 
-#[tokio::test]
-async fn quota_is_exact_across_two_processes() {
-    let env = Env::new().await.with(&[("TNS_USAGE_FLUSH_SECS", "1")]);
-    let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
+/// `calls` calls of one organization with a hard quota of `quota`, alternating between two API
+/// processes of `env`, 64 in flight: exactly the quota is admitted, each `X-RateLimit-Remaining`
+/// once, the usage read at once on either process is exact, and so is the ledger. Returns the
+/// two processes.
+async fn quota_exact_across(env: &Env, quota: i32, calls: usize) -> (Proc, Proc) {
+    let (a, b) = tokio::join!(Proc::start("api", env), Proc::start("api", env));
     let org = a.register().await;
-    set_custom_plan(&env.pool().await, org.id, "it-300", Some(300), None).await;
+    set_custom_plan(&env.pool().await, org.id, "it-quota", Some(quota), None).await;
 
-    let outcomes: Vec<(u16, Option<i64>)> = stream::iter(0..400)
+    let outcomes: Vec<(u16, Option<i64>)> = stream::iter(0..calls)
         .map(|i| {
             let api = if i % 2 == 0 { &a.api } else { &b.api };
             let key = org.key.clone();
@@ -210,17 +212,18 @@ async fn quota_is_exact_across_two_processes() {
         .collect()
         .await;
 
+    let quota_calls = quota as usize;
     let admitted: Vec<i64> = outcomes.iter().filter_map(|(_, r)| *r).collect();
-    assert_eq!(admitted.len(), 300, "exactly the quota is admitted");
-    assert_eq!(outcomes.iter().filter(|(s, _)| *s == 429).count(), 100);
+    assert_eq!(admitted.len(), quota_calls, "exactly the quota is admitted");
+    assert_eq!(outcomes.iter().filter(|(s, _)| *s == 429).count(), calls - quota_calls);
     let unique: HashSet<i64> = admitted.iter().copied().collect();
-    assert_eq!(unique.len(), 300, "no Remaining value handed out twice");
-    assert_eq!(unique, (0..300).collect::<HashSet<i64>>());
+    assert_eq!(unique.len(), quota_calls, "no Remaining value handed out twice");
+    assert_eq!(unique, (0..quota as i64).collect::<HashSet<i64>>());
 
     let usage: Value = b.usage(&org.key).await;
     let me = usage["by_endpoint"].as_array().unwrap().iter().find(|e| e["endpoint"] == "GET /portal/me").unwrap();
-    assert_eq!(me["total_calls"], 300);
-    assert_eq!(usage["monthly_total"], 301, "the 300 calls plus this usage call");
+    assert_eq!(me["total_calls"], quota);
+    assert_eq!(usage["monthly_total"], quota + 1, "the calls admitted plus this usage call");
 
     // The persisted copy converges to the same count.
     let db = env.pool().await;
@@ -232,10 +235,17 @@ async fn quota_is_exact_across_two_processes() {
         .fetch_optional(&db)
         .await
         .unwrap();
-        n.filter(|n| *n == 300)
+        n.filter(|n| *n == quota as i64)
     })
     .await;
-    assert_eq!(persisted, Some(300));
+    assert_eq!(persisted, Some(quota as i64), "the ledger counts each call once");
+    (a, b)
+}
+
+#[tokio::test]
+async fn quota_is_exact_across_two_processes() {
+    let env = Env::new().await.with(&[("TNS_USAGE_FLUSH_SECS", "1")]);
+    quota_exact_across(&env, 300, 400).await;
 }
 
 /// The calls a process admitted from leases, from its metrics.
@@ -252,51 +262,9 @@ async fn leased_calls(p: &Proc) -> i64 {
 async fn quota_stays_exact_when_processes_admit_from_leases() {
     // Small leases, so both processes lease many times before the quota's margin (2 × 16).
     let env = Env::new().await.with(&[("TNS_USAGE_FLUSH_SECS", "1"), ("TNS_QUOTA_LEASE_MAX", "16")]);
-    let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
-    let org = a.register().await;
-    set_custom_plan(&env.pool().await, org.id, "it-1000", Some(1000), None).await;
-
-    let outcomes: Vec<(u16, Option<i64>)> = stream::iter(0..1300)
-        .map(|i| {
-            let api = if i % 2 == 0 { &a.api } else { &b.api };
-            let key = org.key.clone();
-            async move {
-                let res = api.get("/portal/me", &key).await;
-                let status = res.status().as_u16();
-                (status, (status == 200).then(|| header_i64(&res, "x-ratelimit-remaining")))
-            }
-        })
-        .buffer_unordered(64)
-        .collect()
-        .await;
-
+    let (a, b) = quota_exact_across(&env, 1000, 1300).await;
     let (leased_a, leased_b) = (leased_calls(&a).await, leased_calls(&b).await);
     assert!(leased_a > 0 && leased_b > 0, "both processes admitted from leases: {leased_a}, {leased_b}");
-    let admitted: Vec<i64> = outcomes.iter().filter_map(|(_, r)| *r).collect();
-    assert_eq!(admitted.len(), 1000, "exactly the quota is admitted");
-    assert_eq!(outcomes.iter().filter(|(s, _)| *s == 429).count(), 300);
-    let unique: HashSet<i64> = admitted.iter().copied().collect();
-    assert_eq!(unique, (0..1000).collect::<HashSet<i64>>(), "every Remaining value handed out once");
-
-    // Read at once, on either process: what the leases admitted is there.
-    let usage: Value = a.usage(&org.key).await;
-    let me = usage["by_endpoint"].as_array().unwrap().iter().find(|e| e["endpoint"] == "GET /portal/me").unwrap();
-    assert_eq!(me["total_calls"], 1000);
-    assert_eq!(usage["monthly_total"], 1001, "the 1000 calls plus this usage call");
-
-    let db = env.pool().await;
-    let persisted = eventually(Duration::from_secs(10), || async {
-        let n: Option<i64> = sqlx::query_scalar(
-            "SELECT total_calls FROM usage_monthly WHERE org_id = $1 AND endpoint = 'GET /portal/me'",
-        )
-        .bind(org.id)
-        .fetch_optional(&db)
-        .await
-        .unwrap();
-        n.filter(|n| *n == 1000)
-    })
-    .await;
-    assert_eq!(persisted, Some(1000), "the ledger counts each call once");
 }
 
 /// Keeps both processes busy with `org`'s calls until each admits from a lease, then runs
