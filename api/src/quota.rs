@@ -383,13 +383,18 @@ impl Quota {
                 Ok(quota_batch::Counted::NoMonth) => self.seed_month(org, month).await?,
                 Ok(quota_batch::Counted::Suspended) => return Err(Failure::Suspended),
                 // At the quota with leases out: have them given back, then ask again. Should
-                // that fail, or leases still be out after three recalls, the call is refused,
-                // which never admits one past the quota.
+                // that fail, or leases still be out after three recalls, a hard quota refuses
+                // the call (never one past the quota), and a soft one is counted as when Redis
+                // is unreachable (served, or 503 when failing closed).
                 Ok(quota_batch::Counted::Recall) if attempt < 3 && self.recall_at_quota(org).await => {}
                 Ok(quota_batch::Counted::Recall) => {
-                    let limit = self.cached_limit(org).await?.quota.unwrap_or(-1);
+                    let limit = self.cached_limit(org).await?;
+                    if limit.soft {
+                        return Err(Failure::Redis(RedisDown("quota leases could not be recalled".into())));
+                    }
+                    let quota = limit.quota.unwrap_or(-1);
                     let decision =
-                        Decision { admitted: false, limit, remaining: 0, reset: month.reset_at(), over: true };
+                        Decision { admitted: false, limit: quota, remaining: 0, reset: month.reset_at(), over: true };
                     return Ok((decision, -1, false));
                 }
                 Ok(quota_batch::Counted::Done { admitted, number, quota, copy, crowded }) => {
@@ -526,7 +531,9 @@ impl Quota {
                 return true;
             }
             let recalled = self.recall(org).await;
-            *done = Some(tokio::time::Instant::now());
+            if recalled.is_ok() {
+                *done = Some(tokio::time::Instant::now());
+            }
             recalled
         };
         drop(gate);

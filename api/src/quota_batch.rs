@@ -40,10 +40,11 @@ const MAX_RUN: usize = 64;
 /// Every admitted call has its own number, so `X-RateLimit-Remaining` (the quota less the
 /// number) is never handed out twice. Numbers go up from `f` (the last handed out, `total` in a
 /// copy that has no `f` yet); a process may lease a block of them ([`crate::quota_lease`]) and
-/// give back what it did not use as a hole (`h`, `<first>-<last>` pairs). Past the quota a call
-/// takes the lowest hole; with none left it is refused, unless leases are out (KEYS[3], live
-/// until expiry + ARGV[1] ms): they may give numbers back, so the call waits for a recall
-/// (-5) instead. A call numbered beyond a soft quota also counts in `overage` (never one of a
+/// give back what it did not use as a hole (`h`, `<first>-<last>` pairs). Past the last number
+/// a call takes the lowest hole while the calls counted are below the quota; with none left it
+/// is refused (or served as overage on a soft quota), unless the calls counted are below the
+/// quota and leases are out (KEYS[3], live until expiry + ARGV[1] ms): they may give numbers
+/// back, so the call waits for a recall (-5) instead. A call numbered beyond a soft quota also counts in `overage` (never one of a
 /// route spared the quota).
 const ADMIT_LUA: &str = r#"
 local lim = redis.call('GET', KEYS[2])
@@ -92,12 +93,14 @@ for i = 2, #ARGV, 3 do
     last = last + 1
     n = last
   else
-    n = hole()
+    -- A hole only while the calls counted are below the quota (a plan lowered since the hole
+    -- was left must not admit past the new quota).
+    if quota < 0 or total < quota then n = hole() end
     if not n then
       if spared_quota then
         last = last + 1
         n = last
-      elseif leases_out() then
+      elseif total < quota and leases_out() then
         out[#out + 1] = -5
       elseif soft == 1 then
         last = last + 1

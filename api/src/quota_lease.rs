@@ -13,17 +13,18 @@
 //! - **The quota is exact.** No lease is granted once fewer than [`margin`] numbers below the
 //!   quota were never handed out, so the last ones are handed out by Redis call by call. A call
 //!   that finds no number left while leases are out has them recalled and asks again, and is
-//!   refused only when none is left (or the recall failed: never one past the quota).
+//!   refused only when none is left (or the recall failed: never one past a hard quota; a soft
+//!   one is then counted as while Redis is unreachable).
 //! - **Usage is exact as soon as it is read.** A usage read recalls the month's leases first.
 //! - **A plan change or suspension holds at once.** Whoever makes it recalls the organization's
 //!   leases after publishing it (`tns_store::published`), and a lease is granted only against
 //!   the published limit.
 //!
 //! A recall is a message on a Redis channel this process listens to, and the recaller waits
-//! until the leases are given back. A process leases only while it listens; should it stop
-//! hearing (its subscription broke without it noticing yet), it still stops using each lease
-//! at the lease's expiry by its own clock, and the recaller waits that long (and a grace) at
-//! most. What is lost: a process killed without its shutdown leaves its leases' unused numbers
+//! until the leases are given back. A process leases only while it listens (its subscription is
+//! pinged twice a lease's life, and given up when it does not answer); should it stop hearing
+//! before it notices, it still stops using each lease at the lease's expiry by its own clock,
+//! and the recaller waits that long (and a grace) at most. What is lost: a process killed without its shutdown leaves its leases' unused numbers
 //! unused (the month then admits up to that many calls fewer), and the calls it admitted
 //! uncounted, as it does the calls it had not added to the ledger yet.
 
@@ -47,7 +48,7 @@ use tokio::time::Instant;
 use crate::{
     metrics::Metrics,
     quota::{Decision, Month},
-    redis_store::RedisStore,
+    redis_store::{RedisStore, CALL_TIMEOUT},
 };
 
 /// The smallest lease asked for; the size doubles while leases are used up in half their life
@@ -503,13 +504,29 @@ impl Leases {
             let mut pause = Duration::from_millis(100);
             loop {
                 match self.store.subscribe(&channel).await {
-                    Ok(mut messages) => {
+                    Ok((mut sink, mut messages)) => {
                         pause = Duration::from_millis(100);
                         self.listening.store(true, Ordering::Relaxed);
-                        while let Some(msg) = messages.next().await {
-                            match msg.get_payload::<i64>() {
-                                Ok(org) => self.recall(org),
-                                Err(_) => tracing::warn!("a quota lease recall named no organization"),
+                        // A connection that died without closing would keep this process leasing
+                        // while deaf (every recall then waiting out the leases' life): pinged
+                        // twice a lease's life, it is given up when it does not answer.
+                        let mut ping = tokio::time::interval((self.settings.life / 2).max(Duration::from_millis(100)));
+                        ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                        loop {
+                            tokio::select! {
+                                msg = messages.next() => match msg {
+                                    Some(msg) => match msg.get_payload::<i64>() {
+                                        Ok(org) => self.recall(org),
+                                        Err(_) => tracing::warn!("a quota lease recall named no organization"),
+                                    },
+                                    None => break,
+                                },
+                                _ = ping.tick() => {
+                                    let pong = tokio::time::timeout(CALL_TIMEOUT, sink.ping::<redis::Value>()).await;
+                                    if !matches!(pong, Ok(Ok(_))) {
+                                        break;
+                                    }
+                                }
                             }
                         }
                     }

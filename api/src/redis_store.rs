@@ -14,7 +14,7 @@ use std::{
 use deadpool_redis::{Pool, PoolConfig, Runtime, Timeouts};
 use redis::aio::MultiplexedConnection;
 
-const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
+pub const CALL_TIMEOUT: Duration = Duration::from_millis(1000);
 const BREAKER_OPEN_MS: i64 = 1000;
 
 #[derive(Debug, thiserror::Error)]
@@ -104,13 +104,16 @@ impl RedisStore {
         Ok(conn)
     }
 
-    /// The messages published on `channel` from now on, on a connection of their own; the
-    /// stream ends when the connection does.
-    pub async fn subscribe(&self, channel: &str) -> Result<redis::aio::PubSubStream, RedisDown> {
+    /// The messages published on `channel` from now on, on a connection of their own (the
+    /// stream ends when the connection does), and the connection's sink, to ping it with.
+    pub async fn subscribe(
+        &self,
+        channel: &str,
+    ) -> Result<(redis::aio::PubSubSink, redis::aio::PubSubStream), RedisDown> {
         let subscribed = tokio::time::timeout(CALL_TIMEOUT, async {
             let mut sub = self.client.get_async_pubsub().await?;
             sub.subscribe(channel).await?;
-            redis::RedisResult::Ok(sub.into_on_message())
+            redis::RedisResult::Ok(sub.split())
         });
         match subscribed.await {
             Ok(r) => r.map_err(|e| RedisDown(e.to_string())),

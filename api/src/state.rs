@@ -80,11 +80,11 @@ impl AppState {
     ) -> (AppState, Writers) {
         let redis = Arc::new(redis);
         let metrics = Arc::new(Metrics::new());
-        // An eighth of the pool (two at least) writes journeys; the rest serves everything
+        // An eighth of the pool (one at least) writes journeys; the rest serves everything
         // else. Fewer writers make larger batches: under `bench/operations.sh` two writers
         // instead of four carried about twice the journeys per statement and commit.
         let (journeys, writers) =
-            JourneyWriter::new(db.clone(), (db.options().get_max_connections() as usize / 8).max(2));
+            JourneyWriter::new(db.clone(), (db.options().get_max_connections() as usize / 8).max(1));
         let state = AppState(Arc::new(Inner {
             keys: KeyStore::new(cfg.auth_cache_ttl, metrics.key_lookups.clone()),
             profiles: TtlMap::new(cfg.auth_cache_ttl, 100_000),

@@ -336,8 +336,8 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
                                           'created_by', j.created_by, 'changed_by', j.changed_by))) AS deliveries
               FROM j
              -- Only for organizations something receives it from (webhook_emit's own match for
-             -- this type): the event is not built, nor the function run, for the others, which
-             -- was most of a create's time in PostgreSQL.
+             -- this type): the others' events are not built (webhook_emit then has nothing to
+             -- do), which was most of a create's time in PostgreSQL.
              WHERE EXISTS (SELECT 1 FROM webhook_subscriptions s
                             WHERE s.org_id = j.org_id AND s.active AND s.event_type = 'journey.created')
          )
