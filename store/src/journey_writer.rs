@@ -1,5 +1,6 @@
-//! Journey creation, batched: concurrent creates queue here and a few writer tasks insert
-//! whatever has queued in one statement and one commit. At low load a batch is one journey
+//! Journey creation, batched: concurrent creates queue here and the writer tasks (as many as
+//! the role gives it, one per sixteen pool connections in the API) insert whatever has queued
+//! in one statement and one commit. At low load a batch is one journey
 //! (no added latency: nothing waits for a batch to fill); under load PostgreSQL does one
 //! statement and one WAL flush for many journeys instead of one each.
 
