@@ -208,6 +208,18 @@ struct Slot {
     quiet_until: Option<Instant>,
 }
 
+impl Slot {
+    /// Move the leases used up or expired (by `now`) into `spent`, sizing the next one by how
+    /// they were used.
+    fn retire_done(&mut self, org: OrgId, month: Month, now: Instant, settings: LeaseSettings, spent: &mut Vec<Spent>) {
+        while self.held.front().is_some_and(|h| h.until <= now || h.next > h.last) {
+            let held = self.held.pop_front().expect("a front lease");
+            self.size = resized(self.size, &held, now, settings);
+            spent.push(Spent { org, month, held, unknown: false });
+        }
+    }
+}
+
 pub struct Leases {
     store: Arc<RedisStore>,
     metrics: Arc<Metrics>,
@@ -254,21 +266,12 @@ impl Leases {
         }
         let now = Instant::now();
         let mut spent = Vec::new();
-        let mut slot_last_call = None;
         let taken = {
             let mut slots = self.slots();
             let slot = slots.get_mut(&(org, month))?;
-            while let Some(h) = slot.held.front() {
-                if h.next <= h.last && h.until > now {
-                    break;
-                }
-                let held = slot.held.pop_front().expect("a front lease");
-                slot.size = resized(slot.size, &held, now, self.settings);
-                spent.push(Spent { org, month, held, unknown: false });
-            }
+            slot.retire_done(org, month, now, self.settings, &mut spent);
             let taken = slot.held.front_mut().map(|h| {
                 let number = h.next;
-                slot_last_call = Some(now);
                 h.next += 1;
                 bump(&mut h.counts, "total");
                 bump(&mut h.counts, field);
@@ -281,9 +284,9 @@ impl Leases {
                 };
                 (decision, h.copy)
             });
-            if let Some(at) = slot_last_call {
+            if taken.is_some() {
                 // In use, so busy: the next lease is asked for before this one runs out.
-                slot.last_call = at;
+                slot.last_call = now;
                 let left: i64 = slot.held.iter().map(|h| h.last - h.next + 1).sum();
                 if left * 2 < slot.size {
                     self.ask_if_due(slot, org, month, now);
@@ -425,25 +428,13 @@ impl Leases {
         }
     }
 
-    /// A recall of the leases of organization `org` (its number): give every one back now.
-    fn recall(self: &Arc<Self>, org: i64) {
-        let spent = {
-            let mut slots = self.slots();
-            let mut spent = Vec::new();
-            for ((o, month), slot) in slots.iter_mut().filter(|((o, _), _)| o.get() == org) {
-                slot.recalls += 1;
-                spent.extend(slot.held.drain(..).map(|held| Spent { org: *o, month: *month, held, unknown: false }));
-            }
-            spent
-        };
-        self.give_back_all(spent);
-    }
-
-    /// Give back every lease (the subscription broke, or the process stops).
-    fn recall_all(self: &Arc<Self>) -> Vec<Spent> {
+    /// Take every lease of the organizations `of` picks out of use (a recall, the subscription
+    /// broken, the process stopping), to give back; a lease being asked for meanwhile is given
+    /// back when it comes.
+    fn recall(&self, of: impl Fn(OrgId) -> bool) -> Vec<Spent> {
         let mut slots = self.slots();
         let mut spent = Vec::new();
-        for ((org, month), slot) in slots.iter_mut() {
+        for ((org, month), slot) in slots.iter_mut().filter(|((o, _), _)| of(*o)) {
             slot.recalls += 1;
             spent.extend(slot.held.drain(..).map(|held| Spent { org: *org, month: *month, held, unknown: false }));
         }
@@ -457,11 +448,7 @@ impl Leases {
             let mut slots = self.slots();
             let mut spent = Vec::new();
             for ((org, month), slot) in slots.iter_mut() {
-                while slot.held.front().is_some_and(|h| h.until <= now || h.next > h.last) {
-                    let held = slot.held.pop_front().expect("a front lease");
-                    slot.size = resized(slot.size, &held, now, self.settings);
-                    spent.push(Spent { org: *org, month: *month, held, unknown: false });
-                }
+                slot.retire_done(*org, *month, now, self.settings, &mut spent);
             }
             slots.retain(|_, s| !s.held.is_empty() || s.asking || now.duration_since(s.last_call) < IDLE);
             spent
@@ -475,7 +462,7 @@ impl Leases {
     /// Give back every lease before the process stops (its counts reach Redis's copy).
     pub async fn give_back_on_shutdown(self: &Arc<Self>) {
         self.listening.store(false, Ordering::Relaxed);
-        let spent = self.recall_all();
+        let spent = self.recall(|_| true);
         let retry = std::mem::take(&mut *self.unreturned.lock().unwrap_or_else(|p| p.into_inner()));
         for s in spent.into_iter().chain(retry) {
             self.give_back(s).await;
@@ -516,7 +503,7 @@ impl Leases {
                             tokio::select! {
                                 msg = messages.next() => match msg {
                                     Some(msg) => match msg.get_payload::<i64>() {
-                                        Ok(org) => self.recall(org),
+                                        Ok(org) => self.give_back_all(self.recall(|o| o.get() == org)),
                                         Err(_) => tracing::warn!("a quota lease recall named no organization"),
                                     },
                                     None => break,
@@ -534,8 +521,7 @@ impl Leases {
                 }
                 // Deaf: lease nothing, give back what is held (recalls may be missed now).
                 self.listening.store(false, Ordering::Relaxed);
-                let spent = self.recall_all();
-                self.give_back_all(spent);
+                self.give_back_all(self.recall(|_| true));
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(Duration::from_secs(5));
             }

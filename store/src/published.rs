@@ -13,7 +13,7 @@
 //! a suspension) recalls after it is published, so when it returns no process still admits
 //! against the old limit.
 
-use std::time::Duration;
+use std::{sync::LazyLock, time::Duration};
 
 use redis::{aio::MultiplexedConnection, Script};
 use tns_core::{
@@ -97,8 +97,10 @@ pub async fn forget_limits(redis: &RedisSettings, orgs: &[OrgId]) -> anyhow::Res
 pub async fn recall_leases(conn: &mut MultiplexedConnection, prefix: &str, org: OrgId) -> anyhow::Result<()> {
     let month = Month::now();
     let keys = [month.previous(), month, month.next()].map(|m| format!("{prefix}{}", lease_key_suffix(org, m)));
-    let (recall, pending) = (Script::new(RECALL_LUA), Script::new(PENDING_LUA));
-    let mut inv = recall.prepare_invoke();
+    // Made (and hashed) once per process, not per recall.
+    static RECALL: LazyLock<Script> = LazyLock::new(|| Script::new(RECALL_LUA));
+    static PENDING: LazyLock<Script> = LazyLock::new(|| Script::new(PENDING_LUA));
+    let mut inv = RECALL.prepare_invoke();
     for k in &keys {
         inv.key(k);
     }
@@ -113,7 +115,7 @@ pub async fn recall_leases(conn: &mut MultiplexedConnection, prefix: &str, org: 
         // Given back within a round trip or two when their holders listen; within the lease's
         // life and the grace when one does not.
         tokio::time::sleep(pause).await;
-        let mut inv = pending.prepare_invoke();
+        let mut inv = PENDING.prepare_invoke();
         inv.arg(LEASE_GRACE_MS).arg(&live);
         let held: i64 = step(inv, conn).await?;
         if held == 0 {

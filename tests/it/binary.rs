@@ -293,12 +293,19 @@ async fn while_leasing<T, F: std::future::Future<Output = T>>(a: &Proc, b: &Proc
     tokio::join!(changed, load).0
 }
 
+/// Two API processes of `env` and an organization on an unlimited plan (leases far from any
+/// quota).
+async fn unlimited_on_two(env: &Env) -> (Proc, Proc, Org) {
+    let (a, b) = tokio::join!(Proc::start("api", env), Proc::start("api", env));
+    let org = a.register().await;
+    set_custom_plan(&env.pool().await, org.id, "it-unlimited", None, None).await;
+    (a, b, org)
+}
+
 #[tokio::test]
 async fn a_suspension_holds_at_once_on_processes_holding_leases() {
     let env = Env::new().await;
-    let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
-    let org = a.register().await;
-    set_custom_plan(&env.pool().await, org.id, "it-unlimited", None, None).await;
+    let (a, b, org) = unlimited_on_two(&env).await;
 
     let refused = while_leasing(&a, &b, &org.key, async {
         let id = org.id.to_string();
@@ -320,9 +327,7 @@ async fn a_suspension_holds_at_once_on_processes_holding_leases() {
 #[tokio::test]
 async fn a_plan_change_holds_at_once_on_processes_holding_leases() {
     let env = Env::new().await;
-    let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
-    let org = a.register().await;
-    set_custom_plan(&env.pool().await, org.id, "it-unlimited", None, None).await;
+    let (a, b, org) = unlimited_on_two(&env).await;
 
     let limits = while_leasing(&a, &b, &org.key, async {
         let change = serde_json::json!({"plan_code": "Y-25"});
@@ -342,9 +347,7 @@ async fn a_plan_change_holds_at_once_on_processes_holding_leases() {
 #[tokio::test]
 async fn usage_read_at_once_counts_what_leases_admitted() {
     let env = Env::new().await;
-    let (a, b) = tokio::join!(Proc::start("api", &env), Proc::start("api", &env));
-    let org = a.register().await;
-    set_custom_plan(&env.pool().await, org.id, "it-unlimited", None, None).await;
+    let (a, b, org) = unlimited_on_two(&env).await;
     let statuses: Vec<u16> = stream::iter(0..2000)
         .map(|i| {
             let (api, key) = (if i % 2 == 0 { &a.api } else { &b.api }, org.key.clone());
