@@ -39,7 +39,7 @@ use crate::{
 };
 use tns_core::domain::kinds::SubmissionState;
 use tns_store::{
-    leases,
+    leases::{self, Lease},
     submissions::queue::{self, Claimed, Finished},
 };
 
@@ -138,8 +138,8 @@ impl Queue for Submissions {
         Ok(claimed)
     }
 
-    fn lease_of(item: &Claimed) -> (i64, i64) {
-        (item.id, item.lease_token)
+    fn lease_of(item: &Claimed) -> Lease {
+        item.lease()
     }
 
     async fn attempt(self: Arc<Self>, item: Claimed) -> Done {
@@ -176,7 +176,7 @@ impl Queue for Submissions {
 
     /// Every held submission is attempted at once, so this finds little; it is released as
     /// though abandoned, so whoever claims it next asks the downstream first.
-    async fn give_back(&self, held: &[(i64, i64)]) -> sqlx::Result<u64> {
+    async fn give_back(&self, held: &[Lease]) -> sqlx::Result<u64> {
         leases::release(&self.db, leases::Table::Submissions, held).await
     }
 

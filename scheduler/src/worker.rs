@@ -21,7 +21,7 @@ use prometheus::{IntGauge, IntGaugeVec};
 use sqlx::{postgres::PgListener, PgPool};
 use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit, Semaphore};
 
-use tns_store::leases::{self, Table};
+use tns_store::leases::{self, Lease, Table};
 
 /// One leased queue: what to claim, how to attempt an item, how to record outcomes.
 pub trait Queue: Send + Sync + 'static {
@@ -35,16 +35,16 @@ pub trait Queue: Send + Sync + 'static {
 
     /// Claim up to `n` due items with this claim's lease `token`.
     fn claim(&self, n: usize, token: i64) -> impl Future<Output = sqlx::Result<Vec<Self::Item>>> + Send;
-    /// The item's (id, lease token).
-    fn lease_of(item: &Self::Item) -> (i64, i64);
+    /// The row the item is and its lease token.
+    fn lease_of(item: &Self::Item) -> Lease;
     fn attempt(self: Arc<Self>, item: Self::Item) -> impl Future<Output = Self::Outcome> + Send;
     /// The outcome's item id.
     fn id_of(outcome: &Self::Outcome) -> i64;
     /// Record a batch of outcomes in one statement (and whatever follows from them).
     fn record(&self, batch: &[Self::Outcome]) -> impl Future<Output = sqlx::Result<()>> + Send;
-    /// Give back held items no attempt was started for (by id and lease token; on shutdown):
-    /// due again at once for any scheduler. Returns how many were still held.
-    fn give_back(&self, held: &[(i64, i64)]) -> impl Future<Output = sqlx::Result<u64>> + Send;
+    /// Give back held items no attempt was started for (on shutdown): due again at once for any
+    /// scheduler. Returns how many were still held.
+    fn give_back(&self, held: &[Lease]) -> impl Future<Output = sqlx::Result<u64>> + Send;
     /// Pending rows by ready / waiting / leased, and the age of the longest-due one.
     fn depth_gauges(&self) -> (IntGaugeVec, IntGauge);
 }
@@ -68,8 +68,8 @@ const BATCH_WAIT: Duration = Duration::from_millis(2);
 /// The recorder waits for this many outcomes (or `BATCH_WAIT`) before writing.
 const RECORD_MIN: usize = 32;
 
-/// Items this process holds, by id with their lease token (released on shutdown).
-type Held = Arc<Mutex<HashMap<i64, i64>>>;
+/// Items this process holds, by id (released on shutdown).
+type Held = Arc<Mutex<HashMap<i64, Lease>>>;
 
 /// An item or outcome with the slot it occupies until its outcome is recorded.
 type Slotted<T> = (T, OwnedSemaphorePermit);
@@ -77,7 +77,7 @@ type Slotted<T> = (T, OwnedSemaphorePermit);
 /// Claimed items waiting for a runner; the runners share the receiving end.
 type Waiting<T> = Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Slotted<T>>>>;
 
-fn lock(held: &Held) -> std::sync::MutexGuard<'_, HashMap<i64, i64>> {
+fn lock(held: &Held) -> std::sync::MutexGuard<'_, HashMap<i64, Lease>> {
     held.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -130,8 +130,8 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
             let mut h = lock(&held);
             for item in claimed {
                 let slot = slots.clone().try_acquire_owned().expect("room was counted before claiming");
-                let (id, token) = Q::lease_of(&item);
-                h.insert(id, token);
+                let lease = Q::lease_of(&item);
+                h.insert(lease.id, lease);
                 // The runners are gone only when shutdown gave up waiting; the lease covers us.
                 let _ = claimed_tx.send((item, slot));
             }
@@ -160,7 +160,7 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
     }
     // Unfinished attempts (and anything that could not be given back) go to other schedulers
     // now rather than when their leases expire; the next claim records them as abandoned.
-    let left: Vec<(i64, i64)> = lock(&held).drain().collect();
+    let left: Vec<Lease> = lock(&held).drain().map(|(_, lease)| lease).collect();
     if !left.is_empty() {
         match leases::release(&db, Q::TABLE, &left).await {
             Ok(n) => tracing::warn!(queue = Q::NAME, released = n, "released unfinished work to other schedulers"),
@@ -182,12 +182,12 @@ async fn give_back_unstarted<Q: Queue>(queue: &Q, waiting: &Waiting<Q::Item>, he
     if unstarted.is_empty() {
         return;
     }
-    let back: Vec<(i64, i64)> = unstarted.iter().map(|(item, _)| Q::lease_of(item)).collect();
+    let back: Vec<Lease> = unstarted.iter().map(|(item, _)| Q::lease_of(item)).collect();
     match queue.give_back(&back).await {
         Ok(n) => {
             let mut h = lock(held);
-            for (id, _) in &back {
-                h.remove(id);
+            for lease in &back {
+                h.remove(&lease.id);
             }
             tracing::info!(queue = Q::NAME, given_back = n, "gave back what no attempt had started");
         }

@@ -3,6 +3,28 @@
 
 use sqlx::PgPool;
 
+/// A claimed row as its claimer holds it: which row (organization and id: deliveries are keyed
+/// by both) and the claim's lease token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    pub org: i64,
+    pub id: i64,
+    pub token: i64,
+}
+
+impl Lease {
+    /// The leases' columns, for `unnest(orgs, ids, tokens)`.
+    pub fn columns(leases: &[Lease]) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+        let mut cols = (Vec::with_capacity(leases.len()), Vec::with_capacity(leases.len()), Vec::with_capacity(leases.len()));
+        for l in leases {
+            cols.0.push(l.org);
+            cols.1.push(l.id);
+            cols.2.push(l.token);
+        }
+        cols
+    }
+}
+
 /// A leased queue table.
 #[derive(Debug, Clone, Copy)]
 pub enum Table {
@@ -49,15 +71,16 @@ impl Table {
 /// Make held rows due again at once (shutdown), so another scheduler need not wait for the
 /// lease to run out. Only rows still held by the given tokens are touched; the next claim
 /// records the interrupted attempt as `abandoned`.
-pub async fn release(db: &PgPool, table: Table, held: &[(i64, i64)]) -> sqlx::Result<u64> {
-    let (ids, tokens): (Vec<i64>, Vec<i64>) = held.iter().copied().unzip();
+pub async fn release(db: &PgPool, table: Table, held: &[Lease]) -> sqlx::Result<u64> {
+    let (orgs, ids, tokens) = Lease::columns(held);
     let r = sqlx::query(&format!(
         "UPDATE {} q SET {}
-           FROM unnest($1::bigint[], $2::bigint[]) AS h(id, token)
-          WHERE q.id = h.id AND q.lease_token = h.token",
+           FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS h(org_id, id, token)
+          WHERE q.org_id = h.org_id AND q.id = h.id AND q.lease_token = h.token",
         table.name(),
         table.expire_now()
     ))
+    .bind(&orgs)
     .bind(&ids)
     .bind(&tokens)
     .execute(db)

@@ -758,7 +758,7 @@ async fn claims_resume_after_their_cursor_and_a_rescan_finds_what_is_behind_it()
     assert_eq!(second.len(), 2);
     assert!(ids(&first).last() < ids(&second).first(), "oldest first, then after the cursor");
     // The first two are given back: behind the cursor, so a claim from it finds nothing …
-    let back: Vec<(i64, i64)> = first.iter().map(|d| (d.id, d.lease_token)).collect();
+    let back: Vec<_> = first.iter().map(queue::Claimed::lease).collect();
     assert_eq!(queue::give_back(&app.db, &back).await.unwrap(), 2);
     assert!(queue::claim(&app.db, 2, lease, 3, &after(&second)).await.unwrap().is_empty());
     // … and a claim from the start does, with the untried claim not counted.

@@ -17,31 +17,30 @@ use std::{
     time::{Duration, Instant},
 };
 
+use tns_store::leases::Lease;
 use tokio::sync::Notify;
 
 /// What the lineup needs to know of a delivery.
 pub trait Lined {
-    fn org(&self) -> i64;
-    /// (delivery id, lease token).
-    fn lease(&self) -> (i64, i64);
+    fn lease(&self) -> Lease;
     /// The moment its POST must have started by (else it is given back).
     fn send_by(&self) -> Instant;
 }
 
 /// A claimed delivery as the worker loop sees it: the lease it names (see the module's doc).
 #[derive(Debug, Clone)]
-pub struct Ticket(Arc<Mutex<(i64, i64)>>);
+pub struct Ticket(Arc<Mutex<Lease>>);
 
 impl Ticket {
-    fn new(lease: (i64, i64)) -> Ticket {
+    fn new(lease: Lease) -> Ticket {
         Ticket(Arc::new(Mutex::new(lease)))
     }
 
-    pub fn lease(&self) -> (i64, i64) {
+    pub fn lease(&self) -> Lease {
         *self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn set(&self, lease: (i64, i64)) {
+    fn set(&self, lease: Lease) {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = lease;
     }
 }
@@ -96,9 +95,9 @@ impl<T: Lined> Lineup<T> {
         {
             let mut st = self.lock();
             for item in items {
-                let (org, lease) = (item.org(), item.lease());
-                let ticket = Ticket::new(lease);
-                st.tickets.insert(lease.0, ticket.clone());
+                let lease = item.lease();
+                let (org, ticket) = (lease.org, Ticket::new(lease));
+                st.tickets.insert(lease.id, ticket.clone());
                 tickets.push(ticket);
                 let o = st.orgs.entry(org).or_insert_with(|| Org { waiting: VecDeque::new(), posting: 0 });
                 o.waiting.push_back(item);
@@ -151,7 +150,7 @@ impl<T: Lined> Lineup<T> {
             if expired {
                 return Ok(Next::Expired(item));
             }
-            let slot = Slot { lineup: self.clone(), org: item.org() };
+            let slot = Slot { lineup: self.clone(), org: item.lease().org };
             return Ok(Next::Post(item, slot));
         }
         if st.closed {
@@ -226,12 +225,12 @@ impl<T: Lined> State<T> {
 
     /// The runner holding `ticket` takes the delivery `taken`: the ticket that named it names
     /// the runner's ticket's delivery instead (still waiting), and `ticket` names `taken`.
-    fn hand_over(&mut self, ticket: &Ticket, taken: (i64, i64)) {
-        let Some(named) = self.tickets.remove(&taken.0) else { return };
+    fn hand_over(&mut self, ticket: &Ticket, taken: Lease) {
+        let Some(named) = self.tickets.remove(&taken.id) else { return };
         if !Arc::ptr_eq(&named.0, &ticket.0) {
             let mine = ticket.lease();
             named.set(mine);
-            self.tickets.insert(mine.0, named);
+            self.tickets.insert(mine.id, named);
             ticket.set(taken);
         }
     }
@@ -266,11 +265,8 @@ mod tests {
     }
 
     impl Lined for D {
-        fn org(&self) -> i64 {
-            self.org
-        }
-        fn lease(&self) -> (i64, i64) {
-            (self.id, 7)
+        fn lease(&self) -> Lease {
+            Lease { org: self.org, id: self.id, token: 7 }
         }
         fn send_by(&self) -> Instant {
             self.send_by
@@ -302,7 +298,7 @@ mod tests {
             let (item, slot) = post(lineup.next(t).await);
             taken.push(item.id);
             slots.push(slot);
-            assert_eq!(t.lease().0, item.id, "the ticket names what its runner took");
+            assert_eq!(t.lease().id, item.id, "the ticket names what its runner took");
         }
         assert_eq!(taken, [1, 6, 2], "turns: 1, then 2, then 1 again");
         assert_eq!(lineup.held(), HashMap::from([(1, 5), (2, 1)]));
@@ -316,10 +312,10 @@ mod tests {
         drop(slots.remove(0));
         assert_eq!(waiting.await.unwrap(), 3);
         // The tickets not yet served name exactly the deliveries still waiting.
-        let mut named: Vec<i64> = tickets.iter().map(|t| t.lease().0).collect();
+        let mut named: Vec<i64> = tickets.iter().map(|t| t.lease().id).collect();
         named.sort();
         assert_eq!(named, [1, 2, 3, 4, 5, 6]);
-        let mut unserved: Vec<i64> = tickets[4..].iter().map(|t| t.lease().0).collect();
+        let mut unserved: Vec<i64> = tickets[4..].iter().map(|t| t.lease().id).collect();
         unserved.sort();
         assert_eq!(unserved, [4, 5]);
     }

@@ -34,7 +34,7 @@ use crate::{
 };
 use tns_core::domain::kinds::DeliveryOutcome;
 use tns_store::{
-    leases::Table,
+    leases::{Lease, Table},
     webhooks::queue,
     webhooks::queue::{Attempted, ClaimFrom, Claimed, Cursor},
 };
@@ -75,11 +75,8 @@ pub struct Held {
 }
 
 impl Lined for Held {
-    fn org(&self) -> i64 {
-        self.delivery.org_id.get()
-    }
-    fn lease(&self) -> (i64, i64) {
-        (self.delivery.id, self.delivery.lease_token)
+    fn lease(&self) -> Lease {
+        self.delivery.lease()
     }
     fn send_by(&self) -> Instant {
         self.send_by
@@ -90,10 +87,7 @@ impl Lined for Held {
 pub enum Outcome {
     Attempted(Attempted),
     /// Not sent: it waited for a POST slot past its `send_by`.
-    GivenBack {
-        id: i64,
-        lease_token: i64,
-    },
+    GivenBack(Lease),
     /// Nothing to record: shutting down, the delivery this names was given back already.
     Unused {
         id: i64,
@@ -165,7 +159,7 @@ impl Deliveries {
     async fn deliver(&self, held: Held) -> Outcome {
         let item = held.delivery;
         if Instant::now() > held.send_by {
-            return Outcome::GivenBack { id: item.id, lease_token: item.lease_token };
+            return Outcome::GivenBack(item.lease());
         }
         let span = tracing::info_span!(
             "webhook",
@@ -243,7 +237,7 @@ impl Queue for Deliveries {
         Ok(self.lineup.park(claimed.into_iter().map(|delivery| Held { delivery, send_by }).collect()))
     }
 
-    fn lease_of(item: &Ticket) -> (i64, i64) {
+    fn lease_of(item: &Ticket) -> Lease {
         item.lease()
     }
 
@@ -254,15 +248,15 @@ impl Queue for Deliveries {
                 drop(slot);
                 outcome
             }
-            Next::Expired(held) => Outcome::GivenBack { id: held.delivery.id, lease_token: held.delivery.lease_token },
-            Next::Closed => Outcome::Unused { id: ticket.lease().0 },
+            Next::Expired(held) => Outcome::GivenBack(held.lease()),
+            Next::Closed => Outcome::Unused { id: ticket.lease().id },
         }
     }
 
     fn id_of(o: &Outcome) -> i64 {
         match o {
             Outcome::Attempted(a) => a.id,
-            Outcome::GivenBack { id, .. } | Outcome::Unused { id } => *id,
+            Outcome::GivenBack(Lease { id, .. }) | Outcome::Unused { id } => *id,
         }
     }
 
@@ -272,7 +266,7 @@ impl Queue for Deliveries {
         for o in batch {
             match o {
                 Outcome::Attempted(a) => attempted.push(a),
-                Outcome::GivenBack { id, lease_token } => given_back.push((*id, *lease_token)),
+                Outcome::GivenBack(lease) => given_back.push(*lease),
                 Outcome::Unused { .. } => {}
             }
         }
@@ -306,8 +300,8 @@ impl Queue for Deliveries {
     /// is given back (those the tickets name, and those runners wait with), and the lineup
     /// hands out nothing more. A runner waiting behind an organization's cap when no ticket is
     /// left untaken is not reached here: it may still POST within the grace period.
-    async fn give_back(&self, _unstarted: &[(i64, i64)]) -> sqlx::Result<u64> {
-        let waiting: Vec<(i64, i64)> = self.lineup.close().iter().map(Held::lease).collect();
+    async fn give_back(&self, _unstarted: &[Lease]) -> sqlx::Result<u64> {
+        let waiting: Vec<Lease> = self.lineup.close().iter().map(Held::lease).collect();
         queue::give_back(&self.db, &waiting).await
     }
 

@@ -10,7 +10,7 @@ use tns_core::ids::OrgId;
 use chrono::{DateTime, Utc};
 use sqlx::{types::Json, PgPool};
 
-use crate::records;
+use crate::{leases::Lease, records};
 use tns_core::domain::kinds::{AttemptOutcome, Operation, SubmissionState};
 
 use crate::downstream::Fields;
@@ -67,6 +67,10 @@ pub struct Claimed {
 }
 
 impl Claimed {
+    pub fn lease(&self) -> Lease {
+        Lease { org: self.org_id.get(), id: self.id, token: self.lease_token }
+    }
+
     /// Our reference downstream: stable across attempts, how lookups find the submission.
     pub fn reference(&self) -> String {
         format!("tns-{}", self.id)

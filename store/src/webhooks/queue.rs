@@ -6,6 +6,8 @@
 use std::{collections::BTreeMap, time::Duration};
 use tns_core::ids::OrgId;
 
+use crate::leases::Lease;
+
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use tns_core::domain::kinds::DeliveryOutcome;
@@ -69,6 +71,12 @@ pub struct Claimed {
     /// False when the subscription was deactivated or deleted after the event: not sent.
     pub active: bool,
     pub body: String,
+}
+
+impl Claimed {
+    pub fn lease(&self) -> Lease {
+        Lease { org: self.org_id.get(), id: self.id, token: self.lease_token }
+    }
 }
 
 /// Claim up to `n` due deliveries for `lease`, fairly across organizations: the batch takes
@@ -188,13 +196,14 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
 /// Give back held deliveries that were not sent (held too long to send within their lease):
 /// due again at once, and the claim that did not lead to an attempt is not counted. Only rows
 /// still held by the given tokens are touched. Returns how many were given back.
-pub async fn give_back(db: &PgPool, held: &[(i64, i64)]) -> sqlx::Result<u64> {
-    let (ids, tokens): (Vec<i64>, Vec<i64>) = held.iter().copied().unzip();
+pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
+    let (orgs, ids, tokens) = Lease::columns(held);
     let r = sqlx::query(
         "UPDATE webhook_deliveries d SET lease_token = NULL, attempts = d.attempts - 1
-           FROM unnest($1::bigint[], $2::bigint[]) AS h(id, token)
-          WHERE d.id = h.id AND d.lease_token = h.token",
+           FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS h(org_id, id, token)
+          WHERE d.org_id = h.org_id AND d.id = h.id AND d.lease_token = h.token",
     )
+    .bind(&orgs)
     .bind(&ids)
     .bind(&tokens)
     .execute(db)
