@@ -332,7 +332,7 @@ pub async fn insert_many(db: &PgPool, batch: &[ToCreate<'_>]) -> sqlx::Result<Ve
                                           'personnel_ids', ARRAY(SELECT c.personnel_id FROM crew c JOIN v ON v.n = c.n
                                                                   WHERE v.new_id = j.id ORDER BY c.position),
                                           'status', j.status, 'downstream_reference', j.downstream_reference,
-                                          'created_at', j.created_at, 'updated_at', j.updated_at,
+                                          'created_at', json_time(j.created_at), 'updated_at', json_time(j.updated_at),
                                           'created_by', j.created_by, 'changed_by', j.changed_by))) AS deliveries
               FROM j
              -- Only for organizations something receives it from (webhook_emit's own match for

@@ -200,13 +200,21 @@ async fn journey_created_and_submission_events_are_signed_and_verifiable() {
     assert_eq!(payload["data"]["status"], "draft");
     assert_eq!(payload["data"]["departure"]["time"].as_str().unwrap().len(), 5, "HH:MM like the API");
     // The data is the journey as the API shows it (the documented schema): the same fields and
-    // values, timestamps written with an offset instead of `Z`.
+    // values, timestamps the same instants written the same way (UTC, `Z`).
     let shown = app.get_ok(&format!("/portal/journeys/{journey}"), f.key()).await;
     let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
     assert_eq!(keys(&payload["data"]), keys(&shown));
     for field in ["vehicle_id", "plate", "departure", "arrival", "trip_kind", "tarifeli_context", "personnel_ids"] {
         assert_eq!(payload["data"][field], shown[field], "{field}");
     }
+    let same_time = |event: &Value, api: &Value, field: &str| {
+        let (e, a) = (event[field].as_str().unwrap(), api[field].as_str().unwrap());
+        assert!(e.ends_with('Z'), "{field}: {e}");
+        let at = |s: &str| chrono::DateTime::parse_from_rfc3339(s).unwrap();
+        assert_eq!(at(e), at(a), "{field}");
+    };
+    same_time(&payload["data"], &shown, "created_at");
+    same_time(&payload["data"], &shown, "updated_at");
     let d = only_delivery(&app, f.key()).await;
     let d = final_delivery(&app, f.key(), d["id"].as_i64().unwrap()).await;
     assert_eq!((d["delivery_status"].as_str(), d["attempts"].as_i64()), (Some("delivered"), Some(1)));
@@ -230,6 +238,8 @@ async fn journey_created_and_submission_events_are_signed_and_verifiable() {
     assert_eq!(payload["data"]["warnings"][0]["code"], "no_passengers");
     let listed = app.get_ok("/portal/submissions", f.key()).await["data"][0].clone();
     assert_eq!(keys(&payload["data"]), keys(&listed));
+    same_time(&payload["data"], &listed, "created_at");
+    same_time(&payload["data"], &listed, "finished_at");
 
     // A test event to one subscription.
     let one = json!({"subscription_id": created["id"]});

@@ -289,9 +289,9 @@ pub async fn complete(db: &PgPool, batch: &[Finished]) -> sqlx::Result<Vec<Compl
                                           'operation', s.operation, 'adapter', s.adapter, 'state', s.state,
                                           'downstream_reference', s.downstream_reference,
                                           'error_message', s.error_message, 'attempts', s.attempts,
-                                          'next_attempt_at', CASE WHEN s.state = 'unknown' THEN s.run_at END,
-                                          'created_at', s.created_at,
-                                          'finished_at', s.finished_at, 'warnings', s.warnings,
+                                          'next_attempt_at', CASE WHEN s.state = 'unknown' THEN json_time(s.run_at) END,
+                                          'created_at', json_time(s.created_at),
+                                          'finished_at', json_time(s.finished_at), 'warnings', s.warnings,
                                           'submitted_by', s.submitted_by)))
               FROM told s
              -- Only events someone subscribes to (what webhook_emit would keep, as of this
