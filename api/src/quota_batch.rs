@@ -46,25 +46,20 @@ const MAX_RUN: usize = 64;
 /// quota and leases are out (KEYS[3], live until expiry + ARGV[1] ms): they may give numbers
 /// back, so the call waits for a recall (-5) instead. A call numbered beyond a soft quota also counts in `overage` (never one of a
 /// route spared the quota).
-const ADMIT_LUA: &str = r#"
+const ADMIT_LUA: &str = concat!(
+    tns_store::quota_lua!(),
+    r#"
 local lim = redis.call('GET', KEYS[2])
 if not lim then return {-2} end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-3} end
-local f = {}
-for part in string.gmatch(lim, '[^:]+') do f[#f + 1] = part end
-local quota, soft, suspended = tonumber(f[1]), tonumber(f[2]), tonumber(f[3] or '0')
+local quota, soft, suspended = limit(lim)
 local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
 -- Never below the total: a process of the version before numbers counts only the total.
 local last = math.max(tonumber(redis.call('HGET', KEYS[1], 'f') or total), total)
 local out = {quota, soft, tonumber(redis.call('HGET', KEYS[1], 'c') or '-1')}
 local holes, leased = nil, nil
 local function hole()
-  if not holes then
-    holes = {}
-    for a, b in string.gmatch(redis.call('HGET', KEYS[1], 'h') or '', '(%d+)-(%d+)') do
-      holes[#holes + 1] = {tonumber(a), tonumber(b)}
-    end
-  end
+  if not holes then holes = read_holes(KEYS[1]) end
   local h = holes[1]
   if not h or (quota >= 0 and h[1] > quota) then return nil end
   local n = h[1]
@@ -74,11 +69,10 @@ end
 local function leases_out()
   if leased == nil then
     leased = false
-    local t = redis.call('TIME')
-    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    local now = now_ms()
     local recs = redis.call('HVALS', KEYS[3])
     for i = 1, #recs do
-      if tonumber(string.match(recs[i], ':(%d+)$')) + tonumber(ARGV[1]) > now then leased = true end
+      if expiry(recs[i]) + tonumber(ARGV[1]) > now then leased = true end
     end
   end
   return leased
@@ -126,14 +120,11 @@ if added > 0 then
   redis.call('HSET', KEYS[1], 'f', last)
   for field, n in pairs(fields) do redis.call('HINCRBY', KEYS[1], field, n) end
   if overage > 0 then redis.call('HINCRBY', KEYS[1], 'overage', overage) end
-  if holes then
-    local parts = {}
-    for _, h in ipairs(holes) do parts[#parts + 1] = h[1] .. '-' .. h[2] end
-    redis.call('HSET', KEYS[1], 'h', table.concat(parts, ','))
-  end
+  if holes then write_holes(KEYS[1], holes) end
 end
 return out
-"#;
+"#
+);
 
 /// What the script answered for one call.
 #[derive(Debug, Clone, Copy)]

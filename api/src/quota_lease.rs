@@ -72,20 +72,17 @@ fn margin(max: i64) -> i64 {
 /// margin. KEYS: usage, limit, leases. Returns {-2} no limit, {-3} no month, {-4} suspended,
 /// {0} refused near the quota, else {1, first, last, quota, copy id}. The lowest hole is used
 /// first. Records an hour past their expiry (their holder died) are dropped.
-const LEASE_LUA: &str = r#"
+const LEASE_LUA: &str = concat!(
+    tns_store::quota_lua!(),
+    r#"
 local lim = redis.call('GET', KEYS[2])
 if not lim then return {-2} end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-3} end
-local p = {}
-for part in string.gmatch(lim, '[^:]+') do p[#p + 1] = part end
-local quota, suspended = tonumber(p[1]), tonumber(p[3] or '0')
+local quota, _, suspended = limit(lim)
 if suspended == 1 then return {-4} end
 local total = tonumber(redis.call('HGET', KEYS[1], 'total') or '0')
 local last = math.max(tonumber(redis.call('HGET', KEYS[1], 'f') or total), total)
-local holes = {}
-for a, b in string.gmatch(redis.call('HGET', KEYS[1], 'h') or '', '(%d+)-(%d+)') do
-  holes[#holes + 1] = {tonumber(a), tonumber(b)}
-end
+local holes = read_holes(KEYS[1])
 local k = tonumber(ARGV[2])
 local top = last + k
 if quota >= 0 then
@@ -99,23 +96,21 @@ if #holes > 0 and holes[1][1] <= top then
   first = holes[1][1]
   final = math.min(holes[1][2], first + k - 1, top)
   if final == holes[1][2] then table.remove(holes, 1) else holes[1][1] = final + 1 end
-  local parts = {}
-  for _, h in ipairs(holes) do parts[#parts + 1] = h[1] .. '-' .. h[2] end
-  redis.call('HSET', KEYS[1], 'h', table.concat(parts, ','))
+  write_holes(KEYS[1], holes)
 else
   first, final = last + 1, last + k
   redis.call('HSET', KEYS[1], 'f', final)
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local recs = redis.call('HGETALL', KEYS[3])
 for i = 1, #recs, 2 do
-  if tonumber(string.match(recs[i + 1], ':(%d+)$')) + 3600000 < now then redis.call('HDEL', KEYS[3], recs[i]) end
+  if expiry(recs[i + 1]) + 3600000 < now then redis.call('HDEL', KEYS[3], recs[i]) end
 end
 redis.call('HSET', KEYS[3], ARGV[1], first .. ':' .. final .. ':' .. (now + tonumber(ARGV[3])))
 redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[3]) + 3600000)
 return {1, first, final, quota, tonumber(redis.call('HGET', KEYS[1], 'c') or '-1')}
-"#;
+"#
+);
 
 /// Gives lease ARGV[1] back: adds what it admitted (ARGV[5..], field and count pairs) to the
 /// month's copy if that is still copy ARGV[2], and returns its unused numbers ARGV[3]..ARGV[4]
@@ -123,7 +118,9 @@ return {1, first, final, quota, tonumber(redis.call('HGET', KEYS[1], 'c') or '-1
 /// one granted whose answer was lost) as a hole, or lowers `f` when they are the last handed
 /// out. Done once: a lease no longer recorded was given back already (a retry after a lost
 /// answer), or dropped an hour after its expiry. KEYS: usage, leases.
-const GIVE_BACK_LUA: &str = r#"
+const GIVE_BACK_LUA: &str = concat!(
+    tns_store::quota_lua!(),
+    r#"
 local rec = redis.call('HGET', KEYS[2], ARGV[1])
 if not rec then return 0 end
 redis.call('HDEL', KEYS[2], ARGV[1])
@@ -139,28 +136,25 @@ if from <= to then
   if tonumber(redis.call('HGET', KEYS[1], 'f') or '-1') == to then
     redis.call('HSET', KEYS[1], 'f', from - 1)
   else
-    local holes = {}
-    for a, b in string.gmatch(redis.call('HGET', KEYS[1], 'h') or '', '(%d+)-(%d+)') do
-      holes[#holes + 1] = {tonumber(a), tonumber(b)}
-    end
+    local holes = read_holes(KEYS[1])
     holes[#holes + 1] = {from, to}
     table.sort(holes, function(x, y) return x[1] < y[1] end)
     -- Neighbours become one hole, so a later lease takes them in one piece.
-    local parts, cur = {}, nil
+    local merged = {}
     for _, h in ipairs(holes) do
+      local cur = merged[#merged]
       if cur and h[1] <= cur[2] + 1 then
         cur[2] = math.max(cur[2], h[2])
       else
-        if cur then parts[#parts + 1] = cur[1] .. '-' .. cur[2] end
-        cur = {h[1], h[2]}
+        merged[#merged + 1] = {h[1], h[2]}
       end
     end
-    if cur then parts[#parts + 1] = cur[1] .. '-' .. cur[2] end
-    redis.call('HSET', KEYS[1], 'h', table.concat(parts, ','))
+    write_holes(KEYS[1], merged)
   end
 end
 return 1
-"#;
+"#
+);
 
 /// `TNS_QUOTA_LEASE_MAX` and `TNS_QUOTA_LEASE_MS`.
 #[derive(Debug, Clone, Copy)]

@@ -22,6 +22,46 @@ use tns_core::{
     ids::OrgId,
 };
 
+/// The Lua every quota script starts with (`concat!(tns_store::quota_lua!(), r#"…"#)`): the
+/// formats the scripts share, read and written in one place. Redis scripts cannot call each
+/// other, so each carries these functions.
+/// - `now_ms()`: Redis's clock, in ms.
+/// - `expiry(rec)`: a lease record's (`<first>:<last>:<expiry ms>`) expiry.
+/// - `read_holes(key)` / `write_holes(key, holes)`: the month's numbers given back unused
+///   (field `h`, `<first>-<last>` pairs in order) as a list of `{first, last}`.
+/// - `limit(lim)`: the published limit (`<quota>:<soft>[:<suspended>]`) as three numbers.
+#[macro_export]
+macro_rules! quota_lua {
+    () => {
+        r#"
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function expiry(rec)
+  return tonumber(string.match(rec, ':(%d+)$'))
+end
+local function read_holes(key)
+  local holes = {}
+  for a, b in string.gmatch(redis.call('HGET', key, 'h') or '', '(%d+)-(%d+)') do
+    holes[#holes + 1] = {tonumber(a), tonumber(b)}
+  end
+  return holes
+end
+local function write_holes(key, holes)
+  local parts = {}
+  for _, h in ipairs(holes) do parts[#parts + 1] = h[1] .. '-' .. h[2] end
+  redis.call('HSET', key, 'h', table.concat(parts, ','))
+end
+local function limit(lim)
+  local p = {}
+  for part in string.gmatch(lim, '[^:]+') do p[#p + 1] = part end
+  return tonumber(p[1]), tonumber(p[2]), tonumber(p[3] or '0')
+end
+"#
+    };
+}
+
 /// How long after its expiry a lease is still waited for: its holder gives it back at the
 /// latest at its next tick after the expiry, one round trip later.
 pub const LEASE_GRACE_MS: i64 = 2000;
@@ -31,15 +71,15 @@ const RECALL_LIMIT: Duration = Duration::from_secs(10);
 
 /// The live leases of KEYS (key and id pairs), published on ARGV[1] with payload ARGV[2] when any. ARGV[3]:
 /// the grace after expiry.
-const RECALL_LUA: &str = r#"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const RECALL_LUA: &str = concat!(
+    quota_lua!(),
+    r#"
+local now = now_ms()
 local live = {}
 for _, key in ipairs(KEYS) do
   local recs = redis.call('HGETALL', key)
   for i = 1, #recs, 2 do
-    local exp = tonumber(string.match(recs[i + 1], ':(%d+)$'))
-    if exp + tonumber(ARGV[3]) > now then
+    if expiry(recs[i + 1]) + tonumber(ARGV[3]) > now then
       live[#live + 1] = key
       live[#live + 1] = recs[i]
     end
@@ -47,19 +87,22 @@ for _, key in ipairs(KEYS) do
 end
 if #live > 0 then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
 return live
-"#;
+"#
+);
 
 /// How many of ARGV[2..] (key and id pairs) are still held: present and not past expiry + ARGV[1].
-const PENDING_LUA: &str = r#"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+const PENDING_LUA: &str = concat!(
+    quota_lua!(),
+    r#"
+local now = now_ms()
 local n = 0
 for i = 2, #ARGV, 2 do
   local rec = redis.call('HGET', ARGV[i], ARGV[i + 1])
-  if rec and tonumber(string.match(rec, ':(%d+)$')) + tonumber(ARGV[1]) > now then n = n + 1 end
+  if rec and expiry(rec) + tonumber(ARGV[1]) > now then n = n + 1 end
 end
 return n
-"#;
+"#
+);
 
 /// One script run, given up after 2 s.
 async fn step<T: redis::FromRedisValue>(
