@@ -15,13 +15,8 @@ pub struct Lease {
 impl Lease {
     /// The leases' columns, for `unnest(orgs, ids, tokens)`.
     pub fn columns(leases: &[Lease]) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
-        let mut cols = (Vec::with_capacity(leases.len()), Vec::with_capacity(leases.len()), Vec::with_capacity(leases.len()));
-        for l in leases {
-            cols.0.push(l.org);
-            cols.1.push(l.id);
-            cols.2.push(l.token);
-        }
-        cols
+        let col = |f: fn(&Lease) -> i64| leases.iter().map(f).collect();
+        (col(|l| l.org), col(|l| l.id), col(|l| l.token))
     }
 }
 
