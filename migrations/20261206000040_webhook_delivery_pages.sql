@@ -15,8 +15,8 @@ ALTER TABLE webhook_deliveries SET (fillfactor = 40);
 -- queue's partial indexes, which no update can do in place, so each recorded attempt adds an
 -- entry to every full index. Every read of a delivery names its organization (the API, exports,
 -- closure), so the primary key becomes (org_id, id), which also serves listing an organization's
--- deliveries by id, and the separate (org_id, id) index goes. The scheduler finds rows it holds
--- by id among the queued ones (the queue's partial index): a held row is always pending.
--- Rebuilding the key locks the table while it runs (README: upgrade notes).
+-- deliveries by id, and the separate (org_id, id) index goes. The scheduler's give-back and
+-- release name the organization with the id. An id stays unique by its sequence. Rebuilding the
+-- key locks the table while it runs (README: upgrade notes).
 ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_pkey, ADD PRIMARY KEY (org_id, id);
 DROP INDEX webhook_deliveries_org_idx;

@@ -1,4 +1,5 @@
--- Timestamps in event data written as the API writes them: in UTC, with a `Z`. Event data built
+-- Timestamps in event data written as the API writes them: in UTC, with a `Z` (always with six
+-- decimals, where the API leaves off trailing zeros: the same instant). Event data built
 -- in SQL (a created journey, a finished submission) wrote a timestamptz as jsonb does, with the
 -- session's offset (`+00:00`), so the same instant read differently in an event and in the
 -- API's answer about the same record. `webhook_emit` already writes the envelope's `created_at`

@@ -185,9 +185,16 @@ struct Held {
 struct Spent {
     org: OrgId,
     month: Month,
-    held: Held,
-    /// Granted, but its answer was lost: Redis knows its numbers, this process does not.
-    unknown: bool,
+    lease: Giving,
+}
+
+/// What this process knows of a lease it gives back.
+enum Giving {
+    /// One it held: its unused numbers and what it admitted.
+    Held(Held),
+    /// Granted, but its answer was lost: Redis knows its numbers (by its id), this process does
+    /// not, and it admitted nothing.
+    Unanswered { id: String },
 }
 
 /// This process's leases on one organization-month.
@@ -209,7 +216,7 @@ impl Slot {
         while self.held.front().is_some_and(|h| h.until <= now || h.next > h.last) {
             let held = self.held.pop_front().expect("a front lease");
             self.size = resized(self.size, &held, now, settings);
-            spent.push(Spent { org, month, held, unknown: false });
+            spent.push(Spent { org, month, lease: Giving::Held(held) });
         }
     }
 }
@@ -358,7 +365,7 @@ impl Leases {
                             if let Some(s) = other {
                                 s.asking = false;
                             }
-                            spent.push(Spent { org, month, held, unknown: false });
+                            spent.push(Spent { org, month, lease: Giving::Held(held) });
                         }
                     }
                 }
@@ -371,22 +378,10 @@ impl Leases {
                     }
                     // Redis may have granted it all the same: give back whatever it recorded.
                     if answer.is_err() {
-                        let held = Held {
-                            id,
-                            first: 0,
-                            copy: -1,
-                            quota: -1,
-                            next: 0,
-                            last: -1,
-                            granted: asked,
-                            until: asked,
-                            counts: HashMap::new(),
-                        };
                         self.unreturned.lock().unwrap_or_else(|p| p.into_inner()).push(Spent {
                             org,
                             month,
-                            held,
-                            unknown: true,
+                            lease: Giving::Unanswered { id },
                         });
                     }
                 }
@@ -404,16 +399,18 @@ impl Leases {
     }
 
     async fn give_back(&self, s: Spent) {
-        let h = &s.held;
         let mut inv = self.give_back.key(self.store.key(&usage_key_suffix(s.org, s.month)));
         inv.key(self.store.key(&lease_key_suffix(s.org, s.month)));
-        if s.unknown {
-            inv.arg(&h.id).arg("*").arg("*").arg("*");
-        } else {
-            inv.arg(&h.id).arg(h.copy).arg(h.next).arg(h.last);
-        }
-        for (field, n) in &h.counts {
-            inv.arg(field).arg(*n);
+        match &s.lease {
+            Giving::Unanswered { id } => {
+                inv.arg(id).arg("*").arg("*").arg("*");
+            }
+            Giving::Held(h) => {
+                inv.arg(&h.id).arg(h.copy).arg(h.next).arg(h.last);
+                for (field, n) in &h.counts {
+                    inv.arg(field).arg(*n);
+                }
+            }
         }
         let given: Result<i64, _> = self.store.call(|mut c| async move { inv.invoke_async(&mut c).await }).await;
         if let Err(e) = given {
@@ -430,7 +427,7 @@ impl Leases {
         let mut spent = Vec::new();
         for ((org, month), slot) in slots.iter_mut().filter(|((o, _), _)| of(*o)) {
             slot.recalls += 1;
-            spent.extend(slot.held.drain(..).map(|held| Spent { org: *org, month: *month, held, unknown: false }));
+            spent.extend(slot.held.drain(..).map(|held| Spent { org: *org, month: *month, lease: Giving::Held(held) }));
         }
         spent
     }

@@ -130,12 +130,12 @@ impl Queue for Submissions {
     const TABLE: leases::Table = leases::Table::Submissions;
     const CHANNEL: &'static str = queue::QUEUE_CHANNEL;
 
-    async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<Claimed>> {
+    async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<(Lease, Claimed)>> {
         let s = &self.ctx.settings;
         let claimed = queue::claim(&self.db, n, s.lease, token, self.after_org.load(Ordering::Relaxed)).await?;
         self.after_org.store(claimed.last().map_or(0, |c| c.org_id.get()), Ordering::Relaxed);
         self.ctx.metrics.in_flight.add(claimed.len() as i64);
-        Ok(claimed)
+        Ok(claimed.into_iter().map(|c| (c.lease(), c)).collect())
     }
 
     fn lease_of(item: &Claimed) -> Lease {

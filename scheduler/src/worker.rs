@@ -33,9 +33,11 @@ pub trait Queue: Send + Sync + 'static {
     /// NOTIFY channel announcing new work.
     const CHANNEL: &'static str;
 
-    /// Claim up to `n` due items with this claim's lease `token`.
-    fn claim(&self, n: usize, token: i64) -> impl Future<Output = sqlx::Result<Vec<Self::Item>>> + Send;
-    /// The row the item is and its lease token.
+    /// Claim up to `n` due items with this claim's lease `token`, each with the row it was
+    /// claimed as (held until an outcome names it: an item may name another row by the time
+    /// the claim returns, see `lease_of`).
+    fn claim(&self, n: usize, token: i64) -> impl Future<Output = sqlx::Result<Vec<(Lease, Self::Item)>>> + Send;
+    /// The row the item names now and its lease token.
     fn lease_of(item: &Self::Item) -> Lease;
     fn attempt(self: Arc<Self>, item: Self::Item) -> impl Future<Output = Self::Outcome> + Send;
     /// The outcome's item id.
@@ -128,9 +130,8 @@ pub async fn drive<Q: Queue>(queue: Arc<Q>, db: PgPool, limits: Limits, shutdown
         tracing::debug!(queue = Q::NAME, asked = n, got, ms = t0.elapsed().as_secs_f64() * 1e3, "claimed");
         {
             let mut h = lock(&held);
-            for item in claimed {
+            for (lease, item) in claimed {
                 let slot = slots.clone().try_acquire_owned().expect("room was counted before claiming");
-                let lease = Q::lease_of(&item);
                 h.insert(lease.id, lease);
                 // The runners are gone only when shutdown gave up waiting; the lease covers us.
                 let _ = claimed_tx.send((item, slot));

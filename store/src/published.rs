@@ -23,8 +23,8 @@ use tns_core::{
 };
 
 /// The Lua every quota script starts with (`concat!(tns_store::quota_lua!(), r#"…"#)`): the
-/// formats the scripts share, read and written in one place. Redis scripts cannot call each
-/// other, so each carries these functions.
+/// formats the scripts share, read (and the holes written) by one set of functions. Redis
+/// scripts cannot call each other, so each carries them.
 /// - `now_ms()`: Redis's clock, in ms.
 /// - `expiry(rec)`: a lease record's (`<first>:<last>:<expiry ms>`) expiry.
 /// - `read_holes(key)` / `write_holes(key, holes)`: the month's numbers given back unused

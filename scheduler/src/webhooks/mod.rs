@@ -229,12 +229,16 @@ impl Queue for Deliveries {
     const TABLE: Table = Table::WebhookDeliveries;
     const CHANNEL: &'static str = queue::CHANNEL;
 
-    async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<Ticket>> {
+    /// Parked at once, so a runner waiting in the lineup may take one of these before the claim
+    /// returns (its ticket then names another): each comes with the lease it was claimed as.
+    async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<(Lease, Ticket)>> {
         let (from, asked_at) = (self.claim_from(), Instant::now());
         let claimed = queue::claim(&self.db, n, self.settings.lease, token, &from).await?;
         self.advance(&claimed);
         let send_by = self.settings.send_by(asked_at);
-        Ok(self.lineup.park(claimed.into_iter().map(|delivery| Held { delivery, send_by }).collect()))
+        let leases: Vec<Lease> = claimed.iter().map(Claimed::lease).collect();
+        let tickets = self.lineup.park(claimed.into_iter().map(|delivery| Held { delivery, send_by }).collect());
+        Ok(leases.into_iter().zip(tickets).collect())
     }
 
     fn lease_of(item: &Ticket) -> Lease {
