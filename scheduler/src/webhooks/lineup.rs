@@ -7,9 +7,11 @@
 //! the item it took. Here the items the worker sees are [`Ticket`]s: a runner holding one asks
 //! the lineup for the next delivery due a slot, whichever ticket it was claimed with, and waits
 //! if every waiting delivery belongs to an organization at its cap. A ticket names (for the
-//! worker's bookkeeping of leases: release and give-back on shutdown) a delivery that is still
-//! waiting; when a runner takes another ticket's delivery, the two tickets swap names, so
-//! the names of the tickets not yet served are always exactly the deliveries still waiting.
+//! worker's give-back on shutdown of what no runner started) a delivery that is still waiting;
+//! when a runner takes another ticket's delivery, the two tickets swap names, so the names of
+//! the tickets not yet served are always exactly the deliveries still waiting. (What the worker
+//! holds, and releases, is what the claim returned with each ticket: the lease it was claimed
+//! as, whichever delivery the ticket names by then.)
 
 use std::{
     collections::{HashMap, VecDeque},
