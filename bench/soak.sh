@@ -230,6 +230,7 @@ alive() {
 # never two at once, in the background beside the traffic, with autovacuum's cost delay (2 ms)
 # and cost limit (200, the default).
 AUTOVACUUM=$(db -c "SHOW autovacuum")
+CHURNED="submissions, submission_attempts, journeys, webhook_queue, webhook_deliveries, webhook_events"
 VACUUM_PID=
 LAST_VACUUM=-100000
 VACUUMS=0
@@ -238,7 +239,7 @@ vacuum_churned() {
   [ $((SECONDS - LAST_VACUUM)) -ge "$WINDOW" ] || return 0
   if [ -n "$VACUUM_PID" ] && kill -0 "$VACUUM_PID" 2>/dev/null; then return 0; fi
   db -c "SET vacuum_cost_delay = '2ms'" \
-    -c "VACUUM (ANALYZE) submissions, submission_attempts, journeys, webhook_deliveries, webhook_events" >/dev/null &
+    -c "VACUUM (ANALYZE) $CHURNED" >/dev/null &
   VACUUM_PID=$! # left to finish on exit: it is short, and the next run drops the database
   LAST_VACUUM=$SECONDS
   VACUUMS=$((VACUUMS + 1))
@@ -252,7 +253,7 @@ drain() {
     alive
     vacuum_churned
     open=$(db -c "SELECT count(*) FROM submissions WHERE state IN ('pending', 'unknown')")
-    hooks_open=$(db -c "SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'")
+    hooks_open=$(db -c "SELECT count(*) FROM webhook_queue")
     done_=$(db -c "SELECT count(*) FROM webhook_deliveries WHERE state = 'delivered'")
     rec=$(received)
     [ "$open" = 0 ] && [ "$hooks_open" = 0 ] && [ "$rec" -ge "$done_" ] && return 0
@@ -275,7 +276,7 @@ read -r _ CAP_RPS _ _ _ CAP_P99 < <(wrk_stats "$OUT/soak-capacity.txt")
 drain "after the capacity run" || exit 1
 if [ "$AUTOVACUUM" = off ]; then
   [ -n "$VACUUM_PID" ] && wait "$VACUUM_PID"
-  db -c "VACUUM (ANALYZE) submissions, submission_attempts, journeys, webhook_deliveries, webhook_events" >/dev/null
+  db -c "VACUUM (ANALYZE) $CHURNED" >/dev/null
 fi
 TARGET=$(awk -v c="$CAP_RPS" 'BEGIN {printf "%.0f", c / 2}')
 mixed_lua "$TARGET" >"$OUT/soak-paced.lua"
@@ -304,7 +305,7 @@ for w in $(seq 1 "$WINDOWS"); do
   alive
   [ "$n" -gt 0 ] || { echo "window $w: no request completed, see $f" >&2; cat "$f" >&2; exit 1; }
   open=$(db -c "SELECT count(*) FROM submissions WHERE state IN ('pending', 'unknown')")
-  hooks_open=$(db -c "SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'")
+  hooks_open=$(db -c "SELECT count(*) FROM webhook_queue")
   printf '%6s %9s %8s %7s %6s %9s %10s %10.1f %9.1f %9s %9s %6s\n' "$w" "$n" "$rps" "$non" "$err" "$to" "$p99" \
     "$(awk -v k="$api_kb" 'BEGIN {print k / 1024}')" "$(awk -v k="$sched_kb" 'BEGIN {print k / 1024}')" "$open" "$hooks_open" \
     "$(cut -d' ' -f1 /proc/loadavg)"

@@ -277,7 +277,7 @@ async fn main() -> anyhow::Result<()> {
             .await?,
         );
         anyhow::ensure!(bodies.len() == total, "{} deliveries queued, expected {n}", bodies.len());
-        sqlx::query("VACUUM ANALYZE webhook_deliveries").execute(&pool).await?;
+        sqlx::query("VACUUM ANALYZE webhook_queue, webhook_deliveries").execute(&pool).await?;
 
         let plain = Phase::time(total, &got, reqwest_loop(&url, bodies.clone(), hooks.concurrency)).await?;
         anyhow::ensure!(got.swap(0, Ordering::Relaxed) == total);

@@ -148,6 +148,7 @@ pub const KEPT: &[&str] = &["invoices", "credit_balances", "audit_log"];
 /// passwords resets with their users, invoice lines are kept with their invoices).
 pub const ERASED: &[&str] = &[
     "webhook_attempts",
+    "webhook_queue",
     "webhook_deliveries",
     "webhook_events",
     "webhook_subscriptions",

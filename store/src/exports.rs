@@ -235,7 +235,7 @@ pub const PARTS: &[Part] = &[
     owned!("preflight_results", by "t.day, t.subject"),
     owned!("webhook_subscriptions", without "'{secret_sealed,previous_secret_sealed}'::text[]"),
     owned!("webhook_events"),
-    owned!("webhook_deliveries", without "'{lease_token,leased_at,lease_expires_at,run_at}'::text[]"),
+    owned!("webhook_deliveries", without "'{run_at}'::text[]"),
     owned!("webhook_attempts"),
     owned!("webhook_attempt_history", by "t.delivery_id, t.seq"),
     owned!("support_tickets"),

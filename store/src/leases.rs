@@ -1,5 +1,6 @@
-//! What every leased queue table shares (`submissions`, `webhook_deliveries`: `state`,
-//! `run_at`, `lease_token`): giving claimed rows back and counting the queue.
+//! What every leased queue table shares (`submissions`, `webhook_queue`: `run_at`,
+//! `lease_token`, keyed by organization and id): giving claimed rows back and counting the
+//! queue.
 
 use sqlx::PgPool;
 
@@ -31,16 +32,18 @@ impl Table {
     fn name(self) -> &'static str {
         match self {
             Table::Submissions => "submissions",
-            Table::WebhookDeliveries => "webhook_deliveries",
+            // A pending delivery's queue row (migrations/…_webhook_queue.sql).
+            Table::WebhookDeliveries => "webhook_queue",
         }
     }
 
     /// The rows in the queue: an `unknown` submission waits there too, looked up again with
-    /// back-off (the same predicate as the partial index, which the count then uses).
+    /// back-off (the same predicate as the partial index, which the count then uses); every
+    /// row of `webhook_queue` is a pending delivery.
     fn queued(self) -> &'static str {
         match self {
             Table::Submissions => "state IN ('pending', 'unknown')",
-            Table::WebhookDeliveries => "state = 'pending'",
+            Table::WebhookDeliveries => "true",
         }
     }
 

@@ -106,11 +106,14 @@ async fn webhook_retention_drops_only_old_events_whose_deliveries_are_all_final(
         .execute(&app.db)
         .await
         .unwrap();
-    sqlx::query("UPDATE webhook_deliveries SET state = 'delivered', finished_at = now() WHERE event_id = ANY($1)")
-        .bind(vec![old_final, recent_final])
-        .execute(&app.db)
-        .await
-        .unwrap();
+    sqlx::query(
+        "WITH done AS (DELETE FROM webhook_queue WHERE event_id = ANY($1))
+         UPDATE webhook_deliveries SET state = 'delivered', finished_at = now() WHERE event_id = ANY($1)",
+    )
+    .bind(vec![old_final, recent_final])
+    .execute(&app.db)
+    .await
+    .unwrap();
     let dropped = Job::WebhookRetention { days: 30 }.run(&app.db, &redis(&app)).await.unwrap();
     assert_eq!(dropped, 1);
     let left: Vec<i64> =

@@ -337,6 +337,12 @@ async fn a_subscription_failing_for_the_configured_period_is_deactivated() {
     assert!((2..9).contains(&tries), "deactivation stopped the retries: {tries} attempts");
     assert_eq!(d["attempts"].as_u64(), Some(tries as u64));
     assert_eq!(d["last_error"], "the subscription is no longer active", "{d}");
+    let queued: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_queue WHERE subscription_id = $1")
+        .bind(id)
+        .fetch_one(&app.db)
+        .await
+        .unwrap();
+    assert_eq!(queued, 0, "a failed delivery leaves the queue");
     // New events no longer go to it; a test event to it says why.
     f.journey(&app).await;
     let err =
@@ -409,6 +415,8 @@ async fn two_schedulers_deliver_each_event_once() {
     })
     .await;
     assert!(settled.is_some(), "every delivery final");
+    let queued: i64 = sqlx::query_scalar("SELECT count(*) FROM webhook_queue").fetch_one(&app.db).await.unwrap();
+    assert_eq!(queued, 0, "a final delivery leaves the queue");
     a.stop().await;
     b.stop().await;
     let mut per: HashMap<(String, String), usize> = HashMap::new();
@@ -673,9 +681,8 @@ async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
     assert_eq!(claimed.len(), 1);
     let c = &claimed[0];
     let rejected = Attempted {
-        id: c.id,
+        lease: c.lease(),
         tid: c.tid.clone(),
-        lease_token: 1,
         subscription_id: c.subscription_id,
         outcome: tns_core::domain::kinds::DeliveryOutcome::Rejected,
         response_status: Some(500),
@@ -778,6 +785,38 @@ async fn claims_resume_after_their_cursor_and_a_rescan_finds_what_is_behind_it()
 }
 
 #[tokio::test]
+async fn a_claim_takes_turns_across_organizations_row_by_row() {
+    use tns_store::webhooks::queue::{self, ClaimFrom};
+    let app = TestApp::start(local_env().await).await;
+    let (a, b) = (Fleet::new(&app).await, Fleet::new(&app).await);
+    for f in [&a, &b] {
+        subscribe(&app, f.key(), "journey.created", "http://127.0.0.1:9/hook", None).await;
+        for _ in 0..3 {
+            app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+        }
+    }
+    let (ao, bo) = (a.org.id, b.org.id);
+    let lease = Duration::from_secs(60);
+    let turns = |c: &[queue::Claimed]| c.iter().map(|d| (d.org_id.get(), d.id)).collect::<Vec<_>>();
+    let orgs = |c: &[queue::Claimed]| c.iter().map(|d| d.org_id.get()).collect::<Vec<_>>();
+    // Three rows: turns alternate, and the share that does not divide evenly goes to the first
+    // in turn (A, after none), each organization's oldest first.
+    let first = queue::claim(&app.db, 3, lease, 1, &ClaimFrom::start()).await.unwrap();
+    assert_eq!(orgs(&first), [ao, bo, ao], "{first:?}");
+    let t = turns(&first);
+    assert!(t[0].1 < t[2].1, "each organization's in order: {t:?}");
+    let shares: Vec<(i32, i64)> = first.iter().map(|d| (d.lim, d.found)).collect();
+    assert_eq!(shares, [(2, 2), (1, 1), (2, 2)], "{first:?}");
+    // What is left (A one, B two), turns starting after A: B first, all of it.
+    let from = ClaimFrom { after_org: ao, ..ClaimFrom::start() };
+    let second = queue::claim(&app.db, 4, lease, 2, &from).await.unwrap();
+    assert_eq!(orgs(&second), [bo, ao, bo], "{second:?}");
+    let t = turns(&second);
+    assert!(t[0].1 < t[2].1, "each organization's in order: {t:?}");
+    assert!(second.iter().all(|d| d.lim == 2 && d.found == if d.org_id.get() == ao { 1 } else { 2 }), "{second:?}");
+}
+
+#[tokio::test]
 async fn claims_take_each_organizations_oldest_first_and_keep_to_its_room() {
     use tns_store::webhooks::queue::{self, ClaimFrom};
     let app = TestApp::start(local_env().await).await;
@@ -814,11 +853,13 @@ async fn a_stopping_scheduler_gives_back_at_once_what_it_had_not_started() {
     rx.wait_for(1).await;
     // Stopping waits for the attempt in progress (it times out), not for the two behind it.
     scheduler.stop().await;
-    let rows: Vec<(i32, Option<i64>, String)> =
-        sqlx::query_as("SELECT attempts, lease_token, state FROM webhook_deliveries ORDER BY attempts")
-            .fetch_all(&app.db)
-            .await
-            .unwrap();
+    let rows: Vec<(i32, Option<i64>, String)> = sqlx::query_as(
+        "SELECT q.attempts, q.lease_token, d.state FROM webhook_deliveries d JOIN webhook_queue q USING (org_id, id)
+              ORDER BY q.attempts",
+    )
+    .fetch_all(&app.db)
+    .await
+    .unwrap();
     assert_eq!(
         rows,
         [(0, None, "pending".into()), (0, None, "pending".into()), (1, None, "pending".into())],

@@ -207,9 +207,8 @@ impl Deliveries {
                 .map(|d| started_at + chrono::Duration::from_std(elapsed + d).unwrap_or(chrono::Duration::MAX)),
         };
         Outcome::Attempted(Attempted {
-            id: item.id,
+            lease: Lease { org: item.org_id.get(), id: item.id, token: item.lease_token },
             tid: item.tid,
-            lease_token: item.lease_token,
             subscription_id: item.subscription_id,
             outcome: resp.outcome,
             response_status: resp.status.map(i32::from),
@@ -259,7 +258,7 @@ impl Queue for Deliveries {
 
     fn id_of(o: &Outcome) -> i64 {
         match o {
-            Outcome::Attempted(a) => a.id,
+            Outcome::Attempted(a) => a.lease.id,
             Outcome::GivenBack(Lease { id, .. }) | Outcome::Unused { id } => *id,
         }
     }

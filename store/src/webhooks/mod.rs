@@ -1,7 +1,6 @@
 //! Webhook subscriptions, delivery records and test events, scoped by organization. Events
 //! themselves are written by the `webhook_emit` SQL function (see the migration) inside the
-//! change that causes them; the scheduler's delivery statements live in
-//! `tns_scheduler::webhooks::queue`.
+//! change that causes them; the scheduler's delivery statements live in [`queue`].
 
 pub mod queue;
 

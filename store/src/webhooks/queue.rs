@@ -1,7 +1,10 @@
 //! The webhook delivery queue's statements: claim a batch, record a batch of attempts, give
 //! back what was not sent, fail what is left of deactivated subscriptions (releasing and depth
-//! are in `leases`). Schema and rules: migrations/…_webhooks.sql, …_webhook_queue_tuning.sql
-//! and …_webhook_hardening.sql.
+//! are in `leases`). Schema and rules: migrations/…_webhooks.sql, …_webhook_queue_tuning.sql,
+//! …_webhook_hardening.sql and …_webhook_queue.sql: a pending delivery has a row in
+//! `webhook_queue`, which claims lock and lease; the delivery row is written when an attempt is
+//! recorded, when a re-claim moves its latest attempt to the history, and when it fails with
+//! its subscription.
 
 use std::{collections::BTreeMap, time::Duration};
 use tns_core::ids::OrgId;
@@ -44,9 +47,9 @@ impl ClaimFrom {
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Claimed {
     pub id: i64,
-    /// Where the leased row version is (its `ctid`, as text): recording finds it there without
-    /// an index lookup. Nothing else changes a leased row, so it stays there; if it has moved
-    /// anyway, the lease check fails and the delivery is treated as lost (sent again later).
+    /// Where the leased queue row's version is (its `ctid`, as text): recording finds it there
+    /// without an index lookup. Nothing else changes a leased row, so it stays there; if it has
+    /// moved anyway, the lease check fails and the delivery is treated as lost (sent again later).
     pub tid: String,
     /// With `id`, its place in its organization's part of the queue (see [`Cursor`]).
     pub run_at: DateTime<Utc>,
@@ -57,11 +60,10 @@ pub struct Claimed {
     /// Claims so far, this one included.
     pub attempts: i32,
     pub lease_token: i64,
-    /// Place in the claim's fair order.
-    pub ord: i64,
     /// How many rows the claim could take of this organization, and how many due ones it
     /// found (fewer: it reached the end of the organization's due rows).
     pub lim: i32,
+    #[sqlx(skip)]
     pub found: i64,
     pub endpoint_url: String,
     pub secret_sealed: Vec<u8>,
@@ -82,9 +84,11 @@ impl Claimed {
 /// Claim up to `n` due deliveries for `lease`, fairly across organizations: the batch takes
 /// each organization's oldest due delivery before anyone's second (turns starting after
 /// `from.after_org`), so one tenant's backlog delays another's delivery by a claim at most.
-/// Each organization contributes at most its share of `n` and its room (what the scheduler may
-/// still hold of it), so a claim may return fewer than `n` while work remains. The answer is in
-/// the fair order.
+/// Each organization contributes at most its share of `n` (its turn comes within `n`
+/// organizations) and its room (what the scheduler may still hold of it), so a claim may return
+/// fewer than `n` while work remains. The answer is in the fair order, which is put together
+/// here ([`fair_order`]): sorting and numbering the rows cost the statement more per row than
+/// the rest of its choice.
 ///
 /// The organizations with pending rows are found by a loose index scan of the queue index (one
 /// probe each, however long its backlog); each is read after its cursor (see
@@ -95,14 +99,13 @@ impl Claimed {
 /// `abandoned` attempt after it.
 pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &ClaimFrom) -> sqlx::Result<Vec<Claimed>> {
     let room = |r: usize| i32::try_from(r).unwrap_or(i32::MAX);
-    let mut claimed: Vec<Claimed> = sqlx::query_as(
+    let claimed: Vec<Claimed> = sqlx::query_as(
         "WITH RECURSIVE orgs(org_id) AS (
             -- Downwards, so each probe lands on an organization's newest entry: its oldest ones
             -- are where finished deliveries leave dead entries behind.
-            (SELECT org_id FROM webhook_deliveries WHERE state = 'pending' ORDER BY org_id DESC LIMIT 1)
+            (SELECT org_id FROM webhook_queue ORDER BY org_id DESC LIMIT 1)
             UNION ALL
-            SELECT (SELECT d.org_id FROM webhook_deliveries d
-                     WHERE d.state = 'pending' AND d.org_id < orgs.org_id ORDER BY d.org_id DESC LIMIT 1)
+            SELECT (SELECT q.org_id FROM webhook_queue q WHERE q.org_id < orgs.org_id ORDER BY q.org_id DESC LIMIT 1)
               FROM orgs WHERE orgs.org_id IS NOT NULL
          ), pos AS (
             SELECT o.org_id, COALESCE(c.run_at, '-infinity') AS after_at, COALESCE(c.id, 0) AS after_id,
@@ -114,60 +117,74 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
          ), ready AS MATERIALIZED (
             -- Organizations with a claimable row after their cursor and room for it: the share
             -- of each is counted among these only (an organization whose rows all wait for a
-            -- retry must not shrink everyone's share).
-            SELECT pos.* FROM pos
+            -- retry must not shrink everyone's share). At most `n`, numbered in turn order.
+            SELECT pos.*, row_number() OVER (ORDER BY pos.org_id <= $10, pos.org_id) AS turn FROM pos
              WHERE pos.room > 0
-               AND EXISTS (SELECT 1 FROM webhook_deliveries w
-                            WHERE w.state = 'pending' AND w.org_id = pos.org_id
+               AND EXISTS (SELECT 1 FROM webhook_queue w
+                            WHERE w.org_id = pos.org_id
                               AND (w.run_at, w.id) > (pos.after_at, pos.after_id) AND w.run_at <= now()
                               AND (w.lease_token IS NULL OR w.lease_expires_at <= now()))
-         ), due AS MATERIALIZED (
+             ORDER BY pos.org_id <= $10, pos.org_id
+             LIMIT $1
+         ), chosen AS MATERIALIZED (
+            -- Each its share of `n` within its room: the shares add up to `n`, the first
+            -- organizations in turn taking one more where `n` does not divide evenly.
             SELECT d.*, l.lim FROM ready
+             CROSS JOIN (SELECT count(*) AS k FROM ready) c
              CROSS JOIN LATERAL (
-                SELECT LEAST(ready.room, GREATEST(1, ceil($1::numeric / (SELECT count(*) FROM ready)))::int) AS lim
+                SELECT LEAST(ready.room, $1 / c.k + (ready.turn <= $1 % c.k)::int)::int AS lim
              ) l
              CROSS JOIN LATERAL (
-                SELECT w.ctid AS tid, w.id, w.org_id, w.run_at, w.lease_token AS old_token,
-                       w.leased_at AS old_leased_at, w.attempt_started_at, w.attempt_duration_ms, w.attempt_outcome,
-                       w.attempt_status, w.attempt_error
-                  FROM webhook_deliveries w
-                 WHERE w.state = 'pending' AND w.org_id = ready.org_id
+                SELECT w.ctid AS tid, w.id, w.org_id, w.run_at, w.attempts, w.lease_token AS old_token,
+                       w.leased_at AS old_leased_at
+                  FROM webhook_queue w
+                 WHERE w.org_id = ready.org_id
                    AND (w.run_at, w.id) > (ready.after_at, ready.after_id) AND w.run_at <= now()
                    AND (w.lease_token IS NULL OR w.lease_expires_at <= now())
                  ORDER BY w.run_at, w.id
                  LIMIT l.lim
                    FOR UPDATE SKIP LOCKED
              ) d
-         ), chosen AS (
-            SELECT * FROM (
-                SELECT ranked.*, row_number() OVER (ORDER BY rn, org_id <= $10, org_id) AS ord,
-                       count(*) OVER (PARTITION BY org_id) AS found
-                  FROM (SELECT due.*, row_number() OVER (PARTITION BY org_id ORDER BY run_at, id) AS rn FROM due) ranked
-            ) fair
-             WHERE ord <= $1
+         ), again AS (
+            -- Claimed before (rare): the delivery row's latest attempt moves to
+            -- webhook_attempts, and an expired lease is recorded as abandoned after it. Locked,
+            -- so the attempt read is the latest one (a late record by the scheduler whose lease
+            -- ran out may have committed since this statement began).
+            SELECT chosen.id, chosen.org_id, chosen.old_token, chosen.old_leased_at, d.attempt_started_at,
+                   d.attempt_duration_ms, d.attempt_outcome, d.attempt_status, d.attempt_error
+              FROM chosen JOIN webhook_deliveries d ON d.org_id = chosen.org_id AND d.id = chosen.id
+             WHERE chosen.attempts > 0
+               FOR UPDATE OF d
          ), history AS (
             INSERT INTO webhook_attempts (delivery_id, org_id, started_at, duration_ms, outcome, response_status, error)
             SELECT id, org_id, started_at, duration_ms, outcome, status, error FROM (
                 SELECT id, org_id, attempt_started_at AS started_at, attempt_duration_ms AS duration_ms,
                        attempt_outcome AS outcome, attempt_status AS status, attempt_error AS error, 1 AS k
-                  FROM chosen WHERE attempt_outcome IS NOT NULL
+                  FROM again WHERE attempt_outcome IS NOT NULL
                 UNION ALL
                 SELECT id, org_id, old_leased_at, NULL, 'abandoned', NULL,
                        'abandoned: the scheduler sending it stopped before recording the outcome', 2
-                  FROM chosen WHERE old_token IS NOT NULL
-            ) moved
+                  FROM again WHERE old_token IS NOT NULL
+            ) earlier
             ORDER BY id, k
-         ), claimed AS (
+         ), moved AS (
             UPDATE webhook_deliveries d
+               SET attempt_started_at = NULL, attempt_duration_ms = NULL, attempt_outcome = NULL,
+                   attempt_status = NULL, attempt_error = NULL
+              FROM again
+             WHERE d.org_id = again.org_id AND d.id = again.id AND again.attempt_outcome IS NOT NULL
+         ), claimed AS (
+            UPDATE webhook_queue q
                SET lease_expires_at = now() + make_interval(secs => $2), lease_token = $3, leased_at = now(),
-                   attempts = d.attempts + 1, attempt_started_at = NULL, attempt_duration_ms = NULL,
-                   attempt_outcome = NULL, attempt_status = NULL, attempt_error = NULL
+                   attempts = q.attempts + 1
               FROM chosen
-             WHERE d.ctid = chosen.tid
-            RETURNING d.id, d.ctid::text AS tid, d.run_at, d.org_id, d.event_id, d.event_type, d.subscription_id,
-                      d.attempts, d.lease_token, chosen.ord, chosen.lim, chosen.found
+             -- The array makes the rows' addresses a TID scan's: the planner, misjudging how many
+             -- rows `chosen` has, would otherwise hash-join on a scan of the whole queue.
+             WHERE q.ctid = chosen.tid AND q.ctid = ANY(ARRAY(SELECT tid FROM chosen))
+            RETURNING q.id, q.ctid::text AS tid, q.run_at, q.org_id, q.event_id, q.subscription_id,
+                      q.attempts, q.lease_token, chosen.lim
          )
-         SELECT c.*, s.endpoint_url, s.secret_sealed,
+         SELECT c.*, e.type AS event_type, s.endpoint_url, s.secret_sealed,
                 CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_sealed END
                     AS previous_secret_sealed,
                 CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_expires_at END
@@ -177,7 +194,7 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
            JOIN webhook_subscriptions s ON s.id = c.subscription_id AND s.org_id = c.org_id
            JOIN webhook_events e ON e.id = c.event_id AND e.org_id = c.org_id",
     )
-    .bind(n as i64)
+    .bind(i64::try_from(n).unwrap_or(i64::MAX))
     .bind(lease.as_secs_f64())
     .bind(token)
     .bind(from.cursors.iter().map(|c| c.0).collect::<Vec<i64>>())
@@ -189,8 +206,27 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
     .bind(from.after_org)
     .fetch_all(db)
     .await?;
-    claimed.sort_by_key(|c| c.ord);
-    Ok(claimed)
+    Ok(fair_order(claimed, from.after_org))
+}
+
+/// A claim's rows in the fair order: every organization's first row before anyone's second,
+/// each organization's in `(run_at, id)` order, and within a round the organizations after
+/// `after_org` first, then from the lowest. Counts each organization's rows (`found`).
+fn fair_order(mut claimed: Vec<Claimed>, after_org: i64) -> Vec<Claimed> {
+    claimed.sort_by_key(|c| (c.org_id.get(), c.run_at, c.id));
+    for rows in claimed.chunk_by_mut(|a, b| a.org_id == b.org_id) {
+        let found = rows.len() as i64;
+        rows.iter_mut().for_each(|c| c.found = found);
+    }
+    let mut turn = 0;
+    let mut ranked: Vec<((usize, bool, i64), Claimed)> = Vec::with_capacity(claimed.len());
+    for (i, c) in claimed.into_iter().enumerate() {
+        turn = if i == 0 || ranked[i - 1].1.org_id != c.org_id { 0 } else { turn + 1 };
+        let org = c.org_id.get();
+        ranked.push(((turn, org <= after_org, org), c));
+    }
+    ranked.sort_by_key(|(key, _)| *key);
+    ranked.into_iter().map(|(_, c)| c).collect()
 }
 
 /// Give back held deliveries that were not sent (held too long to send within their lease):
@@ -199,9 +235,9 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
 pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
     let (orgs, ids, tokens) = Lease::columns(held);
     let r = sqlx::query(
-        "UPDATE webhook_deliveries d SET lease_token = NULL, attempts = d.attempts - 1
+        "UPDATE webhook_queue q SET lease_token = NULL, attempts = q.attempts - 1
            FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS h(org_id, id, token)
-          WHERE d.org_id = h.org_id AND d.id = h.id AND d.lease_token = h.token",
+          WHERE q.org_id = h.org_id AND q.id = h.id AND q.lease_token = h.token",
     )
     .bind(&orgs)
     .bind(&ids)
@@ -214,10 +250,10 @@ pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
 /// One attempt's outcome, as recorded.
 #[derive(Debug, Clone)]
 pub struct Attempted {
-    pub id: i64,
+    /// The delivery and the lease it was claimed with.
+    pub lease: Lease,
     /// See [`Claimed::tid`].
     pub tid: String,
-    pub lease_token: i64,
     pub subscription_id: i64,
     /// `delivered`, `rejected`, `timeout`, `unreachable`, `refused` or `skipped`.
     pub outcome: DeliveryOutcome,
@@ -256,21 +292,38 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
     }
     let health = health(batch);
     let rows: Vec<(Option<i64>, Option<i64>)> = sqlx::query_as(
-        "WITH d AS (
+        "WITH r AS (
+            SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::timestamptz[],
+                                 $7::int[], $8::timestamptz[], $13::tid[], $14::bigint[])
+                   AS r(id, token, outcome, status, error, started_at, duration_ms, retry_at, tid, org_id)
+         ), settled AS (
+            -- Final (delivered, or failed for good): out of the queue.
+            DELETE FROM webhook_queue q USING r
+             WHERE q.ctid = r.tid AND q.org_id = r.org_id AND q.id = r.id AND q.lease_token = r.token
+               AND (r.outcome = 'delivered' OR r.retry_at IS NULL)
+            RETURNING q.org_id, q.id, q.attempts
+         ), retried AS (
+            UPDATE webhook_queue q
+               SET run_at = r.retry_at, lease_token = NULL, leased_at = NULL, lease_expires_at = NULL
+              FROM r
+             WHERE q.ctid = r.tid AND q.org_id = r.org_id AND q.id = r.id AND q.lease_token = r.token
+               AND r.outcome <> 'delivered' AND r.retry_at IS NOT NULL
+            RETURNING q.org_id, q.id, q.attempts
+         ), d AS (
+            -- Only the deliveries whose lease this scheduler still held.
             UPDATE webhook_deliveries d
                SET state = CASE WHEN r.outcome = 'delivered' THEN 'delivered'
                                 WHEN r.retry_at IS NULL THEN 'failed' ELSE 'pending' END,
                    run_at = COALESCE(r.retry_at, d.run_at),
-                   lease_token = NULL,
+                   attempts = held.attempts,
                    last_response_status = r.status,
                    last_error = r.error,
                    finished_at = CASE WHEN r.outcome = 'delivered' OR r.retry_at IS NULL THEN now() END,
                    attempt_started_at = r.started_at, attempt_duration_ms = r.duration_ms, attempt_outcome = r.outcome,
                    attempt_status = r.status, attempt_error = r.error
-              FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::timestamptz[],
-                          $7::int[], $8::timestamptz[], $13::tid[])
-                   AS r(id, token, outcome, status, error, started_at, duration_ms, retry_at, tid)
-             WHERE d.ctid = r.tid AND d.id = r.id AND d.lease_token = r.token
+              FROM (SELECT * FROM settled UNION ALL SELECT * FROM retried) held
+              JOIN r ON r.org_id = held.org_id AND r.id = held.id
+             WHERE d.org_id = held.org_id AND d.id = held.id
             RETURNING d.id
          ), subs AS (
             UPDATE webhook_subscriptions s
@@ -294,8 +347,8 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
          UNION ALL
          SELECT NULL, subs.id FROM subs WHERE NOT subs.active AND subs.inactive_reason = 'failing'",
     )
-    .bind(col(batch, |a| a.id))
-    .bind(col(batch, |a| a.lease_token))
+    .bind(col(batch, |a| a.lease.id))
+    .bind(col(batch, |a| a.lease.token))
     .bind(col(batch, |a| a.outcome.as_str()))
     .bind(col(batch, |a| a.response_status))
     .bind(col(batch, |a| a.error.as_deref()))
@@ -307,6 +360,7 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
     .bind(health.values().map(|h| h.1).collect::<Vec<Option<DateTime<Utc>>>>())
     .bind(disable_after.as_secs_f64())
     .bind(col(batch, |a| a.tid.as_str()))
+    .bind(col(batch, |a| a.lease.org))
     .fetch_all(db)
     .await?;
     let mut recorded = vec![];
@@ -326,11 +380,16 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
 /// their attempt settles them. Returns how many were failed.
 pub async fn fail_inactive(db: impl sqlx::PgExecutor<'_>, subscriptions: &[i64]) -> sqlx::Result<u64> {
     let r = sqlx::query(
-        "UPDATE webhook_deliveries d
-            SET state = 'failed', finished_at = now(), last_error = 'the subscription is no longer active'
-           FROM webhook_subscriptions s
-          WHERE s.id = ANY($1) AND NOT s.active AND d.subscription_id = s.id
-            AND d.state = 'pending' AND d.lease_token IS NULL",
+        "WITH gone AS (
+            DELETE FROM webhook_queue q USING webhook_subscriptions s
+             WHERE s.id = ANY($1) AND NOT s.active AND q.subscription_id = s.id AND q.lease_token IS NULL
+            RETURNING q.org_id, q.id, q.attempts
+         )
+         UPDATE webhook_deliveries d
+            SET state = 'failed', finished_at = now(), last_error = 'the subscription is no longer active',
+                attempts = gone.attempts
+           FROM gone
+          WHERE d.org_id = gone.org_id AND d.id = gone.id",
     )
     .bind(subscriptions)
     .execute(db)

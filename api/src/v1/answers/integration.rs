@@ -49,7 +49,7 @@ answer! {
         subscription_id: WebhookSubscriptionId,
         /// `pending`, `delivered` or `failed`.
         delivery_status: DeliveryStatus,
-        /// Attempts made so far.
+        /// Attempts made so far (one in progress counts once its outcome is recorded).
         attempts: i32,
         /// The HTTP status of the last attempt's answer, if one came.
         last_response_status: Option<i32>,
