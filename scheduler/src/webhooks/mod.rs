@@ -158,8 +158,9 @@ impl Deliveries {
     /// One attempt, on a runner (there are `concurrency` of them: the POSTs in flight).
     async fn deliver(&self, held: Held) -> Outcome {
         let item = held.delivery;
+        let lease = item.lease();
         if Instant::now() > held.send_by {
-            return Outcome::GivenBack(item.lease());
+            return Outcome::GivenBack(lease);
         }
         let span = tracing::info_span!(
             "webhook",
@@ -207,7 +208,7 @@ impl Deliveries {
                 .map(|d| started_at + chrono::Duration::from_std(elapsed + d).unwrap_or(chrono::Duration::MAX)),
         };
         Outcome::Attempted(Attempted {
-            lease: Lease { org: item.org_id.get(), id: item.id, token: item.lease_token },
+            lease,
             tid: item.tid,
             subscription_id: item.subscription_id,
             outcome: resp.outcome,

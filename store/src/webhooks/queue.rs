@@ -214,17 +214,15 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
 /// `after_org` first, then from the lowest. Counts each organization's rows (`found`).
 fn fair_order(mut claimed: Vec<Claimed>, after_org: i64) -> Vec<Claimed> {
     claimed.sort_by_key(|c| (c.org_id.get(), c.run_at, c.id));
+    let mut keys = Vec::with_capacity(claimed.len());
     for rows in claimed.chunk_by_mut(|a, b| a.org_id == b.org_id) {
         let found = rows.len() as i64;
-        rows.iter_mut().for_each(|c| c.found = found);
+        for (turn, c) in rows.iter_mut().enumerate() {
+            c.found = found;
+            keys.push((turn, c.org_id.get() <= after_org, c.org_id.get()));
+        }
     }
-    let mut turn = 0;
-    let mut ranked: Vec<((usize, bool, i64), Claimed)> = Vec::with_capacity(claimed.len());
-    for (i, c) in claimed.into_iter().enumerate() {
-        turn = if i == 0 || ranked[i - 1].1.org_id != c.org_id { 0 } else { turn + 1 };
-        let org = c.org_id.get();
-        ranked.push(((turn, org <= after_org, org), c));
-    }
+    let mut ranked: Vec<((usize, bool, i64), Claimed)> = keys.into_iter().zip(claimed).collect();
     ranked.sort_by_key(|(key, _)| *key);
     ranked.into_iter().map(|(_, c)| c).collect()
 }
