@@ -817,6 +817,48 @@ async fn a_claim_takes_turns_across_organizations_row_by_row() {
 }
 
 #[tokio::test]
+async fn a_claim_reads_each_subscription_once_for_all_its_deliveries() {
+    use tns_store::webhooks::queue::{self, ClaimFrom};
+    let app = TestApp::start(local_env().await).await;
+    let (a, b) = (Fleet::new(&app).await, Fleet::new(&app).await);
+    // A: two subscriptions, each sent three test events; B: one, sent two.
+    let mut url_of = HashMap::new();
+    for (f, urls, events) in
+        [(&a, &["http://127.0.0.1:9/a1", "http://127.0.0.1:9/a2"][..], 3), (&b, &["http://127.0.0.1:9/b"][..], 2)]
+    {
+        for url in urls {
+            let s = subscribe(&app, f.key(), "journey.created", url, None).await;
+            url_of.insert(s["id"].as_i64().unwrap(), s["endpoint_url"].as_str().unwrap().to_string());
+        }
+        for _ in 0..events {
+            app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+        }
+    }
+    let sealed: HashMap<i64, Vec<u8>> = sqlx::query_as("SELECT id, secret_sealed FROM webhook_subscriptions")
+        .fetch_all(&app.db)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|(id, _): &(i64, Vec<u8>)| url_of.contains_key(id))
+        .collect();
+    let claimed = queue::claim(&app.db, 20, Duration::from_secs(60), 1, &ClaimFrom::start()).await.unwrap();
+    assert_eq!(claimed.len(), 8, "{claimed:?}");
+    for d in &claimed {
+        let s = &d.subscription;
+        assert_eq!(s.endpoint_url, url_of[&d.subscription_id], "{d:?}");
+        assert_eq!(s.secret_sealed, sealed[&d.subscription_id], "{d:?}");
+        assert!(s.active && s.previous_secret_sealed.is_none(), "{d:?}");
+        // Every delivery of a subscription shares what the claim read of it once.
+        let first = claimed.iter().find(|o| o.subscription_id == d.subscription_id).unwrap();
+        assert!(Arc::ptr_eq(&first.subscription, &d.subscription), "{d:?}");
+    }
+    let per_subscription = |id: i64| claimed.iter().filter(|d| d.subscription_id == id).count();
+    let mut counts: Vec<usize> = url_of.keys().map(|id| per_subscription(*id)).collect();
+    counts.sort();
+    assert_eq!(counts, [2, 3, 3]);
+}
+
+#[tokio::test]
 async fn claims_take_each_organizations_oldest_first_and_keep_to_its_room() {
     use tns_store::webhooks::queue::{self, ClaimFrom};
     let app = TestApp::start(local_env().await).await;

@@ -28,7 +28,7 @@ use crate::{
     settings::WebhookSettings,
     webhooks::{
         lineup::{Lined, Lineup, Next, Ticket},
-        targets::Targets,
+        targets::{Target, Targets},
     },
     worker::Queue,
 };
@@ -68,11 +68,17 @@ struct Position {
     after_org: i64,
 }
 
-/// A claimed delivery and the moment its POST must have started by.
+/// A claimed delivery, what it is sent with, and the moment its POST must have started by.
 pub struct Held {
     delivery: Claimed,
+    target: Prepared,
     send_by: Instant,
 }
+
+/// Where and how a delivery is sent: its subscription's target, or the attempt it makes
+/// instead (skipped: the subscription is inactive; or a target that cannot be prepared).
+/// Prepared once per subscription in each claim.
+type Prepared = Result<Arc<Target>, send::Response>;
 
 impl Lined for Held {
     fn lease(&self) -> Lease {
@@ -155,9 +161,20 @@ impl Deliveries {
         }
     }
 
+    /// What `d`'s subscription's deliveries in this claim are sent with.
+    fn prepare(&self, d: &Claimed) -> Prepared {
+        if !d.subscription.active {
+            return Err(send::Response::failed(
+                DeliveryOutcome::Skipped,
+                "the subscription is no longer active".into(),
+            ));
+        }
+        self.targets.get(d.subscription_id, d.org_id, &d.subscription, &self.settings.data_key, &self.client)
+    }
+
     /// One attempt, on a runner (there are `concurrency` of them: the POSTs in flight).
     async fn deliver(&self, held: Held) -> Outcome {
-        let item = held.delivery;
+        let (item, target) = (held.delivery, held.target);
         let lease = item.lease();
         if Instant::now() > held.send_by {
             return Outcome::GivenBack(lease);
@@ -175,21 +192,17 @@ impl Deliveries {
         );
         let started_at = Utc::now();
         let t0 = Instant::now();
-        let resp = if !item.active {
-            send::Response::failed(DeliveryOutcome::Skipped, "the subscription is no longer active".into())
-        } else {
-            match self.targets.get(&item, &self.settings.data_key, &self.client) {
-                Ok(target) => {
-                    let previous = target.previous_at(started_at);
-                    let headers =
-                        send::headers(&target.key, previous, &item.body, item.event_id, &item.event_type, started_at);
-                    let traceparent = tns_core::telemetry::traceparent(&span);
-                    send::post(&self.client, target.uri.clone(), headers, traceparent, item.body)
-                        .instrument(span.clone())
-                        .await
-                }
-                Err(failed) => failed,
+        let resp = match target {
+            Ok(target) => {
+                let previous = target.previous_at(started_at);
+                let headers =
+                    send::headers(&target.key, previous, &item.body, item.event_id, &item.event_type, started_at);
+                let traceparent = tns_core::telemetry::traceparent(&span);
+                send::post(&self.client, target.uri.clone(), headers, traceparent, item.body)
+                    .instrument(span.clone())
+                    .await
             }
+            Err(failed) => failed,
         };
         let elapsed = t0.elapsed();
         span.record("outcome", resp.outcome.as_str());
@@ -237,7 +250,16 @@ impl Queue for Deliveries {
         self.advance(&claimed);
         let send_by = self.settings.send_by(asked_at);
         let leases: Vec<Lease> = claimed.iter().map(Claimed::lease).collect();
-        let tickets = self.lineup.park(claimed.into_iter().map(|delivery| Held { delivery, send_by }).collect());
+        let mut prepared: HashMap<i64, Prepared> = HashMap::new();
+        let held = claimed
+            .into_iter()
+            .map(|delivery| {
+                let target =
+                    prepared.entry(delivery.subscription_id).or_insert_with(|| self.prepare(&delivery)).clone();
+                Held { delivery, target, send_by }
+            })
+            .collect();
+        let tickets = self.lineup.park(held);
         Ok(leases.into_iter().zip(tickets).collect())
     }
 

@@ -17,7 +17,7 @@ use chrono::{DateTime, Utc};
 use http_body_util::{BodyExt, Full};
 use hyper::{
     header::{HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER, USER_AGENT},
-    Request, StatusCode, Uri,
+    Method, Request, StatusCode, Uri,
 };
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::{
@@ -109,15 +109,25 @@ pub fn headers(
         standard.push_str(&previous.sign_standard(&id, timestamp, body.as_bytes()));
     }
     [
-        (HeaderName::from_static("x-webhook-signature"), current.sign(body.as_bytes())),
-        (HeaderName::from_static("x-webhook-id"), id.clone()),
-        (HeaderName::from_static("x-webhook-timestamp"), timestamp.to_string()),
-        (HeaderName::from_static("x-webhook-event"), event_type.to_string()),
-        (HeaderName::from_static("webhook-id"), id),
-        (HeaderName::from_static("webhook-timestamp"), timestamp.to_string()),
-        (HeaderName::from_static("webhook-signature"), standard),
+        (X_WEBHOOK_SIGNATURE, current.sign(body.as_bytes())),
+        (X_WEBHOOK_ID, id.clone()),
+        (X_WEBHOOK_TIMESTAMP, timestamp.to_string()),
+        (X_WEBHOOK_EVENT, event_type.to_string()),
+        (WEBHOOK_ID, id),
+        (WEBHOOK_TIMESTAMP, timestamp.to_string()),
+        (WEBHOOK_SIGNATURE, standard),
     ]
 }
+
+// Checked once, at compile time, rather than on every delivery.
+const X_WEBHOOK_SIGNATURE: HeaderName = HeaderName::from_static("x-webhook-signature");
+const X_WEBHOOK_ID: HeaderName = HeaderName::from_static("x-webhook-id");
+const X_WEBHOOK_TIMESTAMP: HeaderName = HeaderName::from_static("x-webhook-timestamp");
+const X_WEBHOOK_EVENT: HeaderName = HeaderName::from_static("x-webhook-event");
+const WEBHOOK_ID: HeaderName = HeaderName::from_static("webhook-id");
+const WEBHOOK_TIMESTAMP: HeaderName = HeaderName::from_static("webhook-timestamp");
+const WEBHOOK_SIGNATURE: HeaderName = HeaderName::from_static("webhook-signature");
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 
 /// Where a delivery goes: the endpoint URL checked by the guard (scheme, address literal;
 /// names are checked by the resolver when connecting) and ready for the client.
@@ -136,24 +146,26 @@ pub async fn post(
     traceparent: Option<String>,
     body: String,
 ) -> Response {
-    let mut req = Request::post(uri)
-        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-        .header(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
-    for (name, value) in headers {
-        req = req.header(name, value);
+    // Built in place: the header values take the strings' buffers as they are, and no builder
+    // is moved from call to call.
+    let mut req = Request::new(Full::new(Bytes::from(body)));
+    *req.method_mut() = Method::POST;
+    *req.uri_mut() = uri;
+    let h = req.headers_mut();
+    h.reserve(headers.len() + 3);
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    h.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+    for (name, value) in headers.into_iter().chain(traceparent.map(|t| (TRACEPARENT, t))) {
+        match HeaderValue::from_maybe_shared(Bytes::from(value)) {
+            Ok(value) => h.insert(name, value),
+            Err(_) => {
+                return Response::failed(
+                    DeliveryOutcome::Unreachable,
+                    Failure::Unreachable.with("the request could not be built"),
+                )
+            }
+        };
     }
-    if let Some(traceparent) = traceparent {
-        req = req.header(HeaderName::from_static("traceparent"), traceparent);
-    }
-    let req = match req.body(Full::new(Bytes::from(body))) {
-        Ok(r) => r,
-        Err(_) => {
-            return Response::failed(
-                DeliveryOutcome::Unreachable,
-                Failure::Unreachable.with("the request could not be built"),
-            )
-        }
-    };
     let deadline = tokio::time::Instant::from_std(Instant::now() + client.timeout);
     let resp = match tokio::time::timeout_at(deadline, client.http.request(req)).await {
         Err(_) => {

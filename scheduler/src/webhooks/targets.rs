@@ -2,8 +2,8 @@
 //! its secrets (the current one and, during a rotation, the previous one) unsealed into
 //! signing keys, once per subscription rather than once per delivery. An entry is used only
 //! while the subscription's endpoint URL and sealed secrets are the ones it was prepared from
-//! (every claimed delivery carries them), so an edited or rotated subscription is prepared
-//! again. Names are still checked on every connection, by the guarded resolver.
+//! (every claim reads them again), so an edited or rotated subscription is prepared again.
+//! Names are still checked on every connection, by the guarded resolver.
 
 use std::{
     collections::HashMap,
@@ -14,8 +14,9 @@ use chrono::{DateTime, Utc};
 use hyper::Uri;
 
 use super::send::{self, Response};
+use tns_core::ids::OrgId;
 use tns_core::{sealing::DataKey, signing};
-use tns_store::webhooks::queue::Claimed;
+use tns_store::webhooks::queue::Endpoint;
 
 /// Entries kept at most; the cache starts over when full (a scheduler serving more
 /// subscriptions than this at once prepares some of them more often).
@@ -36,9 +37,8 @@ impl Target {
 }
 
 struct Entry {
-    url: String,
-    sealed: Vec<u8>,
-    previous: Option<Vec<u8>>,
+    /// What the target was prepared from.
+    from: Arc<Endpoint>,
     target: Arc<Target>,
 }
 
@@ -48,44 +48,46 @@ pub struct Targets {
 }
 
 impl Targets {
-    /// The target of `d`'s subscription, or the failed attempt it makes.
-    pub fn get(&self, d: &Claimed, data_key: &DataKey, client: &send::Client) -> Result<Arc<Target>, Response> {
-        if let Some(e) = self.lock().get(&d.subscription_id) {
-            if e.url == d.endpoint_url && e.sealed == d.secret_sealed && e.previous == d.previous_secret_sealed {
-                return Ok(e.target.clone());
+    /// The target of subscription `id` (of `org`) as a claim read it (`e`), or the failed
+    /// attempt its deliveries make.
+    pub fn get(
+        &self,
+        id: i64,
+        org: OrgId,
+        e: &Arc<Endpoint>,
+        data_key: &DataKey,
+        client: &send::Client,
+    ) -> Result<Arc<Target>, Response> {
+        if let Some(entry) = self.lock().get(&id) {
+            if entry.from.endpoint_url == e.endpoint_url
+                && entry.from.secret_sealed == e.secret_sealed
+                && entry.from.previous_secret_sealed == e.previous_secret_sealed
+            {
+                return Ok(entry.target.clone());
             }
         }
         let open = |sealed: &[u8]| {
-            data_key.open(d.org_id, sealed).map(|secret| signing::Key::new(&secret)).map_err(|_| {
+            data_key.open(org, sealed).map(|secret| signing::Key::new(&secret)).map_err(|_| {
                 // Our problem (TNS_DATA_KEY is not the key it was sealed with): retried on the
                 // schedule, so a corrected key still delivers.
-                tracing::error!(
-                    subscription = d.subscription_id,
-                    "webhook secret cannot be unsealed: check TNS_DATA_KEY"
-                );
+                tracing::error!(subscription = id, "webhook secret cannot be unsealed: check TNS_DATA_KEY");
                 Response::failed(
                     tns_core::domain::kinds::DeliveryOutcome::Unreachable,
                     "platform: this delivery could not be signed; it is retried".into(),
                 )
             })
         };
-        let previous = match (&d.previous_secret_sealed, d.previous_secret_until) {
+        let previous = match (&e.previous_secret_sealed, e.previous_secret_until) {
             (Some(sealed), Some(until)) => Some((open(sealed)?, until)),
             _ => None,
         };
-        let uri = send::target(client, &d.endpoint_url)?;
-        let target = Arc::new(Target { uri, key: open(&d.secret_sealed)?, previous });
+        let uri = send::target(client, &e.endpoint_url)?;
+        let target = Arc::new(Target { uri, key: open(&e.secret_sealed)?, previous });
         let mut entries = self.lock();
         if entries.len() >= MAX_ENTRIES {
             entries.clear();
         }
-        let entry = Entry {
-            url: d.endpoint_url.clone(),
-            sealed: d.secret_sealed.clone(),
-            previous: d.previous_secret_sealed.clone(),
-            target: target.clone(),
-        };
-        entries.insert(d.subscription_id, entry);
+        entries.insert(id, Entry { from: e.clone(), target: target.clone() });
         Ok(target)
     }
 

@@ -6,7 +6,11 @@
 //! recorded, when a re-claim moves its latest attempt to the history, and when it fails with
 //! its subscription.
 
-use std::{collections::BTreeMap, time::Duration};
+use std::{
+    collections::{BTreeMap, HashMap},
+    sync::Arc,
+    time::Duration,
+};
 use tns_core::ids::OrgId;
 
 use crate::leases::Lease;
@@ -65,6 +69,15 @@ pub struct Claimed {
     pub lim: i32,
     #[sqlx(skip)]
     pub found: i64,
+    /// The subscription as this claim read it, shared by every delivery of it in the claim.
+    #[sqlx(skip)]
+    pub subscription: Arc<Endpoint>,
+    pub body: String,
+}
+
+/// A subscription as a claim read it: where its deliveries go and what signs them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
+pub struct Endpoint {
     pub endpoint_url: String,
     pub secret_sealed: Vec<u8>,
     /// The secret a rotation replaced, while it still signs, and until when.
@@ -72,7 +85,15 @@ pub struct Claimed {
     pub previous_secret_until: Option<DateTime<Utc>>,
     /// False when the subscription was deactivated or deleted after the event: not sent.
     pub active: bool,
-    pub body: String,
+}
+
+/// A claim's row: the delivery and its subscription.
+#[derive(sqlx::FromRow)]
+struct ClaimedRow {
+    #[sqlx(flatten)]
+    delivery: Claimed,
+    #[sqlx(flatten)]
+    subscription: Endpoint,
 }
 
 impl Claimed {
@@ -97,9 +118,15 @@ impl Claimed {
 /// them). A delivery tried before moves its latest attempt from the row to `webhook_attempts`;
 /// a due row whose lease ran out was claimed by a scheduler that stopped: recorded as an
 /// `abandoned` attempt after it.
+///
+/// The deliveries of one subscription in a claim share one copy of it
+/// ([`Claimed::subscription`]), so what the scheduler prepares from it (the checked URL, the
+/// unsealed keys) is looked up once per subscription, not per delivery. (Sending it once per
+/// claim instead of on every row was tried: every join of the rows to their subscription's
+/// first row that PostgreSQL planned was a nested loop, costing more than the rows it saved.)
 pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &ClaimFrom) -> sqlx::Result<Vec<Claimed>> {
     let room = |r: usize| i32::try_from(r).unwrap_or(i32::MAX);
-    let claimed: Vec<Claimed> = sqlx::query_as(
+    let rows: Vec<ClaimedRow> = sqlx::query_as(
         "WITH RECURSIVE orgs(org_id) AS (
             -- Downwards, so each probe lands on an organization's newest entry: its oldest ones
             -- are where finished deliveries leave dead entries behind.
@@ -206,7 +233,20 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
     .bind(from.after_org)
     .fetch_all(db)
     .await?;
-    Ok(fair_order(claimed, from.after_org))
+    Ok(fair_order(with_subscriptions(rows), from.after_org))
+}
+
+/// Gives each subscription's deliveries one shared copy of it (the claim read it once: every
+/// row of a subscription carries the same).
+fn with_subscriptions(rows: Vec<ClaimedRow>) -> Vec<Claimed> {
+    let mut subscriptions: HashMap<i64, Arc<Endpoint>> = HashMap::new();
+    rows.into_iter()
+        .map(|r| {
+            let subscription =
+                subscriptions.entry(r.delivery.subscription_id).or_insert_with(|| Arc::new(r.subscription)).clone();
+            Claimed { subscription, ..r.delivery }
+        })
+        .collect()
 }
 
 /// A claim's rows in the fair order: every organization's first row before anyone's second,
