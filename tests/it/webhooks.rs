@@ -817,7 +817,7 @@ async fn a_claim_takes_turns_across_organizations_row_by_row() {
 }
 
 #[tokio::test]
-async fn a_claim_reads_each_subscription_once_for_all_its_deliveries() {
+async fn deliveries_of_one_subscription_in_a_claim_share_one_copy_of_it() {
     use tns_store::webhooks::queue::{self, ClaimFrom};
     let app = TestApp::start(local_env().await).await;
     let (a, b) = (Fleet::new(&app).await, Fleet::new(&app).await);
@@ -848,7 +848,7 @@ async fn a_claim_reads_each_subscription_once_for_all_its_deliveries() {
         assert_eq!(s.endpoint_url, url_of[&d.subscription_id], "{d:?}");
         assert_eq!(s.secret_sealed, sealed[&d.subscription_id], "{d:?}");
         assert!(s.active && s.previous_secret_sealed.is_none(), "{d:?}");
-        // Every delivery of a subscription shares what the claim read of it once.
+        // Every delivery of a subscription shares one copy of what the claim read of it.
         let first = claimed.iter().find(|o| o.subscription_id == d.subscription_id).unwrap();
         assert!(Arc::ptr_eq(&first.subscription, &d.subscription), "{d:?}");
     }
@@ -856,6 +856,35 @@ async fn a_claim_reads_each_subscription_once_for_all_its_deliveries() {
     let mut counts: Vec<usize> = url_of.keys().map(|id| per_subscription(*id)).collect();
     counts.sort();
     assert_eq!(counts, [2, 3, 3]);
+}
+
+#[tokio::test]
+async fn each_subscriptions_deliveries_in_one_claim_go_to_its_endpoint_signed_with_its_secret() {
+    let env = local_env().await;
+    let app = TestApp::start(env.clone()).await;
+    let (a, b) = (Fleet::new(&app).await, Fleet::new(&app).await);
+    // A: two subscriptions with their own secrets and receivers; B: one. All queued before the
+    // scheduler starts, so its first claim takes them together.
+    let receivers = [Receiver::start(&[]).await, Receiver::start(&[]).await, Receiver::start(&[]).await];
+    let secrets = ["secret-of-a-first-0123456", "secret-of-a-second-012345", "secret-of-b-only-01234567"];
+    for (i, f) in [&a, &a, &b].into_iter().enumerate() {
+        subscribe(&app, f.key(), "journey.created", &receivers[i].url(), Some(secrets[i])).await;
+    }
+    for (f, events) in [(&a, 4), (&b, 2)] {
+        for _ in 0..events {
+            app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+        }
+    }
+    let _scheduler = InProcessScheduler::start(&env).await;
+    for (rx, (secret, expected)) in receivers.iter().zip(secrets.iter().zip([4, 4, 2])) {
+        let got = rx.wait_for(expected).await;
+        assert_eq!(got.len(), expected);
+        for r in &got {
+            assert_eq!(header(r, "x-webhook-signature"), hmac_sha256_hex(secret.as_bytes(), &r.body), "{secret}");
+        }
+        let ids: std::collections::HashSet<&str> = got.iter().map(|r| header(r, "x-webhook-id")).collect();
+        assert_eq!(ids.len(), expected, "each event once");
+    }
 }
 
 #[tokio::test]

@@ -146,8 +146,7 @@ pub async fn post(
     traceparent: Option<String>,
     body: String,
 ) -> Response {
-    // Built in place: the header values take the strings' buffers as they are, and no builder
-    // is moved from call to call.
+    // Built in place: no builder is moved from call to call.
     let mut req = Request::new(Full::new(Bytes::from(body)));
     *req.method_mut() = Method::POST;
     *req.uri_mut() = uri;

@@ -37,7 +37,8 @@ impl Target {
 }
 
 struct Entry {
-    /// What the target was prepared from.
+    /// What the target was prepared from (all of it: a target is prepared only for an active
+    /// subscription).
     from: Arc<Endpoint>,
     target: Arc<Target>,
 }
@@ -59,10 +60,7 @@ impl Targets {
         client: &send::Client,
     ) -> Result<Arc<Target>, Response> {
         if let Some(entry) = self.lock().get(&id) {
-            if entry.from.endpoint_url == e.endpoint_url
-                && entry.from.secret_sealed == e.secret_sealed
-                && entry.from.previous_secret_sealed == e.previous_secret_sealed
-            {
+            if *entry.from == **e {
                 return Ok(entry.target.clone());
             }
         }

@@ -48,7 +48,7 @@ impl ClaimFrom {
 }
 
 /// A claimed delivery with what is needed to send it.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct Claimed {
     pub id: i64,
     /// Where the leased queue row's version is (its `ctid`, as text): recording finds it there
@@ -67,16 +67,15 @@ pub struct Claimed {
     /// How many rows the claim could take of this organization, and how many due ones it
     /// found (fewer: it reached the end of the organization's due rows).
     pub lim: i32,
-    #[sqlx(skip)]
     pub found: i64,
-    /// The subscription as this claim read it, shared by every delivery of it in the claim.
-    #[sqlx(skip)]
+    /// The subscription as this claim read it: one copy shared by all its deliveries in the
+    /// claim.
     pub subscription: Arc<Endpoint>,
     pub body: String,
 }
 
 /// A subscription as a claim read it: where its deliveries go and what signs them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Endpoint {
     pub endpoint_url: String,
     pub secret_sealed: Vec<u8>,
@@ -87,11 +86,21 @@ pub struct Endpoint {
     pub active: bool,
 }
 
-/// A claim's row: the delivery and its subscription.
+/// A claim's row: the delivery and its subscription (every row of a subscription carries the
+/// same, read in one statement).
 #[derive(sqlx::FromRow)]
 struct ClaimedRow {
-    #[sqlx(flatten)]
-    delivery: Claimed,
+    id: i64,
+    tid: String,
+    run_at: DateTime<Utc>,
+    org_id: OrgId,
+    event_id: i64,
+    event_type: String,
+    subscription_id: i64,
+    attempts: i32,
+    lease_token: i64,
+    lim: i32,
+    body: String,
     #[sqlx(flatten)]
     subscription: Endpoint,
 }
@@ -119,9 +128,10 @@ impl Claimed {
 /// a due row whose lease ran out was claimed by a scheduler that stopped: recorded as an
 /// `abandoned` attempt after it.
 ///
-/// The deliveries of one subscription in a claim share one copy of it
-/// ([`Claimed::subscription`]), so what the scheduler prepares from it (the checked URL, the
-/// unsealed keys) is looked up once per subscription, not per delivery. (Sending it once per
+/// Every row carries its subscription, read in the same statement; the deliveries of one
+/// subscription in a claim share one decoded copy of it ([`Claimed::subscription`]), so what the
+/// scheduler prepares from it (the checked URL, the unsealed keys) is looked up once per
+/// subscription, not per delivery. (Sending it once per
 /// claim instead of on every row was tried: every join of the rows to their subscription's
 /// first row that PostgreSQL planned was a nested loop, costing more than the rows it saved.)
 pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &ClaimFrom) -> sqlx::Result<Vec<Claimed>> {
@@ -236,15 +246,28 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
     Ok(fair_order(with_subscriptions(rows), from.after_org))
 }
 
-/// Gives each subscription's deliveries one shared copy of it (the claim read it once: every
-/// row of a subscription carries the same).
+/// Gives each subscription's deliveries in the claim one shared copy of it.
 fn with_subscriptions(rows: Vec<ClaimedRow>) -> Vec<Claimed> {
     let mut subscriptions: HashMap<i64, Arc<Endpoint>> = HashMap::new();
     rows.into_iter()
         .map(|r| {
             let subscription =
-                subscriptions.entry(r.delivery.subscription_id).or_insert_with(|| Arc::new(r.subscription)).clone();
-            Claimed { subscription, ..r.delivery }
+                subscriptions.entry(r.subscription_id).or_insert_with(|| Arc::new(r.subscription)).clone();
+            Claimed {
+                id: r.id,
+                tid: r.tid,
+                run_at: r.run_at,
+                org_id: r.org_id,
+                event_id: r.event_id,
+                event_type: r.event_type,
+                subscription_id: r.subscription_id,
+                attempts: r.attempts,
+                lease_token: r.lease_token,
+                lim: r.lim,
+                found: 0,
+                subscription,
+                body: r.body,
+            }
         })
         .collect()
 }
