@@ -129,11 +129,11 @@ impl Claimed {
 /// `abandoned` attempt after it.
 ///
 /// Every row carries its subscription, read in the same statement; the deliveries of one
-/// subscription in a claim share one decoded copy of it ([`Claimed::subscription`]), so what the
-/// scheduler prepares from it (the checked URL, the unsealed keys) is looked up once per
-/// subscription, not per delivery. (Sending it once per
-/// claim instead of on every row was tried: every join of the rows to their subscription's
-/// first row that PostgreSQL planned was a nested loop, costing more than the rows it saved.)
+/// subscription in a claim share one decoded copy of it ([`Claimed::subscription`]), so what
+/// the scheduler prepares from it (the checked URL, the unsealed keys) is looked up once per
+/// subscription, not per delivery. (Sending it once per claim instead of on every row was
+/// tried: every join of the rows to their subscription's first row that PostgreSQL planned was
+/// a nested loop, costing more than the rows it saved.)
 pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &ClaimFrom) -> sqlx::Result<Vec<Claimed>> {
     let room = |r: usize| i32::try_from(r).unwrap_or(i32::MAX);
     let rows: Vec<ClaimedRow> = sqlx::query_as(
