@@ -41,7 +41,7 @@ impl Scheduler {
                 adapter_dir.display()
             );
         }
-        let pool = tns_store::connect_reusing_plans(&db.url, settings.db_connections, "tns-scheduler").await?;
+        let pool = tns_store::connect(&db.url, settings.db_connections, "tns-scheduler").await?;
         let metrics = Arc::new(Metrics::new(registry).context("registering scheduler metrics")?);
         Ok(Scheduler { settings, db: pool, adapters, metrics })
     }

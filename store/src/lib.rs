@@ -100,7 +100,7 @@ pub async fn prepare(
     if create {
         ensure_database(&settings.url).await?;
     }
-    let pool = open(&settings.url, max_connections, application_name, settings.acquire_timeout, Plans::Default).await?;
+    let pool = open(&settings.url, max_connections, application_name, settings.acquire_timeout).await?;
     if settings.migrate_on_start {
         migrate(&pool).await?;
     }
@@ -114,27 +114,7 @@ pub const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// A pool whose sessions carry `application_name`, so operators (and tests) can tell the roles'
 /// connections apart in `pg_stat_activity`.
 pub async fn connect(url: &str, max_connections: u32, application_name: &str) -> anyhow::Result<PgPool> {
-    open(url, max_connections, application_name, ACQUIRE_TIMEOUT, Plans::Default).await
-}
-
-/// [`connect`], for a role that runs a fixed handful of batch statements many times a second
-/// (the scheduler's claims and records): its sessions plan each prepared statement once and
-/// reuse that plan (`plan_cache_mode = force_generic_plan`). By default PostgreSQL plans each
-/// execution afresh while a plan made for the given arrays and limits looks cheaper than the
-/// generic one, which it always does for these; planning the webhook claim or record took
-/// about a millisecond each time, as long as running it. Their generic plans use the same index
-/// and TID scans as the per-execution ones (ARCHITECTURE.md, "Decisions").
-pub async fn connect_reusing_plans(url: &str, max_connections: u32, application_name: &str) -> anyhow::Result<PgPool> {
-    open(url, max_connections, application_name, ACQUIRE_TIMEOUT, Plans::Reused).await
-}
-
-/// How a pool's sessions plan prepared statements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Plans {
-    /// PostgreSQL's choice, per execution.
-    Default,
-    /// One generic plan per statement and session.
-    Reused,
+    open(url, max_connections, application_name, ACQUIRE_TIMEOUT).await
 }
 
 async fn open(
@@ -142,24 +122,15 @@ async fn open(
     max_connections: u32,
     application_name: &str,
     acquire_timeout: Duration,
-    plans: Plans,
 ) -> anyhow::Result<PgPool> {
     let opts = PgConnectOptions::from_str(url)
         .context("TNS_DATABASE_URL is not a valid PostgreSQL URL")?
         .application_name(application_name);
-    let pool =
-        PgPoolOptions::new().max_connections(max_connections).min_connections(1).acquire_timeout(acquire_timeout);
-    let pool = match plans {
-        Plans::Default => pool,
-        // Set on each new session rather than as a startup option, which poolers such as
-        // PgBouncer refuse unless told to ignore it.
-        Plans::Reused => pool.after_connect(|conn, _| {
-            Box::pin(async move {
-                sqlx::Executor::execute(conn, "SET plan_cache_mode = force_generic_plan").await.map(drop)
-            })
-        }),
-    };
-    pool.connect_with(opts.log_statements(tracing::log::LevelFilter::Trace))
+    PgPoolOptions::new()
+        .max_connections(max_connections)
+        .min_connections(1)
+        .acquire_timeout(acquire_timeout)
+        .connect_with(opts.log_statements(tracing::log::LevelFilter::Trace))
         .await
         .context("cannot connect to PostgreSQL")
 }

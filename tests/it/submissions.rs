@@ -357,36 +357,6 @@ async fn wait_until(db: &sqlx::PgPool, what: &str, cond: impl Fn(&HashMap<String
     panic!("{what}: still {:?} after 120 s", states(db).await);
 }
 
-/// The scheduler runs the same few batch statements many times a second: each of its sessions
-/// plans a statement once and reuses the plan. Other roles' pools keep PostgreSQL's default.
-#[tokio::test]
-async fn every_scheduler_session_reuses_one_plan_per_statement() {
-    let env = Env::new().await.with_scheduler().with(&[("TNS_SCHEDULER_DB_CONNECTIONS", "3")]);
-    let cfg = env.config(tns::config::Role::Scheduler);
-    let scheduler = tns::roles::scheduler(&cfg, &prometheus::Registry::new(), None).await.expect("scheduler starts");
-    // Every connection the pool may open, held at once: each is a session of its own.
-    let mut sessions = vec![];
-    for _ in 0..3 {
-        sessions.push(scheduler.db().acquire().await.unwrap());
-    }
-    let mut pids = vec![];
-    for conn in &mut sessions {
-        let (pid, mode): (i32, String) = sqlx::query_as("SELECT pg_backend_pid(), current_setting('plan_cache_mode')")
-            .fetch_one(&mut **conn)
-            .await
-            .unwrap();
-        assert_eq!(mode, "force_generic_plan", "scheduler session {pid}");
-        pids.push(pid);
-    }
-    pids.sort();
-    pids.dedup();
-    assert_eq!(pids.len(), 3, "three sessions");
-    // The pools of the other roles keep PostgreSQL's default.
-    let other = tns_store::connect(env.get("TNS_DATABASE_URL"), 1, "tns-api").await.unwrap();
-    let mode: String = sqlx::query_scalar("SELECT current_setting('plan_cache_mode')").fetch_one(&other).await.unwrap();
-    assert_eq!(mode, "auto");
-}
-
 #[tokio::test]
 async fn two_schedulers_on_one_database_never_deliver_twice() {
     let env = Env::new().await.with_scheduler().with(&[("TNS_SCHEDULER_BATCH", "8")]);
