@@ -1,6 +1,7 @@
-//! What every leased queue table shares (`submissions`, `webhook_queue`: `run_at`,
-//! `lease_token`, keyed by organization and id): giving claimed rows back and counting the
-//! queue.
+//! What every leased queue shares: the lease a claimed row is held by, releasing held rows and
+//! counting the queue. The submissions keep the lease in the row (`run_at`, `lease_token`); the
+//! webhook deliveries in one row per claim, so their queue's statements are its own
+//! (`webhooks::queue`).
 
 use sqlx::PgPool;
 
@@ -21,69 +22,35 @@ impl Lease {
     }
 }
 
-/// A leased queue table.
+/// A leased queue.
 #[derive(Debug, Clone, Copy)]
 pub enum Table {
     Submissions,
     WebhookDeliveries,
 }
 
-impl Table {
-    fn name(self) -> &'static str {
-        match self {
-            Table::Submissions => "submissions",
-            // A pending delivery's queue row (migrations/…_webhook_queue.sql).
-            Table::WebhookDeliveries => "webhook_queue",
-        }
-    }
-
-    /// The rows in the queue: an `unknown` submission waits there too, looked up again with
-    /// back-off (the same predicate as the partial index, which the count then uses); every
-    /// row of `webhook_queue` is a pending delivery.
-    fn queued(self) -> &'static str {
-        match self {
-            Table::Submissions => "state IN ('pending', 'unknown')",
-            Table::WebhookDeliveries => "true",
-        }
-    }
-
-    /// Since when a row has been claimable: submissions keep their lease end in `run_at`,
-    /// deliveries in `lease_expires_at` (a held one is not claimable before it).
-    fn due_since(self) -> &'static str {
-        match self {
-            Table::Submissions => "run_at",
-            Table::WebhookDeliveries => "CASE WHEN lease_token IS NULL THEN run_at ELSE lease_expires_at END",
-        }
-    }
-
-    /// What makes a held row claimable again at once: submissions keep their lease end in
-    /// `run_at`, deliveries in `lease_expires_at` (see their migrations).
-    fn expire_now(self) -> &'static str {
-        match self {
-            Table::Submissions => "run_at = now()",
-            Table::WebhookDeliveries => "lease_expires_at = now()",
-        }
-    }
-}
-
 /// Make held rows due again at once (shutdown), so another scheduler need not wait for the
 /// lease to run out. Only rows still held by the given tokens are touched; the next claim
 /// records the interrupted attempt as `abandoned`.
 pub async fn release(db: &PgPool, table: Table, held: &[Lease]) -> sqlx::Result<u64> {
-    let (orgs, ids, tokens) = Lease::columns(held);
-    let r = sqlx::query(&format!(
-        "UPDATE {} q SET {}
-           FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS h(org_id, id, token)
-          WHERE q.org_id = h.org_id AND q.id = h.id AND q.lease_token = h.token",
-        table.name(),
-        table.expire_now()
-    ))
-    .bind(&orgs)
-    .bind(&ids)
-    .bind(&tokens)
-    .execute(db)
-    .await?;
-    Ok(r.rows_affected())
+    match table {
+        // A submission's lease ends at its `run_at` (see its migrations).
+        Table::Submissions => {
+            let (orgs, ids, tokens) = Lease::columns(held);
+            let r = sqlx::query(
+                "UPDATE submissions q SET run_at = now()
+                   FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS h(org_id, id, token)
+                  WHERE q.org_id = h.org_id AND q.id = h.id AND q.lease_token = h.token",
+            )
+            .bind(&orgs)
+            .bind(&ids)
+            .bind(&tokens)
+            .execute(db)
+            .await?;
+            Ok(r.rows_affected())
+        }
+        Table::WebhookDeliveries => crate::webhooks::queue::release(db, held).await,
+    }
 }
 
 /// A queue's rows now.
@@ -107,17 +74,22 @@ impl Depth {
 }
 
 pub async fn depth(db: &PgPool, table: Table) -> sqlx::Result<Depth> {
-    sqlx::query_as(&format!(
-        "SELECT count(*) FILTER (WHERE lease_token IS NULL AND run_at <= now()) AS ready,
-                count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()) AS waiting,
-                count(*) FILTER (WHERE lease_token IS NOT NULL) AS leased,
-                COALESCE(floor(extract(epoch FROM now() - min({due}) FILTER (WHERE {due} <= now()))), 0)::bigint
-                    AS oldest_due_secs
-           FROM {} WHERE {}",
-        table.name(),
-        table.queued(),
-        due = table.due_since()
-    ))
-    .fetch_one(db)
-    .await
+    match table {
+        // An `unknown` submission waits in the queue too, looked up again with back-off (the
+        // same predicate as the partial index, which the count then uses); a held one is due
+        // again when its lease ends, at its `run_at`.
+        Table::Submissions => {
+            sqlx::query_as(
+                "SELECT count(*) FILTER (WHERE lease_token IS NULL AND run_at <= now()) AS ready,
+                        count(*) FILTER (WHERE lease_token IS NULL AND run_at > now()) AS waiting,
+                        count(*) FILTER (WHERE lease_token IS NOT NULL) AS leased,
+                        COALESCE(floor(extract(epoch FROM now() - min(run_at) FILTER (WHERE run_at <= now()))), 0)::bigint
+                            AS oldest_due_secs
+                   FROM submissions WHERE state IN ('pending', 'unknown')",
+            )
+            .fetch_one(db)
+            .await
+        }
+        Table::WebhookDeliveries => crate::webhooks::queue::depth(db).await,
+    }
 }

@@ -682,7 +682,7 @@ async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
     let c = &claimed[0];
     let rejected = Attempted {
         lease: c.lease(),
-        tid: c.tid.clone(),
+        attempts: c.attempts,
         subscription_id: c.subscription_id,
         outcome: tns_core::domain::kinds::DeliveryOutcome::Rejected,
         response_status: Some(500),
@@ -705,6 +705,115 @@ async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
     assert_eq!(outcomes(&d), ["rejected", "abandoned", "delivered"], "{d}");
     assert_eq!(d["history"][0]["response_status"], 500, "{d}");
     assert_eq!(rx.got().len(), 1, "only the last attempt was sent here");
+}
+
+/// A claim's deliveries leave the queue and its one row holds them: giving one back, recording
+/// one, recovering the claim once its lease has run out (the late record of a recovered
+/// delivery records nothing), and releasing a claim at shutdown, with the queue's depth and
+/// every delivery's attempts exact at each step.
+#[tokio::test]
+async fn a_claims_row_holds_its_deliveries_until_each_is_recorded_given_back_or_recovered() {
+    use tns_core::domain::kinds::DeliveryOutcome;
+    use tns_store::{
+        leases::{self, Table},
+        webhooks::queue::{self, Attempted, ClaimFrom, Claimed},
+    };
+    let app = TestApp::start(local_env().await).await;
+    let f = Fleet::new(&app).await;
+    subscribe(&app, f.key(), "journey.created", "http://127.0.0.1:9/hook", None).await;
+    for _ in 0..3 {
+        app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    }
+    let db = &app.db;
+    let lease = Duration::from_secs(60);
+    let depth = || async { leases::depth(db, Table::WebhookDeliveries).await.unwrap() };
+    let claim_row = |token: i64| async move {
+        sqlx::query_as::<_, (i32, Vec<i64>)>("SELECT open, ids FROM webhook_claims WHERE token = $1")
+            .bind(token)
+            .fetch_optional(db)
+            .await
+            .unwrap()
+    };
+    let queued = || async {
+        sqlx::query_as::<_, (i64, i32, Option<i64>)>("SELECT id, attempts, lease_token FROM webhook_queue ORDER BY id")
+            .fetch_all(db)
+            .await
+            .unwrap()
+    };
+    let delivered = |c: &Claimed| Attempted {
+        lease: c.lease(),
+        attempts: c.attempts,
+        subscription_id: c.subscription_id,
+        outcome: DeliveryOutcome::Delivered,
+        response_status: Some(200),
+        error: None,
+        started_at: chrono::Utc::now(),
+        duration_ms: 3,
+        retry_at: None,
+    };
+
+    let mut claimed = queue::claim(db, 10, lease, 7, &ClaimFrom::start()).await.unwrap();
+    claimed.sort_by_key(|c| c.id);
+    let [a, b, c] = [&claimed[0], &claimed[1], &claimed[2]];
+    assert!(claimed.iter().all(|c| c.attempts == 1 && c.lease_token == 7));
+    assert_eq!(queued().await, [], "the claimed rows left the queue");
+    assert_eq!(claim_row(7).await, Some((3, vec![a.id, b.id, c.id])));
+    let d = depth().await;
+    assert_eq!((d.ready, d.waiting, d.leased), (0, 0, 3));
+
+    // Giving one back queues it again uncounted; the claim keeps the other two.
+    assert_eq!(queue::give_back(db, &[a.lease()]).await.unwrap(), 1);
+    assert_eq!(queued().await, [(a.id, 0, None)]);
+    assert_eq!(claim_row(7).await, Some((2, vec![b.id, c.id])));
+    // Recording one counts the claim down.
+    assert_eq!(queue::record(db, &[&delivered(b)], lease).await.unwrap().0, [b.id]);
+    assert_eq!(claim_row(7).await, Some((1, vec![b.id, c.id])));
+    let d = depth().await;
+    assert_eq!((d.ready, d.waiting, d.leased), (1, 0, 1));
+
+    // The lease runs out: recovering queues the open entry, naming the claim, and the claim goes …
+    sqlx::query("UPDATE webhook_claims SET lease_expires_at = now() - interval '1 second' WHERE token = 7")
+        .execute(db)
+        .await
+        .unwrap();
+    assert_eq!(queue::recover(db).await.unwrap(), 1, "only the delivery nobody recorded");
+    assert_eq!(claim_row(7).await, None);
+    assert_eq!(queued().await, [(a.id, 0, None), (c.id, 1, Some(7))]);
+    // … so the late record of its attempt records nothing.
+    assert_eq!(queue::record(db, &[&delivered(c)], lease).await.unwrap().0, Vec::<i64>::new());
+    let state: (String, i32) = sqlx::query_as("SELECT state, attempts FROM webhook_deliveries WHERE id = $1")
+        .bind(c.id)
+        .fetch_one(db)
+        .await
+        .unwrap();
+    assert_eq!(state, ("pending".into(), 0));
+
+    // The next claim takes both, records the lost attempt as abandoned, and settles.
+    let again = queue::claim(db, 10, lease, 8, &ClaimFrom::start()).await.unwrap();
+    let attempts: HashMap<i64, i32> = again.iter().map(|d| (d.id, d.attempts)).collect();
+    assert_eq!(attempts, HashMap::from([(a.id, 1), (c.id, 2)]));
+    let outcomes: Vec<Attempted> = again.iter().map(delivered).collect();
+    let recorded = queue::record(db, &outcomes.iter().collect::<Vec<_>>(), lease).await.unwrap().0;
+    assert_eq!(recorded.len(), 2);
+    assert_eq!(claim_row(8).await, None, "a claim with nothing open goes");
+    let history: Vec<String> =
+        sqlx::query_scalar("SELECT outcome FROM webhook_attempt_history WHERE delivery_id = $1 ORDER BY seq NULLS LAST")
+            .bind(c.id)
+            .fetch_all(db)
+            .await
+            .unwrap();
+    assert_eq!(history, ["abandoned", "delivered"]);
+    assert_eq!(depth().await.total(), 0);
+
+    // Releasing at shutdown recovers a claim at once.
+    app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    let held = queue::claim(db, 10, lease, 9, &ClaimFrom::start()).await.unwrap();
+    assert_eq!(held.len(), 1);
+    assert_eq!(leases::release(db, Table::WebhookDeliveries, &[held[0].lease()]).await.unwrap(), 1);
+    assert_eq!(claim_row(9).await, None);
+    assert_eq!(queued().await, [(held[0].id, 1, Some(9))]);
+    let d = depth().await;
+    assert_eq!((d.ready, d.leased), (1, 0));
 }
 
 /// Three deliveries queued for a receiver that hangs on the first request it gets, to be sent

@@ -41,7 +41,8 @@ use tns_store::{
 
 /// How long claims may go on from the organizations' cursors before one scans the queue from
 /// its start again (see the migration …_webhook_queue_tuning.sql): the longest a delivery that
-/// became due behind a cursor waits for it.
+/// became due behind a cursor waits for it. Claims whose lease ran out are recovered then too
+/// (their deliveries queued again, behind the cursors).
 const RESCAN_EVERY: Duration = Duration::from_secs(1);
 
 /// The delivery queue, as the worker loop sees it.
@@ -125,21 +126,24 @@ impl Deliveries {
     }
 
     /// Where the next claim starts (after each organization's cursor, unless it is time to scan
-    /// again) and how much of each organization this scheduler may still take.
-    fn claim_from(&self) -> ClaimFrom {
+    /// again) and how much of each organization this scheduler may still take; whether it is
+    /// time to recover expired claims first.
+    fn claim_from(&self) -> (ClaimFrom, bool) {
         let cap = self.settings.org_held();
         let rooms = self.lineup.held().into_iter().map(|(org, held)| (org, cap.saturating_sub(held))).collect();
         let mut p = self.position();
-        if p.rescanned.elapsed() >= RESCAN_EVERY {
+        let rescan = p.rescanned.elapsed() >= RESCAN_EVERY;
+        if rescan {
             p.cursors.clear();
             p.rescanned = Instant::now();
         }
-        ClaimFrom {
+        let from = ClaimFrom {
             cursors: p.cursors.iter().map(|(o, c)| (*o, *c)).collect(),
             rooms,
             room: cap,
             after_org: p.after_org,
-        }
+        };
+        (from, rescan)
     }
 
     /// An organization that gave all the claim could take of it keeps a cursor after the last
@@ -222,7 +226,7 @@ impl Deliveries {
         };
         Outcome::Attempted(Attempted {
             lease,
-            tid: item.tid,
+            attempts: item.attempts,
             subscription_id: item.subscription_id,
             outcome: resp.outcome,
             response_status: resp.status.map(i32::from),
@@ -245,7 +249,13 @@ impl Queue for Deliveries {
     /// Parked at once, so a runner waiting in the lineup may take one of these before the claim
     /// returns (its ticket then names another): each comes with the lease it was claimed as.
     async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<(Lease, Ticket)>> {
-        let (from, asked_at) = (self.claim_from(), Instant::now());
+        let ((from, rescan), asked_at) = (self.claim_from(), Instant::now());
+        if rescan {
+            let recovered = queue::recover(&self.db).await?;
+            if recovered > 0 {
+                tracing::warn!(recovered, "webhook claims whose lease ran out recovered: their deliveries are queued again");
+            }
+        }
         let claimed = queue::claim(&self.db, n, self.settings.lease, token, &from).await?;
         self.advance(&claimed);
         let send_by = self.settings.send_by(asked_at);

@@ -1,19 +1,20 @@
 //! The webhook delivery queue's statements: claim a batch, record a batch of attempts, give
-//! back what was not sent, fail what is left of deactivated subscriptions (releasing and depth
-//! are in `leases`). Schema and rules: migrations/…_webhooks.sql, …_webhook_queue_tuning.sql,
-//! …_webhook_hardening.sql and …_webhook_queue.sql: a pending delivery has a row in
-//! `webhook_queue`, which claims lock and lease; the delivery row is written when an attempt is
-//! recorded, when a re-claim moves its latest attempt to the history, and when it fails with
-//! its subscription.
+//! back what was not sent, recover and release claims, count the queue, fail what is left of
+//! deactivated subscriptions. Schema and rules: migrations/…_webhooks.sql,
+//! …_webhook_queue_tuning.sql, …_webhook_hardening.sql, …_webhook_queue.sql and
+//! …_webhook_claims.sql: a pending delivery is either a row in `webhook_queue` or an open entry
+//! of a claim in `webhook_claims`, which holds the lease; the delivery row is written when an
+//! attempt is recorded, when a re-claim moves its latest attempt to the history, and when it
+//! fails with its subscription.
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::{BTreeMap, HashMap, HashSet},
     sync::Arc,
     time::Duration,
 };
 use tns_core::ids::OrgId;
 
-use crate::leases::Lease;
+use crate::leases::{Depth, Lease};
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -51,10 +52,6 @@ impl ClaimFrom {
 #[derive(Debug, Clone)]
 pub struct Claimed {
     pub id: i64,
-    /// Where the leased queue row's version is (its `ctid`, as text): recording finds it there
-    /// without an index lookup. Nothing else changes a leased row, so it stays there; if it has
-    /// moved anyway, the lease check fails and the delivery is treated as lost (sent again later).
-    pub tid: String,
     /// With `id`, its place in its organization's part of the queue (see [`Cursor`]).
     pub run_at: DateTime<Utc>,
     pub org_id: OrgId,
@@ -91,7 +88,6 @@ pub struct Endpoint {
 #[derive(sqlx::FromRow)]
 struct ClaimedRow {
     id: i64,
-    tid: String,
     run_at: DateTime<Utc>,
     org_id: OrgId,
     event_id: i64,
@@ -119,6 +115,9 @@ impl Claimed {
 /// fewer than `n` while work remains. The answer is in the fair order, which is put together
 /// here ([`fair_order`]): sorting and numbering the rows cost the statement more per row than
 /// the rest of its choice.
+///
+/// The claimed rows leave the queue, and one `webhook_claims` row with `token` lists them and
+/// holds their lease (see the migration …_webhook_claims.sql).
 ///
 /// The organizations with pending rows are found by a loose index scan of the queue index (one
 /// probe each, however long its backlog); each is read after its cursor (see
@@ -172,7 +171,7 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
                 SELECT LEAST(ready.room, $1 / c.k + (ready.turn <= $1 % c.k)::int)::int AS lim
              ) l
              CROSS JOIN LATERAL (
-                SELECT w.ctid AS tid, w.id, w.org_id, w.run_at, w.attempts, w.lease_token AS old_token,
+                SELECT w.ctid AS tid, w.id, w.org_id, w.attempts, w.lease_token AS old_token,
                        w.leased_at AS old_leased_at
                   FROM webhook_queue w
                  WHERE w.org_id = ready.org_id
@@ -211,15 +210,18 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
               FROM again
              WHERE d.org_id = again.org_id AND d.id = again.id AND again.attempt_outcome IS NOT NULL
          ), claimed AS (
-            UPDATE webhook_queue q
-               SET lease_expires_at = now() + make_interval(secs => $2), lease_token = $3, leased_at = now(),
-                   attempts = q.attempts + 1
-              FROM chosen
+            DELETE FROM webhook_queue q
+             USING chosen
              -- The array makes the rows' addresses a TID scan's: the planner, misjudging how many
              -- rows `chosen` has, would otherwise hash-join on a scan of the whole queue.
              WHERE q.ctid = chosen.tid AND q.ctid = ANY(ARRAY(SELECT tid FROM chosen))
-            RETURNING q.id, q.ctid::text AS tid, q.run_at, q.org_id, q.event_id, q.subscription_id,
-                      q.attempts, q.lease_token, chosen.lim
+            RETURNING q.id, q.run_at, q.org_id, q.event_id, q.subscription_id, q.attempts + 1 AS attempts,
+                      $3::bigint AS lease_token, chosen.lim
+         ), leased AS (
+            INSERT INTO webhook_claims (token, leased_at, lease_expires_at, org_ids, ids, attempts, open)
+            SELECT $3, now(), now() + make_interval(secs => $2), array_agg(org_id), array_agg(id),
+                   array_agg(attempts), count(*)
+              FROM claimed HAVING count(*) > 0
          )
          SELECT c.*, e.type AS event_type, s.endpoint_url, s.secret_sealed,
                 CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_sealed END
@@ -255,7 +257,6 @@ fn with_subscriptions(rows: Vec<ClaimedRow>) -> Vec<Claimed> {
                 subscriptions.entry(r.subscription_id).or_insert_with(|| Arc::new(r.subscription)).clone();
             Claimed {
                 id: r.id,
-                tid: r.tid,
                 run_at: r.run_at,
                 org_id: r.org_id,
                 event_id: r.event_id,
@@ -290,22 +291,120 @@ fn fair_order(mut claimed: Vec<Claimed>, after_org: i64) -> Vec<Claimed> {
     ranked.into_iter().map(|(_, c)| c).collect()
 }
 
-/// Give back held deliveries that were not sent (held too long to send within their lease):
-/// due again at once, and the claim that did not lead to an attempt is not counted. Only rows
-/// still held by the given tokens are touched. Returns how many were given back.
+/// Give back held deliveries that were not sent (held too long to send within their lease, or
+/// not started when the scheduler stopped): each leaves its claim's lists and is queued again,
+/// due at once, and the claim that did not lead to an attempt is not counted. Only deliveries
+/// still listed by a claim with the given token are touched (a recovered claim has queued its
+/// open entries itself). Returns how many were given back.
 pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
-    let (orgs, ids, tokens) = Lease::columns(held);
-    let r = sqlx::query(
-        "UPDATE webhook_queue q SET lease_token = NULL, attempts = q.attempts - 1
-           FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS h(org_id, id, token)
-          WHERE q.org_id = h.org_id AND q.id = h.id AND q.lease_token = h.token",
+    let back: HashSet<(i64, i64, i64)> = held.iter().map(|l| (l.token, l.org, l.id)).collect();
+    let mut tokens: Vec<i64> = held.iter().map(|l| l.token).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    let mut tx = db.begin().await?;
+    let claims: Vec<(i64, Vec<i64>, Vec<i64>, Vec<i32>)> = sqlx::query_as(
+        "SELECT token, org_ids, ids, attempts FROM webhook_claims WHERE token = ANY($1) ORDER BY token FOR UPDATE",
     )
-    .bind(&orgs)
-    .bind(&ids)
     .bind(&tokens)
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut queued: (Vec<i64>, Vec<i64>, Vec<i32>) = Default::default();
+    for (token, orgs, ids, attempts) in claims {
+        let mut kept: (Vec<i64>, Vec<i64>, Vec<i32>) = Default::default();
+        for ((org, id), n) in orgs.into_iter().zip(ids).zip(attempts) {
+            // Queued with the count before this claim: the claim is not counted.
+            let (to, n) = if back.contains(&(token, org, id)) { (&mut queued, n - 1) } else { (&mut kept, n) };
+            to.0.push(org);
+            to.1.push(id);
+            to.2.push(n);
+        }
+        sqlx::query(
+            "UPDATE webhook_claims SET org_ids = $2, ids = $3, attempts = $4,
+                    open = open - (cardinality(ids) - cardinality($3::bigint[]))
+              WHERE token = $1",
+        )
+        .bind(token)
+        .bind(&kept.0)
+        .bind(&kept.1)
+        .bind(&kept.2)
+        .execute(&mut *tx)
+        .await?;
+    }
+    sqlx::query("DELETE FROM webhook_claims WHERE token = ANY($1) AND open = 0").bind(&tokens).execute(&mut *tx).await?;
+    let r = sqlx::query(
+        "INSERT INTO webhook_queue (org_id, id, run_at, event_id, subscription_id, attempts)
+         SELECT d.org_id, d.id, d.run_at, d.event_id, d.subscription_id, b.attempts
+           FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS b(org_id, id, attempts)
+           JOIN webhook_deliveries d ON d.org_id = b.org_id AND d.id = b.id
+          WHERE d.state = 'pending'
+         ON CONFLICT (org_id, id) DO NOTHING",
+    )
+    .bind(&queued.0)
+    .bind(&queued.1)
+    .bind(&queued.2)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(r.rows_affected())
+}
+
+/// Recover the claims whose lease ran out (their scheduler stopped before recording, or
+/// released them when it shut down): the claim goes, and each of its open entries is queued
+/// again naming it, so the claim that takes the delivery next records the lost attempt as
+/// `abandoned` after the delivery's latest one. Returns how many deliveries were queued.
+pub async fn recover(db: &PgPool) -> sqlx::Result<u64> {
+    let r = sqlx::query(
+        "WITH expired AS (
+            DELETE FROM webhook_claims WHERE lease_expires_at <= now()
+            RETURNING token, leased_at, lease_expires_at, org_ids, ids, attempts
+         ), open AS (
+            -- Locked, so an attempt recorded since this statement began is seen (its delivery's
+            -- count reached the claim's): only entries nobody recorded are queued.
+            SELECT d.org_id, d.id, d.run_at, d.event_id, d.subscription_id, x.attempts, e.token, e.leased_at,
+                   e.lease_expires_at
+              FROM expired e
+             CROSS JOIN LATERAL unnest(e.org_ids, e.ids, e.attempts) AS x(org_id, id, attempts)
+              JOIN webhook_deliveries d ON d.org_id = x.org_id AND d.id = x.id
+             WHERE d.state = 'pending' AND d.attempts < x.attempts
+               FOR UPDATE OF d
+         )
+         INSERT INTO webhook_queue (org_id, id, run_at, event_id, subscription_id, attempts, lease_token, leased_at,
+                                    lease_expires_at)
+         SELECT org_id, id, run_at, event_id, subscription_id, attempts, token, leased_at, lease_expires_at FROM open
+         ON CONFLICT (org_id, id) DO NOTHING",
+    )
     .execute(db)
     .await?;
     Ok(r.rows_affected())
+}
+
+/// Release the claims of held deliveries at once (a scheduler shutting down with attempts
+/// unfinished), so another scheduler need not wait for their leases to run out: they are
+/// recovered now. Returns how many deliveries were queued again.
+pub async fn release(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
+    let tokens: Vec<i64> = held.iter().map(|l| l.token).collect();
+    sqlx::query("UPDATE webhook_claims SET lease_expires_at = now() WHERE token = ANY($1)")
+        .bind(&tokens)
+        .execute(db)
+        .await?;
+    recover(db).await
+}
+
+/// The queue's depth: queued rows by due or waiting, and the open entries of the claims.
+pub async fn depth(db: &PgPool) -> sqlx::Result<Depth> {
+    sqlx::query_as(
+        "SELECT count(*) FILTER (WHERE due <= now()) AS ready,
+                count(*) FILTER (WHERE due > now()) AS waiting,
+                (SELECT COALESCE(sum(open), 0) FROM webhook_claims)::bigint AS leased,
+                COALESCE(floor(extract(epoch FROM now() - LEAST(
+                    min(due) FILTER (WHERE due <= now()),
+                    (SELECT min(lease_expires_at) FROM webhook_claims WHERE lease_expires_at <= now())))), 0)::bigint
+                    AS oldest_due_secs
+           FROM (SELECT CASE WHEN lease_token IS NULL THEN run_at ELSE GREATEST(run_at, lease_expires_at) END AS due
+                   FROM webhook_queue) q",
+    )
+    .fetch_one(db)
+    .await
 }
 
 /// One attempt's outcome, as recorded.
@@ -313,8 +412,8 @@ pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
 pub struct Attempted {
     /// The delivery and the lease it was claimed with.
     pub lease: Lease,
-    /// See [`Claimed::tid`].
-    pub tid: String,
+    /// Claims so far, the one of this attempt included ([`Claimed::attempts`]).
+    pub attempts: i32,
     pub subscription_id: i64,
     /// `delivered`, `rejected`, `timeout`, `unreachable`, `refused` or `skipped`.
     pub outcome: DeliveryOutcome,
@@ -342,11 +441,13 @@ fn health(batch: &[&Attempted]) -> BTreeMap<i64, (bool, Option<DateTime<Utc>>)> 
     h
 }
 
-/// Record a batch of attempts in one statement: the deliveries (only those still held by this
-/// token) with their attempt, and each subscription's health: a success clears
-/// `failing_since`; a failure sets it if unset, and deactivates the subscription (reason
-/// `failing`) once it has gone `disable_after` without a success. Returns the ids of the
-/// deliveries recorded and of the subscriptions this batch deactivated.
+/// Record a batch of attempts in one statement: the deliveries (only those whose claim is
+/// still held: not recovered by another scheduler) with their attempt, each claim counted down
+/// (and gone once all its deliveries are recorded or given back), a retry queued again, and
+/// each subscription's health: a success clears `failing_since`; a failure sets it if unset,
+/// and deactivates the subscription (reason `failing`) once it has gone `disable_after`
+/// without a success. Returns the ids of the deliveries recorded and of the subscriptions this
+/// batch deactivated.
 pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) -> sqlx::Result<(Vec<i64>, Vec<i64>)> {
     fn col<'a, T>(batch: &[&'a Attempted], f: impl Fn(&'a Attempted) -> T) -> Vec<T> {
         batch.iter().map(|a| f(a)).collect()
@@ -355,37 +456,39 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
     let rows: Vec<(Option<i64>, Option<i64>)> = sqlx::query_as(
         "WITH r AS (
             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::timestamptz[],
-                                 $7::int[], $8::timestamptz[], $13::tid[], $14::bigint[])
-                   AS r(id, token, outcome, status, error, started_at, duration_ms, retry_at, tid, org_id)
+                                 $7::int[], $8::timestamptz[], $13::int[], $14::bigint[])
+                   AS r(id, token, outcome, status, error, started_at, duration_ms, retry_at, attempts, org_id)
+         ), k AS (
+            SELECT token, count(*)::int AS n FROM r GROUP BY token
          ), settled AS (
-            -- Final (delivered, or failed for good): out of the queue.
-            DELETE FROM webhook_queue q USING r
-             WHERE q.ctid = r.tid AND q.org_id = r.org_id AND q.id = r.id AND q.lease_token = r.token
-               AND (r.outcome = 'delivered' OR r.retry_at IS NULL)
-            RETURNING q.org_id, q.id, q.attempts
-         ), retried AS (
-            UPDATE webhook_queue q
-               SET run_at = r.retry_at, lease_token = NULL, leased_at = NULL, lease_expires_at = NULL
-              FROM r
-             WHERE q.ctid = r.tid AND q.org_id = r.org_id AND q.id = r.id AND q.lease_token = r.token
-               AND r.outcome <> 'delivered' AND r.retry_at IS NOT NULL
-            RETURNING q.org_id, q.id, q.attempts
+            -- Each claim counted down; one with nothing left open goes. A claim recovered by
+            -- another scheduler is not here: its deliveries are not recorded.
+            DELETE FROM webhook_claims c USING k WHERE c.token = k.token AND c.open <= k.n
+            RETURNING c.token
+         ), counted AS (
+            UPDATE webhook_claims c SET open = c.open - k.n FROM k WHERE c.token = k.token AND c.open > k.n
+            RETURNING c.token
          ), d AS (
-            -- Only the deliveries whose lease this scheduler still held.
             UPDATE webhook_deliveries d
                SET state = CASE WHEN r.outcome = 'delivered' THEN 'delivered'
                                 WHEN r.retry_at IS NULL THEN 'failed' ELSE 'pending' END,
                    run_at = COALESCE(r.retry_at, d.run_at),
-                   attempts = held.attempts,
+                   attempts = r.attempts,
                    last_response_status = r.status,
                    last_error = r.error,
                    finished_at = CASE WHEN r.outcome = 'delivered' OR r.retry_at IS NULL THEN now() END,
                    attempt_started_at = r.started_at, attempt_duration_ms = r.duration_ms, attempt_outcome = r.outcome,
                    attempt_status = r.status, attempt_error = r.error
-              FROM (SELECT * FROM settled UNION ALL SELECT * FROM retried) held
-              JOIN r ON r.org_id = held.org_id AND r.id = held.id
-             WHERE d.org_id = held.org_id AND d.id = held.id
-            RETURNING d.id
+              FROM r
+             WHERE d.org_id = r.org_id AND d.id = r.id AND d.state = 'pending'
+               AND r.token IN (SELECT token FROM settled UNION ALL SELECT token FROM counted)
+            RETURNING d.org_id, d.id, d.run_at, d.event_id, d.subscription_id, d.attempts, d.state
+         ), retried AS (
+            -- Due again: back in the queue. (It left the queue with its claim; the conflict
+            -- clause only keeps a broken invariant from failing the whole batch forever.)
+            INSERT INTO webhook_queue (org_id, id, run_at, event_id, subscription_id, attempts)
+            SELECT org_id, id, run_at, event_id, subscription_id, attempts FROM d WHERE state = 'pending'
+            ON CONFLICT (org_id, id) DO NOTHING
          ), subs AS (
             UPDATE webhook_subscriptions s
                SET last_success_at = CASE WHEN h.ok THEN now() ELSE s.last_success_at END,
@@ -420,7 +523,7 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
     .bind(health.values().map(|h| h.0).collect::<Vec<bool>>())
     .bind(health.values().map(|h| h.1).collect::<Vec<Option<DateTime<Utc>>>>())
     .bind(disable_after.as_secs_f64())
-    .bind(col(batch, |a| a.tid.as_str()))
+    .bind(col(batch, |a| a.attempts))
     .bind(col(batch, |a| a.lease.org))
     .fetch_all(db)
     .await?;
