@@ -230,7 +230,7 @@ alive() {
 # never two at once, in the background beside the traffic, with autovacuum's cost delay (2 ms)
 # and cost limit (200, the default).
 AUTOVACUUM=$(db -c "SHOW autovacuum")
-CHURNED="submissions, submission_attempts, journeys, webhook_queue, webhook_deliveries, webhook_events"
+CHURNED="submissions, submission_attempts, journeys, webhook_queue, webhook_claims, webhook_deliveries, webhook_events"
 VACUUM_PID=
 LAST_VACUUM=-100000
 VACUUMS=0
@@ -253,7 +253,7 @@ drain() {
     alive
     vacuum_churned
     open=$(db -c "SELECT count(*) FROM submissions WHERE state IN ('pending', 'unknown')")
-    hooks_open=$(db -c "SELECT count(*) FROM webhook_queue")
+    hooks_open=$(db -c "SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'")
     done_=$(db -c "SELECT count(*) FROM webhook_deliveries WHERE state = 'delivered'")
     rec=$(received)
     [ "$open" = 0 ] && [ "$hooks_open" = 0 ] && [ "$rec" -ge "$done_" ] && return 0
@@ -305,7 +305,7 @@ for w in $(seq 1 "$WINDOWS"); do
   alive
   [ "$n" -gt 0 ] || { echo "window $w: no request completed, see $f" >&2; cat "$f" >&2; exit 1; }
   open=$(db -c "SELECT count(*) FROM submissions WHERE state IN ('pending', 'unknown')")
-  hooks_open=$(db -c "SELECT count(*) FROM webhook_queue")
+  hooks_open=$(db -c "SELECT count(*) FROM webhook_deliveries WHERE state = 'pending'")
   printf '%6s %9s %8s %7s %6s %9s %10s %10.1f %9.1f %9s %9s %6s\n' "$w" "$n" "$rps" "$non" "$err" "$to" "$p99" \
     "$(awk -v k="$api_kb" 'BEGIN {print k / 1024}')" "$(awk -v k="$sched_kb" 'BEGIN {print k / 1024}')" "$open" "$hooks_open" \
     "$(cut -d' ' -f1 /proc/loadavg)"

@@ -20,6 +20,12 @@
 --   it): the claim row goes, and each of its open entries gets a queue row that names the
 --   claim (`lease_token`, `leased_at`), so the claim that takes it next records the lost
 --   attempt as `abandoned`, as before.
+--
+-- Whatever changes a claim row locks it first, in token order (recovery skips a locked one), so
+-- a record racing a give-back or a recovery of the same claim sees what the other committed.
+-- Recording settles only open entries, so a batch written twice counts nothing the second time.
+-- A claim lists delivery ids only; those of an erased organization's deliveries stay listed
+-- until the claim goes (when the rest is recorded, or its lease runs out).
 CREATE TABLE webhook_claims (
     -- The claim's random token: what the recorder presents.
     token            BIGINT PRIMARY KEY,

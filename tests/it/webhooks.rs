@@ -707,67 +707,81 @@ async fn an_interrupted_attempt_is_recorded_as_abandoned_between_the_others() {
     assert_eq!(rx.got().len(), 1, "only the last attempt was sent here");
 }
 
+/// A claim's row: how many of its deliveries are open, and which it lists.
+async fn claim_row(db: &sqlx::PgPool, token: i64) -> Option<(i32, Vec<i64>)> {
+    sqlx::query_as("SELECT open, ids FROM webhook_claims WHERE token = $1")
+        .bind(token)
+        .fetch_optional(db)
+        .await
+        .unwrap()
+}
+
+/// The delivery queue: each row's delivery, claim count and the claim it names (a recovered one).
+async fn queued(db: &sqlx::PgPool) -> Vec<(i64, i32, Option<i64>)> {
+    sqlx::query_as("SELECT id, attempts, lease_token FROM webhook_queue ORDER BY id").fetch_all(db).await.unwrap()
+}
+
+/// An attempt at `c`: delivered, or (with `retry`) rejected and due again at once.
+fn attempted(c: &tns_store::webhooks::queue::Claimed, retry: bool) -> tns_store::webhooks::queue::Attempted {
+    use tns_core::domain::kinds::DeliveryOutcome;
+    tns_store::webhooks::queue::Attempted {
+        lease: c.lease(),
+        attempts: c.attempts,
+        subscription_id: c.subscription_id,
+        outcome: if retry { DeliveryOutcome::Rejected } else { DeliveryOutcome::Delivered },
+        response_status: Some(if retry { 500 } else { 200 }),
+        error: retry.then(|| "HTTP 500".to_string()),
+        started_at: chrono::Utc::now(),
+        duration_ms: 3,
+        retry_at: retry.then(chrono::Utc::now),
+    }
+}
+
+/// Three deliveries of one organization claimed with `token`, in id order.
+async fn three_claimed(app: &TestApp, token: i64) -> Vec<tns_store::webhooks::queue::Claimed> {
+    use tns_store::webhooks::queue::{self, ClaimFrom};
+    let f = Fleet::new(app).await;
+    subscribe(app, f.key(), "journey.created", "http://127.0.0.1:9/hook", None).await;
+    for _ in 0..3 {
+        app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
+    }
+    let mut claimed = queue::claim(&app.db, 10, Duration::from_secs(60), token, &ClaimFrom::start()).await.unwrap();
+    claimed.sort_by_key(|c| c.id);
+    assert_eq!(claimed.len(), 3);
+    claimed
+}
+
 /// A claim's deliveries leave the queue and its one row holds them: giving one back, recording
 /// one, recovering the claim once its lease has run out (the late record of a recovered
 /// delivery records nothing), and releasing a claim at shutdown, with the queue's depth and
 /// every delivery's attempts exact at each step.
 #[tokio::test]
 async fn a_claims_row_holds_its_deliveries_until_each_is_recorded_given_back_or_recovered() {
-    use tns_core::domain::kinds::DeliveryOutcome;
     use tns_store::{
         leases::{self, Table},
-        webhooks::queue::{self, Attempted, ClaimFrom, Claimed},
+        webhooks::queue::{self, Attempted, ClaimFrom},
     };
     let app = TestApp::start(local_env().await).await;
-    let f = Fleet::new(&app).await;
-    subscribe(&app, f.key(), "journey.created", "http://127.0.0.1:9/hook", None).await;
-    for _ in 0..3 {
-        app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
-    }
     let db = &app.db;
     let lease = Duration::from_secs(60);
     let depth = || async { leases::depth(db, Table::WebhookDeliveries).await.unwrap() };
-    let claim_row = |token: i64| async move {
-        sqlx::query_as::<_, (i32, Vec<i64>)>("SELECT open, ids FROM webhook_claims WHERE token = $1")
-            .bind(token)
-            .fetch_optional(db)
-            .await
-            .unwrap()
-    };
-    let queued = || async {
-        sqlx::query_as::<_, (i64, i32, Option<i64>)>("SELECT id, attempts, lease_token FROM webhook_queue ORDER BY id")
-            .fetch_all(db)
-            .await
-            .unwrap()
-    };
-    let delivered = |c: &Claimed| Attempted {
-        lease: c.lease(),
-        attempts: c.attempts,
-        subscription_id: c.subscription_id,
-        outcome: DeliveryOutcome::Delivered,
-        response_status: Some(200),
-        error: None,
-        started_at: chrono::Utc::now(),
-        duration_ms: 3,
-        retry_at: None,
-    };
-
-    let mut claimed = queue::claim(db, 10, lease, 7, &ClaimFrom::start()).await.unwrap();
-    claimed.sort_by_key(|c| c.id);
+    let claimed = three_claimed(&app, 7).await;
     let [a, b, c] = [&claimed[0], &claimed[1], &claimed[2]];
     assert!(claimed.iter().all(|c| c.attempts == 1 && c.lease_token == 7));
-    assert_eq!(queued().await, [], "the claimed rows left the queue");
-    assert_eq!(claim_row(7).await, Some((3, vec![a.id, b.id, c.id])));
+    assert_eq!(queued(db).await, [], "the claimed rows left the queue");
+    assert_eq!(claim_row(db, 7).await, Some((3, vec![a.id, b.id, c.id])));
     let d = depth().await;
     assert_eq!((d.ready, d.waiting, d.leased), (0, 0, 3));
 
     // Giving one back queues it again uncounted; the claim keeps the other two.
     assert_eq!(queue::give_back(db, &[a.lease()]).await.unwrap(), 1);
-    assert_eq!(queued().await, [(a.id, 0, None)]);
-    assert_eq!(claim_row(7).await, Some((2, vec![b.id, c.id])));
-    // Recording one counts the claim down.
-    assert_eq!(queue::record(db, &[&delivered(b)], lease).await.unwrap().0, [b.id]);
-    assert_eq!(claim_row(7).await, Some((1, vec![b.id, c.id])));
+    assert_eq!(queued(db).await, [(a.id, 0, None)]);
+    assert_eq!(claim_row(db, 7).await, Some((2, vec![b.id, c.id])));
+    // Recording one counts the claim down; recording it again records and counts nothing.
+    assert_eq!(queue::record(db, &[&attempted(b, false)], lease).await.unwrap().0, [b.id]);
+    assert_eq!(claim_row(db, 7).await, Some((1, vec![b.id, c.id])));
+    assert_eq!(queue::record(db, &[&attempted(b, false)], lease).await.unwrap().0, Vec::<i64>::new());
+    assert_eq!(claim_row(db, 7).await, Some((1, vec![b.id, c.id])));
     let d = depth().await;
     assert_eq!((d.ready, d.waiting, d.leased), (1, 0, 1));
 
@@ -776,11 +790,11 @@ async fn a_claims_row_holds_its_deliveries_until_each_is_recorded_given_back_or_
         .execute(db)
         .await
         .unwrap();
-    assert_eq!(queue::recover(db).await.unwrap(), 1, "only the delivery nobody recorded");
-    assert_eq!(claim_row(7).await, None);
-    assert_eq!(queued().await, [(a.id, 0, None), (c.id, 1, Some(7))]);
+    assert_eq!(queue::recover(db, None).await.unwrap(), 1, "only the delivery nobody recorded");
+    assert_eq!(claim_row(db, 7).await, None);
+    assert_eq!(queued(db).await, [(a.id, 0, None), (c.id, 1, Some(7))]);
     // … so the late record of its attempt records nothing.
-    assert_eq!(queue::record(db, &[&delivered(c)], lease).await.unwrap().0, Vec::<i64>::new());
+    assert_eq!(queue::record(db, &[&attempted(c, false)], lease).await.unwrap().0, Vec::<i64>::new());
     let state: (String, i32) = sqlx::query_as("SELECT state, attempts FROM webhook_deliveries WHERE id = $1")
         .bind(c.id)
         .fetch_one(db)
@@ -792,28 +806,96 @@ async fn a_claims_row_holds_its_deliveries_until_each_is_recorded_given_back_or_
     let again = queue::claim(db, 10, lease, 8, &ClaimFrom::start()).await.unwrap();
     let attempts: HashMap<i64, i32> = again.iter().map(|d| (d.id, d.attempts)).collect();
     assert_eq!(attempts, HashMap::from([(a.id, 1), (c.id, 2)]));
-    let outcomes: Vec<Attempted> = again.iter().map(delivered).collect();
+    let outcomes: Vec<Attempted> = again.iter().map(|d| attempted(d, false)).collect();
     let recorded = queue::record(db, &outcomes.iter().collect::<Vec<_>>(), lease).await.unwrap().0;
     assert_eq!(recorded.len(), 2);
-    assert_eq!(claim_row(8).await, None, "a claim with nothing open goes");
-    let history: Vec<String> =
-        sqlx::query_scalar("SELECT outcome FROM webhook_attempt_history WHERE delivery_id = $1 ORDER BY seq NULLS LAST")
-            .bind(c.id)
-            .fetch_all(db)
-            .await
-            .unwrap();
+    assert_eq!(claim_row(db, 8).await, None, "a claim with nothing open goes");
+    let history: Vec<String> = sqlx::query_scalar(
+        "SELECT outcome FROM webhook_attempt_history WHERE delivery_id = $1 ORDER BY seq NULLS LAST",
+    )
+    .bind(c.id)
+    .fetch_all(db)
+    .await
+    .unwrap();
     assert_eq!(history, ["abandoned", "delivered"]);
     assert_eq!(depth().await.total(), 0);
 
-    // Releasing at shutdown recovers a claim at once.
-    app.post_ok("/portal/webhooks/test-event", f.key(), json!({}), 200).await;
-    let held = queue::claim(db, 10, lease, 9, &ClaimFrom::start()).await.unwrap();
-    assert_eq!(held.len(), 1);
-    assert_eq!(leases::release(db, Table::WebhookDeliveries, &[held[0].lease()]).await.unwrap(), 1);
-    assert_eq!(claim_row(9).await, None);
-    assert_eq!(queued().await, [(held[0].id, 1, Some(9))]);
+    // Releasing at shutdown recovers the given claims at once, and only those.
+    let mine = three_claimed(&app, 9).await;
+    sqlx::query("UPDATE webhook_claims SET lease_expires_at = now() - interval '1 second' WHERE token = 9")
+        .execute(db)
+        .await
+        .unwrap();
+    let theirs = three_claimed(&app, 10).await;
+    assert_eq!(leases::release(db, Table::WebhookDeliveries, &[theirs[0].lease()]).await.unwrap(), 3);
+    assert_eq!(claim_row(db, 10).await, None);
+    assert_eq!(claim_row(db, 9).await.map(|r| r.0), Some(3), "another expired claim is left to the rescans");
+    let ids: Vec<(i64, i32, Option<i64>)> = theirs.iter().map(|d| (d.id, 1, Some(10))).collect();
+    assert_eq!(queued(db).await, ids);
     let d = depth().await;
-    assert_eq!((d.ready, d.leased), (1, 0));
+    assert_eq!((d.ready, d.leased), (3, 3));
+    assert_eq!(mine.len(), 3);
+}
+
+/// Recording stays exact when it races a give-back of the same claim (as at shutdown, when the
+/// unstarted deliveries go back while the recorder writes), when a batch is recorded twice (a
+/// retried write), and when a claim with a retried delivery is recovered.
+#[tokio::test]
+async fn recording_is_exact_racing_a_give_back_twice_over_and_beside_a_retry() {
+    use tns_store::webhooks::queue::{self, ClaimFrom};
+    let app = TestApp::start(local_env().await).await;
+    let db = &app.db;
+    let lease = Duration::from_secs(60);
+    let claimed = three_claimed(&app, 21).await;
+    let [a, b, c] = [&claimed[0], &claimed[1], &claimed[2]];
+
+    // The claim is held while a record of `a` and a give-back of `b` both wait for it.
+    let mut hold = db.begin().await.unwrap();
+    sqlx::query("SELECT 1 FROM webhook_claims WHERE token = 21 FOR UPDATE").execute(&mut *hold).await.unwrap();
+    let record_a = tokio::spawn({
+        let (db, a) = (db.clone(), attempted(a, false));
+        async move { queue::record(&db, &[&a], lease).await.unwrap().0 }
+    });
+    let give_back_b = tokio::spawn({
+        let (db, b) = (db.clone(), b.lease());
+        async move { queue::give_back(&db, &[b]).await.unwrap() }
+    });
+    let waiting = eventually(Duration::from_secs(10), || async {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(db)
+        .await
+        .unwrap();
+        (n == 2).then_some(())
+    })
+    .await;
+    assert!(waiting.is_some(), "both wait for the claim");
+    hold.commit().await.unwrap();
+    assert_eq!(record_a.await.unwrap(), [a.id]);
+    assert_eq!(give_back_b.await.unwrap(), 1);
+    assert_eq!(claim_row(db, 21).await, Some((1, vec![a.id, c.id])), "only `c` is open");
+    assert_eq!(queued(db).await, [(b.id, 0, None)]);
+
+    // A retry queues its delivery again, once, however often the batch is written.
+    for recorded in [vec![c.id], vec![]] {
+        assert_eq!(queue::record(db, &[&attempted(c, true)], lease).await.unwrap().0, recorded);
+        assert_eq!(claim_row(db, 21).await, None);
+        assert_eq!(queued(db).await, [(b.id, 0, None), (c.id, 1, None)]);
+    }
+
+    // A claim whose one delivery was retried and whose other was not recorded: recovering it
+    // queues only the unrecorded one.
+    let mut again = queue::claim(db, 10, lease, 22, &ClaimFrom::start()).await.unwrap();
+    again.sort_by_key(|d| d.id);
+    assert_eq!(again.iter().map(|d| (d.id, d.attempts)).collect::<Vec<_>>(), [(b.id, 1), (c.id, 2)]);
+    assert_eq!(queue::record(db, &[&attempted(&again[1], true)], lease).await.unwrap().0, [c.id]);
+    sqlx::query("UPDATE webhook_claims SET lease_expires_at = now() - interval '1 second' WHERE token = 22")
+        .execute(db)
+        .await
+        .unwrap();
+    assert_eq!(queue::recover(db, None).await.unwrap(), 1);
+    assert_eq!(queued(db).await, [(b.id, 1, Some(22)), (c.id, 2, None)]);
 }
 
 /// Three deliveries queued for a receiver that hangs on the first request it gets, to be sent

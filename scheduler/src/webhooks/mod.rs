@@ -251,9 +251,14 @@ impl Queue for Deliveries {
     async fn claim(&self, n: usize, token: i64) -> sqlx::Result<Vec<(Lease, Ticket)>> {
         let ((from, rescan), asked_at) = (self.claim_from(), Instant::now());
         if rescan {
-            let recovered = queue::recover(&self.db).await?;
-            if recovered > 0 {
-                tracing::warn!(recovered, "webhook claims whose lease ran out recovered: their deliveries are queued again");
+            // A failure leaves the claims for the next rescan; claiming goes on.
+            match queue::recover(&self.db, None).await {
+                Ok(0) => {}
+                Ok(recovered) => tracing::warn!(
+                    recovered,
+                    "webhook claims whose lease ran out recovered: their deliveries are queued again"
+                ),
+                Err(e) => tracing::warn!(error = %tns_store::redacted(&e), "recovering expired webhook claims failed"),
             }
         }
         let claimed = queue::claim(&self.db, n, self.settings.lease, token, &from).await?;

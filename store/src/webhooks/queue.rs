@@ -330,7 +330,10 @@ pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
         .execute(&mut *tx)
         .await?;
     }
-    sqlx::query("DELETE FROM webhook_claims WHERE token = ANY($1) AND open = 0").bind(&tokens).execute(&mut *tx).await?;
+    sqlx::query("DELETE FROM webhook_claims WHERE token = ANY($1) AND open = 0")
+        .bind(&tokens)
+        .execute(&mut *tx)
+        .await?;
     let r = sqlx::query(
         "INSERT INTO webhook_queue (org_id, id, run_at, event_id, subscription_id, attempts)
          SELECT d.org_id, d.id, d.run_at, d.event_id, d.subscription_id, b.attempts
@@ -349,13 +352,19 @@ pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
 }
 
 /// Recover the claims whose lease ran out (their scheduler stopped before recording, or
-/// released them when it shut down): the claim goes, and each of its open entries is queued
-/// again naming it, so the claim that takes the delivery next records the lost attempt as
-/// `abandoned` after the delivery's latest one. Returns how many deliveries were queued.
-pub async fn recover(db: &PgPool) -> sqlx::Result<u64> {
+/// released them when it shut down), all of them or those with the given tokens: the claim
+/// goes, and each of its open entries is queued again naming it, so the claim that takes the
+/// delivery next records the lost attempt as `abandoned` after the delivery's latest one. A
+/// claim locked right now (its late record, or another scheduler recovering it) is left for the
+/// next time. Returns how many deliveries were queued.
+pub async fn recover(db: &PgPool, only: Option<&[i64]>) -> sqlx::Result<u64> {
     let r = sqlx::query(
         "WITH expired AS (
-            DELETE FROM webhook_claims WHERE lease_expires_at <= now()
+            DELETE FROM webhook_claims
+             WHERE token IN (SELECT token FROM webhook_claims
+                              WHERE lease_expires_at <= now() AND ($1::bigint[] IS NULL OR token = ANY($1))
+                              ORDER BY token
+                                FOR UPDATE SKIP LOCKED)
             RETURNING token, leased_at, lease_expires_at, org_ids, ids, attempts
          ), open AS (
             -- Locked, so an attempt recorded since this statement began is seen (its delivery's
@@ -373,6 +382,7 @@ pub async fn recover(db: &PgPool) -> sqlx::Result<u64> {
          SELECT org_id, id, run_at, event_id, subscription_id, attempts, token, leased_at, lease_expires_at FROM open
          ON CONFLICT (org_id, id) DO NOTHING",
     )
+    .bind(only)
     .execute(db)
     .await?;
     Ok(r.rows_affected())
@@ -382,12 +392,17 @@ pub async fn recover(db: &PgPool) -> sqlx::Result<u64> {
 /// unfinished), so another scheduler need not wait for their leases to run out: they are
 /// recovered now. Returns how many deliveries were queued again.
 pub async fn release(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
-    let tokens: Vec<i64> = held.iter().map(|l| l.token).collect();
-    sqlx::query("UPDATE webhook_claims SET lease_expires_at = now() WHERE token = ANY($1)")
-        .bind(&tokens)
-        .execute(db)
-        .await?;
-    recover(db).await
+    let mut tokens: Vec<i64> = held.iter().map(|l| l.token).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    sqlx::query(
+        "UPDATE webhook_claims SET lease_expires_at = now()
+          WHERE token IN (SELECT token FROM webhook_claims WHERE token = ANY($1) ORDER BY token FOR UPDATE)",
+    )
+    .bind(&tokens)
+    .execute(db)
+    .await?;
+    recover(db, Some(&tokens)).await
 }
 
 /// The queue's depth: queued rows by due or waiting, and the open entries of the claims.
@@ -441,34 +456,35 @@ fn health(batch: &[&Attempted]) -> BTreeMap<i64, (bool, Option<DateTime<Utc>>)> 
     h
 }
 
-/// Record a batch of attempts in one statement: the deliveries (only those whose claim is
-/// still held: not recovered by another scheduler) with their attempt, each claim counted down
-/// (and gone once all its deliveries are recorded or given back), a retry queued again, and
-/// each subscription's health: a success clears `failing_since`; a failure sets it if unset,
-/// and deactivates the subscription (reason `failing`) once it has gone `disable_after`
-/// without a success. Returns the ids of the deliveries recorded and of the subscriptions this
-/// batch deactivated.
+/// Record a batch of attempts in one statement: the deliveries whose claim is still held (not
+/// recovered by another scheduler) and still open in it (not recorded already: a batch written
+/// twice records nothing the second time) with their attempt, each claim counted down by what
+/// was recorded of it, a retry queued again, and each subscription's health: a success clears
+/// `failing_since`; a failure sets it if unset, and deactivates the subscription (reason
+/// `failing`) once it has gone `disable_after` without a success. Then the claims with nothing
+/// left open go (one left behind by a failure between the two goes when its lease runs out).
+/// Returns the ids of the deliveries recorded and of the subscriptions this batch deactivated.
 pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) -> sqlx::Result<(Vec<i64>, Vec<i64>)> {
     fn col<'a, T>(batch: &[&'a Attempted], f: impl Fn(&'a Attempted) -> T) -> Vec<T> {
         batch.iter().map(|a| f(a)).collect()
     }
+    let mut tokens: Vec<i64> = batch.iter().map(|a| a.lease.token).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    // Health from every attempt made, its claim held or not: each says how the endpoint answered.
     let health = health(batch);
     let rows: Vec<(Option<i64>, Option<i64>)> = sqlx::query_as(
-        "WITH r AS (
+        "WITH held AS MATERIALIZED (
+            -- The claims first, in token order (as giving back and recovering lock them): a
+            -- give-back that committed meanwhile is counted from, a recovered claim is not here.
+            SELECT token FROM webhook_claims WHERE token = ANY($15) ORDER BY token FOR UPDATE
+         ), r AS (
             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::timestamptz[],
                                  $7::int[], $8::timestamptz[], $13::int[], $14::bigint[])
                    AS r(id, token, outcome, status, error, started_at, duration_ms, retry_at, attempts, org_id)
-         ), k AS (
-            SELECT token, count(*)::int AS n FROM r GROUP BY token
-         ), settled AS (
-            -- Each claim counted down; one with nothing left open goes. A claim recovered by
-            -- another scheduler is not here: its deliveries are not recorded.
-            DELETE FROM webhook_claims c USING k WHERE c.token = k.token AND c.open <= k.n
-            RETURNING c.token
-         ), counted AS (
-            UPDATE webhook_claims c SET open = c.open - k.n FROM k WHERE c.token = k.token AND c.open > k.n
-            RETURNING c.token
+             WHERE token IN (SELECT token FROM held)
          ), d AS (
+            -- Open entries only: an entry recorded already has the claim's count.
             UPDATE webhook_deliveries d
                SET state = CASE WHEN r.outcome = 'delivered' THEN 'delivered'
                                 WHEN r.retry_at IS NULL THEN 'failed' ELSE 'pending' END,
@@ -480,9 +496,12 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
                    attempt_started_at = r.started_at, attempt_duration_ms = r.duration_ms, attempt_outcome = r.outcome,
                    attempt_status = r.status, attempt_error = r.error
               FROM r
-             WHERE d.org_id = r.org_id AND d.id = r.id AND d.state = 'pending'
-               AND r.token IN (SELECT token FROM settled UNION ALL SELECT token FROM counted)
-            RETURNING d.org_id, d.id, d.run_at, d.event_id, d.subscription_id, d.attempts, d.state
+             WHERE d.org_id = r.org_id AND d.id = r.id AND d.state = 'pending' AND d.attempts < r.attempts
+            RETURNING d.org_id, d.id, d.run_at, d.event_id, d.subscription_id, d.attempts, d.state, r.token
+         ), counted AS (
+            UPDATE webhook_claims c SET open = c.open - k.n
+              FROM (SELECT token, count(*)::int AS n FROM d GROUP BY token) k
+             WHERE c.token = k.token
          ), retried AS (
             -- Due again: back in the queue. (It left the queue with its claim; the conflict
             -- clause only keeps a broken invariant from failing the whole batch forever.)
@@ -525,8 +544,10 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
     .bind(disable_after.as_secs_f64())
     .bind(col(batch, |a| a.attempts))
     .bind(col(batch, |a| a.lease.org))
+    .bind(&tokens)
     .fetch_all(db)
     .await?;
+    sqlx::query("DELETE FROM webhook_claims WHERE token = ANY($1) AND open = 0").bind(&tokens).execute(db).await?;
     let mut recorded = vec![];
     let mut deactivated = vec![];
     for (id, sub) in rows {
