@@ -849,53 +849,62 @@ async fn recording_is_exact_racing_a_give_back_twice_over_and_beside_a_retry() {
     let claimed = three_claimed(&app, 21).await;
     let [a, b, c] = [&claimed[0], &claimed[1], &claimed[2]];
 
-    // The claim is held while a record of `a` and a give-back of `b` both wait for it.
+    // `c` goes back first: `a` and `b` are open.
+    assert_eq!(queue::give_back(db, &[c.lease()]).await.unwrap(), 1);
+    // The claim is held while a give-back of `b`, then a record of `a`, wait for it: the
+    // give-back (first in line) commits after the record's statement began, so the record
+    // counts down from what the give-back left, and the claim goes.
+    let waiting = |n: i64| async move {
+        let waited = eventually(Duration::from_secs(10), || async {
+            let waiting: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .fetch_one(db)
+            .await
+            .unwrap();
+            (waiting == n).then_some(())
+        })
+        .await;
+        assert!(waited.is_some(), "{n} waiting for the claim");
+    };
     let mut hold = db.begin().await.unwrap();
     sqlx::query("SELECT 1 FROM webhook_claims WHERE token = 21 FOR UPDATE").execute(&mut *hold).await.unwrap();
-    let record_a = tokio::spawn({
-        let (db, a) = (db.clone(), attempted(a, false));
-        async move { queue::record(&db, &[&a], lease).await.unwrap().0 }
-    });
     let give_back_b = tokio::spawn({
         let (db, b) = (db.clone(), b.lease());
         async move { queue::give_back(&db, &[b]).await.unwrap() }
     });
-    let waiting = eventually(Duration::from_secs(10), || async {
-        let n: i64 = sqlx::query_scalar(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-        )
-        .fetch_one(db)
-        .await
-        .unwrap();
-        (n == 2).then_some(())
-    })
-    .await;
-    assert!(waiting.is_some(), "both wait for the claim");
+    waiting(1).await;
+    let record_a = tokio::spawn({
+        let (db, a) = (db.clone(), attempted(a, false));
+        async move { queue::record(&db, &[&a], lease).await.unwrap().0 }
+    });
+    waiting(2).await;
     hold.commit().await.unwrap();
-    assert_eq!(record_a.await.unwrap(), [a.id]);
     assert_eq!(give_back_b.await.unwrap(), 1);
-    assert_eq!(claim_row(db, 21).await, Some((1, vec![a.id, c.id])), "only `c` is open");
-    assert_eq!(queued(db).await, [(b.id, 0, None)]);
+    assert_eq!(record_a.await.unwrap(), [a.id]);
+    assert_eq!(claim_row(db, 21).await, None, "nothing is open");
+    assert_eq!(queued(db).await, [(b.id, 0, None), (c.id, 0, None)]);
+    // Giving back or recording again changes nothing.
+    assert_eq!(queue::give_back(db, &[b.lease()]).await.unwrap(), 0);
+    assert_eq!(queue::record(db, &[&attempted(a, false)], lease).await.unwrap().0, Vec::<i64>::new());
+    assert_eq!(queued(db).await, [(b.id, 0, None), (c.id, 0, None)]);
 
-    // A retry queues its delivery again, once, however often the batch is written.
-    for recorded in [vec![c.id], vec![]] {
-        assert_eq!(queue::record(db, &[&attempted(c, true)], lease).await.unwrap().0, recorded);
-        assert_eq!(claim_row(db, 21).await, None);
-        assert_eq!(queued(db).await, [(b.id, 0, None), (c.id, 1, None)]);
-    }
-
-    // A claim whose one delivery was retried and whose other was not recorded: recovering it
-    // queues only the unrecorded one.
+    // A retry queues its delivery again, once, however often the batch is written …
     let mut again = queue::claim(db, 10, lease, 22, &ClaimFrom::start()).await.unwrap();
     again.sort_by_key(|d| d.id);
-    assert_eq!(again.iter().map(|d| (d.id, d.attempts)).collect::<Vec<_>>(), [(b.id, 1), (c.id, 2)]);
-    assert_eq!(queue::record(db, &[&attempted(&again[1], true)], lease).await.unwrap().0, [c.id]);
+    assert_eq!(again.iter().map(|d| (d.id, d.attempts)).collect::<Vec<_>>(), [(b.id, 1), (c.id, 1)]);
+    for recorded in [vec![c.id], vec![]] {
+        assert_eq!(queue::record(db, &[&attempted(&again[1], true)], lease).await.unwrap().0, recorded);
+        assert_eq!(claim_row(db, 22).await, Some((1, vec![b.id, c.id])));
+        assert_eq!(queued(db).await, [(c.id, 1, None)]);
+    }
+    // … and recovering the claim queues only the delivery nobody recorded.
     sqlx::query("UPDATE webhook_claims SET lease_expires_at = now() - interval '1 second' WHERE token = 22")
         .execute(db)
         .await
         .unwrap();
     assert_eq!(queue::recover(db, None).await.unwrap(), 1);
-    assert_eq!(queued(db).await, [(b.id, 1, Some(22)), (c.id, 2, None)]);
+    assert_eq!(queued(db).await, [(b.id, 1, Some(22)), (c.id, 1, None)]);
 }
 
 /// Three deliveries queued for a receiver that hangs on the first request it gets, to be sent

@@ -325,7 +325,7 @@ impl Queue for Deliveries {
         if recorded.len() < attempted.len() {
             tracing::warn!(
                 lost = attempted.len() - recorded.len(),
-                "webhook leases lost before the attempts were recorded"
+                "webhook attempts not recorded: their claims were recovered by another scheduler, or they were recorded already"
             );
         }
         if !deactivated.is_empty() {

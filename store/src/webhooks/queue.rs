@@ -294,8 +294,9 @@ fn fair_order(mut claimed: Vec<Claimed>, after_org: i64) -> Vec<Claimed> {
 /// Give back held deliveries that were not sent (held too long to send within their lease, or
 /// not started when the scheduler stopped): each leaves its claim's lists and is queued again,
 /// due at once, and the claim that did not lead to an attempt is not counted. Only deliveries
-/// still listed by a claim with the given token are touched (a recovered claim has queued its
-/// open entries itself). Returns how many were given back.
+/// listed and still open in a claim with the given token are touched (a recovered claim has
+/// queued its open entries itself; a recorded one is settled), so giving back twice gives back
+/// nothing the second time. Returns how many were given back.
 pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
     let back: HashSet<(i64, i64, i64)> = held.iter().map(|l| (l.token, l.org, l.id)).collect();
     let mut tokens: Vec<i64> = held.iter().map(|l| l.token).collect();
@@ -308,15 +309,41 @@ pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
     .bind(&tokens)
     .fetch_all(&mut *tx)
     .await?;
-    let mut queued: (Vec<i64>, Vec<i64>, Vec<i32>) = Default::default();
+    // Asked back and listed: queued again if still open (the delivery's count is below the
+    // claim's), with the count before this claim: the claim is not counted.
+    let asked: Vec<(i64, i64, i64, i32)> = claims
+        .iter()
+        .flat_map(|(token, orgs, ids, attempts)| {
+            orgs.iter().zip(ids).zip(attempts).map(move |((org, id), n)| (*token, *org, *id, *n))
+        })
+        .filter(|(token, org, id, _)| back.contains(&(*token, *org, *id)))
+        .collect();
+    let col = |f: fn(&(i64, i64, i64, i32)) -> i64| asked.iter().map(f).collect::<Vec<i64>>();
+    let queued: HashSet<(i64, i64)> = sqlx::query_as(
+        "INSERT INTO webhook_queue (org_id, id, run_at, event_id, subscription_id, attempts)
+         SELECT d.org_id, d.id, d.run_at, d.event_id, d.subscription_id, b.attempts - 1
+           FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS b(org_id, id, attempts)
+           JOIN webhook_deliveries d ON d.org_id = b.org_id AND d.id = b.id
+          WHERE d.state = 'pending' AND d.attempts < b.attempts
+         ON CONFLICT (org_id, id) DO NOTHING
+         RETURNING org_id, id",
+    )
+    .bind(col(|a| a.1))
+    .bind(col(|a| a.2))
+    .bind(asked.iter().map(|a| a.3).collect::<Vec<i32>>())
+    .fetch_all(&mut *tx)
+    .await?
+    .into_iter()
+    .collect();
+    // What went back leaves its claim's lists and is no longer open there.
     for (token, orgs, ids, attempts) in claims {
         let mut kept: (Vec<i64>, Vec<i64>, Vec<i32>) = Default::default();
         for ((org, id), n) in orgs.into_iter().zip(ids).zip(attempts) {
-            // Queued with the count before this claim: the claim is not counted.
-            let (to, n) = if back.contains(&(token, org, id)) { (&mut queued, n - 1) } else { (&mut kept, n) };
-            to.0.push(org);
-            to.1.push(id);
-            to.2.push(n);
+            if !(back.contains(&(token, org, id)) && queued.contains(&(org, id))) {
+                kept.0.push(org);
+                kept.1.push(id);
+                kept.2.push(n);
+            }
         }
         sqlx::query(
             "UPDATE webhook_claims SET org_ids = $2, ids = $3, attempts = $4,
@@ -334,21 +361,8 @@ pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
         .bind(&tokens)
         .execute(&mut *tx)
         .await?;
-    let r = sqlx::query(
-        "INSERT INTO webhook_queue (org_id, id, run_at, event_id, subscription_id, attempts)
-         SELECT d.org_id, d.id, d.run_at, d.event_id, d.subscription_id, b.attempts
-           FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS b(org_id, id, attempts)
-           JOIN webhook_deliveries d ON d.org_id = b.org_id AND d.id = b.id
-          WHERE d.state = 'pending'
-         ON CONFLICT (org_id, id) DO NOTHING",
-    )
-    .bind(&queued.0)
-    .bind(&queued.1)
-    .bind(&queued.2)
-    .execute(&mut *tx)
-    .await?;
     tx.commit().await?;
-    Ok(r.rows_affected())
+    Ok(queued.len() as u64)
 }
 
 /// Recover the claims whose lease ran out (their scheduler stopped before recording, or
@@ -413,7 +427,7 @@ pub async fn depth(db: &PgPool) -> sqlx::Result<Depth> {
                 (SELECT COALESCE(sum(open), 0) FROM webhook_claims)::bigint AS leased,
                 COALESCE(floor(extract(epoch FROM now() - LEAST(
                     min(due) FILTER (WHERE due <= now()),
-                    (SELECT min(lease_expires_at) FROM webhook_claims WHERE lease_expires_at <= now())))), 0)::bigint
+                    (SELECT min(lease_expires_at) FROM webhook_claims WHERE lease_expires_at <= now() AND open > 0)))), 0)::bigint
                     AS oldest_due_secs
            FROM (SELECT CASE WHEN lease_token IS NULL THEN run_at ELSE GREATEST(run_at, lease_expires_at) END AS due
                    FROM webhook_queue) q",
