@@ -83,8 +83,7 @@ pub struct Endpoint {
     pub active: bool,
 }
 
-/// A claim's row: the delivery and its subscription (every row of a subscription carries the
-/// same, read in one statement).
+/// A claim's row: the delivery (its subscription is read once per claim, see [`claim`]).
 #[derive(sqlx::FromRow)]
 struct ClaimedRow {
     id: i64,
@@ -97,8 +96,15 @@ struct ClaimedRow {
     lease_token: i64,
     lim: i32,
     body: String,
+}
+
+/// A subscription as [`endpoints`] reads it.
+#[derive(sqlx::FromRow)]
+struct EndpointRow {
+    id: i64,
+    org_id: OrgId,
     #[sqlx(flatten)]
-    subscription: Endpoint,
+    endpoint: Endpoint,
 }
 
 impl Claimed {
@@ -127,12 +133,15 @@ impl Claimed {
 /// a due row whose lease ran out was claimed by a scheduler that stopped: recorded as an
 /// `abandoned` attempt after it.
 ///
-/// Every row carries its subscription, read in the same statement; the deliveries of one
-/// subscription in a claim share one decoded copy of it ([`Claimed::subscription`]), so what
-/// the scheduler prepares from it (the checked URL, the unsealed keys) is looked up once per
-/// subscription, not per delivery. (Sending it once per claim instead of on every row was
-/// tried: every join of the rows to their subscription's first row that PostgreSQL planned was
-/// a nested loop, costing more than the rows it saved.)
+/// The claim's subscriptions are read right after it, once each, by a second statement
+/// ([`endpoints`]); the deliveries of one subscription in a claim share that one decoded copy
+/// ([`Claimed::subscription`]), so what the scheduler prepares from it (the checked URL, the
+/// unsealed keys) is looked up once per subscription, not per delivery. (Joined in the claim,
+/// every row paid an index probe and carried the columns, decoded again; joined once per claim
+/// inside the statement, PostgreSQL planned nested loops over the claim.) A subscription that
+/// is gone, or of another organization, is read as inactive: its deliveries are not sent.
+/// Should that read fail, the claim is given back (if that fails too, it is recovered when its
+/// lease runs out, as when a claim's answer is lost).
 pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &ClaimFrom) -> sqlx::Result<Vec<Claimed>> {
     let room = |r: usize| i32::try_from(r).unwrap_or(i32::MAX);
     let rows: Vec<ClaimedRow> = sqlx::query_as(
@@ -223,14 +232,8 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
                    array_agg(attempts), count(*)
               FROM claimed HAVING count(*) > 0
          )
-         SELECT c.*, e.type AS event_type, s.endpoint_url, s.secret_sealed,
-                CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_sealed END
-                    AS previous_secret_sealed,
-                CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_expires_at END
-                    AS previous_secret_until,
-                s.active, e.body
+         SELECT c.*, e.type AS event_type, e.body
            FROM claimed c
-           JOIN webhook_subscriptions s ON s.id = c.subscription_id AND s.org_id = c.org_id
            JOIN webhook_events e ON e.id = c.event_id AND e.org_id = c.org_id",
     )
     .bind(i64::try_from(n).unwrap_or(i64::MAX))
@@ -245,16 +248,56 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
     .bind(from.after_org)
     .fetch_all(db)
     .await?;
-    Ok(fair_order(with_subscriptions(rows), from.after_org))
+    let mut ids: Vec<i64> = rows.iter().map(|r| r.subscription_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let subscriptions = match endpoints(db, &ids).await {
+        Ok(s) => s,
+        Err(e) => {
+            let held: Vec<Lease> =
+                rows.iter().map(|r| Lease { org: r.org_id.get(), id: r.id, token: r.lease_token }).collect();
+            let _ = give_back(db, &held).await;
+            return Err(e);
+        }
+    };
+    Ok(fair_order(with_subscriptions(rows, &subscriptions), from.after_org))
 }
 
-/// Gives each subscription's deliveries in the claim one shared copy of it.
-fn with_subscriptions(rows: Vec<ClaimedRow>) -> Vec<Claimed> {
-    let mut subscriptions: HashMap<i64, Arc<Endpoint>> = HashMap::new();
+/// The subscriptions with the given ids, with their organization, as a claim sends with them:
+/// the replaced secret only while it still signs.
+async fn endpoints(db: &PgPool, ids: &[i64]) -> sqlx::Result<HashMap<i64, (OrgId, Arc<Endpoint>)>> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows: Vec<EndpointRow> = sqlx::query_as(
+        "SELECT id, org_id, endpoint_url, secret_sealed,
+                CASE WHEN previous_secret_expires_at > now() THEN previous_secret_sealed END AS previous_secret_sealed,
+                CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_until,
+                active
+           FROM webhook_subscriptions WHERE id = ANY($1)",
+    )
+    .bind(ids)
+    .fetch_all(db)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.id, (r.org_id, Arc::new(r.endpoint)))).collect())
+}
+
+/// Gives each subscription's deliveries in the claim its one shared copy; a subscription not
+/// found for the delivery's organization, an inactive one.
+fn with_subscriptions(rows: Vec<ClaimedRow>, subscriptions: &HashMap<i64, (OrgId, Arc<Endpoint>)>) -> Vec<Claimed> {
+    let gone = Arc::new(Endpoint {
+        endpoint_url: String::new(),
+        secret_sealed: vec![],
+        previous_secret_sealed: None,
+        previous_secret_until: None,
+        active: false,
+    });
     rows.into_iter()
         .map(|r| {
-            let subscription =
-                subscriptions.entry(r.subscription_id).or_insert_with(|| Arc::new(r.subscription)).clone();
+            let subscription = match subscriptions.get(&r.subscription_id) {
+                Some((org, endpoint)) if *org == r.org_id => endpoint.clone(),
+                _ => gone.clone(),
+            };
             Claimed {
                 id: r.id,
                 run_at: r.run_at,
