@@ -139,7 +139,8 @@ impl Claimed {
 /// unsealed keys) is looked up once per subscription, not per delivery. (Joined in the claim,
 /// every row paid an index probe and carried the columns, decoded again; joined once per claim
 /// inside the statement, PostgreSQL planned nested loops over the claim.) A subscription that
-/// is gone, or of another organization, is read as inactive: its deliveries are not sent.
+/// is gone, or of another organization (neither happens while the deliveries' foreign key to
+/// it holds), is read as inactive: its deliveries are recorded as skipped and fail.
 /// Should that read fail, the claim is given back (if that fails too, it is recovered when its
 /// lease runs out, as when a claim's answer is lost).
 pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &ClaimFrom) -> sqlx::Result<Vec<Claimed>> {
@@ -256,7 +257,9 @@ pub async fn claim(db: &PgPool, n: usize, lease: Duration, token: i64, from: &Cl
         Err(e) => {
             let held: Vec<Lease> =
                 rows.iter().map(|r| Lease { org: r.org_id.get(), id: r.id, token: r.lease_token }).collect();
-            let _ = give_back(db, &held).await;
+            if let Err(back) = give_back(db, &held).await {
+                tracing::warn!(error = %crate::redacted(&back), "giving back a claim whose subscriptions could not be read failed; it is recovered when its lease runs out");
+            }
             return Err(e);
         }
     };
