@@ -337,6 +337,15 @@ fn fair_order(mut claimed: Vec<Claimed>, after_org: i64) -> Vec<Claimed> {
     ranked.into_iter().map(|(_, c)| c).collect()
 }
 
+/// The claims these leases name, each once, in token order: the order every statement that
+/// changes claims locks them in.
+fn claim_tokens<'a>(leases: impl Iterator<Item = &'a Lease>) -> Vec<i64> {
+    let mut tokens: Vec<i64> = leases.map(|l| l.token).collect();
+    tokens.sort_unstable();
+    tokens.dedup();
+    tokens
+}
+
 /// Give back held deliveries that were not sent (held too long to send within their lease, or
 /// not started when the scheduler stopped): each leaves its claim's lists and is queued again,
 /// due at once, and the claim that did not lead to an attempt is not counted. Only deliveries
@@ -345,9 +354,7 @@ fn fair_order(mut claimed: Vec<Claimed>, after_org: i64) -> Vec<Claimed> {
 /// nothing the second time. Returns how many were given back.
 pub async fn give_back(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
     let back: HashSet<(i64, i64, i64)> = held.iter().map(|l| (l.token, l.org, l.id)).collect();
-    let mut tokens: Vec<i64> = held.iter().map(|l| l.token).collect();
-    tokens.sort_unstable();
-    tokens.dedup();
+    let tokens = claim_tokens(held.iter());
     let mut tx = db.begin().await?;
     let claims: Vec<(i64, Vec<i64>, Vec<i64>, Vec<i32>)> = sqlx::query_as(
         "SELECT token, org_ids, ids, attempts FROM webhook_claims WHERE token = ANY($1) ORDER BY token FOR UPDATE",
@@ -452,9 +459,7 @@ pub async fn recover(db: &PgPool, only: Option<&[i64]>) -> sqlx::Result<u64> {
 /// unfinished), so another scheduler need not wait for their leases to run out: they are
 /// recovered now. Returns how many deliveries were queued again.
 pub async fn release(db: &PgPool, held: &[Lease]) -> sqlx::Result<u64> {
-    let mut tokens: Vec<i64> = held.iter().map(|l| l.token).collect();
-    tokens.sort_unstable();
-    tokens.dedup();
+    let tokens = claim_tokens(held.iter());
     sqlx::query(
         "UPDATE webhook_claims SET lease_expires_at = now()
           WHERE token IN (SELECT token FROM webhook_claims WHERE token = ANY($1) ORDER BY token FOR UPDATE)",
@@ -528,9 +533,7 @@ pub async fn record(db: &PgPool, batch: &[&Attempted], disable_after: Duration) 
     fn col<'a, T>(batch: &[&'a Attempted], f: impl Fn(&'a Attempted) -> T) -> Vec<T> {
         batch.iter().map(|a| f(a)).collect()
     }
-    let mut tokens: Vec<i64> = batch.iter().map(|a| a.lease.token).collect();
-    tokens.sort_unstable();
-    tokens.dedup();
+    let tokens = claim_tokens(batch.iter().map(|a| &a.lease));
     // Health from every attempt made, its claim held or not: each says how the endpoint answered.
     let health = health(batch);
     let rows: Vec<(Option<i64>, Option<i64>)> = sqlx::query_as(
